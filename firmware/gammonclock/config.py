@@ -1,0 +1,260 @@
+"""The match config (SPEC §10): one TOML file per table, loaded into `MatchRules`.
+
+Every problem in the file is reported at once, each naming the file, the key path and what is
+allowed; a file with any problem configures nothing. TOML floats are read as `Decimal`, so a
+duration such as `hold_s = 2.1` is exact to the nanosecond.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from .durations import (DURATION_HINT, NS_PER_MS, NS_PER_S, DurationError, decimal_to_ns,
+                        format_seconds, parse_duration)
+from .rules import (DEFAULT_DEBOUNCE_NS, DEFAULT_HOLD_NS, DEFAULT_OVERTIME_NS, DISCIPLINES,
+                    MAX_BREAK_NS, Family, MatchRules, break_allowance, initial_reserve_ns)
+from .sides import Pair
+from .timecontrol import FlagRule, TimeControl, TimeMode
+
+T = TypeVar("T")
+
+# Every key the file may hold, by section. Anything else is an error.
+SCHEMA: dict[str, tuple[str, ...]] = {
+    "match": ("discipline", "length", "crawford", "start_score", "crawford_played", "cube",
+              "draw_points"),
+    "players": ("left", "right"),
+    "time": ("mode", "per_point", "delay", "reserve", "flag_rule", "overtime"),
+    "breaks": ("per_player", "length"),
+    "buttons": ("hold_s", "debounce_ms"),
+}
+
+MAX_NAME_LENGTH = 24
+
+
+class ConfigError(ValueError):
+    """A config file that cannot configure a match; `problems` lists every one found."""
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        noun = "problem" if len(problems) == 1 else "problems"
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{path}: {len(problems)} {noun}:\n{lines}")
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str
+    rules: MatchRules
+
+
+class _Missing:
+    pass
+
+
+MISSING = _Missing()
+
+
+class _Reader:
+    """Reads typed values by key path and collects every problem instead of stopping."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.problems: list[str] = []
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(f"{key}: {message}")
+
+    def check_keys(self) -> None:
+        for section, value in self.data.items():
+            if section not in SCHEMA:
+                self.problem(section, f"unknown section; allowed: {', '.join(SCHEMA)}")
+            elif not isinstance(value, dict):
+                self.problem(section, "must be a table ([section])")
+            else:
+                for key in value:
+                    if key not in SCHEMA[section]:
+                        self.problem(f"{section}.{key}", "unknown key; allowed in "
+                                     f"[{section}]: {', '.join(SCHEMA[section])}")
+
+    def raw(self, key: str) -> Any:
+        section, name = key.split(".")
+        table = self.data.get(section, {})
+        return table.get(name, MISSING) if isinstance(table, dict) else MISSING
+
+    def get(self, key: str, default: T, convert: Callable[[Any], T]) -> T:
+        """The converted value at `key`, or `default` when absent or wrong (a problem noted)."""
+        value = self.raw(key)
+        if value is MISSING:
+            return default
+        try:
+            return convert(value)
+        except ValueError as exc:
+            self.problem(key, str(exc))
+            return default
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{_shown(value)} is not true or false")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
+
+
+def _integer(low: int, high: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ValueError(f"{_shown(value)} is not a whole number; use {low}..{high}")
+        if not low <= value <= high:
+            raise ValueError(f"{value} is out of range; use {low}..{high}")
+        return value
+    return convert
+
+
+def _choice(options: list[str]) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        if value not in options:
+            raise ValueError(f"{_shown(value)} is not one of: {', '.join(options)}")
+        return str(value)
+    return convert
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{_shown(value)} is not a name (a non-empty string)")
+    if len(value) > MAX_NAME_LENGTH:
+        raise ValueError(f"{_shown(value)} is longer than {MAX_NAME_LENGTH} characters")
+    return value.strip()
+
+
+def _duration(*, allow_zero: bool = False, at_most_ns: int | None = None) -> Callable[[Any], int]:
+    """A number of seconds or a string like "2m30s"; above zero unless `allow_zero`."""
+    def convert(value: Any) -> int:
+        if _is_number(value):
+            ns = decimal_to_ns(value)
+        elif isinstance(value, str):
+            try:
+                ns = parse_duration(value)
+            except DurationError:
+                raise ValueError(f"{_shown(value)} is not a duration; {DURATION_HINT}") from None
+        else:
+            raise ValueError(f"{_shown(value)} is not a duration; {DURATION_HINT}")
+        if ns < 0 or (ns == 0 and not allow_zero):
+            raise ValueError(f"{_shown(value)} is out of range; use a duration "
+                             + ("of 0 or more" if allow_zero else "above 0"))
+        if at_most_ns is not None and ns > at_most_ns:
+            raise ValueError(f"{_shown(value)} is too long; at most {format_seconds(at_most_ns)} s")
+        return ns
+    return convert
+
+
+def _number_ns(low: Decimal, high: Decimal, scale_ns: int, unit: str) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if not _is_number(value):
+            raise ValueError(f"{_shown(value)} is not a number; use {low}..{high} ({unit})")
+        if not low <= value <= high:
+            raise ValueError(f"{value} is out of range; use {low}..{high} ({unit})")
+        return decimal_to_ns(value, scale_ns)
+    return convert
+
+
+def _start_score(length: int, halves: bool) -> Callable[[Any], Pair[Fraction]]:
+    def convert(value: Any) -> Pair[Fraction]:
+        if not isinstance(value, list) or len(value) != 2 or not all(map(_is_number, value)):
+            raise ValueError(f"{_shown(value)} is not a score; use [left, right], e.g. [0, 0]")
+        score = Pair(Fraction(value[0]), Fraction(value[1]))
+        for v in score:
+            if v < 0 or v >= length:
+                raise ValueError(f"{_shown(value)}: each score must be 0 or more and below the "
+                                 f"match length {length}")
+            if v.denominator != 1 and not (halves and v.denominator == 2):
+                raise ValueError(f"{_shown(value)}: "
+                                 + ("scores are whole or half points" if halves
+                                    else "half points exist only in longgammon"))
+        return score
+    return convert
+
+
+def parse_config(text: str, path: str = "<config>") -> Config:
+    """The match config in `text`; `path` names it in errors. Raises ConfigError."""
+    try:
+        data = tomllib.loads(text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, [f"not valid TOML: {exc}"]) from None
+    r = _Reader(data)
+    r.check_keys()
+
+    discipline = DISCIPLINES[r.get("match.discipline", "backgammon", _choice(list(DISCIPLINES)))]
+    length = 0
+    if r.raw("match.length") is MISSING:
+        r.problem("match.length", "required: the match length in points, 1..99")
+    else:
+        length = r.get("match.length", 0, _integer(1, 99))
+    longgammon = discipline.family is Family.LONGGAMMON
+    cube = r.get("match.cube", discipline.cube, _boolean)
+    crawford = r.get("match.crawford", True, _boolean)
+    zero = Pair(Fraction(0), Fraction(0))
+    start_score = r.get("match.start_score", zero, _start_score(length, longgammon)) \
+        if length else zero
+    crawford_played = r.get("match.crawford_played", False, _boolean)
+    draw_points = r.get("match.draw_points", "half", _choice(["half", "one"]))
+
+    names = Pair(r.get("players.left", "Left", _name), r.get("players.right", "Right", _name))
+
+    mode = TimeMode(r.get("time.mode", "delay", _choice([m.value for m in TimeMode])))
+    per_point = r.get("time.per_point", discipline.per_point_ns, _duration())
+    delay = r.get("time.delay", discipline.delay_ns, _duration(allow_zero=True))
+    reserve = r.get("time.reserve", None, _duration())
+    flag_rule = FlagRule(r.get("time.flag_rule", "match_loss",
+                               _choice([f.value for f in FlagRule])))
+    overtime = r.get("time.overtime", DEFAULT_OVERTIME_NS, _duration())
+
+    if r.raw("breaks.per_player") is not MISSING and discipline.blitz:
+        r.problem("breaks.per_player", f"{discipline.name} has no breaks, ever; remove the key")
+    breaks = r.get("breaks.per_player", break_allowance(discipline, length or 1),
+                   _integer(0, 10))
+    break_ns = r.get("breaks.length", MAX_BREAK_NS, _duration(at_most_ns=MAX_BREAK_NS))
+
+    hold_ns = r.get("buttons.hold_s", DEFAULT_HOLD_NS,
+                    _number_ns(Decimal("0.5"), Decimal(5), NS_PER_S, "seconds"))
+    debounce_ns = r.get("buttons.debounce_ms", DEFAULT_DEBOUNCE_NS,
+                        _number_ns(Decimal(0), Decimal(50), NS_PER_MS, "milliseconds"))
+
+    if r.problems:
+        raise ConfigError(path, r.problems)
+    return Config(path, MatchRules(
+        discipline=discipline, length=length, cube=cube, crawford=crawford,
+        start_score=start_score, crawford_played=crawford_played,
+        draw_points=Fraction(1, 2) if draw_points == "half" else Fraction(1),
+        time=TimeControl(mode, delay, flag_rule, overtime),
+        reserve_ns=reserve if reserve is not None else initial_reserve_ns(per_point, length,
+                                                                          start_score),
+        breaks_per_player=breaks, break_ns=break_ns, hold_ns=hold_ns, debounce_ns=debounce_ns,
+        names=names))
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and check the config file at `path`. Raises ConfigError naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot read the file: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError(str(path), ["not a UTF-8 text file"]) from None
+    return parse_config(text, str(path))
