@@ -152,12 +152,20 @@ def _side(word: str) -> Side:
 def _points(word: str) -> Fraction:
     """A score: a non-negative number in whole or half points."""
     try:
+        if not word.isascii():   # Decimal reads other scripts' digits too
+            raise ValueError(word)
         value = Fraction(Decimal(word))
-    except (InvalidOperation, ValueError):
+    except (InvalidOperation, ValueError, OverflowError):   # OverflowError: "inf"
         raise ArbiterSyntaxError(f"{word!r} is not a score") from None
     if value < 0 or (value * 2).denominator != 1:
         raise ArbiterSyntaxError(f"{word!r} is not a score (whole or half points, not negative)")
     return value
+
+
+def _whole(word: str) -> int | None:
+    """A whole number in ASCII digits, else None (`str.isdigit` also takes "²", which `int`
+    refuses, and other scripts' digits)."""
+    return int(word) if word.isascii() and word.isdigit() else None
 
 
 def _duration(word: str, signed: bool = False) -> int:
@@ -199,16 +207,16 @@ def _build(name: str, args: list[str]) -> Command:
             raise ArbiterSyntaxError("forfeit takes a side and optionally the points")
         points = None
         if len(args) == 2:
-            if not args[1].isdigit() or int(args[1]) < 1:
+            points = _whole(args[1])
+            if points is None or points < 1:
                 raise ArbiterSyntaxError(f"{args[1]!r} is not a number of points (1 or more)")
-            points = int(args[1])
         return Forfeit(_side(args[0]), points)
     if name == "cube":
         if len(args) not in (1, 2):
             raise ArbiterSyntaxError("cube takes a value and optionally the owner")
-        if not args[0].isdigit() or int(args[0]) < 1 or int(args[0]) & (int(args[0]) - 1):
+        value = _whole(args[0])
+        if value is None or value < 1 or value & (value - 1):
             raise ArbiterSyntaxError(f"{args[0]!r} is not a cube value (1, 2, 4, 8, …)")
-        value = int(args[0])
         owner = _side(args[1]) if len(args) == 2 else None
         if value == 1 and owner is not None:
             raise ArbiterSyntaxError("a cube at 1 is in the middle and has no owner")

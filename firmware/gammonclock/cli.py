@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
 from .config import ConfigError, load_config
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `gammonclock … | head` ends quietly
     args = build_parser().parse_args(argv)
     return int(args.handler(args))
 

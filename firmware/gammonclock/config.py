@@ -42,9 +42,8 @@ class ConfigError(ValueError):
     def __init__(self, path: str, problems: list[str]) -> None:
         self.path = path
         self.problems = problems
-        noun = "problem" if len(problems) == 1 else "problems"
-        lines = "\n".join(f"  {p}" for p in problems)
-        super().__init__(f"{path}: {len(problems)} {noun}:\n{lines}")
+        # One line per problem, each naming the file and the key path: "file: key: what".
+        super().__init__("\n".join(f"{path}: {p}" for p in problems))
 
 
 @dataclass(frozen=True)
@@ -104,6 +103,10 @@ def _shown(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return f'"{value}"'
+    if isinstance(value, list):   # as written in TOML, not as Python's repr of Decimals
+        return "[" + ", ".join(map(_shown, value)) + "]"
+    if isinstance(value, dict):
+        return "a table"
     return str(value)
 
 
@@ -114,7 +117,10 @@ def _boolean(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, Decimal)) and not isinstance(value, bool)
+    """An int or a finite TOML float (`inf` and `nan` are not numbers of anything here)."""
+    if isinstance(value, Decimal):
+        return value.is_finite()
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _integer(low: int, high: int) -> Callable[[Any], int]:
@@ -175,12 +181,13 @@ def _number_ns(low: Decimal, high: Decimal, scale_ns: int, unit: str) -> Callabl
 
 
 def _start_score(length: int, halves: bool) -> Callable[[Any], Pair[Fraction]]:
+    """`length` 0 (missing or invalid): check all but the upper bound."""
     def convert(value: Any) -> Pair[Fraction]:
         if not isinstance(value, list) or len(value) != 2 or not all(map(_is_number, value)):
             raise ValueError(f"{_shown(value)} is not a score; use [left, right], e.g. [0, 0]")
         score = Pair(Fraction(value[0]), Fraction(value[1]))
         for v in score:
-            if v < 0 or v >= length:
+            if v < 0 or (length and v >= length):
                 raise ValueError(f"{_shown(value)}: each score must be 0 or more and below the "
                                  f"match length {length}")
             if v.denominator != 1 and not (halves and v.denominator == 2):
@@ -210,8 +217,7 @@ def parse_config(text: str, path: str = "<config>") -> Config:
     cube = r.get("match.cube", discipline.cube, _boolean)
     crawford = r.get("match.crawford", True, _boolean)
     zero = Pair(Fraction(0), Fraction(0))
-    start_score = r.get("match.start_score", zero, _start_score(length, longgammon)) \
-        if length else zero
+    start_score = r.get("match.start_score", zero, _start_score(length, longgammon))
     crawford_played = r.get("match.crawford_played", False, _boolean)
     draw_points = r.get("match.draw_points", "half", _choice(["half", "one"]))
 

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 NS_PER_MIN = 60 * NS_PER_S
 
 _UNIT_NS = {"h": 3600 * NS_PER_S, "m": NS_PER_MIN, "s": NS_PER_S, "ms": NS_PER_MS}
-_GROUP = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|h|m|s)")
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
+# ASCII digits only: `\d` alone would also take other scripts' digits ("٣s"), which `Decimal` reads.
+_GROUP = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|h|m|s)", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
 
 DURATION_HINT = 'use e.g. "12s", "2m30s", "2.5m", "1500ms"'
 
@@ -25,9 +27,16 @@ class DurationError(ValueError):
 
 
 def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S) -> int:
-    """`value` units of `scale_ns` nanoseconds, exactly; a fraction of a nanosecond is an error."""
-    ns = Decimal(value) * scale_ns
-    if ns != ns.to_integral_value():
+    """`value` units of `scale_ns` nanoseconds, exactly; a fraction of a nanosecond is an error.
+
+    The product is taken as a `Fraction`: `Decimal` arithmetic rounds to 28 digits, and TOML's
+    `inf` and `nan` reach here as Decimals too.
+    """
+    number = Decimal(value)
+    if not number.is_finite():
+        raise DurationError(f"{value} is not a finite number")
+    ns = Fraction(number) * scale_ns
+    if ns.denominator != 1:
         raise DurationError(f"{value} is finer than a nanosecond")
     return int(ns)
 

@@ -318,10 +318,12 @@ class DiceRolled(Effect):
     early: bool      # rolled by the side whose clock is not running
 
     def describe(self) -> str:
-        who = self.side or "?"
-        what = "opening die" if self.turn == 0 and len(self.dice) == 1 else "rolls"
+        dice = "-".join(map(str, self.dice))
+        if self.turn == 0:
+            who = f"{self.side}'s" if self.side else "the"
+            return f"{who} opening {'die' if len(self.dice) == 1 else 'roll'} {dice}"
         early = " (early roll)" if self.early else ""
-        return f"{who} {what} {'-'.join(map(str, self.dice))}{early}"
+        return f"{self.side or 'the running player'} rolls {dice}{early}"
 
 
 @dataclass(frozen=True)

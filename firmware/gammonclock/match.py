@@ -455,7 +455,8 @@ class _Step:
         elif s.breaks_left[side] <= 0:
             why = "the match's break is taken" if rules.discipline.shared_break else "no breaks left"
         elif rules.discipline.shared_break:
-            played = self.t - (s.match_started_at or self.t)
+            started = s.match_started_at if s.match_started_at is not None else self.t
+            played = self.t - started
             if played < SPRINT_BREAK_AFTER_NS:
                 why = f"break allowed from 45:00 of match time (now {format_clock(played)})"
         if why is not None:

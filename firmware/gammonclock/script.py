@@ -3,6 +3,8 @@
 `TIME ACTION [ARGS…]`; TIME is seconds since the start (`12.5`) or `+SECONDS` after the previous
 line's TIME, parsed exactly. `tap` and `hold` schedule their release; inputs at the same instant
 keep their order, and a release scheduled by an earlier line comes before a later line's input.
+`end` stops the run at its TIME: edges scheduled after it (a final tap's release) are dropped, and
+lines after it are checked but not run.
 """
 
 from __future__ import annotations
@@ -46,12 +48,12 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
     """Parse a script; `hold_ns` is the config's hold time (the default length of `hold`)."""
     keyed: list[tuple[int, int, int, Input]] = []   # (instant, line, order in line, input)
     previous, end = 0, None
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a "\r" before it is whitespace): `str.splitlines` would also split
+    # at form feeds and other separators, and the line numbers in errors would not match editors'.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         words = raw.split("#", 1)[0].split()
         if not words:
             continue
-        if end is not None:
-            raise ScriptError(path, lineno, "nothing may follow the `end` line")
         try:
             t = _time(words[0], previous)
         except DurationError as exc:
@@ -68,8 +70,10 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
         except (ValueError, ArbiterSyntaxError, DiceSyntaxError, DurationError) as exc:
             raise ScriptError(path, lineno, str(exc)) from None
         if inputs is None:
-            end = t
+            end = t if end is None else end
             continue
+        if end is not None:
+            continue   # the run has stopped at `end` (lines after it are checked, not run)
         keyed += [(i.t, lineno, n, i) for n, i in enumerate(inputs)]
     stop = previous if end is None else end
     keyed.sort(key=lambda k: k[:3])
@@ -78,6 +82,8 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
 
 def _time(word: str, previous: int) -> int:
     if word.startswith("+"):
+        if word.startswith(("++", "+-")):
+            raise DurationError(f"{word!r}: one + before the seconds, e.g. +2.5")
         return previous + seconds_to_ns(word[1:])
     if word.startswith("-"):
         raise DurationError(f"{word!r}: a time is not negative")

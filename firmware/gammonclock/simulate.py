@@ -47,4 +47,4 @@ def account_line(engine: Engine, effect: Effect) -> str:
     names = engine.rules.names
     state = engine.match
     clocks = "  ".join(f"{names[s]} {format_clock(state.reserve_at(s))}" for s in Side)
-    return f"{format_seconds(effect.t):>12} s  {effect.describe():<64}  {clocks}"
+    return f"{format_seconds(effect.t):>12} s  {effect.describe():<70}  {clocks}"
