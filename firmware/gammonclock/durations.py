@@ -15,7 +15,7 @@ NS_PER_S = 1_000_000_000
 NS_PER_MIN = 60 * NS_PER_S
 
 _UNIT_NS = {"h": 3600 * NS_PER_S, "m": NS_PER_MIN, "s": NS_PER_S, "ms": NS_PER_MS}
-# ASCII digits only: `\d` alone would also take other scripts' digits ("٣s"), which `Decimal` reads.
+# ASCII digits only: a bare `\d` also takes other scripts' digits ("٣s"), which `Decimal` reads.
 _GROUP = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|h|m|s)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
 

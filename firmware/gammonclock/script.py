@@ -3,8 +3,8 @@
 `TIME ACTION [ARGS…]`; TIME is seconds since the start (`12.5`) or `+SECONDS` after the previous
 line's TIME, parsed exactly. `tap` and `hold` schedule their release; inputs at the same instant
 keep their order, and a release scheduled by an earlier line comes before a later line's input.
-`end` stops the run at its TIME: edges scheduled after it (a final tap's release) are dropped, and
-lines after it are checked but not run.
+`end` stops the run at its TIME: edges scheduled after it (a final tap's release) are dropped,
+and lines after it are not run (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -70,10 +70,8 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
         except (ValueError, ArbiterSyntaxError, DiceSyntaxError, DurationError) as exc:
             raise ScriptError(path, lineno, str(exc)) from None
         if inputs is None:
-            end = t if end is None else end
-            continue
-        if end is not None:
-            continue   # the run has stopped at `end` (lines after it are checked, not run)
+            end = t
+            break               # the run stops here: later lines are not run
         keyed += [(i.t, lineno, n, i) for n, i in enumerate(inputs)]
     stop = previous if end is None else end
     keyed.sort(key=lambda k: k[:3])
