@@ -267,3 +267,24 @@ def test_undo_is_refused_after_a_flag():
 def test_undo_with_nothing_to_undo_is_refused():
     p = play("5 arbiter undo\n6 end")
     assert "nothing to undo" in refused(p)[0]
+
+
+def test_undo_judges_later_presses_again_in_the_world_without_the_action():
+    # Game 1: right enters a result at 5 s; left confirms at 10 s (undone later). left holds at
+    # 15 s (a break) and holds again at 20 s for 3 s: in the break a hold means nothing, so that
+    # press ended the break. Without the confirmation, the press at 15 s is a tap of the
+    # non-holder (it confirms) and the press at 20 s is a hold between games: a break.
+    script = "0 tap left\n5 hold right\n{confirm}15 hold left\n20 hold left 3\n{undo}31 end"
+    undone = play(script.format(confirm="10 tap left\n", undo="30 arbiter undo\n"))
+    reference = play(script.format(confirm="", undo=""))
+    assert reference.state["phase"] == "break"
+    assert undone.state == reference.state
+    assert undone.match == reference.match
+
+
+def test_undo_takes_back_a_confirmation_given_with_a_long_press():
+    # right confirms left's result with a 3 s press: in result_entry a hold means nothing, so
+    # the press is the confirmation, and undo must take it back like a short one.
+    p = play(OPENING + "30 hold left\n35 hold right 3\n40 arbiter undo\n41 end")
+    assert p.state["phase"] == "result_entry"
+    assert p.state["score"] == {"left": 0, "right": 0}

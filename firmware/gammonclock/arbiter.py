@@ -197,7 +197,9 @@ def _build(name: str, args: list[str]) -> Command:
 
     if name in ("pause", "resume", "undo"):
         exactly(0)
-        return {"pause": Pause, "resume": Resume, "undo": Undo}[name]()
+        bare: dict[str, type[Pause | Resume | Undo]] = {"pause": Pause, "resume": Resume,
+                                                        "undo": Undo}
+        return bare[name]()
     if name == "warn":
         if len(args) < 2:
             raise ArbiterSyntaxError("warn needs a side and a text")

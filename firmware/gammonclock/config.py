@@ -8,16 +8,33 @@ duration such as `hold_s = 2.1` is exact to the nanosecond.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
-from .durations import (DURATION_HINT, NS_PER_MS, NS_PER_S, DurationError, decimal_to_ns,
-                        format_seconds, parse_duration)
-from .rules import (DEFAULT_DEBOUNCE_NS, DEFAULT_HOLD_NS, DEFAULT_OVERTIME_NS, DISCIPLINES,
-                    MAX_BREAK_NS, Family, MatchRules, break_allowance, initial_reserve_ns)
+from .durations import (
+    DURATION_HINT,
+    NS_PER_MS,
+    NS_PER_S,
+    DurationError,
+    decimal_to_ns,
+    format_seconds,
+    parse_duration,
+)
+from .rules import (
+    DEFAULT_DEBOUNCE_NS,
+    DEFAULT_HOLD_NS,
+    DEFAULT_OVERTIME_NS,
+    DISCIPLINES,
+    MAX_BREAK_NS,
+    Family,
+    MatchRules,
+    break_allowance,
+    initial_reserve_ns,
+)
 from .sides import Pair
 from .timecontrol import FlagRule, TimeControl, TimeMode
 

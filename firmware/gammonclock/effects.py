@@ -172,7 +172,8 @@ class GameEnded(Effect):
     def describe(self) -> str:
         how = "forfeit: " if self.by_arbiter else ""
         crawford = "; next game is the Crawford game" if self.next_crawford else ""
-        return f"game {self.game}: {how}{self.result.describe()}; score {_score(self.score)}{crawford}"
+        score = _score(self.score)
+        return f"game {self.game}: {how}{self.result.describe()}; score {score}{crawford}"
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,17 @@ class Resumed(Effect):
 
     def describe(self) -> str:
         return f"resumed ({self.by})"
+
+
+@dataclass(frozen=True)
+class Recovered(Effect):
+    """The match was rebuilt from its journal after an outage; `paused`: a clock was running and
+    is now paused (a cube hold or the arbiter resumes it)."""
+
+    paused: bool
+
+    def describe(self) -> str:
+        return "recovered after an outage" + ("; paused" if self.paused else "")
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,21 @@ from dataclasses import dataclass, replace
 
 from . import match as m
 from .arbiter import Undo
-from .effects import (ArbiterCommand, DoubleOffered, DoubleTaken, Effect, GameEnded, GameStarted,
-                      MatchEnded, Refused, Rewound, TurnEnded, TurnEndReason, Undone)
-from .match import ArbiterAction, DiceEvent, Hold, MatchState, Tap
+from .effects import (
+    ArbiterCommand,
+    DoubleOffered,
+    DoubleTaken,
+    Effect,
+    GameEnded,
+    GameStarted,
+    MatchEnded,
+    Refused,
+    Rewound,
+    TurnEnded,
+    TurnEndReason,
+    Undone,
+)
+from .match import ArbiterAction, DiceEvent, Hold, MatchState, Recover, Tap
 from .rules import EndReason, MatchRules
 from .sides import Button
 
@@ -39,7 +51,7 @@ class ButtonEdge:
         return f"{'down' if self.pressed else 'up'} {self.button}"
 
 
-Input = ButtonEdge | ArbiterAction | DiceEvent
+Input = ButtonEdge | ArbiterAction | DiceEvent | Recover
 
 
 @dataclass(frozen=True)
@@ -75,7 +87,7 @@ class Entry:
     def player_action(self) -> str | None:
         """What an undo of this entry takes back, if it is one of the undoable player actions
         (a turn switch, a double, a take, a game start, a confirmed result)."""
-        if not isinstance(self.event, Tap):
+        if not isinstance(self.event, (Tap, Hold)):   # a hold that meant nothing acted as a tap
             return None
         for e in self.effects:
             if isinstance(e, GameStarted):
@@ -172,6 +184,10 @@ class Engine:
             engine, effects = engine._edge(event)
         elif isinstance(event, ArbiterAction) and isinstance(event.command, Undo):
             engine, effects = engine._undo(event.t)
+        elif isinstance(event, Recover):
+            # After an outage every button is up and no press is pending.
+            engine = replace(engine, buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
+            engine, effects = engine._fold(event)
         else:
             engine, effects = engine._fold(event)
         return engine, out + effects
@@ -231,10 +247,22 @@ class Engine:
         engine = self._with_button(button, replace(self.button(button),
                                                    press=replace(press, recognised=True)))
         entry = engine._find(press.entry_serial)
-        if entry is None or not entry.before.hold_has_meaning(button):
-            return engine, []        # the tap's effect stands (fine point 1)
-        return engine._replay(entry, Hold(press.down_at, button),
-                              _entries_since(engine.log, entry), at, f"{button} held")
+        if entry is None:
+            return engine, []        # an undo took its tap away
+        hold = Hold(press.down_at, button)
+        later = _entries_since(engine.log, entry)
+        if not entry.before.hold_has_meaning(button):
+            # The tap's effect stands (fine point 1). The history still learns that the press
+            # was a hold, so that a replay after an undo judges it again where it may mean more.
+            return engine._relabel(entry, hold, later), []
+        return engine._replay(entry, hold, later, at, f"{button} held")
+
+    def _relabel(self, entry: Entry, event: m.Event, later: list[Entry]) -> Engine:
+        """The same history with `entry`'s event replaced by one that acts the same there."""
+        log = replace(entry, event=event)
+        for e in later:
+            log = replace(e, prev=log)
+        return replace(self, log=log)
 
     def _undo(self, t: int) -> tuple[Engine, list[Effect]]:
         said = ArbiterCommand(t, "undo")

@@ -16,16 +16,56 @@ from fractions import Fraction
 from . import arbiter as cmd
 from .dice import DiceMessage, Roll
 from .durations import format_clock
-from .effects import (ArbiterCommand, BreakEnded, BreakOverrun, BreakStarted, ChallengeDecided,
-                      CubeSet, DiceRolled, DoubleOffered, DoubleTaken, Effect, FlagFell,
-                      GameEnded, GameStarted, Ignored, MatchEnded, OvertimeGiven, Paused, Refused,
-                      ReserveChanged, ResultEntryCancelled, ResultEntryStarted, ResultProposed,
-                      Resumed, RollVoided, ScoreChanged, Shown, TurnEnded, TurnEndReason,
-                      TurnStarted, Warned)
-from .rules import (CHALLENGES_TO_LOSE, SPRINT_BREAK_AFTER_NS, EndReason, Family, GameResult,
-                    MatchRules, ResultKind, add_result, award_match, crawford_due,
-                    double_refusal, format_score, next_game_is_crawford, proposal_cycle,
-                    winner_by_score)
+from .effects import (
+    ArbiterCommand,
+    BreakEnded,
+    BreakOverrun,
+    BreakStarted,
+    ChallengeDecided,
+    CubeSet,
+    DiceRolled,
+    DoubleOffered,
+    DoubleTaken,
+    Effect,
+    FlagFell,
+    GameEnded,
+    GameStarted,
+    Ignored,
+    MatchEnded,
+    OvertimeGiven,
+    Paused,
+    Recovered,
+    Refused,
+    ReserveChanged,
+    ResultEntryCancelled,
+    ResultEntryStarted,
+    ResultProposed,
+    Resumed,
+    RollVoided,
+    ScoreChanged,
+    Shown,
+    TurnEnded,
+    TurnEndReason,
+    TurnStarted,
+    Warned,
+)
+from .rules import (
+    CHALLENGES_TO_LOSE,
+    SPRINT_BREAK_AFTER_NS,
+    EndReason,
+    Family,
+    GameResult,
+    MatchRules,
+    ResultKind,
+    add_result,
+    award_match,
+    crawford_due,
+    double_refusal,
+    format_score,
+    next_game_is_crawford,
+    proposal_cycle,
+    winner_by_score,
+)
 from .sides import Button, Pair, Side
 from .timecontrol import FlagRule, TimeMode, Turn, TurnEnd
 
@@ -80,7 +120,18 @@ class DiceEvent:
         return self.message.describe()
 
 
-Event = Tap | Hold | ArbiterAction | DiceEvent
+@dataclass(frozen=True)
+class Recover:
+    """The clock came back after an outage (a power cut, a crash) whose last record is at `t`:
+    a running clock is paused there, so the outage is charged to nobody."""
+
+    t: int
+
+    def describe(self) -> str:
+        return "recovered"
+
+
+Event = Tap | Hold | ArbiterAction | DiceEvent | Recover
 
 
 @dataclass(frozen=True)
@@ -221,12 +272,16 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
     state, effects = advance(state, event.t)
     state = copy.copy(state)
     step = _Step(state, effects)
-    if isinstance(event, Tap):
-        step.tap(event.button)
-    elif isinstance(event, Hold):
+    if isinstance(event, Hold) and state.hold_has_meaning(event.button):
         step.hold(event.button)
+    elif isinstance(event, (Tap, Hold)):
+        # A hold that means nothing in this phase is the tap its down edge was (fine point 1);
+        # a replay after an undo or another hold can bring a recorded hold into such a phase.
+        step.tap(event.button)
     elif isinstance(event, ArbiterAction):
         step.arbiter(event.command)
+    elif isinstance(event, Recover):
+        step.recover()
     else:
         step.dice(event.message)
     return state, effects
@@ -405,7 +460,7 @@ class _Step:
         self.out.append(BreakEnded(self.t, s.brk.side, overrun))
         s.brk, s.phase = None, Phase.BETWEEN_GAMES
 
-    # --- holds (called only where `hold_has_meaning`) ---------------------------------------
+    # --- holds (only where `hold_has_meaning`) ----------------------------------------------
 
     def hold(self, button: Button) -> None:
         s = self.s
@@ -453,7 +508,8 @@ class _Step:
         elif s.game == 1:
             why = "breaks only after the first game"
         elif s.breaks_left[side] <= 0:
-            why = "the match's break is taken" if rules.discipline.shared_break else "no breaks left"
+            shared = rules.discipline.shared_break
+            why = "the match's break is taken" if shared else "no breaks left"
         elif rules.discipline.shared_break:
             started = s.match_started_at if s.match_started_at is not None else self.t
             played = self.t - started
@@ -529,14 +585,22 @@ class _Step:
         handler = getattr(self, "arbiter_" + type(command).__name__.lower())
         handler(command, text)
 
-    def arbiter_pause(self, _: cmd.Pause, text: str) -> None:
+    def clock_runs(self) -> bool:
         s = self.s
-        clock_runs = s.phase in (Phase.RUNNING, Phase.CUBE_OFFERED) or (
+        return s.phase in (Phase.RUNNING, Phase.CUBE_OFFERED) or (
             s.phase is Phase.BREAK and s.brk is not None and s.brk.overrun)
-        if clock_runs:
+
+    def arbiter_pause(self, _: cmd.Pause, text: str) -> None:
+        if self.clock_runs():
             self.pause("arbiter")
         else:
             self.refuse(text, "no clock is running")
+
+    def recover(self) -> None:
+        paused = self.clock_runs()
+        if paused:
+            self.pause("recovery")
+        self.out.append(Recovered(self.t, paused))
 
     def arbiter_resume(self, _: cmd.Resume, text: str) -> None:
         if self.s.phase is Phase.PAUSED:

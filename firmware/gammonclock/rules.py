@@ -258,7 +258,8 @@ class MatchRules:
         return self.crawford and self.cube
 
     @staticmethod
-    def defaults(discipline: str = "backgammon", length: int = 7, **overrides: object) -> MatchRules:
+    def defaults(discipline: str = "backgammon", length: int = 7,
+                 **overrides: object) -> MatchRules:
         """The rules of a match with every default of its discipline (config, tests, demos)."""
         d = DISCIPLINES[discipline]
         start = Pair(Fraction(0), Fraction(0))

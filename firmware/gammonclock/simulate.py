@@ -7,7 +7,7 @@ stands after the step.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .durations import format_clock, format_seconds
 from .effects import Effect
