@@ -4,51 +4,140 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
+from pathlib import Path
 
-from .config import ConfigError, load_config
+from .config import Config, ConfigError, load_config
+from .effects import Effect
+from .engine import Engine
+from .journal import JournalError, JournalWriter, load_or_create_key, read_journal, read_key
+from .journal import verify as verify_journal
 from .script import ScriptError, load_script
-from .simulate import account_line, simulate
+from .session import Session, journal_header, replay, system_stamps
+from .simulate import Pacer, account_line, run_script
 
 EXIT_BAD_INPUT = 2
+DEFAULT_STATE_DIR = "/var/lib/gammonclock"
+
+
+def _fail(message: object, status: int = EXIT_BAD_INPUT) -> int:
+    print(f"gammonclock: {message}", file=sys.stderr)
+    return status
+
+
+def _state_dir(args: argparse.Namespace, config: Config | None = None) -> str:
+    """--state-dir, else $GAMMONCLOCK_STATE_DIR, else the config's (or the default)."""
+    if getattr(args, "state_dir", None):
+        return str(args.state_dir)
+    if os.environ.get("GAMMONCLOCK_STATE_DIR"):
+        return os.environ["GAMMONCLOCK_STATE_DIR"]
+    return config.device.state_dir if config is not None else DEFAULT_STATE_DIR
+
+
+def _print_account(engine: Engine, effects: list[Effect]) -> None:
+    for effect in effects:
+        print(account_line(engine, effect))
+
+
+def _print_state(engine: Engine, compact: bool) -> None:
+    print(json.dumps(engine.state_json(), indent=None if compact else 2))
 
 
 def _simulate(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         if args.script is None:
-            print("gammonclock simulate: --script FILE is needed (the interactive simulator "
-                  "comes with the device shell)", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return _fail("simulate: --script FILE is needed (the interactive simulator comes "
+                         "with the device shell)")
         script = load_script(args.script, config.rules.hold_ns)
     except (ConfigError, ScriptError) as exc:
-        print(f"gammonclock: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-
-    def tell(engine, effects):  # type: ignore[no-untyped-def]
-        for effect in effects:
-            print(account_line(engine, effect))
-
-    engine = simulate(config.rules, script.inputs, script.end,
-                      observe=None if args.json else tell)
-    if args.json:
-        print(json.dumps(engine.state_json()))
-    else:
-        print(json.dumps(engine.state_json(), indent=2))
+        return _fail(exc)
+    stamps = system_stamps()
+    session = Session(Engine.start(config.rules, at=0), stamps=stamps,
+                      checkpoint_ns=config.device.checkpoint_ns,
+                      observers=[] if args.json else [_print_account])
+    if args.journal:
+        try:
+            key = load_or_create_key(_state_dir(args, config))
+            session.journal = JournalWriter.create(
+                args.journal, key, journal_header(config.text, str(args.config)), 0, stamps())
+        except JournalError as exc:
+            return _fail(exc)
+    pace = Pacer(args.speed) if args.speed else None
+    run_script(session, script.inputs, script.end, pace)
+    session.close()
+    _print_state(session.engine, args.json)
     return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        read = read_journal(args.journal)
+        replayed = replay(read, observe=None if args.json else _print_account)
+    except (JournalError, ConfigError) as exc:
+        return _fail(exc)
+    for note in read.problems():
+        print(f"gammonclock: {note}", file=sys.stderr)
+    if replayed.diverged:
+        print(f"gammonclock: {len(replayed.diverged)} records replay differently with this "
+              f"version (first: {replayed.diverged[0]})", file=sys.stderr)
+    _print_state(replayed.engine, args.json)
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    try:
+        key = read_key(_state_dir(args))
+        verdict = verify_journal(args.journal, key)
+    except JournalError as exc:
+        return _fail(exc)
+    if not verdict.intact:
+        print(f"{args.journal}: TAMPERED: {verdict.message}")
+        return 1
+    print(f"{args.journal}: {verdict.message}; {_match_summary(args.journal)}")
+    return 0
+
+
+def _match_summary(path: str) -> str:
+    try:
+        replayed = replay(read_journal(path))
+    except (JournalError, ConfigError) as exc:
+        return f"(cannot replay: {exc})"
+    rules, state = replayed.config.rules, replayed.engine.state_json()
+    score = state["score"]
+    return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
+            f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gammonclock",
                                      description="Tournament clock for backgammon and long nardy.")
     commands = parser.add_subparsers(dest="command", required=True)
+
     sim = commands.add_parser("simulate", help="run a match config with a script in virtual time")
     sim.add_argument("--config", required=True, help="the match config (TOML)")
     sim.add_argument("--script", help="the script of inputs (SPEC §9)")
     sim.add_argument("--json", action="store_true",
                      help="print only the final state as one JSON object")
+    sim.add_argument("--journal", type=Path, help="write the run's journal to this new file")
+    sim.add_argument("--state-dir", type=Path,
+                     help="where the device key is (default: $GAMMONCLOCK_STATE_DIR or the "
+                          "config's journal.state_dir)")
+    sim.add_argument("--speed", type=float,
+                     help="keep to the wall clock, this many times faster than real time")
     sim.set_defaults(handler=_simulate)
+
+    rep = commands.add_parser("replay", help="rebuild a match's state from its journal")
+    rep.add_argument("journal", help="the journal file")
+    rep.add_argument("--json", action="store_true", help="print only the state as JSON")
+    rep.set_defaults(handler=_replay)
+
+    ver = commands.add_parser("verify", help="check that a journal is intact (untampered)")
+    ver.add_argument("journal", help="the journal file")
+    ver.add_argument("--state-dir", type=Path, help="where the device key is")
+    ver.set_defaults(handler=_verify)
     return parser
 
 

@@ -35,12 +35,14 @@ from .rules import (
     break_allowance,
     initial_reserve_ns,
 )
-from .sides import Pair
+from .sides import Button, Pair
 from .timecontrol import FlagRule, TimeControl, TimeMode
 
 T = TypeVar("T")
 
-# Every key the file may hold, by section. Anything else is an error.
+PANEL_KEYS = ("driver", "port", "address", "rotate", "contrast")
+
+# Every key the file may hold, by table (dotted for nested tables). Anything else is an error.
 SCHEMA: dict[str, tuple[str, ...]] = {
     "match": ("discipline", "length", "crawford", "start_score", "crawford_played", "cube",
               "draw_points"),
@@ -48,6 +50,14 @@ SCHEMA: dict[str, tuple[str, ...]] = {
     "time": ("mode", "per_point", "delay", "reserve", "flag_rule", "overtime"),
     "breaks": ("per_player", "length"),
     "buttons": ("hold_s", "debounce_ms"),
+    # The device (hardware_docs/ has the reference build these defaults describe).
+    "hardware": ("pin_factory",),
+    "pins": ("left", "right", "cube", "buzzer"),
+    "buzzer": ("enabled", "low_time"),
+    "displays.left": PANEL_KEYS,
+    "displays.right": PANEL_KEYS,
+    "dice": ("port", "baudrate"),
+    "journal": ("state_dir", "checkpoint_s"),
 }
 
 MAX_NAME_LENGTH = 24
@@ -64,9 +74,49 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class PanelConfig:
+    driver: str          # ssd1306 | sh1106 | ssd1309 (128x64)
+    port: int            # I2C bus
+    address: int         # I2C address
+    rotate: int          # quarter turns, 0..3
+    contrast: int        # 0..255
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """The device around the engine; defaults describe the reference build (hardware_docs/)."""
+
+    pin_factory: str                 # lgpio | rpigpio | mock, never a silent fallback
+    button_pins: dict[Button, int]   # BCM numbers
+    buzzer_pin: int
+    buzzer_enabled: bool
+    low_time_ns: int                 # the buzzer warns when the running reserve drops below
+    panels: Pair[PanelConfig]        # the panel facing each player
+    dice_port: str | None            # a device path or a pyserial URL; None: no reader
+    dice_baudrate: int
+    state_dir: str
+    checkpoint_ns: int
+
+
+DEFAULT_DEVICE = DeviceConfig(
+    pin_factory="lgpio",
+    button_pins={Button.LEFT: 17, Button.RIGHT: 27, Button.CUBE: 22}, buzzer_pin=18,
+    buzzer_enabled=False, low_time_ns=30 * NS_PER_S,
+    panels=Pair(PanelConfig("ssd1306", 1, 0x3C, 0, 255), PanelConfig("ssd1306", 1, 0x3D, 0, 255)),
+    dice_port=None, dice_baudrate=9600,
+    state_dir="/var/lib/gammonclock", checkpoint_ns=5 * NS_PER_S)
+
+PIN_FACTORIES = ("lgpio", "rpigpio", "mock")
+PANEL_DRIVERS = ("ssd1306", "sh1106", "ssd1309")
+BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
+
+
+@dataclass(frozen=True)
 class Config:
     path: str
     rules: MatchRules
+    device: DeviceConfig = DEFAULT_DEVICE
+    text: str = ""          # the file as written: a journal's header keeps it
 
 
 class _Missing:
@@ -86,22 +136,34 @@ class _Reader:
     def problem(self, key: str, message: str) -> None:
         self.problems.append(f"{key}: {message}")
 
-    def check_keys(self) -> None:
-        for section, value in self.data.items():
-            if section not in SCHEMA:
-                self.problem(section, f"unknown section; allowed: {', '.join(SCHEMA)}")
-            elif not isinstance(value, dict):
-                self.problem(section, "must be a table ([section])")
+    def check_keys(self, table: dict[str, Any] | None = None, prefix: str = "") -> None:
+        table = self.data if table is None else table
+        for name, value in table.items():
+            path = prefix + name
+            parents = {k.rsplit(".", 1)[0] for k in SCHEMA if "." in k}
+            if path in SCHEMA or path in parents:
+                if not isinstance(value, dict):
+                    self.problem(path, f"must be a table ([{path}])")
+                elif path in SCHEMA:
+                    for key in value:
+                        if key not in SCHEMA[path]:
+                            self.problem(f"{path}.{key}", "unknown key; allowed in "
+                                         f"[{path}]: {', '.join(SCHEMA[path])}")
+                else:
+                    self.check_keys(value, path + ".")
             else:
-                for key in value:
-                    if key not in SCHEMA[section]:
-                        self.problem(f"{section}.{key}", "unknown key; allowed in "
-                                     f"[{section}]: {', '.join(SCHEMA[section])}")
+                siblings = sorted({k.split(".")[len(prefix.split(".")) - 1] for k in SCHEMA
+                                   if k.startswith(prefix)})
+                self.problem(path, f"unknown {'table' if prefix else 'section'}; "
+                                   f"allowed: {', '.join(siblings)}")
 
     def raw(self, key: str) -> Any:
-        section, name = key.split(".")
-        table = self.data.get(section, {})
-        return table.get(name, MISSING) if isinstance(table, dict) else MISSING
+        value: Any = self.data
+        for name in key.split("."):
+            if not isinstance(value, dict) or name not in value:
+                return MISSING
+            value = value[name]
+        return value
 
     def get(self, key: str, default: T, convert: Callable[[Any], T]) -> T:
         """The converted value at `key`, or `default` when absent or wrong (a problem noted)."""
@@ -259,9 +321,10 @@ def parse_config(text: str, path: str = "<config>") -> Config:
     debounce_ns = r.get("buttons.debounce_ms", DEFAULT_DEBOUNCE_NS,
                         _number_ns(Decimal(0), Decimal(50), NS_PER_MS, "milliseconds"))
 
+    device = _device(r)
     if r.problems:
         raise ConfigError(path, r.problems)
-    return Config(path, MatchRules(
+    return Config(path, text=text, device=device, rules=MatchRules(
         discipline=discipline, length=length, cube=cube, crawford=crawford,
         start_score=start_score, crawford_played=crawford_played,
         draw_points=Fraction(1, 2) if draw_points == "half" else Fraction(1),
@@ -270,6 +333,62 @@ def parse_config(text: str, path: str = "<config>") -> Config:
                                                                           start_score),
         breaks_per_player=breaks, break_ns=break_ns, hold_ns=hold_ns, debounce_ns=debounce_ns,
         names=names))
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{_shown(value)} is not a string")
+    return value
+
+
+def _device(r: _Reader) -> DeviceConfig:
+    d = DEFAULT_DEVICE
+    pins = {b: r.get(f"pins.{b.value}", d.button_pins[b], _integer(2, 27)) for b in Button}
+    buzzer_pin = r.get("pins.buzzer", d.buzzer_pin, _integer(2, 27))
+    used: dict[int, str] = {}
+    for name, pin in [*((b.value, p) for b, p in pins.items()), ("buzzer", buzzer_pin)]:
+        if pin in used:
+            r.problem(f"pins.{name}", f"GPIO {pin} is already pins.{used[pin]}")
+        used.setdefault(pin, name)
+
+    def panel(side: str, default: PanelConfig) -> PanelConfig:
+        key = f"displays.{side}"
+        return PanelConfig(r.get(f"{key}.driver", default.driver, _choice(list(PANEL_DRIVERS))),
+                           r.get(f"{key}.port", default.port, _integer(0, 31)),
+                           r.get(f"{key}.address", default.address, _integer(0x03, 0x77)),
+                           r.get(f"{key}.rotate", default.rotate, _integer(0, 3)),
+                           r.get(f"{key}.contrast", default.contrast, _integer(0, 255)))
+
+    panels = Pair(panel("left", d.panels.left), panel("right", d.panels.right))
+    if (panels.left.port, panels.left.address) == (panels.right.port, panels.right.address):
+        r.problem("displays.right.address", f"both panels are at address "
+                  f"{panels.left.address:#04x} on bus {panels.left.port}; give them different "
+                  "addresses (hardware_docs/displays.md)")
+    port = r.get("dice.port", "", _text).strip()
+    return DeviceConfig(
+        pin_factory=r.get("hardware.pin_factory", d.pin_factory, _choice(list(PIN_FACTORIES))),
+        button_pins=pins, buzzer_pin=buzzer_pin,
+        buzzer_enabled=r.get("buzzer.enabled", d.buzzer_enabled, _boolean),
+        low_time_ns=r.get("buzzer.low_time", d.low_time_ns, _duration()),
+        panels=panels, dice_port=port or None,
+        dice_baudrate=r.get("dice.baudrate", d.dice_baudrate, _one_of(BAUDRATES)),
+        state_dir=r.get("journal.state_dir", d.state_dir, _path),
+        checkpoint_ns=r.get("journal.checkpoint_s", d.checkpoint_ns,
+                            _number_ns(Decimal("0.1"), Decimal(60), NS_PER_S, "seconds")))
+
+
+def _one_of(options: tuple[int, ...]) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if value not in options or isinstance(value, bool):
+            raise ValueError(f"{_shown(value)} is not one of: {', '.join(map(str, options))}")
+        return int(value)
+    return convert
+
+
+def _path(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{_shown(value)} is not a directory path")
+    return value
 
 
 def load_config(path: str | Path) -> Config:

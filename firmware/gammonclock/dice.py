@@ -20,6 +20,11 @@ class Roll:
     dice: tuple[int, ...]        # one die (an opening roll) or two
     side: Side | None = None     # the side that rolled, when the reader knows it
 
+    def to_line(self) -> str:
+        """The protocol line for this roll (what the journal keeps)."""
+        side = {Side.LEFT: "L ", Side.RIGHT: "R "}.get(self.side, "") if self.side else ""
+        return f"ROLL {side}{' '.join(map(str, self.dice))}"
+
     def describe(self) -> str:
         who = f"{self.side} " if self.side else ""
         return f"{who}rolled {'-'.join(map(str, self.dice))}"
@@ -28,6 +33,9 @@ class Roll:
 @dataclass(frozen=True)
 class Void:
     """The last roll is void (cocked, off the board): it is struck from the record."""
+
+    def to_line(self) -> str:
+        return "VOID"
 
     def describe(self) -> str:
         return "last roll void"

@@ -121,6 +121,13 @@ class Engine:
     serials: int = 0             # history entries created so far
     seq: int = 0                 # effects reported so far
 
+    def _with(self, **changes: object) -> Engine:
+        """A copy with `changes`: `dataclasses.replace` without its cost on the hot path."""
+        new = object.__new__(Engine)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
     @staticmethod
     def start(rules: MatchRules, at: int = 0) -> Engine:
         return Engine(m.start(rules, at), tuple((b, ButtonState()) for b in Button))
@@ -139,10 +146,15 @@ class Engine:
         return dict(self.buttons)[button]
 
     def _hold_due(self) -> tuple[int, Button] | None:
-        pending = [(state.press.down_at + self.rules.hold_ns, button)
-                   for button, state in self.buttons
-                   if state.press is not None and not state.press.recognised]
-        return min(pending, key=lambda p: p[0]) if pending else None
+        """The earliest instant a pressed button becomes a hold, and the button."""
+        due: tuple[int, Button] | None = None
+        for button, state in self.buttons:
+            press = state.press
+            if press is not None and not press.recognised:
+                at = press.down_at + self.rules.hold_ns
+                if due is None or at < due[0]:
+                    due = (at, button)
+        return due
 
     def next_deadline(self) -> int | None:
         """The next instant a timer fires: a hold recognised, a flag, a break's end."""
@@ -167,12 +179,12 @@ class Engine:
                 engine, effects = engine._recognise_hold(hold[1], hold[0])
             elif due is not None and due <= t:
                 state, effects = m.advance(engine.match, due)
-                engine = replace(engine, match=state, seq=engine.seq + len(effects))
+                engine = engine._with(match=state, seq=engine.seq + len(effects))
             else:
                 break
             out += effects
         if engine.match.now != t:
-            engine = replace(engine, match=m.advance(engine.match, t)[0])
+            engine = engine._with(match=m.advance(engine.match, t)[0])
         return engine, out
 
     # --- inputs -----------------------------------------------------------------------------
@@ -186,14 +198,14 @@ class Engine:
             engine, effects = engine._undo(event.t)
         elif isinstance(event, Recover):
             # After an outage every button is up and no press is pending.
-            engine = replace(engine, buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
+            engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
             engine, effects = engine._fold(event)
         else:
             engine, effects = engine._fold(event)
         return engine, out + effects
 
     def _with_button(self, button: Button, state: ButtonState) -> Engine:
-        return replace(self, buttons=tuple((b, state if b is button else s)
+        return self._with(buttons=tuple((b, state if b is button else s)
                                            for b, s in self.buttons))
 
     def _edge(self, edge: ButtonEdge) -> tuple[Engine, list[Effect]]:
@@ -213,7 +225,7 @@ class Engine:
         """Fold one event into the match and the history."""
         state, effects = m.apply(self.match, event)
         entry = Entry(self.serials, event, self.match, self.seq, tuple(effects), self.log)
-        return replace(self, match=state, log=entry, serials=self.serials + 1,
+        return self._with(match=state, log=entry, serials=self.serials + 1,
                        seq=self.seq + len(effects)), effects
 
     def _find(self, serial: int) -> Entry | None:
@@ -239,7 +251,7 @@ class Engine:
             state = after
         state, timers = m.advance(state, at)
         out += timers
-        return replace(self, match=state, log=log, seq=self.seq + len(out)), out
+        return self._with(match=state, log=log, seq=self.seq + len(out)), out
 
     def _recognise_hold(self, button: Button, at: int) -> tuple[Engine, list[Effect]]:
         press = self.button(button).press
@@ -262,7 +274,7 @@ class Engine:
         log = replace(entry, event=event)
         for e in later:
             log = replace(e, prev=log)
-        return replace(self, log=log)
+        return self._with(log=log)
 
     def _undo(self, t: int) -> tuple[Engine, list[Effect]]:
         said = ArbiterCommand(t, "undo")
@@ -283,7 +295,7 @@ class Engine:
         what = target.player_action
         engine, out = self._replay(target, None, [e for e in later if e.effective], t, "undo")
         tail: list[Effect] = [said, Undone(t, what or "")]
-        return replace(engine, seq=engine.seq + len(tail)), out + tail
+        return engine._with(seq=engine.seq + len(tail)), out + tail
 
     def _report(self, effects: list[Effect]) -> tuple[Engine, list[Effect]]:
-        return replace(self, seq=self.seq + len(effects)), effects
+        return self._with(seq=self.seq + len(effects)), effects
