@@ -78,7 +78,7 @@ class PanelConfig:
     driver: str          # ssd1306 | sh1106 | ssd1309 (128x64)
     port: int            # I2C bus
     address: int         # I2C address
-    rotate: int          # quarter turns, 0..3
+    rotate: int          # 0, or 2 for a panel mounted upside down (the screens are landscape)
     contrast: int        # 0..255
 
 
@@ -356,7 +356,7 @@ def _device(r: _Reader) -> DeviceConfig:
         return PanelConfig(r.get(f"{key}.driver", default.driver, _choice(list(PANEL_DRIVERS))),
                            r.get(f"{key}.port", default.port, _integer(0, 31)),
                            r.get(f"{key}.address", default.address, _integer(0x03, 0x77)),
-                           r.get(f"{key}.rotate", default.rotate, _integer(0, 3)),
+                           r.get(f"{key}.rotate", default.rotate, _one_of((0, 2))),
                            r.get(f"{key}.contrast", default.contrast, _integer(0, 255)))
 
     panels = Pair(panel("left", d.panels.left), panel("right", d.panels.right))

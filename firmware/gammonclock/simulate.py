@@ -9,12 +9,13 @@ watched, or killed at a real instant in the journal's tests).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from .durations import NS_PER_S, format_clock, format_seconds
 from .effects import Effect
 from .engine import Engine, Input
 from .rules import MatchRules
+from .service import Presenter
 from .session import Observer, Session
 from .sides import Side
 
@@ -33,23 +34,56 @@ class Pacer:
             self.sleep(wait)
 
 
+class _Driver:
+    """Steps a session through virtual time, with presenters redrawn at the instants they ask."""
+
+    def __init__(self, session: Session, presenters: Sequence[Presenter],
+                 pace: Callable[[int], None] | None) -> None:
+        self.session, self.presenters, self.pace = session, presenters, pace
+        self.redraw_at: list[int | None] = [None] * len(presenters)
+
+    def show(self, t: int, effects: list[Effect]) -> None:
+        for i, presenter in enumerate(self.presenters):
+            self.redraw_at[i] = presenter.present(self.session.engine, t, effects)
+
+    def run_until(self, t: int) -> None:
+        """Fire every timer and redraw due up to `t`, one step per instant."""
+        while True:
+            due = self.session.next_wakeup()
+            redraws = [at for at in self.redraw_at if at is not None]
+            redraw = min(redraws) if redraws else None
+            if redraw is not None and redraw <= t and (due is None or redraw < due):
+                self.show(redraw, [])
+                continue
+            if due is None or due > t:
+                return
+            if self.pace:
+                self.pace(due)
+            effects = self.session.advance(due)
+            if self.presenters:
+                self.show(due, effects)
+
+
 def run_until(session: Session, t: int, pace: Callable[[int], None] | None = None) -> None:
     """Fire every timer due up to `t`, one step per instant."""
-    while (due := session.next_wakeup()) is not None and due <= t:
-        if pace:
-            pace(due)
-        session.advance(due)
+    _Driver(session, (), pace).run_until(t)
 
 
 def run_script(session: Session, inputs: Iterable[Input], end: int,
-               pace: Callable[[int], None] | None = None) -> Session:
-    """Feed `inputs` to `session` at their instants and stop at `end`."""
+               pace: Callable[[int], None] | None = None,
+               presenters: Sequence[Presenter] = ()) -> Session:
+    """Feed `inputs` to `session` at their instants and stop at `end`; `presenters` (panels
+    recording frames) are shown every step and at every instant they ask to be redrawn."""
+    driver = _Driver(session, presenters, pace)
+    driver.show(session.engine.now, [])
     for event in inputs:
-        run_until(session, event.t, pace)
+        driver.run_until(event.t)
         if pace:
             pace(event.t)
-        session.feed(event)
-    run_until(session, end, pace)
+        effects = session.feed(event)
+        if presenters:
+            driver.show(event.t, effects)
+    driver.run_until(end)
     session.checkpoint(end)      # the journal ends at the run's end: its replay is this state
     return session
 

@@ -1,0 +1,121 @@
+"""The arbiter's export of a match after play (SPEC §11): CSV of turns, JSON, an HTML report.
+
+    export_journal("journals/match-20240501-101500.jsonl", "html", "report.html")
+
+Everything comes from replaying the journal through the engine (`session.replay`), so the export
+shows exactly the match the clock kept: turns that a hold or an undo retracted are not in it, and
+the final state is the replay's. CSV and JSON need nothing beyond the firmware; the HTML report
+and the dice statistics need the `report` extra (matplotlib, scipy).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from ..config import ConfigError
+from ..journal import JournalError, Verdict, verify
+from .model import MatchRecord
+from .turns import load_match
+
+__all__ = ["FORMATS", "ExportError", "MatchRecord", "export_journal", "load_match",
+           "render", "read_match"]
+
+log = logging.getLogger(__name__)
+
+Format = Literal["csv", "json", "html"]
+FORMATS: tuple[str, ...] = ("csv", "json", "html")
+
+
+class ExportError(Exception):
+    """A journal that cannot be exported, or an export that cannot be written; the message
+    names the file and says why."""
+
+
+def read_match(journal_path: str | Path) -> MatchRecord:
+    """The match a journal holds; raises ExportError for a journal that is not one."""
+    try:
+        match = load_match(journal_path)
+    except JournalError as exc:
+        raise ExportError(str(exc)) from None
+    except ConfigError as exc:
+        raise ExportError(f"{journal_path}: the match config in its header is not valid:\n"
+                          f"{exc}") from None
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise ExportError(f"{journal_path}: a record cannot be replayed "
+                          f"({type(exc).__name__}: {exc}); not a journal of this clock, or "
+                          f"written by an incompatible version") from None
+    for note in match.notes:
+        log.warning("%s", note)
+    return match
+
+
+def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None) -> str:
+    """The export of `match` in `fmt` as text."""
+    renderers: dict[str, Callable[[], str]] = {
+        "csv": lambda: _csv(match),
+        "json": lambda: _json(match, verdict),
+        "html": lambda: _html(match, verdict),
+    }
+    if fmt not in renderers:
+        raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    try:
+        return renderers[fmt]()
+    except ImportError as exc:
+        raise ExportError(f"the {fmt} export needs matplotlib and scipy ({exc.name} is "
+                          f"missing): pip install 'gammonclock[report]'") from None
+
+
+def _csv(match: MatchRecord) -> str:
+    from .csv_out import render_csv
+    return render_csv(match)
+
+
+def _json(match: MatchRecord, verdict: Verdict | None) -> str:
+    from .json_out import render_json
+    return render_json(match, verdict)
+
+
+def _html(match: MatchRecord, verdict: Verdict | None) -> str:
+    from .html_report import render_html
+    return render_html(match, verdict)
+
+
+def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | Path, *,
+                   key: bytes | None = None) -> None:
+    """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`.
+
+    With the device `key`, the journal's seals are checked too and the verdict goes into the
+    JSON and HTML exports (a tampered journal is still exported, and says so). Raises
+    ExportError with a clear message for a bad journal, format or output path. The file is
+    written whole or not at all.
+    """
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    journal, out = Path(journal_path), Path(out_path)
+    if out.exists() and journal.exists() and out.resolve() == journal.resolve():
+        raise ExportError(f"{out}: that is the journal itself; choose another output file")
+    match = read_match(journal)
+    verdict = None
+    if key is not None:
+        try:
+            verdict = verify(journal, key)
+        except JournalError as exc:
+            raise ExportError(str(exc)) from None
+    _write(out, render(match, fmt, verdict))
+
+
+def _write(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same directory."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ExportError(f"{path}: cannot write the export: {exc.strerror or exc}") from None

@@ -1,0 +1,188 @@
+"""Charts for the HTML report, drawn with matplotlib's Agg backend into PNG bytes.
+
+`reserve_series` follows both reserves through the match from the surviving effects, as the
+displays showed them: flat while a clock is stopped or inside its simple delay, falling one second
+per second while it runs, with a step at every penalty, refund or overtime. The figures are built
+with `matplotlib.figure.Figure` on a `FigureCanvasAgg`, so pyplot's global state and any
+interactive backend are never touched.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..durations import NS_PER_MIN
+from ..effects import (
+    OvertimeGiven,
+    Paused,
+    ReserveChanged,
+    ResultEntryCancelled,
+    ResultEntryStarted,
+    Resumed,
+    TurnEnded,
+    TurnStarted,
+)
+from ..sides import Side
+from ..timecontrol import TimeMode
+from .model import MatchRecord
+from .stats import FACES, DiceStats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+Series = dict[Side, list[tuple[int, int]]]     # (instant ns, reserve ns) per side
+
+
+@dataclass
+class _Running:
+    """The chart's view of the turn in progress."""
+
+    side: Side
+    base: int            # reserve at the start, moved by penalties and overtime
+    free: int            # simple delay: the first `free` of running time is not charged
+    elapsed: int = 0     # running time before `since`
+    since: int | None = None
+
+    def shown(self, t: int) -> int:
+        e = self.elapsed + (t - self.since if self.since is not None else 0)
+        return self.base - max(0, e - self.free)
+
+    def knee(self, t: int) -> int | None:
+        """The instant the delay ran out between `since` and `t`, if it did."""
+        if self.since is None or self.elapsed >= self.free:
+            return None
+        at = self.since + self.free - self.elapsed
+        return at if at < t else None
+
+
+def reserve_series(match: MatchRecord) -> Series:
+    mode = match.rules.time.mode
+    points: Series = {s: [(match.origin_t, match.rules.reserve_ns)] for s in Side}
+    run: _Running | None = None
+
+    def mark(side: Side, t: int, value: int) -> None:
+        points[side].append((t, value))
+
+    def catch_up(t: int) -> None:
+        if run is not None and (knee := run.knee(t)) is not None:
+            mark(run.side, knee, run.base)
+
+    for item in match.effects:
+        e, t = item.effect, item.effect.t
+        if isinstance(e, TurnStarted):
+            run = _Running(e.side, e.reserve, e.delay if mode is TimeMode.DELAY else 0, 0, t)
+            mark(e.side, t, e.reserve)
+        elif isinstance(e, (Paused, ResultEntryStarted)) and run is not None \
+                and run.since is not None:
+            catch_up(t)
+            mark(run.side, t, run.shown(t))
+            run.elapsed, run.since = run.elapsed + t - run.since, None
+        elif isinstance(e, (Resumed, ResultEntryCancelled)) and run is not None:
+            if run.since is None:
+                run.since = t
+                mark(run.side, t, run.shown(t))
+        elif isinstance(e, (ReserveChanged, OvertimeGiven)):
+            side = e.side
+            change = e.change if isinstance(e, ReserveChanged) else e.amount
+            if run is not None and run.side is side:
+                catch_up(t)
+                before = run.shown(t)
+                run.base += change
+                after = run.shown(t)
+            else:
+                after = e.reserve if isinstance(e, ReserveChanged) else change
+                before = after - change
+            mark(side, t, before)
+            mark(side, t, after)
+        elif isinstance(e, TurnEnded):
+            catch_up(t)
+            mark(e.side, t, e.reserve_after - e.refund)
+            if e.refund:
+                mark(e.side, t, e.reserve_after)
+            run = None
+    end = match.end_t
+    catch_up(end)
+    for side in Side:
+        shown = run.shown(end) if run is not None and run.side is side else points[side][-1][1]
+        mark(side, end, shown)
+    return {s: sorted(p, key=lambda x: x[0]) for s, p in points.items()}
+
+
+def _label(text: str) -> str:
+    """Text for matplotlib as it is: no mathtext, no hidden legend entries."""
+    return text.replace("$", r"\$")
+
+
+def _png(fig: Figure) -> bytes:
+    """The figure as PNG bytes, rendered by the Agg canvas (no "Software" text chunk)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)      # attaches itself as fig.canvas
+    out = io.BytesIO()
+    fig.savefig(out, format="png", metadata={"Software": None})
+    return out.getvalue()
+
+
+COLOURS = {Side.LEFT: "#1f5fa8", Side.RIGHT: "#c0392b"}
+
+
+def reserves_png(match: MatchRecord) -> bytes:
+    """Both reserves over the match, in minutes of match time; games, breaks and pauses marked."""
+    from matplotlib.figure import Figure
+
+    series = reserve_series(match)
+    origin = match.origin_t
+    fig = Figure(figsize=(10, 4.2), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    for side in Side:
+        xs = [(t - origin) / NS_PER_MIN for t, _ in series[side]]
+        ys = [r / NS_PER_MIN for _, r in series[side]]
+        ax.plot(xs, ys, color=COLOURS[side], linewidth=1.6,
+                label=_label(f"{side.value}: {match.name(side)}"))
+    for brk in match.breaks:
+        end = brk.end_t if brk.end_t is not None else match.end_t
+        ax.axvspan((brk.start_t - origin) / NS_PER_MIN, (end - origin) / NS_PER_MIN,
+                   color="#999999", alpha=0.25, linewidth=0)
+    for pause in match.pauses:
+        end = pause.end_t if pause.end_t is not None else match.end_t
+        ax.axvspan((pause.start_t - origin) / NS_PER_MIN, (end - origin) / NS_PER_MIN,
+                   color="#e0b040", alpha=0.3, linewidth=0)
+    started = [g for g in match.games if g.start_t is not None]
+    every = max(1, len(started) // 12)          # label at most a dozen games
+    for n, game in enumerate(started):
+        assert game.start_t is not None
+        x = (game.start_t - origin) / NS_PER_MIN
+        ax.axvline(x, color="#555555", linewidth=0.6, linestyle=":")
+        if n % every == 0:
+            ax.annotate(f"G{game.number}", (x, 1), xycoords=("data", "axes fraction"),
+                        xytext=(2, -10), textcoords="offset points", fontsize=8,
+                        color="#555555")
+    ax.set_xlabel("match time (minutes; grey: breaks, yellow: pauses)")
+    ax.set_ylabel("reserve (minutes)")
+    ax.set_ylim(bottom=0)
+    ax.set_xlim(left=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left")
+    ax.set_title("Both reserves over the match")
+    return _png(fig)
+
+
+def dice_png(per_side: dict[Side, DiceStats], names: dict[Side, str]) -> bytes:
+    """Face counts per player."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.2), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.38
+    for n, side in enumerate(Side):
+        xs = [f + (n - 0.5) * width for f in FACES]
+        ax.bar(xs, per_side[side].faces, width, color=COLOURS[side],
+               label=_label(f"{side.value}: {names[side]}"))
+    ax.set_xticks(list(FACES))
+    ax.set_xlabel("face")
+    ax.set_ylabel("count")
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title("Dice faces per player")
+    return _png(fig)

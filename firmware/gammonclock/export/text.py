@@ -1,0 +1,24 @@
+"""Exact text of instants and durations for the export files."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+from ..durations import NS_PER_S, format_seconds
+
+
+def iso_utc(wall_ns: int) -> str:
+    """ISO 8601 UTC to the millisecond: 2024-05-01T12:34:56.789Z."""
+    seconds, ns = divmod(wall_ns, NS_PER_S)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{ns // 1_000_000:03d}Z"
+
+
+def seconds(ns: int | None) -> str:
+    """Seconds, exactly, with the digits they need ("14", "12.5", "0.000000001"); "" for None."""
+    return "" if ns is None else format_seconds(ns)
+
+
+def points(value: Fraction) -> int | float:
+    """A score or a number of points as JSON has it: whole, or a half in longgammon."""
+    return int(value) if value.denominator == 1 else float(value)

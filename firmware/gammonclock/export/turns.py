@@ -1,0 +1,269 @@
+"""Derive the match's turns, games, breaks, pauses, arbiter actions and dice from a journal.
+
+One pass over the surviving effects (`stream.load_stream`), in stream order. A turn is the span
+from a side's `TurnStarted` to its `TurnEnded`; a turn that a hold or an undo retracted is gone
+from the surviving effects, so it never appears here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..effects import (
+    ArbiterCommand,
+    BreakEnded,
+    BreakOverrun,
+    BreakStarted,
+    ChallengeDecided,
+    CubeSet,
+    DiceRolled,
+    DoubleOffered,
+    DoubleTaken,
+    Effect,
+    FlagFell,
+    GameEnded,
+    GameStarted,
+    MatchEnded,
+    OvertimeGiven,
+    Paused,
+    Recovered,
+    Refused,
+    ReserveChanged,
+    ResultEntryCancelled,
+    ResultEntryStarted,
+    Resumed,
+    RollVoided,
+    ScoreChanged,
+    TurnEnded,
+    TurnEndReason,
+    TurnStarted,
+    Undone,
+    Warned,
+)
+from ..rules import ResultKind
+from ..sides import Side
+from .model import ArbiterAct, Break, Game, Incident, MatchRecord, Pause, Roll, Turn
+from .stream import Stamped, Stream, load_stream
+
+
+def _arbiter_outcome(effect: Effect) -> bool:
+    """Whether `effect`, right after an arbiter command at its instant, is what it did."""
+    if isinstance(effect, (ReserveChanged, ScoreChanged, CubeSet, Warned, ChallengeDecided,
+                           Undone, Refused, MatchEnded)):
+        return True
+    if isinstance(effect, (Paused, Resumed)):
+        return effect.by == "arbiter"
+    if isinstance(effect, TurnEnded):
+        return effect.reason is TurnEndReason.ARBITER
+    if isinstance(effect, GameEnded):
+        return effect.by_arbiter
+    return False
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.games: dict[int, Game] = {}
+        self.breaks: list[Break] = []
+        self.pauses: list[Pause] = []
+        self.arbiter: list[ArbiterAct] = []
+        self.rolls: list[Roll] = []
+        self.incidents: list[Incident] = []
+        self.result: MatchEnded | None = None
+        self.game_no = 1                 # the game in progress or the next to start
+        self.in_game = False
+        self.clock_turns = 0             # clock turns of the game so far
+        self.move = 0
+        self.open: Turn | None = None
+        self.last: Turn | None = None    # the last finished turn
+        self.early: dict[Side, list[Roll]] = {Side.LEFT: [], Side.RIGHT: []}
+        self.opening: list[Roll] = []    # opening dice before the next game starts
+        self.last_roll: Roll | None = None
+        self.entry: Side | None = None   # the holder of a result entry in progress
+        self.act: tuple[ArbiterAct, Stamped] | None = None
+
+    # --- dispatch ---------------------------------------------------------------------------
+
+    def take(self, item: Stamped) -> None:
+        e = item.effect
+        if self.act is not None:
+            act, said = self.act
+            if item.record is said.record and e.t == act.t and _arbiter_outcome(e):
+                act.outcome.append(e)
+                if isinstance(e, Refused):
+                    act.refused = e.why
+            else:
+                self.act = None
+        handler = getattr(self, "on_" + e.kind, None)
+        if handler is not None:
+            handler(e, item)
+
+    def game(self, number: int) -> Game:
+        if number not in self.games:
+            self.games[number] = Game(number)
+        return self.games[number]
+
+    # --- turns ------------------------------------------------------------------------------
+
+    def on_turn_started(self, e: TurnStarted, item: Stamped) -> None:
+        if self.in_game:
+            self.clock_turns += 1
+            number, move = self.clock_turns, self.move
+        else:
+            number, move = 0, 0          # a late player's reserve runs after a break
+        turn = Turn(self.game_no, number, move, e.side, e.t, item.wall, e.reserve, e.delay)
+        turn.rolls, self.early[e.side] = self.early[e.side], []
+        self.open = turn
+        self.turns.append(turn)
+
+    def on_turn_ended(self, e: TurnEnded, item: Stamped) -> None:
+        turn = self.open
+        if turn is None or turn.side is not e.side:
+            return                       # cannot happen with a consistent stream
+        turn.end_t, turn.end_wall, turn.reason = e.t, item.wall, e.reason.value
+        turn.span, turn.delay_used, turn.charged = e.span, e.delay_used, e.charged
+        turn.refund, turn.reserve_after = e.refund, e.reserve_after
+        self.open, self.last = None, turn
+        if e.reason is TurnEndReason.SWITCH:
+            self.move += 1
+
+    def on_double_offered(self, e: DoubleOffered, _: Stamped) -> None:
+        if self.last is not None and self.last.side is e.doubler:
+            self.last.cube = f"doubled to {e.value}"
+
+    def on_double_taken(self, e: DoubleTaken, _: Stamped) -> None:
+        if self.last is not None and self.last.side is e.taker:
+            self.last.cube = f"took {e.value}"
+
+    # --- games ------------------------------------------------------------------------------
+
+    def on_game_started(self, e: GameStarted, item: Stamped) -> None:
+        game = self.game(e.game)
+        game.start_t, game.start_wall = e.t, item.wall
+        game.starter, game.white, game.crawford = e.starter, e.white, e.crawford
+        game.opening, self.opening = self.opening, []
+        self.game_no, self.in_game = e.game, True
+        self.clock_turns, self.move, self.last_roll = 0, 1, None
+
+    def on_result_entry_started(self, e: ResultEntryStarted, _: Stamped) -> None:
+        self.entry = e.holder
+
+    def on_result_entry_cancelled(self, e: ResultEntryCancelled, _: Stamped) -> None:
+        self.entry = None
+        self.game(self.game_no).cancelled_entries += 1
+
+    def on_game_ended(self, e: GameEnded, item: Stamped) -> None:
+        game = self.game(e.game)
+        game.end_t, game.end_wall = e.t, item.wall
+        game.result, game.score_after = e.result, e.score
+        game.by_arbiter, game.next_crawford = e.by_arbiter, e.next_crawford
+        game.entered_by = None if e.by_arbiter else self.entry
+        last = self.last
+        if (e.result.kind is ResultKind.PASS and last is not None
+                and last.reason == TurnEndReason.RESULT.value and last.side is not e.result.winner):
+            last.cube = "passed"
+        self.entry, self.in_game, self.last_roll = None, False, None
+        self.game_no = e.game + 1
+
+    def on_match_ended(self, e: MatchEnded, item: Stamped) -> None:
+        self.result = e
+        if self.in_game:
+            self.game(self.game_no).match_ended = e.reason.value
+        if self.pauses and self.pauses[-1].end_t is None:
+            self.pauses[-1].end_t, self.pauses[-1].resumed_by = e.t, "match over"
+        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+
+    # --- dice -------------------------------------------------------------------------------
+
+    def on_dice_rolled(self, e: DiceRolled, item: Stamped) -> None:
+        open_side = self.open.side if self.open is not None else None
+        roll = Roll(e.t, item.wall, tuple(e.dice), e.side, e.side or open_side, e.game, e.turn,
+                    e.early)
+        self.rolls.append(roll)
+        self.last_roll = roll
+        if e.turn == 0:
+            self.opening.append(roll)
+        elif e.early and e.side is not None:
+            self.early[e.side].append(roll)      # for that player's next turn
+        elif self.open is not None:
+            self.open.rolls.append(roll)
+
+    def on_roll_voided(self, e: RollVoided, _: Stamped) -> None:
+        roll = self.last_roll
+        if roll is None or roll.dice != tuple(e.dice):
+            roll = next((r for r in reversed(self.rolls)
+                         if not r.voided and r.dice == tuple(e.dice)), None)
+        if roll is not None:
+            roll.voided = True
+        self.last_roll = None
+
+    # --- pauses, breaks, the arbiter, incidents ---------------------------------------------
+
+    def on_paused(self, e: Paused, item: Stamped) -> None:
+        self.pauses.append(Pause(e.by, e.t, item.wall))
+
+    def on_resumed(self, e: Resumed, _: Stamped) -> None:
+        if self.pauses and self.pauses[-1].end_t is None:
+            self.pauses[-1].end_t, self.pauses[-1].resumed_by = e.t, e.by
+
+    def on_break_started(self, e: BreakStarted, item: Stamped) -> None:
+        self.breaks.append(Break(e.side, e.t, item.wall, e.ends_at, e.breaks_left))
+
+    def on_break_overrun(self, e: BreakOverrun, _: Stamped) -> None:
+        if self.breaks:
+            self.breaks[-1].overrun_t = e.t
+
+    def on_break_ended(self, e: BreakEnded, item: Stamped) -> None:
+        if self.breaks:
+            brk = self.breaks[-1]
+            brk.end_t, brk.end_wall, brk.overrun = e.t, item.wall, e.overrun
+
+    def on_arbiter_command(self, e: ArbiterCommand, item: Stamped) -> None:
+        act = ArbiterAct(e.t, item.wall, e.text)
+        self.arbiter.append(act)
+        self.act = (act, item)
+
+    def on_flag_fell(self, e: FlagFell, item: Stamped) -> None:
+        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+
+    def on_overtime_given(self, e: OvertimeGiven, item: Stamped) -> None:
+        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+
+    def on_recovered(self, e: Recovered, item: Stamped) -> None:
+        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+
+    # --- the end ----------------------------------------------------------------------------
+
+    def attach_openings(self) -> None:
+        """Backgammon: the opening roll is played as the first move of the game."""
+        for turn in self.turns:
+            if turn.number == 1:
+                dice = [r for r in self.games[turn.game].opening if not r.voided]
+                if len(dice) >= 2 and all(len(r.dice) == 1 for r in dice[-2:]):
+                    a, b = dice[-2:]
+                    turn.opening = Roll(b.t, b.wall, a.dice + b.dice, turn.side, turn.side,
+                                        turn.game, 0, False)
+                elif dice and len(dice[-1].dice) == 2:
+                    turn.opening = dice[-1]
+
+
+def derive(stream: Stream) -> MatchRecord:
+    """The match a journal holds, as the export shows it."""
+    builder = _Builder()
+    for item in stream.effects:
+        builder.take(item)
+    rules = stream.replayed.config.rules
+    if rules.family.value == "backgammon":
+        builder.attach_openings()
+    last = stream.read.last
+    return MatchRecord(
+        path=stream.read.path, read=stream.read, replayed=stream.replayed,
+        effects=stream.effects, effects_total=stream.total, turns=builder.turns,
+        games=[builder.games[n] for n in sorted(builder.games)], breaks=builder.breaks,
+        pauses=builder.pauses, arbiter=builder.arbiter, rolls=builder.rolls,
+        incidents=builder.incidents, result=builder.result, end_t=last.t, end_wall=last.wall)
+
+
+def load_match(path: str | Path) -> MatchRecord:
+    """Read, replay and derive a journal (errors as `stream.load_stream`)."""
+    return derive(load_stream(path))

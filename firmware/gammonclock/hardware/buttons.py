@@ -1,0 +1,200 @@
+"""The three buttons: every raw edge, timestamped at the instant it happened, into a sink.
+
+Buttons wire a GPIO to ground and use the internal pull-up: released reads high, pressed low.
+Nothing here debounces or recognises taps and holds — that is the engine's job, identical on
+every backend and replayable from the journal (gpiozero's `bounce_time` differs between lgpio and
+RPi.GPIO and MockPin ignores it, so it is never set). A callback does one thing: it calls
+`sink(ButtonEdge(t, button, pressed))`, where the sink is normally a queue's `put`.
+
+**The timestamp of an edge.** SPEC §2 charges a press at the instant of its edge, not when the
+software got round to it. gpiozero passes a pin-level `when_changed(ticks, state)` callback the
+backend's tick of the edge, comparable with `factory.ticks()` through `factory.ticks_diff()`:
+
+- lgpio: the kernel's timestamp of the edge (gpio-cdev `timestamp_ns`, CLOCK_MONOTONIC unless a
+  line asks for the realtime clock, which lgpio does not), passed in seconds; the factory's
+  `ticks()` is `time.monotonic()`, the same clock;
+- RPi.GPIO: no timestamp; gpiozero stamps the callback with `factory.ticks()` when it runs;
+- MockPin: the `time.monotonic()` of the change.
+
+So `t = clock_ns() - ticks_diff(factory.ticks(), ticks)`: the edge's age, measured on the
+backend's own clock, taken from the `clock_ns` read in the callback. This puts the edge on the
+`clock_ns` base (the service's monotonic clock, or a fake one in tests) without assuming the two
+clocks share an epoch, and on RPi.GPIO it degrades to the clock read in the callback. An age that
+cannot be right (negative, or older than `MAX_EDGE_AGE_NS`: a backend whose ticks are on another
+clock) is replaced by the callback's own clock read, with one warning. Edges never go back in
+time: the engine refuses an input before its last one, and lgpio may deliver edges of different
+pins a little out of order, so each edge is at least as late as the one delivered before it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gpiozero import InputDevice  # type: ignore[import-untyped]
+from gpiozero.pins import Factory  # type: ignore[import-untyped]
+
+from ..engine import ButtonEdge
+from ..sides import Button
+from .errors import HardwareError
+
+NS_PER_S = 1_000_000_000
+# An edge older than this when its callback runs is a clock mix-up, not a slow callback.
+MAX_EDGE_AGE_NS = 10 * NS_PER_S
+
+PIN_FACTORY_NAMES = ("lgpio", "rpigpio", "mock")
+
+_HINTS = {
+    "lgpio": "install lgpio (Raspberry Pi OS: sudo apt install python3-lgpio; pip: "
+             "gammonclock[pi]) and run on a Raspberry Pi with /dev/gpiochip* readable",
+    "rpigpio": "install RPi.GPIO (or rpi-lgpio on a Pi 5, where RPi.GPIO does not work) and run "
+               "on a Raspberry Pi; lgpio is the recommended backend",
+    "mock": "gpiozero's MockFactory should always load; check the gpiozero installation",
+}
+
+log = logging.getLogger("gammonclock.hardware.buttons")
+
+EdgeSink = Callable[[ButtonEdge], None]
+
+
+def make_pin_factory(name: str) -> Factory:
+    """The gpiozero pin factory `name` (lgpio | rpigpio | mock), created explicitly.
+
+    Raises HardwareError naming the backend, the cause and what to do when it cannot be created;
+    never falls back to another backend the way gpiozero's default factory does.
+    """
+    try:
+        if name == "lgpio":
+            from gpiozero.pins.lgpio import LGPIOFactory  # type: ignore[import-untyped]
+            return LGPIOFactory()
+        if name == "rpigpio":
+            from gpiozero.pins.rpigpio import RPiGPIOFactory  # type: ignore[import-untyped]
+            return RPiGPIOFactory()
+        if name == "mock":
+            from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
+            return MockFactory()
+    except Exception as exc:   # ImportError off a Pi, lgpio.error / RuntimeError on the wrong board
+        raise HardwareError(f"pin factory {name!r} cannot be created: "
+                            f"{type(exc).__name__}: {exc}; {_HINTS[name]}") from exc
+    raise HardwareError(f"unknown pin factory {name!r}; use one of: "
+                        f"{', '.join(PIN_FACTORY_NAMES)}")
+
+
+class ButtonBoard:
+    """The buttons on their GPIOs (BCM numbers), each edge sent to `sink` as a ButtonEdge.
+
+    `clock_ns` is the monotonic clock the engine runs on; `sink` is called from the backend's
+    callback thread (or, with MockPin, the thread that drives the pin), so it must be
+    thread-safe and quick: `queue.Queue.put` is.
+    """
+
+    def __init__(self, pins: Mapping[Button, int], factory: Factory, sink: EdgeSink,
+                 clock_ns: Callable[[], int] = time.monotonic_ns,
+                 log: logging.Logger = log) -> None:
+        self._factory = factory
+        self._sink = sink
+        self._clock_ns = clock_ns
+        self._log = log
+        self._lock = threading.Lock()    # one edge at a time, so timestamps stay in order
+        self._last_t: int | None = None
+        self._warned_clock = False
+        self._devices: dict[Button, InputDevice] = {}
+        # gpiozero keeps only a weak reference to a when_changed callable: we hold them here.
+        self._callbacks: dict[Button, Callable[[Any, Any], None]] = {}
+        used: dict[int, Button] = {}
+        try:
+            for button, gpio in pins.items():
+                if gpio in used:
+                    raise HardwareError(f"button {button} and button {used[gpio]} are both on "
+                                        f"GPIO {gpio}; give each button its own pin ([pins])")
+                used[gpio] = button
+                self._attach(button, gpio)
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, button: Button, gpio: int) -> None:
+        try:
+            device = InputDevice(gpio, pull_up=True, pin_factory=self._factory)
+        except Exception as exc:
+            raise HardwareError(f"button {button} on GPIO {gpio} cannot be set up: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        self._devices[button] = device
+        pin = device.pin
+        assert pin is not None
+        pin.bounce = None     # no backend debounce: the engine debounces (see the docstring)
+        pin.edges = "both"
+
+        def changed(ticks: Any, state: Any) -> None:
+            self._edge(button, ticks, state)
+
+        self._callbacks[button] = changed
+        pin.when_changed = changed
+
+    # --- callbacks ------------------------------------------------------------------------------
+
+    def _edge(self, button: Button, ticks: Any, state: Any) -> None:
+        try:
+            with self._lock:
+                t = self._edge_time(ticks)
+                if self._last_t is not None and t < self._last_t:
+                    t = self._last_t
+                self._last_t = t
+                # Pulled up, wired to ground: low is pressed.
+                self._sink(ButtonEdge(t, button, not state))
+        except Exception:
+            # The callback runs on the backend's thread: an exception there would be lost or
+            # stop that thread; the clock must go on.
+            self._log.exception("button %s: edge not delivered", button)
+
+    def _edge_time(self, ticks: Any) -> int:
+        """The instant of an edge with backend tick `ticks`, on the `clock_ns` base."""
+        now_ticks = self._factory.ticks()
+        now = self._clock_ns()
+        if ticks is None:
+            return now
+        try:
+            age = int(round(self._factory.ticks_diff(now_ticks, ticks) * NS_PER_S))
+        except (TypeError, ValueError, OverflowError):
+            age = -1
+        if 0 <= age <= MAX_EDGE_AGE_NS:
+            return now - age
+        if not self._warned_clock:
+            self._warned_clock = True
+            self._log.warning("button edges: the backend's edge tick %r is %s ns from its clock; "
+                              "using the time of the callback instead", ticks, age)
+        return now
+
+    # --- reading and closing ----------------------------------------------------------------------
+
+    def is_pressed(self, button: Button) -> bool:
+        """Whether `button` is down now (a button held at start-up, a self-test)."""
+        return bool(self._devices[button].is_active)
+
+    @property
+    def buttons(self) -> tuple[Button, ...]:
+        return tuple(self._devices)
+
+    def close(self) -> None:
+        """Stop the callbacks and release the pins; safe to call twice."""
+        for button, device in list(self._devices.items()):
+            try:
+                if device.pin is not None:
+                    device.pin.when_changed = None
+                device.close()
+            except Exception:
+                self._log.exception("button %s: closing its pin failed", button)
+        self._devices.clear()
+        self._callbacks.clear()
+
+    def __enter__(self) -> ButtonBoard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["MAX_EDGE_AGE_NS", "ButtonBoard", "EdgeSink", "HardwareError", "make_pin_factory"]

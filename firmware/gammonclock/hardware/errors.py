@@ -1,0 +1,7 @@
+"""Errors of the device layer, one base for all of it (gpiozero's style: ours and a builtin)."""
+
+from __future__ import annotations
+
+
+class HardwareError(RuntimeError):
+    """A device of the clock cannot be set up or used; the message says what and what to do."""

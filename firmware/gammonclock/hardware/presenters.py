@@ -1,0 +1,95 @@
+"""What turns the match into light and sound: the two panels and the buzzer.
+
+Both are `service.Presenter`s: the loop calls `present(engine, t, effects)` after every step and
+again at the instant each asks for (the next digit change, the end of a notice, the next burn-in
+move, the moment the running reserve reaches the low-time warning). Nothing here polls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PIL import Image
+
+from ..effects import Effect, FlagFell
+from ..engine import Engine
+from ..sides import Pair, Side
+from .buzzer import Buzzer
+from .panels import Panel, next_shift_at
+from .screens import PanelView, next_change_at, notice_for, panel_view, render
+
+NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
+
+
+def _earliest(*instants: int | None) -> int | None:
+    present = [t for t in instants if t is not None]
+    return min(present) if present else None
+
+
+class PanelPresenter:
+    """Both panels: each shows the match as its player faces it."""
+
+    def __init__(self, panels: Pair[Panel], alert: Callable[[], str | None] | None = None
+                 ) -> None:
+        self.panels = panels
+        self.alert = alert                  # a standing problem to show (the journal failing)
+        self.notice: str | None = None
+        self.notice_until = 0
+        self._drawn: dict[Side, tuple[PanelView, Image.Image]] = {}
+
+    def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
+        for effect in effects:
+            text = notice_for(effect)
+            if text is not None:
+                self.notice, self.notice_until = text, t + NOTICE_NS
+        notice = self.notice if t < self.notice_until else None
+        alert = self.alert() if self.alert else None
+        if alert:
+            notice = alert
+        state = engine.match
+        for side in Side:
+            view = panel_view(state, side, t, notice)
+            drawn = self._drawn.get(side)
+            image = drawn[1] if drawn and drawn[0] == view else render(view)
+            self._drawn[side] = (view, image)
+            self.panels[side].show(image, t)
+        return _earliest(next_change_at(state, Side.LEFT, t), next_change_at(state, Side.RIGHT, t),
+                         next_shift_at(t), self.notice_until if notice and not alert else None)
+
+    def show_message(self, view: PanelView, t: int = 0) -> None:
+        """A fixed screen on both panels (a config error)."""
+        image = render(view)
+        for side in Side:
+            self.panels[side].show(image, t)
+
+    def close(self) -> None:
+        for side in Side:
+            self.panels[side].close()
+
+
+class BuzzerPresenter:
+    """A short tone when the running reserve drops to the low-time mark, and at a flag."""
+
+    def __init__(self, buzzer: Buzzer, low_time_ns: int) -> None:
+        self.buzzer = buzzer
+        self.low_time_ns = low_time_ns
+        self._warned: tuple[Side, int] | None = None   # the turn already warned
+
+    def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
+        if any(isinstance(e, FlagFell) for e in effects):
+            self.buzzer.flag()
+        turn = engine.match.turn
+        flag_at = turn.flag_at() if turn is not None else None
+        if turn is None or flag_at is None:
+            return None
+        warn_at = flag_at - self.low_time_ns
+        this_turn = (turn.side, turn.started_at)
+        if t < warn_at:
+            return warn_at
+        if self._warned != this_turn and t < flag_at:
+            self._warned = this_turn
+            self.buzzer.low_time()
+        return None
+
+    def close(self) -> None:
+        self.buzzer.close()

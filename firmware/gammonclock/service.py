@@ -1,0 +1,155 @@
+"""The real-time loop: one thread applies inputs in order, fires timers, and keeps the panels true.
+
+Hardware callbacks (buttons, the dice reader, the arbiter socket) only `submit` timestamped inputs;
+they never touch the match. The loop applies each input `GRACE_NS` after its instant, in the order
+of the instants, so a press made just before a flag is still charged at its edge even if its
+callback ran late; timers fire at their exact instants the same way. Between those moments the
+loop sleeps on its queue until the next thing is due: a timer, a checkpoint, or the instant a
+panel's digits change. It never polls.
+
+Engine time is host monotonic time minus `origin`: 0 when a new match starts, and the instant of
+the last journal record when a match is recovered, so an outage is charged to nobody.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Protocol
+
+from .effects import Effect
+from .engine import Engine, Input
+from .session import Session
+
+log = logging.getLogger(__name__)
+
+GRACE_NS = 5_000_000          # how long the loop waits for a late callback before acting
+LATE_NS = 50_000_000          # an input this late is logged (it is still applied, at `now`)
+
+
+class Presenter(Protocol):
+    """Something that shows the match (the panels, the buzzer)."""
+
+    def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
+        """Show the match at engine instant `t`; return when to be called again, or None."""
+
+    def close(self) -> None: ...
+
+
+class ClockService:
+    def __init__(self, session: Session, presenters: list[Presenter], *, origin: int,
+                 clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS
+                 ) -> None:
+        self.session = session
+        self.presenters = presenters
+        self.origin = origin
+        self.clock_ns = clock_ns
+        self.grace_ns = grace_ns
+        self._inbox: queue.SimpleQueue[Input | None] = queue.SimpleQueue()
+        self._pending: list[tuple[int, int, Input]] = []     # a heap by instant, then arrival
+        self._arrivals = itertools.count()
+        self._redraw_at: list[int | None] = [None] * len(presenters)
+        self._stop = threading.Event()
+
+    # --- from any thread --------------------------------------------------------------------
+
+    def submit(self, event: Input) -> None:
+        """Hand over an input stamped with the host's monotonic time (any thread)."""
+        self._inbox.put(event)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._inbox.put(None)
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def engine_time(self, mono: int) -> int:
+        return mono - self.origin
+
+    def run(self) -> None:
+        """Run until `stop()`; everything that touches the match happens on this thread."""
+        self.present_all([])
+        while not self._stop.is_set():
+            wake = self.step()
+            timeout = None if wake is None else max(0.0, (wake - self.clock_ns()) / 1e9)
+            try:
+                item = self._inbox.get(timeout=timeout)
+            except queue.Empty:
+                continue
+            if item is not None:
+                self._take(item)
+        for presenter in self.presenters:
+            presenter.close()
+
+    def _take(self, event: Input) -> None:
+        """Move an arrived input into the pending heap, stamped in engine time."""
+        at = self.engine_time(event.t)
+        heapq.heappush(self._pending, (at, next(self._arrivals), replace(event, t=at)))
+
+    def step(self) -> int | None:
+        """Do everything due by now; return the monotonic instant of the next thing due."""
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                self._take(item)
+        now = self.engine_time(self.clock_ns())
+        ready = now - self.grace_ns
+        while True:
+            timer = self.session.next_wakeup()
+            first = self._pending[0][0] if self._pending else None
+            if timer is not None and timer <= ready and (first is None or timer <= first):
+                self.present_all(self.session.advance(timer))
+            elif first is not None and first <= ready:
+                _, _, event = heapq.heappop(self._pending)
+                self._feed(event)
+            else:
+                break
+        self._redraw_due(now)
+        return self._next_wake(now)
+
+    def _feed(self, event: Input) -> None:
+        engine_now = self.session.engine.now
+        if event.t < engine_now:
+            # Its callback ran later than the grace: apply it now rather than rewrite history.
+            if engine_now - event.t > LATE_NS:
+                log.warning("input %s arrived %.1f ms late", event,
+                            (engine_now - event.t) / 1e6)
+            event = replace(event, t=engine_now)
+        self.present_all(self.session.feed(event))
+
+    def present_all(self, effects: list[Effect]) -> None:
+        t = self.session.engine.now
+        for i, presenter in enumerate(self.presenters):
+            self._redraw_at[i] = self._present(presenter, t, effects)
+
+    def _present(self, presenter: Presenter, t: int, effects: list[Effect]) -> int | None:
+        try:
+            return presenter.present(self.session.engine, t, effects)
+        except Exception:   # a display or buzzer fault never stops the clock
+            log.exception("presenter %r failed", presenter)
+            return None
+
+    def _redraw_due(self, now: int) -> None:
+        for i, presenter in enumerate(self.presenters):
+            due = self._redraw_at[i]
+            if due is not None and due <= now:
+                self._redraw_at[i] = self._present(presenter, now, [])
+
+    def _next_wake(self, now: int) -> int | None:
+        """The monotonic instant of the next input, timer or redraw due."""
+        candidates = [at for at in self._redraw_at if at is not None]
+        timer = self.session.next_wakeup()
+        if timer is not None:
+            candidates.append(timer + self.grace_ns)
+        if self._pending:
+            candidates.append(self._pending[0][0] + self.grace_ns)
+        return min(candidates) + self.origin if candidates else None
