@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
+import tempfile
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from .config import Config, ConfigError, load_config
 from .effects import Effect
@@ -49,8 +53,7 @@ def _simulate(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         if args.script is None:
-            return _fail("simulate: --script FILE is needed (the interactive simulator comes "
-                         "with the device shell)")
+            return _interactive(args, config)
         script = load_script(args.script, config.rules.hold_ns)
     except (ConfigError, ScriptError) as exc:
         return _fail(exc)
@@ -65,11 +68,76 @@ def _simulate(args: argparse.Namespace) -> int:
                 args.journal, key, journal_header(config.text, str(args.config)), 0, stamps())
         except JournalError as exc:
             return _fail(exc)
+    presenters = []
+    if args.frames or args.gif:
+        from .simulator_ui import FrameRecorder
+        presenters.append(FrameRecorder(args.frames, args.gif))
     pace = Pacer(args.speed) if args.speed else None
-    run_script(session, script.inputs, script.end, pace)
+    run_script(session, script.inputs, script.end, pace, presenters)
+    for presenter in presenters:
+        presenter.close()
     session.close()
     _print_state(session.engine, args.json)
     return 0
+
+
+def _interactive(args: argparse.Namespace, config: Config) -> int:
+    """The simulator people use: the device with mock pins pressed from the keyboard."""
+    from .device import build_device
+    from .simulator_ui import run_interactive
+
+    device_config = replace(config.device, pin_factory="mock")
+    state_dir = (str(args.state_dir) if args.state_dir
+                 else tempfile.mkdtemp(prefix="gammonclock-simulator-"))
+    device = build_device(replace(config, device=device_config), state_dir)
+    run_interactive(device, text=True if args.text else None)
+    print(f"gammonclock: the match's journal is in {state_dir}/journals")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The device: run the clock in real time until stopped (SIGTERM, SIGINT)."""
+    logging.basicConfig(level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        _show_config_error(str(exc))
+        return _fail(exc)
+    from .device import build_device
+    from .hardware.errors import HardwareError
+
+    try:
+        device = build_device(config, _state_dir(args, config))
+    except (HardwareError, JournalError) as exc:
+        return _fail(exc, status=1)
+    for note in device.notes:
+        logging.getLogger("gammonclock").info("%s", note)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: device.service.stop())
+    try:
+        device.service.run()
+    finally:
+        device.close()
+    return 0
+
+
+def _show_config_error(message: str) -> None:
+    """Both panels (at the reference build's addresses) say why the clock will not start."""
+    try:
+        from .config import DEFAULT_DEVICE
+        from .hardware.panels import Panel
+        from .hardware.presenters import PanelPresenter
+        from .hardware.screens import config_error_view
+        from .sides import Pair
+        panels = Pair(Panel.from_config(DEFAULT_DEVICE.panels.left, "left panel"),
+                      Panel.from_config(DEFAULT_DEVICE.panels.right, "right panel"))
+        presenter = PanelPresenter(panels)
+        presenter.show_message(config_error_view(message))
+        presenter.close()
+    except Exception:   # no panels here (a laptop): the message on stderr is enough
+        logging.getLogger("gammonclock").debug("no panels to show the config error on",
+                                               exc_info=True)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -106,7 +174,7 @@ def _match_summary(path: str) -> str:
     except (JournalError, ConfigError) as exc:
         return f"(cannot replay: {exc})"
     rules, state = replayed.config.rules, replayed.engine.state_json()
-    score = state["score"]
+    score: Any = state["score"]
     return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
             f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
 
@@ -127,7 +195,18 @@ def build_parser() -> argparse.ArgumentParser:
                           "config's journal.state_dir)")
     sim.add_argument("--speed", type=float,
                      help="keep to the wall clock, this many times faster than real time")
+    sim.add_argument("--frames", type=Path, help="write a PNG of each panel whenever it changes")
+    sim.add_argument("--gif", type=Path, help="write an animated GIF of both panels")
+    sim.add_argument("--text", action="store_true",
+                     help="interactive: draw in the terminal even when a window could open")
     sim.set_defaults(handler=_simulate)
+
+    run = commands.add_parser("run", help="run the clock on the device, in real time")
+    run.add_argument("--config", required=True, help="the match config (TOML)")
+    run.add_argument("--state-dir", type=Path,
+                     help="journals and the device key (default: $GAMMONCLOCK_STATE_DIR or the "
+                          "config's journal.state_dir)")
+    run.set_defaults(handler=_run)
 
     rep = commands.add_parser("replay", help="rebuild a match's state from its journal")
     rep.add_argument("journal", help="the journal file")

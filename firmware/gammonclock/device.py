@@ -116,7 +116,7 @@ def build_device(config: Config, state_dir: str | Path, *, panels: Pair[Any] | N
         reader = DiceReader(device_config.dice_port, device_config.dice_baudrate,
                             service.submit, clock_ns=clock_ns)
         reader.start()
-        device.closers.append(reader.stop)
+        device.closers.append(lambda: None if reader.stop() else None)
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns)
     device.closers += [buttons.close,
                        lambda: session.checkpoint(max(session.engine.now,

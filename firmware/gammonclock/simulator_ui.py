@@ -1,0 +1,259 @@
+"""The simulator people use: the real device with its buttons pressed from the keyboard.
+
+`gammonclock simulate --config FILE` builds the very device `gammonclock run` builds, with
+gpiozero's MockFactory pins and luma `dummy` panels. The keyboard drives the mock pins (so every
+press goes through the same ButtonBoard callbacks, queue, service loop and engine as on the Pi)
+and the panels' pictures are shown side by side:
+
+- in a window (luma.emulator's pygame device) with real key-down and key-up, so a hold is a hold;
+- in a terminal without a window, drawn in text, where a key is a tap and its capital a hold
+  (terminals report no key releases).
+
+For scripted runs, `FrameRecorder` keeps a PNG of each panel whenever it changes (`--frames`) and
+an animated GIF of both (`--gif`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+# pygame (under luma.emulator) greets on stdout, where `simulate --json` writes its state.
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+from .device import Device
+from .effects import Effect
+from .engine import Engine
+from .hardware.glyphs import TINY
+from .hardware.presenters import PanelPresenter
+from .sides import Button, Pair, Side
+
+GAP = 12                # pixels between the two panels in the composite
+LABEL_H = 10            # a line of key help under them
+KEYS_HELP = "A = left   SPACE = cube   L = right   ESC = quit"
+TEXT_HELP = "a/l/space tap; A/L/C hold; q quit"
+
+
+def compose(left: Image.Image, right: Image.Image, label: str = "") -> Image.Image:
+    """Both panels as the players see them, left and right, with a label line under them."""
+    width = left.width + GAP + right.width
+    image = Image.new("1", (width, left.height + (LABEL_H if label else 0)))
+    image.paste(left.convert("1"), (0, 0))
+    image.paste(right.convert("1"), (left.width + GAP, 0))
+    if label:
+        ImageDraw.Draw(image).text((2, left.height + 1), label, font=TINY.font, fill=255)
+    return image
+
+
+def panel_images(device: Device) -> tuple[Image.Image, Image.Image]:
+    """The last picture on each (dummy) panel of the device."""
+    def image(panel: Any) -> Image.Image:
+        dummy = panel.device
+        if dummy is None or getattr(dummy, "image", None) is None:
+            return Image.new("1", (128, 64))
+        shown: Image.Image = dummy.image.copy()   # a copy: the service thread draws the next
+        return shown
+    return image(device.panels.left), image(device.panels.right)
+
+
+class MockPresser:
+    """Presses and releases the device's mock pins, as a finger would (buttons pull up: a press
+    drives the pin low)."""
+
+    def __init__(self, device: Device) -> None:
+        self.pins = {b: device.factory.pin(gpio)
+                     for b, gpio in device.config.device.button_pins.items()}
+        self.hold_ns = device.config.rules.hold_ns
+        self._timers: list[threading.Timer] = []
+
+    def set(self, button: Button, pressed: bool) -> None:
+        pin = self.pins[button]
+        if pressed:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+
+    def press_for(self, button: Button, seconds: float) -> None:
+        """Down now, up `seconds` later (the terminal's taps and holds)."""
+        self.set(button, True)
+        timer = threading.Timer(seconds, self.set, (button, False))
+        timer.daemon = True
+        timer.start()
+        self._timers.append(timer)
+
+    def tap(self, button: Button) -> None:
+        self.press_for(button, 0.1)
+
+    def hold(self, button: Button) -> None:
+        self.press_for(button, self.hold_ns / 1e9 + 0.3)
+
+    def close(self) -> None:
+        for timer in self._timers:
+            timer.cancel()
+
+
+def window_available() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("SDL_VIDEODRIVER"))
+
+
+def run_window(device: Device, stop: threading.Event, frame_rate: int = 30) -> None:
+    """The window: both panels scaled up; keys press and release the buttons."""
+    import pygame
+    from luma.emulator.device import pygame as pygame_device  # type: ignore[import-untyped]
+
+    left, right = panel_images(device)
+    size = compose(left, right, KEYS_HELP).size
+    window = pygame_device(width=size[0], height=size[1], mode="1", transform="none", scale=3,
+                           frame_rate=frame_rate)
+    pygame.display.set_caption("gammonclock simulator")
+    presser = MockPresser(device)
+    keys = {pygame.K_a: Button.LEFT, pygame.K_LEFT: Button.LEFT,
+            pygame.K_l: Button.RIGHT, pygame.K_RIGHT: Button.RIGHT,
+            pygame.K_SPACE: Button.CUBE, pygame.K_DOWN: Button.CUBE}
+    try:
+        while not stop.is_set():
+            for event in pygame.event.get():
+                if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN
+                                                 and event.key == pygame.K_ESCAPE):
+                    return
+                if event.type in (pygame.KEYDOWN, pygame.KEYUP) and event.key in keys:
+                    presser.set(keys[event.key], event.type == pygame.KEYDOWN)
+            window.display(compose(*panel_images(device), KEYS_HELP))   # paced at frame_rate
+    finally:
+        presser.close()
+        pygame.quit()
+
+
+def text_frame(image: Image.Image) -> list[str]:
+    """An image as text, two pixel rows per character with half blocks."""
+    mono = image.convert("1")
+    rows = []
+    for y in range(0, image.height, 2):
+        row = []
+        for x in range(image.width):
+            top = mono.getpixel((x, y)) != 0
+            bottom = y + 1 < image.height and mono.getpixel((x, y + 1)) != 0
+            row.append("█" if top and bottom else "▀" if top else "▄" if bottom else " ")
+        rows.append("".join(row).rstrip())
+    return rows
+
+
+def run_terminal(device: Device, stop: threading.Event) -> None:
+    """The terminal: the panels drawn in text; a key taps a button, its capital holds it."""
+    import curses
+
+    presser = MockPresser(device)
+    taps = {"a": Button.LEFT, "l": Button.RIGHT, " ": Button.CUBE, "c": Button.CUBE}
+    holds = {"A": Button.LEFT, "L": Button.RIGHT, "C": Button.CUBE}
+
+    def loop(screen: Any) -> None:
+        curses.curs_set(0)
+        screen.timeout(100)          # redraw ten times a second; getch waits, it does not spin
+        while not stop.is_set():
+            screen.erase()
+            for y, line in enumerate(text_frame(compose(*panel_images(device))) + [TEXT_HELP]):
+                try:
+                    screen.addstr(y, 0, line)
+                except curses.error:
+                    pass             # a terminal too small: show what fits
+            screen.refresh()
+            key = screen.getch()
+            if key < 0:
+                continue
+            char = chr(key) if key < 256 else ""
+            if char in ("q", "\x1b"):
+                return
+            if char in taps:
+                presser.tap(taps[char])
+            elif char in holds:
+                presser.hold(holds[char])
+
+    try:
+        curses.wrapper(loop)
+    finally:
+        presser.close()
+
+
+def run_interactive(device: Device, text: bool | None = None) -> None:
+    """Run the device's service on its own thread and the keyboard/screen here until quit."""
+    stop = threading.Event()
+    worker = threading.Thread(target=device.service.run, name="clock", daemon=True)
+    worker.start()
+    try:
+        use_text = text if text is not None else not window_available()
+        if not use_text:
+            try:
+                run_window(device, stop)
+                return
+            except Exception as exc:   # no usable display: fall back to text
+                print(f"gammonclock: no window ({exc}); drawing in the terminal")
+        run_terminal(device, stop)
+    finally:
+        stop.set()
+        device.service.stop()
+        worker.join(timeout=5)
+        device.close()
+
+
+def _shown_image(device: Any) -> Image.Image | None:
+    """The picture a luma device last took (`capture` keeps it as `_last_image`)."""
+    image = getattr(device, "_last_image", None)
+    return image if image is not None else getattr(device, "image", None)
+
+
+# --- recordings of scripted runs -------------------------------------------------------------
+
+class FrameRecorder:
+    """A presenter for scripted runs: the real panel presenter on luma devices that record.
+
+    `frames`: a luma.emulator `capture` device per panel writes a PNG whenever its picture
+    changes. `gif`: both panels composed into one animated GIF, each frame lasting as long as it
+    stood in virtual time (divided by `speed`, capped, so a long think does not stall it).
+    """
+
+    def __init__(self, frames: Path | None = None, gif: Path | None = None,
+                 speed: float = 10.0, longest_s: float = 2.0) -> None:
+        from luma.core.device import dummy  # type: ignore[import-untyped]
+        from luma.emulator.device import capture
+
+        from .hardware.panels import Panel
+
+        def device(side: Side) -> Any:
+            if frames is None:
+                return dummy(width=128, height=64, mode="1")
+            frames.mkdir(parents=True, exist_ok=True)
+            template = str(frames / f"{side.value}-{{0:06}}.png")
+            return capture(width=128, height=64, mode="1", transform="identity", scale=1,
+                           file_template=template)
+
+        self.devices = Pair(device(Side.LEFT), device(Side.RIGHT))
+        self.presenter = PanelPresenter(Pair(Panel.for_device(self.devices.left, "left"),
+                                             Panel.for_device(self.devices.right, "right")))
+        self.gif, self.speed, self.longest_s = gif, speed, longest_s
+        self._frames: list[tuple[int, Image.Image]] = []
+
+    def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
+        wake = self.presenter.present(engine, t, effects)
+        if self.gif is not None:
+            images = [_shown_image(d) for d in self.devices]
+            if images[0] is not None and images[1] is not None:
+                frame = compose(images[0], images[1])
+                if not self._frames or self._frames[-1][1].tobytes() != frame.tobytes():
+                    self._frames.append((t, frame))
+        return wake
+
+    def close(self) -> None:
+        if self.gif is None or not self._frames:
+            return
+        ends = [t for t, _ in self._frames[1:]] + [self._frames[-1][0] + 10**9]
+        durations = [max(20, min(int((end - t) / 1e6 / self.speed), int(self.longest_s * 1000)))
+                     for (t, _), end in zip(self._frames, ends, strict=True)]
+        frames = [f.convert("L").resize((f.width * 2, f.height * 2), Image.Resampling.NEAREST)
+                  for _, f in self._frames]
+        frames[0].save(self.gif, save_all=True, append_images=frames[1:], duration=durations,
+                       loop=0, format="GIF")
