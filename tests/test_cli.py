@@ -198,9 +198,18 @@ def test_a_missing_file(capsys, files, tmp_path, missing):
 
 
 def test_simulate_without_a_script(capsys, files):
+    # Without a script the interactive simulator opens; --json belongs to scripted runs.
     config, _ = files("")
     assert main(["simulate", "--config", str(config), "--json"]) == 2
     assert "--script" in capsys.readouterr().err
+
+
+def test_interactive_simulator_without_a_window_or_terminal_says_so(capsys, files, monkeypatch):
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"):
+        monkeypatch.delenv(name, raising=False)
+    config, _ = files("")
+    assert main(["simulate", "--config", str(config)]) == 2
+    assert "window or a terminal" in capsys.readouterr().err
 
 
 # --- the readable account -------------------------------------------------------------------

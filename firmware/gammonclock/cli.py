@@ -53,6 +53,9 @@ def _simulate(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         if args.script is None:
+            if args.json or args.journal or args.frames or args.gif or args.speed:
+                return _fail("simulate: --json, --journal, --frames, --gif and --speed are for "
+                             "scripted runs: give --script FILE")
             return _interactive(args, config)
         script = load_script(args.script, config.rules.hold_ns)
     except (ConfigError, ScriptError) as exc:
@@ -84,8 +87,11 @@ def _simulate(args: argparse.Namespace) -> int:
 def _interactive(args: argparse.Namespace, config: Config) -> int:
     """The simulator people use: the device with mock pins pressed from the keyboard."""
     from .device import build_device
-    from .simulator_ui import run_interactive
+    from .simulator_ui import run_interactive, window_available
 
+    if not window_available() and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("simulate: the interactive simulator needs a window or a terminal; "
+                     "give --script FILE for a scripted run")
     device_config = replace(config.device, pin_factory="mock")
     state_dir = (str(args.state_dir) if args.state_dir
                  else tempfile.mkdtemp(prefix="gammonclock-simulator-"))
