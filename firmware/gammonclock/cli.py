@@ -16,10 +16,10 @@ from typing import Any
 from .config import Config, ConfigError, load_config
 from .effects import Effect
 from .engine import Engine
-from .journal import JournalError, JournalWriter, load_or_create_key, read_journal, read_key
+from .journal import JournalError, JournalWriter, Stamp, load_or_create_key, read_journal, read_key
 from .journal import verify as verify_journal
 from .script import ScriptError, load_script
-from .session import Session, journal_header, replay, system_stamps
+from .session import Session, StampSource, journal_header, replay, system_stamps
 from .simulate import Pacer, account_line, run_script
 
 EXIT_BAD_INPUT = 2
@@ -60,10 +60,10 @@ def _simulate(args: argparse.Namespace) -> int:
         script = load_script(args.script, config.rules.hold_ns)
     except (ConfigError, ScriptError) as exc:
         return _fail(exc)
-    stamps = system_stamps()
-    session = Session(Engine.start(config.rules, at=0), stamps=stamps,
-                      checkpoint_ns=config.device.checkpoint_ns,
+    session = Session(Engine.start(config.rules, at=0), checkpoint_ns=config.device.checkpoint_ns,
                       observers=[] if args.json else [_print_account])
+    stamps = session.stamps if args.speed else _virtual_wall_stamps(session)
+    session.stamps = stamps
     if args.journal:
         try:
             key = load_or_create_key(_state_dir(args, config))
@@ -82,6 +82,18 @@ def _simulate(args: argparse.Namespace) -> int:
     session.close()
     _print_state(session.engine, args.json)
     return 0
+
+
+def _virtual_wall_stamps(session: Session) -> StampSource:
+    """Stamps for an unpaced scripted run: the wall clock of a match that started now and went
+    at the script's pace (the engine's instant at each record), so exports read like real play."""
+    host = system_stamps()
+    start_wall = host().wall
+
+    def stamp() -> Stamp:
+        real = host()
+        return Stamp(real.mono, real.boot, start_wall + session.engine.now)
+    return stamp
 
 
 def _interactive(args: argparse.Namespace, config: Config) -> int:
@@ -174,6 +186,29 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from .export import ExportError, export_journal
+    from .session import latest_journal
+
+    logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
+    state_dir = _state_dir(args)
+    journal = args.journal or (latest_journal(state_dir) if args.latest else None)
+    if journal is None:
+        return _fail(f"export: no journal in {state_dir}/journals" if args.latest
+                     else "export: name a JOURNAL or give --latest")
+    key = None
+    try:
+        key = read_key(state_dir)
+    except JournalError:
+        pass                 # no device key here: the export goes on without checking seals
+    try:
+        export_journal(journal, args.format, args.out, key=key)
+    except ExportError as exc:
+        return _fail(exc)
+    print(f"{args.out}: {args.format} export of {journal}")
+    return 0
+
+
 def _match_summary(path: str) -> str:
     try:
         replayed = replay(read_journal(path))
@@ -223,6 +258,18 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("journal", help="the journal file")
     ver.add_argument("--state-dir", type=Path, help="where the device key is")
     ver.set_defaults(handler=_verify)
+
+    exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")
+    which = exp.add_mutually_exclusive_group(required=True)
+    which.add_argument("journal", nargs="?", help="the journal file")
+    which.add_argument("--latest", action="store_true",
+                       help="the newest journal in the state directory")
+    exp.add_argument("--format", required=True, choices=["csv", "json", "html"])
+    exp.add_argument("--out", required=True, type=Path, help="the file to write")
+    exp.add_argument("--state-dir", type=Path,
+                     help="where journals and the device key are (for --latest and the seal "
+                          "check)")
+    exp.set_defaults(handler=_export)
     return parser
 
 
