@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import play
 
+from conftest import play
 from gammonclock.effects import ArbiterCommand, Refused, Undone, Warned
 
 R14 = 14 * 60_000

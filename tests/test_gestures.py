@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import pytest
-from conftest import play
 
-from gammonclock.effects import (BreakStarted, DoubleOffered, GameStarted, Ignored, Paused,
-                                 Refused, ResultEntryStarted, Resumed, Rewound, Shown, TurnEnded)
+from conftest import play
+from gammonclock.effects import (
+    BreakStarted,
+    DoubleOffered,
+    GameStarted,
+    Ignored,
+    Paused,
+    Refused,
+    ResultEntryStarted,
+    Resumed,
+    Rewound,
+    Shown,
+    TurnEnded,
+)
 from gammonclock.rules import ResultKind
 
 R14 = 14 * 60_000          # a 7-point backgammon reserve, ms
@@ -93,7 +104,8 @@ def test_running_hold_enters_the_result_with_clocks_stopped_at_the_down_edge(hol
     assert (proposal.winner.value, proposal.kind, proposal.points) == (holder, ResultKind.SINGLE, 1)
 
 
-@pytest.mark.parametrize("setup", [OPENING, OPENING + "+5 tap cube\n"], ids=["running", "cube_offered"])
+@pytest.mark.parametrize("setup", [OPENING, OPENING + "+5 tap cube\n"],
+                         ids=["running", "cube_offered"])
 def test_hold_cube_pauses_at_the_down_edge(setup):
     p = play(setup + "40 hold cube\n60 end")
     assert p.state["phase"] == "paused"
@@ -178,7 +190,8 @@ def test_result_entry_tap_by_the_holder_cancels_and_the_turn_runs_on():
 
 # --- break -----------------------------------------------------------------------------------
 
-GAME_ONE_OVER = OPENING + "30 hold left\n35 tap right\n"   # left wins game 1 (7-point: 1 break each)
+# left wins game 1 (a 7-point match: one break each)
+GAME_ONE_OVER = OPENING + "30 hold left\n35 tap right\n"
 
 
 def test_break_tap_by_the_side_that_asked_ends_it_early():

@@ -6,10 +6,18 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from conftest import play
 
-from gammonclock.effects import (BreakOverrun, DiceRolled, GameStarted, Ignored, OvertimeGiven,
-                                 Refused, RollVoided, TurnEnded)
+from conftest import play
+from gammonclock.effects import (
+    BreakOverrun,
+    DiceRolled,
+    GameStarted,
+    Ignored,
+    OvertimeGiven,
+    Refused,
+    RollVoided,
+    TurnEnded,
+)
 from gammonclock.rules import MatchRules
 from gammonclock.sides import Pair
 from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode

@@ -10,13 +10,34 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gammonclock.arbiter import (AddTime, Adjust, ArbiterSyntaxError, Challenge, Deduct,
-                                 Disqualify, Forfeit, Pause, PointPenalty, Resume, SetCube,
-                                 SetScore, Undo, Warn, parse_command)
+from gammonclock.arbiter import (
+    AddTime,
+    Adjust,
+    ArbiterSyntaxError,
+    Challenge,
+    Deduct,
+    Disqualify,
+    Forfeit,
+    Pause,
+    PointPenalty,
+    Resume,
+    SetCube,
+    SetScore,
+    Undo,
+    Warn,
+    parse_command,
+)
 from gammonclock.dice import DiceSyntaxError, Roll, Void, parse_line, parse_words
-from gammonclock.durations import (NS_PER_MS, DurationError, decimal_to_ns, format_clock,
-                                   format_seconds, parse_duration, parse_signed_duration,
-                                   seconds_to_ns)
+from gammonclock.durations import (
+    NS_PER_MS,
+    DurationError,
+    decimal_to_ns,
+    format_clock,
+    format_seconds,
+    parse_duration,
+    parse_signed_duration,
+    seconds_to_ns,
+)
 from gammonclock.sides import Side
 
 S = 1_000_000_000

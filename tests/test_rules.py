@@ -8,10 +8,23 @@ from fractions import Fraction
 
 import pytest
 
-from gammonclock.rules import (DISCIPLINES, Family, GameResult, MatchRules, ResultKind,
-                               add_result, award_match, break_allowance, crawford_due,
-                               double_refusal, game_result, initial_reserve_ns,
-                               next_game_is_crawford, proposal_cycle, winner_by_score)
+from gammonclock.rules import (
+    DISCIPLINES,
+    Family,
+    GameResult,
+    MatchRules,
+    ResultKind,
+    add_result,
+    award_match,
+    break_allowance,
+    crawford_due,
+    double_refusal,
+    game_result,
+    initial_reserve_ns,
+    next_game_is_crawford,
+    proposal_cycle,
+    winner_by_score,
+)
 from gammonclock.sides import Pair, Side
 from gammonclock.timecontrol import FlagRule, TimeMode
 

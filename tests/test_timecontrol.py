@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gammonclock.sides import Side
-from gammonclock.timecontrol import Turn, TurnEnd, TimeMode
+from gammonclock.timecontrol import TimeMode, Turn, TurnEnd
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -118,7 +118,8 @@ def build_device(config: Config, state_dir: str | Path, *, panels: Pair[Any] | N
         reader.start()
         device.closers.append(lambda: None if reader.stop() else None)
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns)
-    device.closers += [buttons.close,
+    # Close in this order: no more inputs, apply those that arrived, journal the instant.
+    device.closers += [buttons.close, factory.close, service.drain,
                        lambda: session.checkpoint(max(session.engine.now,
                                                       service.engine_time(clock_ns()))),
                        session.close]

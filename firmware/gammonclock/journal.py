@@ -2,9 +2,12 @@
 
 One JSON record per line, written and fsynced before anything shows its effect:
 
-    {"seq": 7, "kind": "input", "t": <engine ns>, "mono": <host monotonic ns>, "boot": "<boot id>",
-     "wall": <ns since the epoch>, "data": {...}, "prev": "<mac of record 6>",
+    {"boot": "<boot id>", "data": {...}, "kind": "input", "mono": <host monotonic ns>,
+     "prev": "<mac of record 6>", "seq": 7, "t": <engine ns>, "wall": <ns since the epoch>,
      "sum": "<sha256 of the body>", "mac": "<HMAC-SHA256 of the body with the device key>"}
+
+The body is the record in canonical JSON (sorted keys, no spaces) without `sum` and `mac`, which
+follow it and cover exactly its bytes.
 
 - `header` (seq 0) holds the config text, so a journal replays on its own; `input` holds one input
   and every effect it caused; `tick` holds a timer's effects or is a checkpoint while a clock runs;
@@ -22,6 +25,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,11 +116,14 @@ def _seal(key: bytes, body: bytes) -> str:
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
+_TAIL = re.compile(rb',"sum":"([0-9a-f]{16})","mac":"([0-9a-f]{64})"\}$')
+
+
 def encode(key: bytes, body: dict[str, Any]) -> bytes:
-    """One line: the body with its checksum and its seal."""
+    """One line: the canonical body, then its checksum and its seal over exactly those bytes."""
     raw = _canonical(body)
-    return _canonical({**body, "sum": hashlib.sha256(raw).hexdigest()[:16],
-                       "mac": _seal(key, raw)}) + b"\n"
+    checksum = hashlib.sha256(raw).hexdigest()[:16]
+    return raw[:-1] + f',"sum":"{checksum}","mac":"{_seal(key, raw)}"}}\n'.encode()
 
 
 class Damaged(ValueError):
@@ -124,19 +131,17 @@ class Damaged(ValueError):
 
 
 def decode(line: bytes, line_no: int = 0, offset: int = 0) -> tuple[Record, bytes]:
-    """The record of a line and its canonical body; raises Damaged."""
+    """The record of a line and the bytes its checksum and seal cover; raises Damaged."""
+    tail = _TAIL.search(line)
+    if tail is None:
+        raise Damaged("no checksum and seal at its end")
+    raw = line[:tail.start()] + b"}"
+    if hashlib.sha256(raw).hexdigest()[:16] != tail.group(1).decode():
+        raise Damaged("checksum does not match")
     try:
-        obj = json.loads(line)
-        mac, checksum = obj.pop("mac"), obj.pop("sum")
-        raw = _canonical(obj)
-        if hashlib.sha256(raw).hexdigest()[:16] != checksum:
-            raise Damaged("checksum does not match")
+        obj = json.loads(raw)
         record = Record(obj["seq"], obj["kind"], obj["t"], obj["mono"], obj["boot"], obj["wall"],
-                        obj["data"], obj["prev"], mac, line_no, offset)
-        if _canonical({**obj, "sum": checksum, "mac": mac}) != line.rstrip(b"\n"):
-            raise Damaged("not written as the clock writes it")
-    except Damaged:
-        raise
+                        obj["data"], obj["prev"], tail.group(2).decode(), line_no, offset)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise Damaged(f"not a record ({type(exc).__name__})") from None
     return record, raw
@@ -296,7 +301,7 @@ class JournalWriter:
             raise JournalError(f"{self.path}: cannot append record {self.next_seq}: "
                                f"{exc.strerror}") from None
         record = Record(self.next_seq, kind, t, stamp.mono, stamp.boot, stamp.wall, data,
-                        self.prev, json.loads(line)["mac"])
+                        self.prev, line[-67:-3].decode())
         self.next_seq += 1
         self.prev = record.mac
         self.last_t = t

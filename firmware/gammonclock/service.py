@@ -84,8 +84,18 @@ class ClockService:
                 continue
             if item is not None:
                 self._take(item)
+        self.drain()
         for presenter in self.presenters:
-            presenter.close()
+            try:
+                presenter.close()
+            except Exception:   # closing one must not keep the others lit or open
+                log.exception("closing presenter %r failed", presenter)
+
+    def drain(self) -> None:
+        """Apply every input still waiting out its grace, in order (the loop is stopping)."""
+        self.step()
+        self.grace_ns = 0
+        self.step()
 
     def _take(self, event: Input) -> None:
         """Move an arrived input into the pending heap, stamped in engine time."""

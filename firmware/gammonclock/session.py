@@ -93,6 +93,7 @@ class Session:
     checkpoint_ns: int = 5_000_000_000
     observers: list[Observer] = field(default_factory=list)
     journal_error: str | None = None       # the last write failure, for the displays
+    failed_at: int | None = None           # the instant of that failure: retry a period later
 
     def feed(self, event: Input) -> list[Effect]:
         """Apply one input; journal it with its effects; then tell the observers."""
@@ -134,7 +135,10 @@ class Session:
         journal = self.journal
         if journal is None or journal.last_t is None or self.engine.match.running_side is None:
             return None
-        return journal.last_t + self.checkpoint_ns
+        due = journal.last_t + self.checkpoint_ns
+        if self.failed_at is not None:       # not again at once: that would spin on a dead disk
+            due = max(due, self.failed_at + self.checkpoint_ns)
+        return due
 
     def _checkpoint_due(self, t: int) -> bool:
         due = self._next_checkpoint()
@@ -144,10 +148,10 @@ class Session:
         assert self.journal is not None
         try:
             self.journal.append(kind, t, data, self.stamps())
-            self.journal_error = None
+            self.journal_error, self.failed_at = None, None
         except JournalError as exc:
             # The match goes on in memory; the displays say the record is not being kept.
-            self.journal_error = str(exc)
+            self.journal_error, self.failed_at = str(exc), t
             log.error("%s", exc)
 
     def _tell(self, effects: list[Effect]) -> None:

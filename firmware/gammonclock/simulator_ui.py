@@ -108,8 +108,9 @@ def run_window(device: Device, stop: threading.Event, frame_rate: int = 30) -> N
 
     left, right = panel_images(device)
     size = compose(left, right, KEYS_HELP).size
-    window = pygame_device(width=size[0], height=size[1], mode="1", transform="none", scale=3,
-                           frame_rate=frame_rate)
+    window = pygame_device(width=size[0], height=size[1], mode="1", transform="identity",
+                           scale=3, frame_rate=frame_rate)
+    window._abort = lambda: False    # QUIT and ESC are handled here; luma's would sys.exit()
     pygame.display.set_caption("gammonclock simulator")
     presser = MockPresser(device)
     keys = {pygame.K_a: Button.LEFT, pygame.K_LEFT: Button.LEFT,
