@@ -25,7 +25,15 @@ from gammonclock.engine import ButtonEdge
 from gammonclock.match import Phase
 from gammonclock.service import ClockService
 from gammonclock.sides import Button, Side
-from gammonclock.simulator_ui import GAP, LABEL_H, compose, panel_images, run_window, text_frame
+from gammonclock.simulator_ui import (
+    GAP,
+    LABEL_H,
+    compose,
+    panel_images,
+    run_window,
+    terminal_picture,
+    text_frame,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_CONFIG = ROOT / "config" / "backgammon.toml"
@@ -227,6 +235,23 @@ def test_text_frame_of_a_panel_has_one_line_per_two_pixel_rows():
     image = Image.new("1", (128, 64), 1)
     lines = text_frame(image)
     assert lines == ["█" * 128] * 32
+
+
+def test_text_frame_in_quadrants_draws_two_by_two_pixels_per_character():
+    image = Image.new("1", (4, 3))
+    for xy in [(0, 0), (1, 1),              # cell (0,0): top-left and bottom-right
+               (2, 0), (3, 0), (2, 1), (3, 1),   # cell (1,0): full
+               (1, 2)]:                     # cell (0,1): top-right (the image's last row)
+        image.putpixel(xy, 1)
+    assert text_frame(image, quadrants=True) == ["▚█", "▝"]
+
+
+@pytest.mark.parametrize("columns, lines, width", [(300, 32, 268), (140, 32, 134), (80, 65, 64)])
+def test_the_terminal_picture_fits_the_terminal(columns, lines, width):
+    full = Image.new("1", (128, 64), 1)
+    picture = terminal_picture(full, full, columns)
+    assert len(picture) == lines
+    assert max(len(line) for line in picture) == width <= columns
 
 
 def test_compose_puts_the_left_panel_left():

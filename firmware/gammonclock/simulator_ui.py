@@ -130,18 +130,39 @@ def run_window(device: Device, stop: threading.Event, frame_rate: int = 30) -> N
         pygame.quit()
 
 
-def text_frame(image: Image.Image) -> list[str]:
-    """An image as text, two pixel rows per character with half blocks."""
+# Quadrant blocks by (top-left, top-right, bottom-left, bottom-right) lit.
+_QUADRANTS = " ▘▝▀▖▌▞▛▗▚▐▜▄▙▟█"
+
+
+def text_frame(image: Image.Image, quadrants: bool = False) -> list[str]:
+    """An image as text: two pixel rows per character with half blocks, or with `quadrants`
+    two by two pixels per character (half as wide, for narrow terminals)."""
     mono = image.convert("1")
+
+    def lit(x: int, y: int) -> int:
+        return int(x < image.width and y < image.height and mono.getpixel((x, y)) != 0)
+
     rows = []
     for y in range(0, image.height, 2):
-        row = []
-        for x in range(image.width):
-            top = mono.getpixel((x, y)) != 0
-            bottom = y + 1 < image.height and mono.getpixel((x, y + 1)) != 0
-            row.append("█" if top and bottom else "▀" if top else "▄" if bottom else " ")
+        if quadrants:
+            row = [_QUADRANTS[lit(x, y) | lit(x + 1, y) << 1 | lit(x, y + 1) << 2
+                              | lit(x + 1, y + 1) << 3] for x in range(0, image.width, 2)]
+        else:
+            row = ["█▀▄ "[(0 if lit(x, y) and lit(x, y + 1) else 1 if lit(x, y) else
+                           2 if lit(x, y + 1) else 3)] for x in range(image.width)]
         rows.append("".join(row).rstrip())
     return rows
+
+
+def terminal_picture(left: Image.Image, right: Image.Image, columns: int) -> list[str]:
+    """Both panels in as few columns as the terminal has: side by side at full width, side by
+    side in quadrant blocks, or one above the other in quadrant blocks."""
+    side_by_side = compose(left, right)
+    if columns >= side_by_side.width:
+        return text_frame(side_by_side)
+    if columns >= side_by_side.width // 2:
+        return text_frame(side_by_side, quadrants=True)
+    return text_frame(left, quadrants=True) + [""] + text_frame(right, quadrants=True)
 
 
 def run_terminal(device: Device, stop: threading.Event) -> None:
@@ -157,7 +178,8 @@ def run_terminal(device: Device, stop: threading.Event) -> None:
         screen.timeout(100)          # redraw ten times a second; getch waits, it does not spin
         while not stop.is_set():
             screen.erase()
-            for y, line in enumerate(text_frame(compose(*panel_images(device))) + [TEXT_HELP]):
+            picture = terminal_picture(*panel_images(device), screen.getmaxyx()[1])
+            for y, line in enumerate(picture + [TEXT_HELP]):
                 try:
                     screen.addstr(y, 0, line)
                 except curses.error:
