@@ -8,7 +8,7 @@ duration such as `hold_s = 2.1` is exact to the nanosecond.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -212,11 +212,12 @@ def _integer(low: int, high: int) -> Callable[[Any], int]:
     return convert
 
 
-def _choice(options: list[str]) -> Callable[[Any], str]:
-    def convert(value: Any) -> str:
-        if value not in options:
-            raise ValueError(f"{_shown(value)} is not one of: {', '.join(options)}")
-        return str(value)
+def _choice(options: Sequence[T]) -> Callable[[Any], T]:
+    """One of `options` (strings or whole numbers), exactly as written."""
+    def convert(value: Any) -> T:
+        if type(value) not in {type(o) for o in options} or value not in options:
+            raise ValueError(f"{_shown(value)} is not one of: {', '.join(map(str, options))}")
+        return value  # type: ignore[no-any-return]
     return convert
 
 
@@ -356,7 +357,7 @@ def _device(r: _Reader) -> DeviceConfig:
         return PanelConfig(r.get(f"{key}.driver", default.driver, _choice(list(PANEL_DRIVERS))),
                            r.get(f"{key}.port", default.port, _integer(0, 31)),
                            r.get(f"{key}.address", default.address, _integer(0x03, 0x77)),
-                           r.get(f"{key}.rotate", default.rotate, _one_of((0, 2))),
+                           r.get(f"{key}.rotate", default.rotate, _choice((0, 2))),
                            r.get(f"{key}.contrast", default.contrast, _integer(0, 255)))
 
     panels = Pair(panel("left", d.panels.left), panel("right", d.panels.right))
@@ -371,18 +372,10 @@ def _device(r: _Reader) -> DeviceConfig:
         buzzer_enabled=r.get("buzzer.enabled", d.buzzer_enabled, _boolean),
         low_time_ns=r.get("buzzer.low_time", d.low_time_ns, _duration()),
         panels=panels, dice_port=port or None,
-        dice_baudrate=r.get("dice.baudrate", d.dice_baudrate, _one_of(BAUDRATES)),
+        dice_baudrate=r.get("dice.baudrate", d.dice_baudrate, _choice(BAUDRATES)),
         state_dir=r.get("journal.state_dir", d.state_dir, _path),
         checkpoint_ns=r.get("journal.checkpoint_s", d.checkpoint_ns,
                             _number_ns(Decimal("0.1"), Decimal(60), NS_PER_S, "seconds")))
-
-
-def _one_of(options: tuple[int, ...]) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        if value not in options or isinstance(value, bool):
-            raise ValueError(f"{_shown(value)} is not one of: {', '.join(map(str, options))}")
-        return int(value)
-    return convert
 
 
 def _path(value: Any) -> str:
