@@ -262,3 +262,23 @@ def test_the_installed_command_on_a_bad_script(files):
                                   "--json"], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (2, "")
     assert f"{script}:2:" in done.stderr
+
+
+def test_the_readmes_11_point_example_journals_verifies_and_exports(tmp_path, capsys):
+    root = Path(__file__).resolve().parents[1]
+    journal, state = tmp_path / "match11.jsonl", str(tmp_path)
+    assert main(["simulate", "--config", str(root / "config" / "backgammon_11.toml"),
+                 "--script", str(root / "examples" / "match11.script"),
+                 "--journal", str(journal), "--state-dir", state, "--json"]) == 0
+    final = json.loads(capsys.readouterr().out)
+    assert (final["phase"], final["match_length"], final["winner"]) == ("match_over", 11, "left")
+    assert main(["verify", str(journal), "--state-dir", state]) == 0
+    assert "intact" in capsys.readouterr().out
+    for fmt in ("csv", "json", "html"):
+        out = tmp_path / f"match11.{fmt}"
+        assert main(["export", str(journal), "--format", fmt, "--out", str(out),
+                     "--state-dir", state]) == 0
+        assert out.stat().st_size > 1000
+    exported = json.loads((tmp_path / "match11.json").read_text())
+    assert exported["final_state"] == final
+    assert "data:image/png;base64," in (tmp_path / "match11.html").read_text()
