@@ -288,3 +288,38 @@ def test_undo_takes_back_a_confirmation_given_with_a_long_press():
     p = play(OPENING + "30 hold left\n35 hold right 3\n40 arbiter undo\n41 end")
     assert p.state["phase"] == "result_entry"
     assert p.state["score"] == {"left": 0, "right": 0}
+
+
+# --- corrections while a result is entered, a double is offered, a break runs ----------------
+
+def test_a_cube_correction_during_result_entry_sets_what_the_result_is_worth():
+    p = play(OPENING + "30 hold right\n34 arbiter cube 4 left\n36 tap left\n37 end")
+    assert p.state["score"] == {"left": 0, "right": 4}
+
+
+def test_a_cube_correction_is_refused_while_a_double_is_on_offer_even_when_paused():
+    p = play(OPENING + "30 tap cube\n32 arbiter pause\n33 arbiter cube 4 right\n34 arbiter resume\n"
+             "35 tap left\n36 end")
+    assert "double is offered" in refused(p)[0]
+    assert p.state["cube"] == {"value": 2, "owner": "left", "enabled": True}
+
+
+def test_a_score_correction_during_a_break_decides_the_crawford_game():
+    p = play("0 tap left\n5 hold right\n8 tap left\n10 hold left\n20 arbiter score 6 1\n21 end")
+    assert p.state["phase"] == "break"
+    assert p.state["crawford_game"] is True
+    assert p.state["cube"]["enabled"] is False
+
+
+@pytest.mark.parametrize("ending", ["arbiter disqualify left", "arbiter forfeit left 7"])
+def test_game_is_the_last_game_played_when_the_match_ends_between_games(ending):
+    # Game 1 ends at 8 s; the match then ends before game 2 starts.
+    p = play(f"0 tap left\n5 hold right\n8 tap left\n20 {ending}\n21 end")
+    assert p.state["phase"] == "match_over"
+    expected = 1 if "disqualify" in ending else 2   # a forfeit between games plays game 2
+    assert p.state["game"] == expected
+
+
+def test_game_after_a_flag_in_a_break_overrun_is_the_last_game_played():
+    p = play("0 tap left\n5 hold right\n8 tap left\n10 hold left\n400 end", reserve_ns=60 * 10**9)
+    assert (p.state["end_reason"], p.state["flag"], p.state["game"]) == ("flag", "left", 1)

@@ -262,3 +262,51 @@ def test_each_record_is_fsynced_before_the_observers_see_its_effects(tmp_path, m
     path, _, _ = journaled_run(tmp_path)
     with_effects = [r for r in read_journal(path).records if r.data.get("effects")]
     assert [seq for seq, _ in seen] == [r.seq for r in with_effects]
+
+
+# --- a journal that fails for a while ----------------------------------------------------------
+
+def test_records_kept_while_the_disk_fails_are_written_in_order_when_it_works_again(
+        tmp_path, monkeypatch):
+    import errno
+
+    from gammonclock.config import parse_config
+    from gammonclock.engine import ButtonEdge
+    from gammonclock.session import Session, journal_header
+    from gammonclock.sides import Button
+    from journal_helpers import fake_stamps
+
+    config_text = "[match]\nlength = 7\n"
+    rules = parse_config(config_text).rules
+    path = tmp_path / "j.jsonl"
+    key = load_or_create_key(tmp_path / "state")
+    stamps = fake_stamps()
+    writer = JournalWriter.create(path, key, journal_header(config_text, "t.toml"), 0, stamps())
+    session = Session(Engine.start(rules), writer, stamps, 5 * 10**9)
+    real_write = os.write
+    failing = {"on": False}
+
+    def flaky_write(fd, data):
+        if failing["on"] and fd == writer.fd:
+            real_write(fd, data[: len(data) // 2])     # half a record reaches the disk ...
+            raise OSError(errno.ENOSPC, "No space left on device")   # ... then the disk is full
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", flaky_write)
+    presses = [ButtonEdge(i * 10**9, Button.LEFT if i % 2 == 0 else Button.RIGHT, True)
+               for i in range(0, 12, 2)]
+    releases = [ButtonEdge(e.t + 10**8, e.button, False) for e in presses]
+    inputs = sorted(presses + releases, key=lambda e: e.t)
+    for n, event in enumerate(inputs):
+        failing["on"] = 3 <= n < 7                      # inputs 3..6 meet a full disk
+        session.feed(event)
+        if failing["on"]:
+            assert session.journal_error and "No space left" in session.journal_error
+    assert session.journal_error is None and session.backlog == []
+    writer.close()
+    read = read_journal(path)
+    assert read.torn is None and read.stopped is None            # no half record left behind
+    journaled = [input_from(r.t, r.data["input"]) for r in read.records if r.kind == "input"]
+    assert journaled == inputs
+    assert replay(read).engine.state_json() == session.engine.state_json()
+    assert verify(path, key).intact

@@ -266,3 +266,16 @@ def test_opening_roll_dice_are_recorded_between_games():
     p = play("0 roll 6\n1 roll 3\n2 tap left\n3 end")
     opening = p.surviving(DiceRolled)
     assert [(e.dice, e.turn) for e in opening] == [((6,), 0), ((3,), 0)]
+
+
+def test_a_void_after_a_turn_switch_strikes_nothing_of_the_new_turn():
+    # left rolled and moved; right's turn starts; a VOID now has no roll of this turn to strike.
+    p = play("0 tap left\n5 tap right\n8 roll 3 1\n10 tap left\n11 void\n12 end")
+    assert any("no roll to void" in e.why for e in p.surviving(Ignored))
+
+
+def test_crawford_played_counts_only_with_a_start_at_match_point():
+    # 3-point match from 0-0 with crawford_played: the Crawford game is still to come.
+    p = play(game(0, "left", 1) + "100 end", length=3, crawford_played=True)
+    assert p.state["score"] == {"left": 2, "right": 0}
+    assert p.state["crawford_game"] is True

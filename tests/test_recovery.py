@@ -35,12 +35,13 @@ def recovered(path, tmp_path):
 def test_recovery_resumes_paused_at_the_last_record(tmp_path):
     path, crashed, _ = journaled_run(tmp_path, "0 tap left\n+14 tap right\n+9 tap left\n+30 end\n")
     last = read_journal(path).last
-    before = replay(read_journal(path)).engine
     session, notes = recovered(path, tmp_path)
     state = session.engine.state_json()
     assert notes == []
     assert state["phase"] == "paused" and state["running"] is None
-    assert state["clock"] == before.state_json()["clock"]
+    # The reserves are those of the run that "crashed" at its last record (the run's end).
+    assert last.t == crashed.engine.now
+    assert state["clock"] == crashed.engine.state_json()["clock"]
     assert any(isinstance(e, Recovered) and e.paused for e in
                session.engine.log.effects)  # the Recover entry's effects
     # A cube hold resumes from its down edge: the time of the outage was charged to nobody.

@@ -27,7 +27,7 @@ from gammonclock.journal import (
 )
 from gammonclock.match import Phase
 from gammonclock.rules import MatchRules
-from gammonclock.service import GRACE_NS, LATE_NS, ClockService
+from gammonclock.service import GRACE_NS, LATE_NS, TIMER_GRACE_NS, ClockService
 from gammonclock.session import Session, journal_header, replay
 from gammonclock.sides import Button, Pair, Side
 
@@ -134,10 +134,14 @@ class Rig:
 
 
 def make_rig(presenters: list | None = None, journal: JournalWriter | None = None,
-             rules: MatchRules = RULES, checkpoint_ns: int = 5 * S) -> Rig:
+             rules: MatchRules = RULES, checkpoint_ns: int = 5 * S,
+             timer_grace_ns: int = GRACE_NS) -> Rig:
+    """A service on a fake clock. Timers wait the same grace as inputs unless told (the
+    arithmetic of most tests here); the longer timer grace of the device has tests of its own."""
     clock = FakeClock()
     session = Session(Engine.start(rules, at=0), journal, fake_stamps(), checkpoint_ns)
-    service = ClockService(session, list(presenters or []), origin=ORIGIN, clock_ns=clock)
+    service = ClockService(session, list(presenters or []), origin=ORIGIN, clock_ns=clock,
+                           timer_grace_ns=timer_grace_ns)
     return Rig(service, clock)
 
 
@@ -485,3 +489,40 @@ def test_a_failing_journal_does_not_hang_the_loop_while_a_clock_runs():
     rig.step_at(9 * S)
     assert rig.engine.match.running_side is Side.LEFT   # the clock still works
     assert journal.attempts < 10
+
+
+# --- the timer grace: a late callback of a press made before a timer still counts -----------
+
+def test_a_press_just_before_the_flag_counts_though_its_callback_comes_late():
+    # right's clock runs from 0 with 1 s reserve + 12 s delay (flag at 13 s). right presses
+    # 1 ms before the flag, but the callback reaches the loop 30 ms later (beyond GRACE_NS).
+    rig = make_rig(rules=MatchRules.defaults(reserve_ns=S), timer_grace_ns=TIMER_GRACE_NS)
+    rig.clock.at(0)
+    rig.service.submit(edge(0, Button.LEFT, True))            # the game starts: right's clock
+    rig.service.submit(edge(100 * MS, Button.LEFT, False))
+    rig.step_at(100 * MS + GRACE_NS)
+    flag_at = 13 * S
+    for now in (flag_at, flag_at + 10 * MS, flag_at + 29 * MS):
+        rig.step_at(now)                             # the loop wakes meanwhile (display, …)
+    assert rig.engine.state_json()["phase"] == "running"
+    rig.service.submit(edge(flag_at - MS, Button.RIGHT, True))
+    rig.step_at(flag_at + 30 * MS)
+    rig.step_at(flag_at + TIMER_GRACE_NS)
+    state = rig.engine.state_json()
+    assert state["phase"] == "running" and state["running"] == "left"
+    assert state["flag"] is None
+
+
+def test_a_timer_waits_its_grace_and_inputs_after_it_wait_for_it():
+    rig = make_rig(rules=MatchRules.defaults(reserve_ns=S), timer_grace_ns=TIMER_GRACE_NS)
+    rig.clock.at(0)
+    rig.service.submit(edge(0, Button.LEFT, True))            # the game starts: right's clock
+    rig.service.submit(edge(100 * MS, Button.LEFT, False))
+    rig.step_at(100 * MS + GRACE_NS)
+    flag_at = 13 * S
+    rig.service.submit(edge(flag_at + MS, Button.RIGHT, True))     # after the flag: too late
+    assert rig.step_at(flag_at + 10 * MS) == ORIGIN + flag_at + TIMER_GRACE_NS
+    assert rig.engine.state_json()["phase"] == "running"          # neither applied yet
+    rig.step_at(flag_at + TIMER_GRACE_NS)
+    state = rig.engine.state_json()
+    assert (state["phase"], state["flag"]) == ("match_over", "right")

@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from .durations import DurationError, format_seconds, parse_duration, parse_signed_duration
+from .rules import format_score
 from .sides import Side
 
 
@@ -114,7 +115,7 @@ class SetScore:
     right: Fraction
 
     def describe(self) -> str:
-        return f"score {_fmt(self.left)} {_fmt(self.right)}"
+        return f"score {format_score(self.left)} {format_score(self.right)}"
 
 
 @dataclass(frozen=True)
@@ -136,10 +137,6 @@ USAGE = {
     "challenge": "challenge SIDE upheld|rejected", "undo": "undo", "score": "score LEFT RIGHT",
     "cube": "cube VALUE [SIDE]",
 }
-
-
-def _fmt(points: Fraction) -> str:
-    return str(points.numerator) if points.denominator == 1 else str(float(points))
 
 
 def _side(word: str) -> Side:

@@ -26,8 +26,8 @@ from .session import (
     journal_header,
     latest_journal,
     new_journal_path,
-    recover,
     replay,
+    resume,
     system_stamps,
 )
 from .sides import Pair, Side
@@ -62,15 +62,15 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
     checkpoint = config.device.checkpoint_ns
     latest = latest_journal(state_dir)
     if latest is not None:
+        replayed = None
         try:
             read = read_journal(latest)
-            unfinished = (read.header.data.get("config") == config.text
-                          and replay(read).engine.match.end_reason is None)
+            if read.header.data.get("config") == config.text:
+                replayed = replay(read)
         except (JournalError, ValueError) as exc:
             log.warning("the newest journal %s cannot be resumed: %s", latest, exc)
-            unfinished = False
-        if unfinished:
-            session, notes = recover(latest, key, stamps, checkpoint_ns=checkpoint)
+        if replayed is not None and replayed.engine.match.end_reason is None:
+            session, notes = resume(replayed, key, stamps, checkpoint_ns=checkpoint)
             return session, clock_ns() - session.engine.now, [f"recovered {latest}"] + notes
     stamp = stamps()
     path = new_journal_path(state_dir, stamp.wall)

@@ -289,15 +289,24 @@ class JournalWriter:
         return writer
 
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
+        """Write one record and fsync it. On failure the file is cut back to where it was, so a
+        later append (the disk came back) continues a whole, unbroken chain."""
         body = _body(self.next_seq, kind, t, stamp, data, self.prev)
         line = encode(self.key, body)
+        size = None
         try:
+            size = os.lseek(self.fd, 0, os.SEEK_END)
             written = os.write(self.fd, line)
             if written != len(line):
                 raise OSError(0, f"short write ({written} of {len(line)} bytes)")
             if self.fsync:
                 os.fsync(self.fd)
         except OSError as exc:
+            if size is not None:
+                try:
+                    os.ftruncate(self.fd, size)   # only ever our own half-written record
+                except OSError:
+                    pass
             raise JournalError(f"{self.path}: cannot append record {self.next_seq}: "
                                f"{exc.strerror}") from None
         record = Record(self.next_seq, kind, t, stamp.mono, stamp.boot, stamp.wall, data,

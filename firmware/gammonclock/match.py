@@ -246,12 +246,15 @@ def _copy(state: MatchState) -> MatchState:
 
 def start(rules: MatchRules, at: int = 0) -> MatchState:
     """The match before game 1, at instant `at`."""
-    crawford_game = (rules.crawford_active and not rules.crawford_played
-                     and crawford_due(rules.start_score, rules.length))
+    # `crawford_played` speaks of a start at match point; from any other score the Crawford
+    # game is still to come.
+    at_match_point = crawford_due(rules.start_score, rules.length)
+    crawford_done = rules.crawford_played and at_match_point
+    crawford_game = rules.crawford_active and not crawford_done and at_match_point
     return MatchState(
         rules=rules, now=at, phase=Phase.BETWEEN_GAMES, game=1, score=rules.start_score,
         cube_value=1, cube_owner=None, crawford_game=crawford_game,
-        crawford_done=rules.crawford_played, reserves=Pair.both(rules.reserve_ns), turn=None,
+        crawford_done=crawford_done, reserves=Pair.both(rules.reserve_ns), turn=None,
         turn_number=0, rolled=False, last_roll=None, offer=None, entry=None, brk=None,
         resume_phase=None, breaks_left=Pair.both(rules.breaks_per_player), white=None,
         must_start=None, overtime_used=Pair.both(False), rejected_challenges=Pair.both(0),
@@ -306,7 +309,7 @@ class _Step:
     def start_turn(self, side: Side) -> None:
         s, tc = self.s, self.s.rules.time
         s.turn = Turn.begin(side, self.t, s.reserves[side], tc.mode, tc.delay_ns)
-        s.rolled = False
+        s.rolled, s.last_roll = False, None      # a VOID now can only be about this turn's roll
         self.out.append(TurnStarted(self.t, side, s.reserves[side], tc.delay_ns))
 
     def end_turn(self, reason: TurnEndReason) -> TurnEnd:
@@ -567,6 +570,9 @@ class _Step:
         s = self.s
         if s.turn is not None:
             self.end_turn(TurnEndReason.ARBITER)
+        phase = s.resume_phase if s.phase is Phase.PAUSED else s.phase
+        if phase in (Phase.BETWEEN_GAMES, Phase.BREAK):
+            s.game = max(1, s.game - 1)   # no game in progress: `game` is the last one played
         s.score = award_match(loser, s.score, s.rules.length)
         self.end_match(loser.other, reason, flag=loser if reason is EndReason.FLAG else None)
 
@@ -675,7 +681,7 @@ class _Step:
             self.refuse(text, "half points exist only in longgammon")
             return
         s.score = new
-        if s.phase is Phase.BETWEEN_GAMES:
+        if s.phase in (Phase.BETWEEN_GAMES, Phase.BREAK):   # the next game is not under way
             s.crawford_game = (rules.crawford_active and not s.crawford_done
                                and crawford_due(new, rules.length))
         self.out.append(ScoreChanged(self.t, s.score, s.crawford_game))
@@ -688,14 +694,21 @@ class _Step:
         why = None
         if not s.cube_enabled:
             why = "no doubling cube in this game"
-        elif s.phase in (Phase.CUBE_OFFERED, Phase.BREAK):
-            why = "not while a double is offered" if s.offer else "not during a break"
+        elif s.offer is not None:
+            why = "not while a double is offered: undo it, or let it be taken or passed"
+        elif s.phase is Phase.BREAK:
+            why = "not during a break"
         elif c.value > 1 and owner is None:
             why = f"name the owner: cube {c.value} left|right"
         if why is not None:
             self.refuse(text, why)
             return
         s.cube_value, s.cube_owner = c.value, owner
+        if s.entry is not None:
+            # The result being entered is worth the corrected cube (§3: points × cube value).
+            proposals = proposal_cycle(s.rules.family, s.entry.holder, c.value,
+                                       s.rules.draw_points)
+            s.entry = replace(s.entry, proposals=proposals)
         self.out.append(CubeSet(self.t, c.value, owner))
 
     def arbiter_undo(self, _: cmd.Undo, text: str) -> None:  # pragma: no cover - engine's job

@@ -1,11 +1,12 @@
 """The real-time loop: one thread applies inputs in order, fires timers, and keeps the panels true.
 
 Hardware callbacks (buttons, the dice reader, the arbiter socket) only `submit` timestamped inputs;
-they never touch the match. The loop applies each input `GRACE_NS` after its instant, in the order
-of the instants, so a press made just before a flag is still charged at its edge even if its
-callback ran late; timers fire at their exact instants the same way. Between those moments the
-loop sleeps on its queue until the next thing is due: a timer, a checkpoint, or the instant a
-panel's digits change. It never polls.
+they never touch the match. The loop applies each input `GRACE_NS` after its instant and fires
+each timer (a flag, a hold recognised, a break's end, a checkpoint) `TIMER_GRACE_NS` after its
+instant, always in the order of the instants: a press made just before a flag is charged at its
+edge even if its callback ran up to 50 ms late, and a release that came just before `hold_s` keeps
+the press a tap. Between those moments the loop sleeps on its queue until the next thing is due:
+a timer, an input, or the instant a panel's digits change. It never polls.
 
 Engine time is host monotonic time minus `origin`: 0 when a new match starts, and the instant of
 the last journal record when a match is recovered, so an outage is charged to nobody.
@@ -29,8 +30,9 @@ from .session import Session
 
 log = logging.getLogger(__name__)
 
-GRACE_NS = 5_000_000          # how long the loop waits for a late callback before acting
-LATE_NS = 50_000_000          # an input this late is logged (it is still applied, at `now`)
+GRACE_NS = 5_000_000          # an input is applied this long after its edge (others may be late)
+TIMER_GRACE_NS = 50_000_000   # a timer fires this long after its instant: no late press slips
+LATE_NS = 50_000_000          # an input later than that is logged (and applied at the loop's now)
 
 
 class Presenter(Protocol):
@@ -44,13 +46,14 @@ class Presenter(Protocol):
 
 class ClockService:
     def __init__(self, session: Session, presenters: list[Presenter], *, origin: int,
-                 clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS
-                 ) -> None:
+                 clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS,
+                 timer_grace_ns: int = TIMER_GRACE_NS) -> None:
         self.session = session
         self.presenters = presenters
         self.origin = origin
         self.clock_ns = clock_ns
         self.grace_ns = grace_ns
+        self.timer_grace_ns = max(timer_grace_ns, grace_ns)
         self._inbox: queue.SimpleQueue[Input | None] = queue.SimpleQueue()
         self._pending: list[tuple[int, int, Input]] = []     # a heap by instant, then arrival
         self._arrivals = itertools.count()
@@ -94,7 +97,7 @@ class ClockService:
     def drain(self) -> None:
         """Apply every input still waiting out its grace, in order (the loop is stopping)."""
         self.step()
-        self.grace_ns = 0
+        self.grace_ns = self.timer_grace_ns = 0
         self.step()
 
     def _take(self, event: Input) -> None:
@@ -112,13 +115,15 @@ class ClockService:
             if item is not None:
                 self._take(item)
         now = self.engine_time(self.clock_ns())
-        ready = now - self.grace_ns
         while True:
             timer = self.session.next_wakeup()
             first = self._pending[0][0] if self._pending else None
-            if timer is not None and timer <= ready and (first is None or timer <= first):
+            if timer is not None and (first is None or timer <= first):
+                # The timer comes first; it (and every input after it) waits out its grace.
+                if timer > now - self.timer_grace_ns:
+                    break
                 self.present_all(self.session.advance(timer))
-            elif first is not None and first <= ready:
+            elif first is not None and first <= now - self.grace_ns:
                 _, _, event = heapq.heappop(self._pending)
                 self._feed(event)
             else:
@@ -158,8 +163,9 @@ class ClockService:
         """The monotonic instant of the next input, timer or redraw due."""
         candidates = [at for at in self._redraw_at if at is not None]
         timer = self.session.next_wakeup()
+        first = self._pending[0][0] if self._pending else None
         if timer is not None:
-            candidates.append(timer + self.grace_ns)
-        if self._pending:
-            candidates.append(self._pending[0][0] + self.grace_ns)
+            candidates.append(timer + self.timer_grace_ns)
+        if first is not None and (timer is None or first < timer):
+            candidates.append(first + self.grace_ns)   # inputs after a timer wait for it
         return min(candidates) + self.origin if candidates else None

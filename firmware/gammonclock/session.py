@@ -92,8 +92,10 @@ class Session:
     stamps: StampSource = field(default_factory=system_stamps)
     checkpoint_ns: int = 5_000_000_000
     observers: list[Observer] = field(default_factory=list)
-    journal_error: str | None = None       # the last write failure, for the displays
+    journal_error: str | None = None       # why records are waiting, for the displays
     failed_at: int | None = None           # the instant of that failure: retry a period later
+    # Records not yet on disk (the journal failed), in order, with the stamps of their moment.
+    backlog: list[tuple[str, int, dict[str, Any], Stamp]] = field(default_factory=list)
 
     def feed(self, event: Input) -> list[Effect]:
         """Apply one input; journal it with its effects; then tell the observers."""
@@ -132,8 +134,10 @@ class Session:
             self.journal.close()
 
     def _next_checkpoint(self) -> int | None:
-        journal = self.journal
-        if journal is None or journal.last_t is None or self.engine.match.running_side is None:
+        journal, match = self.journal, self.engine.match
+        # While a clock runs or a break counts down, a power cut must cost at most one interval.
+        if journal is None or journal.last_t is None or (
+                match.running_side is None and match.next_deadline() is None):
             return None
         due = journal.last_t + self.checkpoint_ns
         if self.failed_at is not None:       # not again at once: that would spin on a dead disk
@@ -145,14 +149,24 @@ class Session:
         return due is not None and t >= due
 
     def _write(self, kind: str, t: int, data: dict[str, Any]) -> None:
+        """Journal a record; if the journal fails, keep it (and every later one) in order until
+        a write succeeds again. The match goes on in memory meanwhile, and the displays say the
+        record is not being kept."""
         assert self.journal is not None
-        try:
-            self.journal.append(kind, t, data, self.stamps())
-            self.journal_error, self.failed_at = None, None
-        except JournalError as exc:
-            # The match goes on in memory; the displays say the record is not being kept.
-            self.journal_error, self.failed_at = str(exc), t
-            log.error("%s", exc)
+        self.backlog.append((kind, t, data, self.stamps()))
+        while self.backlog:
+            try:
+                self.journal.append(*self.backlog[0])
+            except JournalError as exc:
+                if self.journal_error is None:
+                    log.error("%s", exc)
+                self.journal_error = f"{exc} ({len(self.backlog)} records waiting)"
+                self.failed_at = t
+                return
+            self.backlog.pop(0)
+        if self.journal_error is not None:
+            log.warning("the journal is written again; nothing was lost")
+        self.journal_error, self.failed_at = None, None
 
     def _tell(self, effects: list[Effect]) -> None:
         if effects:
@@ -220,8 +234,14 @@ def recover(path: str | Path, key: bytes, stamps: StampSource, *, checkpoint_ns:
     the replay there; that file is kept as it is and the match goes on in a new journal that
     starts with the whole records before the damage.
     """
-    read = read_journal(path)
-    replayed = replay(read)
+    return resume(replay(read_journal(path)), key, stamps, checkpoint_ns=checkpoint_ns,
+                  observers=observers)
+
+
+def resume(replayed: Replayed, key: bytes, stamps: StampSource, *, checkpoint_ns: int,
+           observers: list[Observer] | None = None) -> tuple[Session, list[str]]:
+    """`recover` for a journal already replayed."""
+    read = replayed.read
     notes = read.problems() + [f"{read.path}: {len(replayed.diverged)} records replay "
                                f"differently with this version" for _ in replayed.diverged[:1]]
     last = read.last
