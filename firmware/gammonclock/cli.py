@@ -216,6 +216,31 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _arbiter(args: argparse.Namespace) -> int:
+    """Send one arbiter command (or `status`) to the clock running with this state directory."""
+    from .arbiter_socket import ask, socket_path
+
+    if not args.words:
+        return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
+    path = socket_path(_state_dir(args))
+    try:
+        answer = ask(path, args.words)
+    except OSError as exc:
+        return _fail(f"arbiter: no clock answers at {path} ({exc.strerror or exc})", status=3)
+    if args.json or "said" not in answer:
+        if "state" in answer and answer.get("ok"):
+            print(json.dumps(answer["state"], indent=None if args.json else 2))
+        elif args.json:
+            print(json.dumps(answer))
+    else:
+        for line in answer["said"]:
+            print(line)
+    if not answer.get("ok"):
+        print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
+        return 1 if "said" in answer else EXIT_BAD_INPUT
+    return 0
+
+
 def _match_summary(path: str) -> str:
     try:
         replayed = replay(read_journal(path))
@@ -265,6 +290,19 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("journal", help="the journal file")
     ver.add_argument("--state-dir", type=Path, help="where the device key is")
     ver.set_defaults(handler=_verify)
+
+    arb = commands.add_parser("arbiter", help="an arbiter's command to the running clock, or "
+                                              "`status`")
+    arb.add_argument("--state-dir", type=Path, help="the clock's state directory (before COMMAND)")
+    arb.add_argument("--json", action="store_true", help="print the reply as JSON (before COMMAND)")
+    # REMAINDER: the command's own words may start with "-" (`adjust left -30s`); the options
+    # above come first.
+    arb.add_argument("words", nargs=argparse.REMAINDER, metavar="COMMAND",
+                     help="pause, resume, adjust SIDE ±DURATION, deduct SIDE DURATION, add SIDE "
+                          "DURATION, point SIDE, forfeit SIDE [POINTS], disqualify SIDE, warn SIDE "
+                          "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
+                          "[SIDE], status")
+    arb.set_defaults(handler=_arbiter)
 
     exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")
     which = exp.add_mutually_exclusive_group(required=True)

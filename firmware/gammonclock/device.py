@@ -117,6 +117,9 @@ def build_device(config: Config, state_dir: str | Path, *, panels: Pair[Any] | N
                             service.submit, clock_ns=clock_ns)
         reader.start()
         device.closers.append(lambda: None if reader.stop() else None)
+    from .arbiter_socket import ArbiterServer, socket_path
+    arbiter = ArbiterServer(socket_path(state_dir), service)
+    device.closers.append(arbiter.close)
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns)
     # Close in this order: no more inputs, apply those that arrived, journal the instant.
     device.closers += [buttons.close, factory.close, service.drain,

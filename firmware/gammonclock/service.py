@@ -44,6 +44,18 @@ class Presenter(Protocol):
     def close(self) -> None: ...
 
 
+class Reply:
+    """Where the loop leaves what an input did, for a caller waiting on another thread (the
+    arbiter's socket)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.effects: list[Effect] = []
+
+    def wait(self, timeout: float) -> list[Effect] | None:
+        return self.effects if self.done.wait(timeout) else None
+
+
 class ClockService:
     def __init__(self, session: Session, presenters: list[Presenter], *, origin: int,
                  clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS,
@@ -54,17 +66,26 @@ class ClockService:
         self.clock_ns = clock_ns
         self.grace_ns = grace_ns
         self.timer_grace_ns = max(timer_grace_ns, grace_ns)
-        self._inbox: queue.SimpleQueue[Input | None] = queue.SimpleQueue()
-        self._pending: list[tuple[int, int, Input]] = []     # a heap by instant, then arrival
+        self._inbox: queue.SimpleQueue[tuple[Input, Reply | None] | None] = queue.SimpleQueue()
+        # A heap by instant, then arrival.
+        self._pending: list[tuple[int, int, Input, Reply | None]] = []
         self._arrivals = itertools.count()
         self._redraw_at: list[int | None] = [None] * len(presenters)
         self._stop = threading.Event()
 
     # --- from any thread --------------------------------------------------------------------
 
-    def submit(self, event: Input) -> None:
-        """Hand over an input stamped with the host's monotonic time (any thread)."""
-        self._inbox.put(event)
+    def submit(self, event: Input, reply: Reply | None = None) -> None:
+        """Hand over an input stamped with the host's monotonic time (any thread); `reply`, if
+        given, receives its effects once the loop has applied (and journaled) it."""
+        self._inbox.put((event, reply))
+
+    def status(self) -> dict[str, object]:
+        """The SPEC §9 state at this instant (any thread: the engine is an immutable value, and
+        bringing a copy to now changes nothing in the loop)."""
+        engine = self.session.engine
+        now = max(engine.now, self.engine_time(self.clock_ns()))
+        return engine.advance(now)[0].state_json()
 
     def stop(self) -> None:
         self._stop.set()
@@ -86,7 +107,7 @@ class ClockService:
             except queue.Empty:
                 continue
             if item is not None:
-                self._take(item)
+                self._take(*item)
         self.drain()
         for presenter in self.presenters:
             try:
@@ -100,10 +121,10 @@ class ClockService:
         self.grace_ns = self.timer_grace_ns = 0
         self.step()
 
-    def _take(self, event: Input) -> None:
+    def _take(self, event: Input, reply: Reply | None) -> None:
         """Move an arrived input into the pending heap, stamped in engine time."""
         at = self.engine_time(event.t)
-        heapq.heappush(self._pending, (at, next(self._arrivals), replace(event, t=at)))
+        heapq.heappush(self._pending, (at, next(self._arrivals), replace(event, t=at), reply))
 
     def step(self) -> int | None:
         """Do everything due by now; return the monotonic instant of the next thing due."""
@@ -113,7 +134,7 @@ class ClockService:
             except queue.Empty:
                 break
             if item is not None:
-                self._take(item)
+                self._take(*item)
         now = self.engine_time(self.clock_ns())
         while True:
             timer = self.session.next_wakeup()
@@ -124,14 +145,17 @@ class ClockService:
                     break
                 self.present_all(self.session.advance(timer))
             elif first is not None and first <= now - self.grace_ns:
-                _, _, event = heapq.heappop(self._pending)
-                self._feed(event)
+                _, _, event, reply = heapq.heappop(self._pending)
+                effects = self._feed(event)
+                if reply is not None:
+                    reply.effects = effects
+                    reply.done.set()
             else:
                 break
         self._redraw_due(now)
         return self._next_wake(now)
 
-    def _feed(self, event: Input) -> None:
+    def _feed(self, event: Input) -> list[Effect]:
         engine_now = self.session.engine.now
         if event.t < engine_now:
             # Its callback ran later than the grace: apply it now rather than rewrite history.
@@ -139,7 +163,9 @@ class ClockService:
                 log.warning("input %s arrived %.1f ms late", event,
                             (engine_now - event.t) / 1e6)
             event = replace(event, t=engine_now)
-        self.present_all(self.session.feed(event))
+        effects = self.session.feed(event)
+        self.present_all(effects)
+        return effects
 
     def present_all(self, effects: list[Effect]) -> None:
         t = self.session.engine.now

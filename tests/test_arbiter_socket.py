@@ -1,0 +1,103 @@
+"""The arbiter's control socket on a running device (mock pins, dummy panels)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gammonclock.arbiter_socket import ask, socket_path
+from gammonclock.cli import main
+from gammonclock.config import parse_config
+from gammonclock.device import Device, build_device
+from gammonclock.journal import JOURNALS_DIR, read_journal
+
+ROOT = Path(__file__).resolve().parents[1]
+MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
+    'pin_factory = "lgpio"', 'pin_factory = "mock"')
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
+    """A device whose service runs on a thread, and its state directory."""
+    device = build_device(parse_config(MOCK, "mock.toml"), tmp_path)
+    worker = threading.Thread(target=device.service.run, daemon=True)
+    worker.start()
+    try:
+        yield device, tmp_path
+    finally:
+        device.service.stop()
+        worker.join(timeout=5)
+        device.close()
+
+
+def test_status_is_the_spec_state_now(running):
+    _, state_dir = running
+    answer = ask(socket_path(state_dir), ["status"])
+    assert answer["ok"] is True
+    state = answer["state"]
+    assert (state["phase"], state["match_length"], state["running"]) == ("between_games", 7, None)
+    assert state["clock"]["left"]["reserve_ms"] == 14 * 60_000
+
+
+def test_a_command_is_applied_journaled_and_answered_with_what_it_did(running):
+    device, state_dir = running
+    answer = ask(socket_path(state_dir), ["deduct", "left", "30s"])
+    assert answer["ok"] is True
+    assert answer["said"] == ["arbiter: deduct left 30s", "left's reserve -30 s -> 13:30.0"]
+    assert answer["state"]["clock"]["left"]["reserve_ms"] == 13 * 60_000 + 30_000
+    # Journaled before the answer came back.
+    records = read_journal(device.session.journal.path).records
+    commands = [r.data["input"] for r in records if r.kind == "input"]
+    assert commands == [{"type": "arbiter", "command": "deduct left 30s"}]
+
+
+def test_a_refused_command_says_why_and_changes_nothing(running):
+    _, state_dir = running
+    answer = ask(socket_path(state_dir), ["deduct", "left", "10m"])
+    assert answer["ok"] is False
+    assert "more than half" in answer["error"]
+    assert answer["state"]["clock"]["left"]["reserve_ms"] == 14 * 60_000
+
+
+def test_words_that_are_no_command_are_an_error_and_reach_nothing(running):
+    device, state_dir = running
+    answer = ask(socket_path(state_dir), ["dedct", "left", "30s"])
+    assert answer == {"ok": False, "error": answer["error"]}
+    assert "unknown arbiter command" in answer["error"]
+    records = read_journal(device.session.journal.path).records
+    assert [r.kind for r in records] == ["header"]
+
+
+def test_the_arbiter_command_line(running, capsys):
+    _, state_dir = running
+    base = ["arbiter", "--state-dir", str(state_dir)]
+    assert main(base + ["adjust", "right", "-1m"]) == 0          # a word starting with "-"
+    assert "right's reserve -60 s -> 13:00.0" in capsys.readouterr().out
+    assert main(base + ["--json", "status"]) == 0                  # options go before COMMAND
+    state = json.loads(capsys.readouterr().out)
+    assert state["clock"]["right"]["reserve_ms"] == 13 * 60_000
+    assert main(base + ["deduct", "left", "10m"]) == 1
+    assert "more than half" in capsys.readouterr().err
+    assert main(base + ["frob"]) == 2
+
+
+def test_no_clock_running_is_a_clear_error(tmp_path, capsys):
+    assert main(["arbiter", "--state-dir", str(tmp_path), "status"]) == 3
+    assert "no clock answers" in capsys.readouterr().err
+
+
+def test_a_socket_left_by_a_crash_is_replaced_and_the_socket_goes_at_close(tmp_path):
+    stale = socket_path(tmp_path)
+    stale.write_text("left over")
+    device = build_device(parse_config(MOCK, "mock.toml"), tmp_path)
+    try:
+        assert stale.is_socket()
+        assert oct(stale.stat().st_mode & 0o777) == oct(0o660)
+    finally:
+        device.close()
+    assert not stale.exists()
+    assert (tmp_path / JOURNALS_DIR).is_dir()
