@@ -316,3 +316,44 @@ def test_a_real_backend_off_a_pi_is_a_clear_error_not_a_fallback(name):
 def test_an_unknown_backend_is_refused():
     with pytest.raises(HardwareError, match="use one of: lgpio, rpigpio, mock"):
         make_pin_factory("pigpio")
+
+
+def test_a_release_lost_in_bounce_is_delivered_once_the_button_settles():
+    # A tap shorter than debounce_ms: the engine ignores its release (fine point 3) and would
+    # believe the button down, then held. The board reads the pin after the edges settle and
+    # delivers its level, which the engine takes.
+    import threading as _threading
+
+    from gpiozero.pins.mock import MockFactory
+
+    from gammonclock.engine import Engine
+    from gammonclock.hardware.buttons import ButtonBoard
+    from gammonclock.rules import MatchRules
+    from gammonclock.sides import Button as _Button
+
+    factory = MockFactory()
+    edges = []
+    got = _threading.Event()
+
+    def sink(edge):
+        edges.append(edge)
+        if len(edges) == 3:
+            got.set()
+
+    board = ButtonBoard({_Button.LEFT: 17}, factory, sink, settle_ns=35_000_000)
+    try:
+        pin = factory.pin(17)
+        pin.drive_low()
+        pin.drive_high()                       # released at once: well inside 30 ms
+        assert got.wait(2), edges
+        assert [e.pressed for e in edges] == [True, False, False]
+        rules = MatchRules.defaults()          # debounce 30 ms
+        engine = Engine.start(rules)
+        for edge in edges:
+            engine, _ = engine.feed(edge)
+        assert engine.button(_Button.LEFT).down is False    # the settled level got through
+        engine, _ = engine.advance(edges[0].t + rules.hold_ns + 1)
+        assert engine.match.phase.value == "running"         # a tap, never a phantom hold
+    finally:
+        board.close()
+        factory.close()

@@ -34,6 +34,8 @@ from .sides import Pair, Side
 
 log = logging.getLogger(__name__)
 
+SETTLE_MARGIN_NS = 5_000_000   # a bounced button's level is read this long after debounce_ms
+
 
 @dataclass
 class Device:
@@ -120,7 +122,8 @@ def build_device(config: Config, state_dir: str | Path, *, panels: Pair[Any] | N
     from .arbiter_socket import ArbiterServer, socket_path
     arbiter = ArbiterServer(socket_path(state_dir), service)
     device.closers.append(arbiter.close)
-    buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns)
+    buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
+                          settle_ns=config.rules.debounce_ns + SETTLE_MARGIN_NS)
     # Close in this order: no more inputs, apply those that arrived, journal the instant.
     device.closers += [buttons.close, factory.close, service.drain,
                        lambda: session.checkpoint(max(session.engine.now,

@@ -24,6 +24,13 @@ cannot be right (negative, or older than `MAX_EDGE_AGE_NS`: a backend whose tick
 clock) is replaced by the callback's own clock read, with one warning. Edges never go back in
 time: the engine refuses an input before its last one, and lgpio may deliver edges of different
 pins a little out of order, so each edge is at least as late as the one delivered before it.
+
+**Settling after bounce.** The engine ignores an edge closer than `debounce_ms` to the last one it
+accepted (fine point 3). When a release bounces — or a tap is shorter than that — the edge that
+leaves the button up can be among the ignored ones, and the engine would believe the button still
+down (and, `hold_s` later, held). So when two edges of a button come closer than `settle_ns`, the
+board reads the pin once the edges have settled and delivers its level as one more edge: the
+engine takes it if it disagrees with what it believes, and ignores it otherwise.
 """
 
 from __future__ import annotations
@@ -93,7 +100,10 @@ class ButtonBoard:
 
     def __init__(self, pins: Mapping[Button, int], factory: Factory, sink: EdgeSink,
                  clock_ns: Callable[[], int] = time.monotonic_ns,
-                 log: logging.Logger = log) -> None:
+                 log: logging.Logger = log, settle_ns: int | None = None) -> None:
+        self._settle_ns = settle_ns
+        self._last_raw: dict[Button, int] = {}
+        self._settlers: dict[Button, threading.Timer] = {}
         self._factory = factory
         self._sink = sink
         self._clock_ns = clock_ns
@@ -145,10 +155,36 @@ class ButtonBoard:
                 self._last_t = t
                 # Pulled up, wired to ground: low is pressed.
                 self._sink(ButtonEdge(t, button, not state))
+                previous, self._last_raw[button] = self._last_raw.get(button), t
+                if (self._settle_ns is not None and previous is not None
+                        and t - previous < self._settle_ns):
+                    self._settle_later(button)
         except Exception:
             # The callback runs on the backend's thread: an exception there would be lost or
             # stop that thread; the clock must go on.
             self._log.exception("button %s: edge not delivered", button)
+
+    def _settle_later(self, button: Button) -> None:
+        """Deliver the button's level once its edges have been quiet for `settle_ns`."""
+        assert self._settle_ns is not None
+        if (old := self._settlers.get(button)) is not None:
+            old.cancel()
+        timer = threading.Timer(self._settle_ns / NS_PER_S, self._settled, (button,))
+        timer.daemon = True
+        self._settlers[button] = timer
+        timer.start()
+
+    def _settled(self, button: Button) -> None:
+        try:
+            with self._lock:
+                device = self._devices.get(button)
+                if device is None:
+                    return                          # closed meanwhile
+                t = max(self._clock_ns(), self._last_t or 0)
+                self._last_t = t
+                self._sink(ButtonEdge(t, button, bool(device.is_active)))
+        except Exception:
+            self._log.exception("button %s: settled level not delivered", button)
 
     def _edge_time(self, ticks: Any) -> int:
         """The instant of an edge with backend tick `ticks`, on the `clock_ns` base."""
@@ -180,6 +216,8 @@ class ButtonBoard:
 
     def close(self) -> None:
         """Stop the callbacks and release the pins; safe to call twice."""
+        for timer in self._settlers.values():
+            timer.cancel()
         for button, device in list(self._devices.items()):
             try:
                 if device.pin is not None:
