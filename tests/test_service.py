@@ -493,36 +493,39 @@ def test_a_failing_journal_does_not_hang_the_loop_while_a_clock_runs():
 
 # --- the timer grace: a late callback of a press made before a timer still counts -----------
 
-def test_a_press_just_before_the_flag_counts_though_its_callback_comes_late():
-    # right's clock runs from 0 with 1 s reserve + 12 s delay (flag at 13 s). right presses
-    # 1 ms before the flag, but the callback reaches the loop 30 ms later (beyond GRACE_NS).
+FLAG_AT = 13 * S      # right's turn from 0 with 1 s reserve + 12 s delay
+
+
+def right_on_the_clock_with_a_second_left() -> Rig:
+    """A rig with the device's timer grace; left has started the game: right's clock runs."""
     rig = make_rig(rules=MatchRules.defaults(reserve_ns=S), timer_grace_ns=TIMER_GRACE_NS)
     rig.clock.at(0)
-    rig.service.submit(edge(0, Button.LEFT, True))            # the game starts: right's clock
+    rig.service.submit(edge(0, Button.LEFT, True))
     rig.service.submit(edge(100 * MS, Button.LEFT, False))
     rig.step_at(100 * MS + GRACE_NS)
-    flag_at = 13 * S
-    for now in (flag_at, flag_at + 10 * MS, flag_at + 29 * MS):
+    return rig
+
+
+def test_a_press_just_before_the_flag_counts_though_its_callback_comes_late():
+    # right presses 1 ms before the flag, but the callback reaches the loop 30 ms later
+    # (beyond GRACE_NS).
+    rig = right_on_the_clock_with_a_second_left()
+    for now in (FLAG_AT, FLAG_AT + 10 * MS, FLAG_AT + 29 * MS):
         rig.step_at(now)                             # the loop wakes meanwhile (display, …)
     assert rig.engine.state_json()["phase"] == "running"
-    rig.service.submit(edge(flag_at - MS, Button.RIGHT, True))
-    rig.step_at(flag_at + 30 * MS)
-    rig.step_at(flag_at + TIMER_GRACE_NS)
+    rig.service.submit(edge(FLAG_AT - MS, Button.RIGHT, True))
+    rig.step_at(FLAG_AT + 30 * MS)
+    rig.step_at(FLAG_AT + TIMER_GRACE_NS)
     state = rig.engine.state_json()
     assert state["phase"] == "running" and state["running"] == "left"
     assert state["flag"] is None
 
 
 def test_a_timer_waits_its_grace_and_inputs_after_it_wait_for_it():
-    rig = make_rig(rules=MatchRules.defaults(reserve_ns=S), timer_grace_ns=TIMER_GRACE_NS)
-    rig.clock.at(0)
-    rig.service.submit(edge(0, Button.LEFT, True))            # the game starts: right's clock
-    rig.service.submit(edge(100 * MS, Button.LEFT, False))
-    rig.step_at(100 * MS + GRACE_NS)
-    flag_at = 13 * S
-    rig.service.submit(edge(flag_at + MS, Button.RIGHT, True))     # after the flag: too late
-    assert rig.step_at(flag_at + 10 * MS) == ORIGIN + flag_at + TIMER_GRACE_NS
+    rig = right_on_the_clock_with_a_second_left()
+    rig.service.submit(edge(FLAG_AT + MS, Button.RIGHT, True))     # after the flag: too late
+    assert rig.step_at(FLAG_AT + 10 * MS) == ORIGIN + FLAG_AT + TIMER_GRACE_NS
     assert rig.engine.state_json()["phase"] == "running"          # neither applied yet
-    rig.step_at(flag_at + TIMER_GRACE_NS)
+    rig.step_at(FLAG_AT + TIMER_GRACE_NS)
     state = rig.engine.state_json()
     assert (state["phase"], state["flag"]) == ("match_over", "right")
