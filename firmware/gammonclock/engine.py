@@ -63,9 +63,12 @@ class Press:
 
 @dataclass(frozen=True)
 class ButtonState:
-    down: bool = False
     last_edge_at: int | None = None   # the last accepted edge, for debounce
     press: Press | None = None        # the press in progress while down
+
+    @property
+    def down(self) -> bool:
+        return self.press is not None
 
 
 @dataclass(frozen=True)
@@ -216,10 +219,10 @@ class Engine:
                 and edge.t - current.last_edge_at < self.rules.debounce_ns):
             return self, []          # bounce
         if not edge.pressed:
-            return self._with_button(edge.button, ButtonState(False, edge.t, None)), []
+            return self._with_button(edge.button, ButtonState(edge.t, None)), []
         engine, effects = self._fold(Tap(edge.t, edge.button))
         press = Press(edge.t, engine.serials - 1)
-        return engine._with_button(edge.button, ButtonState(True, edge.t, press)), effects
+        return engine._with_button(edge.button, ButtonState(edge.t, press)), effects
 
     def _fold(self, event: m.Event) -> tuple[Engine, list[Effect]]:
         """Fold one event into the match and the history."""

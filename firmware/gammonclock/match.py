@@ -145,7 +145,6 @@ class ResultEntry:
     proposals: tuple[GameResult, ...]
     index: int
     resume_phase: Phase  # where a cancel goes back to
-    passed: bool         # the holder passed a double
 
     @property
     def proposal(self) -> GameResult:
@@ -491,7 +490,7 @@ class _Step:
         value = s.offer.value if passed and s.offer is not None else s.cube_value
         proposals = proposal_cycle(s.rules.family, holder, value, s.rules.draw_points,
                                    passed_by=holder if passed else None)
-        s.entry = ResultEntry(holder, proposals, 0, s.phase, passed)
+        s.entry = ResultEntry(holder, proposals, 0, s.phase)
         s.phase = Phase.RESULT_ENTRY
         self.out.append(ResultEntryStarted(self.t, holder, s.entry.proposal, passed))
 

@@ -242,8 +242,10 @@ def resume(replayed: Replayed, key: bytes, stamps: StampSource, *, checkpoint_ns
            observers: list[Observer] | None = None) -> tuple[Session, list[str]]:
     """`recover` for a journal already replayed."""
     read = replayed.read
-    notes = read.problems() + [f"{read.path}: {len(replayed.diverged)} records replay "
-                               f"differently with this version" for _ in replayed.diverged[:1]]
+    notes = read.problems()
+    if replayed.diverged:
+        notes.append(f"{read.path}: {len(replayed.diverged)} records replay differently with "
+                     "this version")
     last = read.last
     if read.stopped:
         writer = _continue_in_new_journal(read, key, stamps())

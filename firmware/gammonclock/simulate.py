@@ -64,11 +64,6 @@ class _Driver:
                 self.show(due, effects)
 
 
-def run_until(session: Session, t: int, pace: Callable[[int], None] | None = None) -> None:
-    """Fire every timer due up to `t`, one step per instant."""
-    _Driver(session, (), pace).run_until(t)
-
-
 def run_script(session: Session, inputs: Iterable[Input], end: int,
                pace: Callable[[int], None] | None = None,
                presenters: Sequence[Presenter] = ()) -> Session:

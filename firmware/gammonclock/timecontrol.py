@@ -102,10 +102,14 @@ class Turn:
         applied = max(-shown, delta)
         return replace(self, start_reserve=self.start_reserve + applied), applied
 
+    def _spent(self, t: int) -> tuple[int, int]:
+        """(span, simple delay used) of the turn at `t`."""
+        span = self.elapsed_at(t)
+        return span, (min(span, self.delay) if self.mode is TimeMode.DELAY else 0)
+
     def end(self, t: int) -> TurnEnd:
         """The end-of-turn rule of the mode, applied at `t` (at a frozen turn's frozen time)."""
-        span = self.elapsed_at(t)
-        delay_used = min(span, self.delay) if self.mode is TimeMode.DELAY else 0
+        span, delay_used = self._spent(t)
         charged = span - delay_used
         if self.mode is TimeMode.BRONSTEIN:
             refund = min(span, self.delay)
@@ -117,6 +121,5 @@ class Turn:
 
     def flag_end(self, t: int) -> TurnEnd:
         """A flag at `t` freezes the clock at zero: no refund, nothing added."""
-        span = self.elapsed_at(t)
-        delay_used = min(span, self.delay) if self.mode is TimeMode.DELAY else 0
+        span, delay_used = self._spent(t)
         return TurnEnd(span, delay_used, span - delay_used, 0, 0)

@@ -44,15 +44,14 @@ from typing import Any
 from gpiozero import InputDevice  # type: ignore[import-untyped]
 from gpiozero.pins import Factory  # type: ignore[import-untyped]
 
+from ..config import PIN_FACTORIES as PIN_FACTORY_NAMES
+from ..durations import NS_PER_S
 from ..engine import ButtonEdge
 from ..sides import Button
 from .errors import HardwareError
 
-NS_PER_S = 1_000_000_000
 # An edge older than this when its callback runs is a clock mix-up, not a slow callback.
 MAX_EDGE_AGE_NS = 10 * NS_PER_S
-
-PIN_FACTORY_NAMES = ("lgpio", "rpigpio", "mock")
 
 _HINTS = {
     "lgpio": "install lgpio (Raspberry Pi OS: sudo apt install python3-lgpio; pip: "
