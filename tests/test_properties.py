@@ -1192,8 +1192,8 @@ def _normalised(whole: str, frac: str) -> str:
 
 
 @MANY
-@given(whole=st.text(DIGITS, min_size=1, max_size=7), frac=st.text(DIGITS, max_size=9))
-def test_seconds_text_round_trips_exactly(whole, frac):
+@given(whole=st.text(DIGITS, min_size=1, max_size=6), frac=st.text(DIGITS, max_size=9))
+def test_seconds_text_round_trips_exactly(whole, frac):   # under 1 000 h: the bound on durations
     text = whole + (f".{frac}" if frac else "")
     ns = int(whole) * NS + (int(frac.ljust(9, "0")) if frac else 0)
     assert parse_duration(f"{text}s") == ns
@@ -1224,16 +1224,18 @@ def test_format_seconds_parses_back(ns):
                                  st.text(DIGITS, max_size=12), st.sampled_from(list(UNIT_NS))),
                        min_size=1, max_size=4))
 def test_duration_groups_add_up_exactly_or_are_refused(groups):
-    """Groups add up (`2m30s`); a group finer than a nanosecond is an error, never rounded."""
+    """Groups add up (`2m30s`); a group finer than a nanosecond is an error, never rounded, and
+    so is a sum over 1 000 h (the bound on every duration from outside, issue 7)."""
     text = "".join(w + (f".{f}" if f else "") + u for w, f, u in groups)
     parts = [(Fraction(int(w)) + (Fraction(int(f), 10 ** len(f)) if f else 0)) * UNIT_NS[u]
              for w, f, u in groups]
-    if any(p.denominator != 1 for p in parts):
+    if any(p.denominator != 1 for p in parts) or sum(parts) > 1000 * 3600 * NS:
         try:
             parse_duration(text)
         except DurationError:
             return
-        raise AssertionError(f"{text!r} is finer than a nanosecond and was accepted")
+        raise AssertionError(f"{text!r} is finer than a nanosecond or over 1 000 h and was "
+                             "accepted")
     assert parse_duration(text) == int(sum(parts))
 
 

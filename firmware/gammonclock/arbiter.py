@@ -11,7 +11,19 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from .durations import DurationError, format_seconds, parse_duration, parse_signed_duration
+from .durations import (
+    MAX_CUBE,
+    MAX_DIGITS,
+    MAX_POINTS,
+    MAX_TEXT_LENGTH,
+    DurationError,
+    format_seconds,
+    has_control_characters,
+    is_small_decimal,
+    parse_duration,
+    parse_signed_duration,
+    shorten,
+)
 from .rules import format_score
 from .sides import Side
 
@@ -139,30 +151,58 @@ USAGE = {
 }
 
 
+def _quoted(word: str) -> str:
+    return shorten(repr(word))
+
+
 def _side(word: str) -> Side:
     try:
         return Side(word.lower())
     except ValueError:
-        raise ArbiterSyntaxError(f"{word!r} is not a side (left or right)") from None
+        raise ArbiterSyntaxError(f"{_quoted(word)} is not a side (left or right)") from None
 
 
 def _points(word: str) -> Fraction:
-    """A score: a non-negative number in whole or half points."""
+    """A score: whole or half points from 0 to `MAX_POINTS`, its size checked before any
+    arithmetic (`Fraction(Decimal("1e999999999"))` would compute 10**999999999)."""
     try:
-        if not word.isascii():   # Decimal reads other scripts' digits too
+        if not word.isascii() or len(word) > MAX_DIGITS:   # Decimal reads other scripts' digits
             raise ValueError(word)
-        value = Fraction(Decimal(word))
-    except (InvalidOperation, ValueError, OverflowError):   # OverflowError: "inf"
-        raise ArbiterSyntaxError(f"{word!r} is not a score") from None
-    if value < 0 or (value * 2).denominator != 1:
-        raise ArbiterSyntaxError(f"{word!r} is not a score (whole or half points, not negative)")
-    return value
+        number = Decimal(word)
+    except (InvalidOperation, ValueError):
+        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score") from None
+    if not number.is_finite():
+        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score")
+    if number > MAX_POINTS:   # compared by exponents: cheap however many zeros the word means
+        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score (at most {MAX_POINTS}, "
+                                 "the longest match)")
+    if number < 0 or not is_small_decimal(number) or (Fraction(number) * 2).denominator != 1:
+        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score (whole or half points, "
+                                 "not negative)")
+    return Fraction(number)
 
 
-def _whole(word: str) -> int | None:
-    """A whole number in ASCII digits, else None (`str.isdigit` also takes "²", which `int`
-    refuses, and other scripts' digits)."""
-    return int(word) if word.isascii() and word.isdigit() else None
+def _whole(word: str, high: int) -> int | None:
+    """A whole number from 0 to `high` in ASCII digits, else None (`str.isdigit` also takes "²",
+    which `int` refuses, and other scripts' digits; the length is checked before `int`)."""
+    digits = word.lstrip("0") or "0"
+    if not (word.isascii() and word.isdigit()) or len(digits) > len(str(high)):
+        return None
+    value = int(digits)
+    return value if value <= high else None
+
+
+def _text(words: list[str]) -> str:
+    """A warning's text: at most `MAX_TEXT_LENGTH` characters, none of them a control character
+    (it goes to the log and the panels as it is)."""
+    text = " ".join(words)
+    if len(text) > MAX_TEXT_LENGTH:
+        raise ArbiterSyntaxError(f"the text is {len(text)} characters long; "
+                                 f"at most {MAX_TEXT_LENGTH}")
+    if has_control_characters(text):
+        raise ArbiterSyntaxError("the text holds a control character (NUL, newline, escape, …); "
+                                 "use printable characters only")
+    return text
 
 
 def _duration(word: str, signed: bool = False) -> int:
@@ -178,7 +218,7 @@ def parse_command(words: list[str]) -> Command:
         raise ArbiterSyntaxError(f"no command; expected one of: {', '.join(USAGE)}")
     name, args = words[0].lower(), words[1:]
     if name not in USAGE:
-        raise ArbiterSyntaxError(f"unknown arbiter command {words[0]!r}; "
+        raise ArbiterSyntaxError(f"unknown arbiter command {_quoted(words[0])}; "
                                  f"expected one of: {', '.join(USAGE)}")
     try:
         return _build(name, args)
@@ -200,22 +240,24 @@ def _build(name: str, args: list[str]) -> Command:
     if name == "warn":
         if len(args) < 2:
             raise ArbiterSyntaxError("warn needs a side and a text")
-        return Warn(_side(args[0]), " ".join(args[1:]))
+        return Warn(_side(args[0]), _text(args[1:]))
     if name == "forfeit":
         if len(args) not in (1, 2):
             raise ArbiterSyntaxError("forfeit takes a side and optionally the points")
         points = None
         if len(args) == 2:
-            points = _whole(args[1])
+            points = _whole(args[1], MAX_POINTS)
             if points is None or points < 1:
-                raise ArbiterSyntaxError(f"{args[1]!r} is not a number of points (1 or more)")
+                raise ArbiterSyntaxError(f"{_quoted(args[1])} is not a number of points "
+                                         f"(1 to {MAX_POINTS})")
         return Forfeit(_side(args[0]), points)
     if name == "cube":
         if len(args) not in (1, 2):
             raise ArbiterSyntaxError("cube takes a value and optionally the owner")
-        value = _whole(args[0])
+        value = _whole(args[0], MAX_CUBE)
         if value is None or value < 1 or value & (value - 1):
-            raise ArbiterSyntaxError(f"{args[0]!r} is not a cube value (1, 2, 4, 8, …)")
+            raise ArbiterSyntaxError(f"{_quoted(args[0])} is not a cube value (a power of two "
+                                     f"from 1 to {MAX_CUBE})")
         owner = _side(args[1]) if len(args) == 2 else None
         if value == 1 and owner is not None:
             raise ArbiterSyntaxError("a cube at 1 is in the middle and has no owner")
@@ -229,7 +271,7 @@ def _build(name: str, args: list[str]) -> Command:
     if name == "challenge":
         exactly(2)
         if args[1].lower() not in ("upheld", "rejected"):
-            raise ArbiterSyntaxError(f"{args[1]!r} is not an outcome (upheld or rejected)")
+            raise ArbiterSyntaxError(f"{_quoted(args[1])} is not an outcome (upheld or rejected)")
         return Challenge(_side(args[0]), args[1].lower() == "upheld")
     exactly(2)   # adjust, deduct, add
     side = _side(args[0])

@@ -17,12 +17,20 @@ from typing import Any, TypeVar
 
 from .durations import (
     DURATION_HINT,
+    MAX_DIGITS,
+    MAX_POINTS,
     NS_PER_MS,
     NS_PER_S,
+    SHOWN_LENGTH,
     DurationError,
+    DurationRangeError,
     decimal_to_ns,
+    escaped,
     format_seconds,
+    has_control_characters,
+    is_small_decimal,
     parse_duration,
+    shorten,
 )
 from .rules import (
     DEFAULT_DEBOUNCE_NS,
@@ -134,7 +142,8 @@ class _Reader:
         self.problems: list[str] = []
 
     def problem(self, key: str, message: str) -> None:
-        self.problems.append(f"{key}: {message}")
+        # The key as written may be any TOML string ("a\nb" = 1): one line, cut short.
+        self.problems.append(f"{shorten(escaped(key), 2 * SHOWN_LENGTH)}: {message}")
 
     def check_keys(self, table: dict[str, Any] | None = None, prefix: str = "") -> None:
         table = self.data if table is None else table
@@ -178,15 +187,24 @@ class _Reader:
 
 
 def _shown(value: Any) -> str:
+    """`value` as written in TOML, cut short: a message never repeats a 5 000-digit number."""
+    return shorten(_written(value, depth=0))
+
+
+def _written(value: Any, depth: int) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f'"{value}"'
+        return '"' + shorten(escaped(value)) + '"'
     if isinstance(value, list):   # as written in TOML, not as Python's repr of Decimals
-        return "[" + ", ".join(map(_shown, value)) + "]"
+        if depth > 2 or len(value) > 8:
+            return "[…]"
+        return "[" + ", ".join(_written(v, depth + 1) for v in value) + "]"
     if isinstance(value, dict):
         return "a table"
-    return str(value)
+    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
+        return "a number with too many digits"   # str() itself fails over 4 300 digits
+    return shorten(str(value))
 
 
 def _boolean(value: Any) -> bool:
@@ -207,7 +225,7 @@ def _integer(low: int, high: int) -> Callable[[Any], int]:
         if not isinstance(value, int) or isinstance(value, bool):
             raise ValueError(f"{_shown(value)} is not a whole number; use {low}..{high}")
         if not low <= value <= high:
-            raise ValueError(f"{value} is out of range; use {low}..{high}")
+            raise ValueError(f"{_shown(value)} is out of range; use {low}..{high}")
         return value
     return convert
 
@@ -226,6 +244,9 @@ def _name(value: Any) -> str:
         raise ValueError(f"{_shown(value)} is not a name (a non-empty string)")
     if len(value) > MAX_NAME_LENGTH:
         raise ValueError(f"{_shown(value)} is longer than {MAX_NAME_LENGTH} characters")
+    if has_control_characters(value):
+        raise ValueError(f"{_shown(value)} holds a control character (NUL, newline, tab, "
+                         "escape, …); a name is printable characters only")
     return value.strip()
 
 
@@ -233,10 +254,12 @@ def _duration(*, allow_zero: bool = False, at_most_ns: int | None = None) -> Cal
     """A number of seconds or a string like "2m30s"; above zero unless `allow_zero`."""
     def convert(value: Any) -> int:
         if _is_number(value):
-            ns = decimal_to_ns(value)
+            ns = decimal_to_ns(value, shown=_shown(value))
         elif isinstance(value, str):
             try:
                 ns = parse_duration(value)
+            except DurationRangeError as exc:   # well formed, but too long or too many digits
+                raise ValueError(f"{_shown(value)} {exc.reason}") from None
             except DurationError:
                 raise ValueError(f"{_shown(value)} is not a duration; {DURATION_HINT}") from None
         else:
@@ -255,21 +278,28 @@ def _number_ns(low: Decimal, high: Decimal, scale_ns: int, unit: str) -> Callabl
         if not _is_number(value):
             raise ValueError(f"{_shown(value)} is not a number; use {low}..{high} ({unit})")
         if not low <= value <= high:
-            raise ValueError(f"{value} is out of range; use {low}..{high} ({unit})")
-        return decimal_to_ns(value, scale_ns)
+            raise ValueError(f"{_shown(value)} is out of range; use {low}..{high} ({unit})")
+        return decimal_to_ns(value, scale_ns, shown=_shown(value))
     return convert
 
 
 def _start_score(length: int, halves: bool) -> Callable[[Any], Pair[Fraction]]:
-    """`length` 0 (missing or invalid): check all but the upper bound."""
+    """`length` 0 (missing or invalid): the upper bound is the longest match length."""
     def convert(value: Any) -> Pair[Fraction]:
         if not isinstance(value, list) or len(value) != 2 or not all(map(_is_number, value)):
             raise ValueError(f"{_shown(value)} is not a score; use [left, right], e.g. [0, 0]")
+        # Bounds first, by comparison: `Fraction(Decimal("1e999999999"))` computes 10**999999999.
+        for v in value:
+            if v < 0 or v >= (length or MAX_POINTS):
+                raise ValueError(f"{_shown(value)}: each score must be 0 or more and below the "
+                                 + (f"match length {length}" if length
+                                    else f"longest match length, {MAX_POINTS}"))
+        if not all(is_small_decimal(Decimal(v)) for v in value):
+            raise ValueError(f"{_shown(value)}: "
+                             + ("scores are whole or half points" if halves
+                                else "half points exist only in longgammon"))
         score = Pair(Fraction(value[0]), Fraction(value[1]))
         for v in score:
-            if v < 0 or (length and v >= length):
-                raise ValueError(f"{_shown(value)}: each score must be 0 or more and below the "
-                                 f"match length {length}")
             if v.denominator != 1 and not (halves and v.denominator == 2):
                 raise ValueError(f"{_shown(value)}: "
                                  + ("scores are whole or half points" if halves
@@ -284,6 +314,10 @@ def parse_config(text: str, path: str = "<config>") -> Config:
         data = tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, [f"not valid TOML: {exc}"]) from None
+    except ValueError:   # tomllib lets int() refuse a number over 4 300 digits
+        raise ConfigError(path, ["not valid TOML: a number with too many digits"]) from None
+    except RecursionError:   # arrays or inline tables nested thousands deep
+        raise ConfigError(path, ["not valid TOML: arrays or tables nested too deeply"]) from None
     r = _Reader(data)
     r.check_keys()
 

@@ -2,17 +2,33 @@
 
 Binary floating point never touches a duration: "31.9" is 31 900 000 000 ns exactly. The config
 (TOML floats are read as `Decimal`), the simulation script and the arbiter commands all parse here.
+
+The bounds on every number and text from outside (config, script, arbiter words, `--speed`) are
+here too, in one place: each is checked before any arithmetic, so that no input can freeze the
+clock (`Fraction(Decimal("1e999999999"))` computes 10**999999999) or flood its memory.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 NS_PER_MIN = 60 * NS_PER_S
+NS_PER_H = 60 * NS_PER_MIN
+
+# --- bounds on what comes from outside: far beyond any match, small enough to be harmless ----
+MAX_DURATION_NS = 1000 * NS_PER_H   # any duration, script TIME, `+SECONDS`, adjustment: 1 000 h
+MAX_DIGITS = 30                     # digits of a number's text (and its exponent's reach) at most
+MAX_POINTS = 99                     # scores and forfeited points: the longest match length
+MAX_CUBE = 4096                     # 2**12: the highest cube value a command may set
+MAX_TEXT_LENGTH = 200               # an arbiter's warning
+MIN_SPEED = 0.01                    # `simulate --speed`: times faster than real time; slower,
+MAX_SPEED = 10_000                  # a 1 000 h script's waits would overflow `time.sleep`
+SHOWN_LENGTH = 40                   # a value quoted in a message is cut to this many characters
 
 _UNIT_NS = {"h": 3600 * NS_PER_S, "m": NS_PER_MIN, "s": NS_PER_S, "ms": NS_PER_MS}
 # ASCII digits only: a bare `\d` also takes other scripts' digits ("٣s"), which `Decimal` reads.
@@ -20,35 +36,103 @@ _GROUP = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|h|m|s)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
 
 DURATION_HINT = 'use e.g. "12s", "2m30s", "2.5m", "1500ms"'
+MAX_DURATION_TEXT = "1000h"         # MAX_DURATION_NS as the messages say it
+_TOO_LONG = f"is too long; at most {MAX_DURATION_TEXT}"
+_TOO_MANY_DIGITS = f"has too many digits; at most {MAX_DIGITS}"
 
 
 class DurationError(ValueError):
     """Text that is not a duration; the message says what is wrong and what would do."""
 
 
-def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S) -> int:
-    """`value` units of `scale_ns` nanoseconds, exactly; a fraction of a nanosecond is an error.
+class DurationRangeError(DurationError):
+    """A well-formed number beyond the bounds: `reason` says which ("is too long; …")."""
+
+    def __init__(self, shown: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"{shown} {reason}")
+
+
+def shorten(text: str, limit: int = SHOWN_LENGTH) -> str:
+    """`text` cut to `limit` characters for a message: a 5 000-digit number is not repeated."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def escaped(text: str) -> str:
+    """`text` with every control character written as an escape (`\\u0000`): a message stays
+    one line, and shows what is there."""
+    return "".join(f"\\u{ord(c):04x}" if _is_control(c) else c for c in text)
+
+
+def _is_control(char: str) -> bool:
+    return unicodedata.category(char).startswith("C")
+
+
+def has_control_characters(text: str) -> bool:
+    """True when `text` holds a control, format or unassigned character (Unicode category C*):
+    NUL, a newline, an escape sequence or a direction override has no place on a panel or in
+    a log line."""
+    return any(map(_is_control, text))
+
+
+def is_small_decimal(number: Decimal) -> bool:
+    """A finite number of at most `MAX_DIGITS` digits whose exponent stays within `MAX_DIGITS`:
+    exact arithmetic on it (a `Fraction`) is cheap. Checked from its digits, not its value."""
+    if not number.is_finite():
+        return False
+    _, digits, exponent = number.as_tuple()
+    assert isinstance(exponent, int)   # finite
+    return len(digits) <= MAX_DIGITS and -MAX_DIGITS <= exponent <= MAX_DIGITS
+
+
+def _shown_number(value: Decimal | int) -> str:
+    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
+        return "a number with too many digits"   # str() of it may itself fail (over 4 300 digits)
+    return shorten(str(value))
+
+
+def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S, *,
+                  shown: str | None = None) -> int:
+    """`value` units of `scale_ns` nanoseconds, exactly; a fraction of a nanosecond is an error,
+    and so is more than `MAX_DURATION_NS` either way.
 
     The product is taken as a `Fraction`: `Decimal` arithmetic rounds to 28 digits, and TOML's
-    `inf` and `nan` reach here as Decimals too.
+    `inf` and `nan` reach here as Decimals too. The size is checked from the digits first.
+    `shown` is how messages quote the value (the text it came from).
     """
+    shown = shown or _shown_number(value)
+    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
+        raise DurationRangeError(shown, _TOO_LONG)
     number = Decimal(value)
     if not number.is_finite():
-        raise DurationError(f"{value} is not a finite number")
+        raise DurationError(f"{shown} is not a finite number")
+    if number and number.adjusted() > MAX_DIGITS:
+        raise DurationRangeError(shown, _TOO_LONG)
+    if not is_small_decimal(number):
+        raise DurationRangeError(shown, _TOO_MANY_DIGITS)
     ns = Fraction(number) * scale_ns
     if ns.denominator != 1:
-        raise DurationError(f"{value} is finer than a nanosecond")
+        raise DurationError(f"{shown} is finer than a nanosecond")
+    if abs(ns) > MAX_DURATION_NS:
+        raise DurationRangeError(shown, _TOO_LONG)
     return int(ns)
+
+
+def _decimal(text: str, what: str) -> Decimal:
+    """The Decimal of a number's text already matched by a pattern, its length checked first."""
+    if sum(c.isdigit() for c in text) > MAX_DIGITS:
+        raise DurationRangeError(shorten(repr(text)), _TOO_MANY_DIGITS)
+    try:
+        return Decimal(text)
+    except InvalidOperation as exc:  # pragma: no cover - the patterns already reject these
+        raise DurationError(f"{shorten(repr(text))} is not {what}") from exc
 
 
 def seconds_to_ns(text: str) -> int:
     """A plain decimal number of seconds ("12", "12.5", "+3", "-0.25") as nanoseconds."""
     if not _NUMBER.fullmatch(text):
-        raise DurationError(f"{text!r} is not a number of seconds")
-    try:
-        return decimal_to_ns(Decimal(text))
-    except InvalidOperation as exc:  # pragma: no cover - the regex already rejects these
-        raise DurationError(f"{text!r} is not a number of seconds") from exc
+        raise DurationError(f"{shorten(repr(text))} is not a number of seconds")
+    return decimal_to_ns(_decimal(text, "a number of seconds"), shown=shorten(repr(text)))
 
 
 def parse_duration(text: str, *, bare_seconds: bool = False) -> int:
@@ -64,10 +148,13 @@ def parse_duration(text: str, *, bare_seconds: bool = False) -> int:
     for match in _GROUP.finditer(stripped):
         if match.start() != pos:
             break
-        total += decimal_to_ns(Decimal(match.group(1)), _UNIT_NS[match.group(2)])
+        total += decimal_to_ns(_decimal(match.group(1), "a duration"), _UNIT_NS[match.group(2)],
+                               shown=shorten(repr(text)))
+        if total > MAX_DURATION_NS:   # "999h999h…": each group is bounded, so is their sum
+            raise DurationRangeError(shorten(repr(text)), _TOO_LONG)
         pos = match.end()
     if pos == 0 or pos != len(stripped):
-        raise DurationError(f"{text!r} is not a duration; {DURATION_HINT}")
+        raise DurationError(f"{shorten(repr(text))} is not a duration; {DURATION_HINT}")
     return total
 
 

@@ -5,6 +5,9 @@ line's TIME, parsed exactly. `tap` and `hold` schedule their release; inputs at 
 keep their order, and a release scheduled by an earlier line comes before a later line's input.
 `end` stops the run at its TIME: edges scheduled after it (a final tap's release) are dropped,
 and lines after it are not run (docs/decisions.md).
+
+Given the config's debounce, a release the engine would certainly ignore as a bounce (SPEC fine
+point 3) is an error naming its line: the button would stay down and become a phantom hold.
 """
 
 from __future__ import annotations
@@ -14,7 +17,17 @@ from pathlib import Path
 
 from .arbiter import ArbiterSyntaxError, parse_command
 from .dice import DiceSyntaxError, Void, parse_words
-from .durations import NS_PER_S, DurationError, parse_duration, seconds_to_ns
+from .durations import (
+    MAX_DURATION_NS,
+    MAX_DURATION_TEXT,
+    NS_PER_MS,
+    NS_PER_S,
+    DurationError,
+    format_seconds,
+    parse_duration,
+    seconds_to_ns,
+    shorten,
+)
 from .engine import ButtonEdge, Input
 from .match import ArbiterAction, DiceEvent
 from .sides import Button
@@ -41,11 +54,15 @@ def _button(word: str) -> Button:
     try:
         return Button(word.lower())
     except ValueError:
-        raise ValueError(f"{word!r} is not a button (left, right or cube)") from None
+        raise ValueError(f"{shorten(repr(word))} is not a button (left, right or cube)") from None
 
 
-def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
-    """Parse a script; `hold_ns` is the config's hold time (the default length of `hold`)."""
+def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
+                 debounce_ns: int = 0) -> Script:
+    """Parse a script; `hold_ns` is the config's hold time (the default length of `hold`).
+
+    With the config's `debounce_ns`, a press whose release the engine would ignore as a bounce
+    is an error (0, the default, checks nothing: a test may script bounces on purpose)."""
     keyed: list[tuple[int, int, int, Input]] = []   # (instant, line, order in line, input)
     previous, end = 0, None
     # Lines end at "\n" only (a "\r" before it is whitespace): `str.splitlines` would also split
@@ -66,7 +83,7 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
             raise ScriptError(path, lineno, f"no action after the time; expected one of: "
                                             f"{', '.join(ACTIONS)}")
         try:
-            inputs = _expand(t, words[1].lower(), words[2:], hold_ns)
+            inputs = _expand(t, words[1].lower(), words[2:], hold_ns, debounce_ns)
         except (ValueError, ArbiterSyntaxError, DiceSyntaxError, DurationError) as exc:
             raise ScriptError(path, lineno, str(exc)) from None
         if inputs is None:
@@ -75,20 +92,72 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>") -> Script:
         keyed += [(i.t, lineno, n, i) for n, i in enumerate(inputs)]
     stop = previous if end is None else end
     keyed.sort(key=lambda k: k[:3])
-    return Script(tuple(i for t, _, _, i in keyed if t <= stop), stop)
+    kept = [k for k in keyed if k[0] <= stop]
+    if debounce_ns:
+        _check_releases(kept, debounce_ns, path)
+    return Script(tuple(i for _, _, _, i in kept), stop)
 
 
 def _time(word: str, previous: int) -> int:
     if word.startswith("+"):
         if word.startswith(("++", "+-")):
-            raise DurationError(f"{word!r}: one + before the seconds, e.g. +2.5")
-        return previous + seconds_to_ns(word[1:])
-    if word.startswith("-"):
-        raise DurationError(f"{word!r}: a time is not negative")
-    return seconds_to_ns(word)
+            raise DurationError(f"{shorten(repr(word))}: one + before the seconds, e.g. +2.5")
+        t = previous + seconds_to_ns(word[1:])
+    elif word.startswith("-"):
+        raise DurationError(f"{shorten(repr(word))}: a time is not negative")
+    else:
+        t = seconds_to_ns(word)
+    if t > MAX_DURATION_NS:
+        raise DurationError(f"{shorten(repr(word))} is more than {MAX_DURATION_TEXT} after the "
+                            "start")
+    return t
 
 
-def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] | None:
+def _ms(ns: int) -> str:
+    return f"{format_seconds(ns * (NS_PER_S // NS_PER_MS))} ms"   # nanoseconds shown as ms
+
+
+def _check_releases(keyed: list[tuple[int, int, int, Input]], debounce_ns: int,
+                    path: str) -> None:
+    """Follow each button through the script as the engine will (SPEC fine point 3: an edge that
+    does not change the button's state, or comes less than debounce after the last accepted
+    edge, is ignored). A release ignored as a bounce is an error unless the next edge of that
+    button is a down within the same window (a scripted chatter, released later): otherwise the
+    button stays down, and a press becomes a hold nobody made."""
+    accepted: dict[Button, tuple[bool, int, int]] = {}   # button: (down, instant, line)
+    lost: dict[Button, tuple[int, int]] = {}             # button: (line, instant) of a lost up
+    for t, line, _, item in keyed:
+        if not isinstance(item, ButtonEdge):
+            continue
+        down, since, press_line = accepted.get(item.button, (False, -debounce_ns, 0))
+        bounce = t - since < debounce_ns
+        if item.button in lost:
+            lost_line, lost_t = lost.pop(item.button)
+            if not (item.pressed and bounce):
+                raise _phantom(path, lost_line, lost_t, since, press_line, item.button,
+                               debounce_ns)
+        if down == item.pressed:
+            continue                      # no change of state: ignored
+        if bounce:
+            if not item.pressed:
+                lost[item.button] = (line, t)
+            continue
+        accepted[item.button] = (item.pressed, t, line)
+    for button, (lost_line, lost_t) in sorted(lost.items(), key=lambda b: b[1]):
+        _, since, press_line = accepted[button]
+        raise _phantom(path, lost_line, lost_t, since, press_line, button, debounce_ns)
+
+
+def _phantom(path: str, line: int, t: int, press_t: int, press_line: int, button: Button,
+             debounce_ns: int) -> ScriptError:
+    return ScriptError(path, line, f"the release of {button} at {format_seconds(t)} s comes "
+                                   f"{_ms(t - press_t)} after its press (line {press_line}), "
+                                   f"less than debounce_ms ({_ms(debounce_ns)}): ignored as a "
+                                   "bounce (SPEC fine point 3), the button stays down")
+
+
+def _expand(t: int, action: str, args: list[str], hold_ns: int,
+            debounce_ns: int) -> list[Input] | None:
     """The inputs of one line; None for `end`."""
     if action in ("down", "up", "tap", "hold"):
         if not args:
@@ -109,6 +178,10 @@ def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] |
                       else hold_ns + HOLD_EXTRA_NS)
             if length <= 0:
                 raise ValueError("a hold lasts more than 0 seconds")
+        if length < debounce_ns:
+            raise ValueError(f"{action} {button} {format_seconds(length)}: a press shorter than "
+                             f"debounce_ms ({_ms(debounce_ns)}) is never released (its release "
+                             "is ignored as a bounce, SPEC fine point 3)")
         return [ButtonEdge(t, button, True), ButtonEdge(t + length, button, False)]
     if action == "roll":
         side_words = {"left": "L", "right": "R"}
@@ -123,14 +196,15 @@ def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] |
         if args:
             raise ValueError("end takes nothing after it")
         return None
-    raise ValueError(f"unknown action {action!r}; expected one of: {', '.join(ACTIONS)}")
+    raise ValueError(f"unknown action {shorten(repr(action))}; "
+                     f"expected one of: {', '.join(ACTIONS)}")
 
 
-def load_script(path: str | Path, hold_ns: int) -> Script:
+def load_script(path: str | Path, hold_ns: int, *, debounce_ns: int = 0) -> Script:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScriptError(str(path), 0, f"cannot read the file: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ScriptError(str(path), 0, "not a UTF-8 text file") from None
-    return parse_script(text, hold_ns, str(path))
+    return parse_script(text, hold_ns, str(path), debounce_ns=debounce_ns)
