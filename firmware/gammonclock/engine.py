@@ -34,7 +34,7 @@ from .effects import (
     TurnEndReason,
     Undone,
 )
-from .match import ArbiterAction, DiceEvent, Hold, MatchState, Recover, Tap
+from .match import ArbiterAction, DiceDropped, DiceEvent, Hold, MatchState, Recover, Tap
 from .rules import EndReason, MatchRules
 from .sides import Button
 
@@ -51,7 +51,7 @@ class ButtonEdge:
         return f"{'down' if self.pressed else 'up'} {self.button}"
 
 
-Input = ButtonEdge | ArbiterAction | DiceEvent | Recover
+Input = ButtonEdge | ArbiterAction | DiceEvent | DiceDropped | Recover
 
 
 @dataclass(frozen=True)

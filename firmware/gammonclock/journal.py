@@ -17,19 +17,29 @@ follow it and cover exactly its bytes.
 
 Reading keeps every whole record up to the first damaged one: a torn last line is dropped and
 reported; a damaged line in the middle stops the replay there. The file itself is never rewritten.
+A whole record (its checksum holds) is checked against the schema below; one this firmware cannot
+understand (a field missing or of the wrong type, an unknown kind, a newer format) is a
+RecordError naming the file, the record and its line, never skipped and never a crash.
+
+The device key (`device.key`: 64 hex digits and a newline, mode 0600) is made atomically and an
+empty, short or malformed one is refused (KeyRefused), never used to seal or verify.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeGuard
+
+from . import __version__
 
 FORMAT = 1
 SECRET_FILE = "device.key"
@@ -43,32 +53,88 @@ class JournalError(Exception):
 
 # --- the device key --------------------------------------------------------------------------
 
+KEY_BYTES = 32                 # at least this many random bytes; the file holds them as hex
+_KEY_FILE_LIMIT = 4096         # a key file longer than this is not one of ours
+_KEY_ADVICE = ("it is never used to seal or verify. Move it away to make a new one; journals "
+               "sealed with the old key will then not verify")
+
+
+class KeyRefused(JournalError):
+    """A device key file that is there but unusable (empty, short, not hex): it is never used,
+    and it is not replaced behind anyone's back either."""
+
+
 def load_or_create_key(state_dir: str | Path) -> bytes:
     """The per-device key in `state_dir`, created (mode 0600) on first use."""
     path = Path(state_dir) / SECRET_FILE
+    if not os.path.lexists(path):
+        _create_key(path)
+    return read_key(state_dir)
+
+
+def _create_key(path: Path) -> None:
+    """Write a new key under a temporary name, fsync it, then link it into place: a crash or a
+    full disk leaves no key or a whole one, never an empty or partial `device.key`."""
+    text = (secrets.token_hex(KEY_BYTES) + "\n").encode()
+    temporary = path.with_name(f".{path.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
     try:
-        Path(state_dir).mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return read_key(state_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            _write_all(fd, text)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(temporary, path)      # never replaces a key that is already there
+        except FileExistsError:
+            pass                          # another process made one first: that one is the key
+        _fsync_dir(path.parent)
     except OSError as exc:
-        raise JournalError(f"{path}: cannot create the device key: {exc.strerror}") from None
-    key = secrets.token_hex(32)
-    with os.fdopen(fd, "w") as out:
-        out.write(key + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    return bytes.fromhex(key)
+        raise JournalError(f"{path}: cannot create the device key: "
+                           f"{exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def read_key(state_dir: str | Path) -> bytes:
+    """The device key; KeyRefused for a file that is not a whole key."""
     path = Path(state_dir) / SECRET_FILE
     try:
-        return bytes.fromhex(path.read_text().strip())
+        with path.open("rb") as f:
+            blob = f.read(_KEY_FILE_LIMIT + 1)
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the device key: {exc.strerror}") from None
-    except ValueError:
-        raise JournalError(f"{path}: the device key is not hex text") from None
+    problem = _key_problem(blob)
+    if problem is not None:
+        raise KeyRefused(f"{path}: the device key {problem}; {_KEY_ADVICE}")
+    return bytes.fromhex(blob.strip().decode())
+
+
+def _key_problem(blob: bytes) -> str | None:
+    text = blob.strip()
+    if not blob:
+        return "is empty (0 bytes)"
+    if len(blob) > _KEY_FILE_LIMIT:
+        return f"is longer than {_KEY_FILE_LIMIT} bytes"
+    if re.fullmatch(rb"[0-9a-fA-F]*", text) is None or len(text) % 2:
+        return f"is not hex text (a key is {2 * KEY_BYTES} hex digits and a newline)"
+    if len(text) // 2 < KEY_BYTES:
+        return f"holds {len(text) // 2} bytes; a device key has at least {KEY_BYTES}"
+    return None
+
+
+def check_key(key: bytes) -> None:
+    """Refuse a key too short to seal with (an empty key would let anyone forge a journal)."""
+    if len(key) < KEY_BYTES:
+        raise KeyRefused(f"a device key of {len(key)} bytes is refused; at least {KEY_BYTES} "
+                         f"random bytes are needed to seal or verify")
 
 
 def key_id(key: bytes) -> str:
@@ -130,21 +196,145 @@ class Damaged(ValueError):
     """A line that is not a whole record (torn, flipped bytes, not ours)."""
 
 
+class RecordError(JournalError):
+    """A whole record (its checksum matches) that this firmware cannot understand: a field
+    missing or of the wrong type, an unknown kind, a newer format. Never skipped silently."""
+
+
+KINDS = ("header", "input", "tick", "torn")
+MAX_NS = 2**63 - 1       # every instant fits an int64, as the host's clocks do
+MAX_SEQ = 2**53          # far beyond any match, and exact in every JSON reader
+NEWER = ("is unknown to this firmware (version {version}); the journal may come from a newer "
+         "version")
+
+
 def decode(line: bytes, line_no: int = 0, offset: int = 0) -> tuple[Record, bytes]:
-    """The record of a line and the bytes its checksum and seal cover; raises Damaged."""
+    """The record of a line and the bytes its checksum and seal cover. Raises Damaged for bytes
+    that are not a whole record, RecordError for a whole one that is not understood."""
+    raw, mac = split_line(line)
+    return parse_record(raw, mac, line_no, offset), raw
+
+
+def split_line(line: bytes) -> tuple[bytes, str]:
+    """The body of a line and its seal, once its checksum matches; raises Damaged."""
     tail = _TAIL.search(line)
     if tail is None:
         raise Damaged("no checksum and seal at its end")
     raw = line[:tail.start()] + b"}"
     if hashlib.sha256(raw).hexdigest()[:16] != tail.group(1).decode():
         raise Damaged("checksum does not match")
+    return raw, tail.group(2).decode()
+
+
+def parse_record(raw: bytes, mac: str, line_no: int = 0, offset: int = 0) -> Record:
+    """A checksummed body checked against the record schema; raises RecordError naming the
+    record and its line."""
     try:
         obj = json.loads(raw)
-        record = Record(obj["seq"], obj["kind"], obj["t"], obj["mono"], obj["boot"], obj["wall"],
-                        obj["data"], obj["prev"], tail.group(2).decode(), line_no, offset)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise Damaged(f"not a record ({type(exc).__name__})") from None
-    return record, raw
+    except (ValueError, RecursionError):
+        raise RecordError(f"line {line_no}: the record is not JSON text") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"line {line_no}: the record is not a JSON object")
+    seq = obj.get("seq")
+    if not _is_int(seq, 0, MAX_SEQ):
+        raise RecordError(f"line {line_no}: the record has no sequence number "
+                          f"(seq is {_show(seq)}; a whole number from 0 is due)")
+    problem = _field_problem(obj)
+    if problem is None:
+        problem = _DATA_CHECKS[obj["kind"]](obj["data"], seq)
+    if problem is not None:
+        raise RecordError(f"record {seq} (line {line_no}): {problem}")
+    return Record(seq, obj["kind"], obj["t"], obj["mono"], obj["boot"], obj["wall"],
+                  obj["data"], obj["prev"], mac, line_no, offset)
+
+
+def _is_int(value: object, low: int, high: int) -> TypeGuard[int]:
+    return type(value) is int and low <= value <= high
+
+
+def _is_hex64(value: object) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None
+
+
+def _show(value: object) -> str:
+    """A value in an error message, cut short."""
+    try:
+        text = json.dumps(value)
+    except (ValueError, TypeError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_NS = f"a whole number of ns from 0 to {MAX_NS}"
+_FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("kind", lambda v: isinstance(v, str), "text"),
+    ("t", lambda v: _is_int(v, 0, MAX_NS), _NS),
+    ("mono", lambda v: _is_int(v, 0, MAX_NS), _NS),
+    ("boot", lambda v: isinstance(v, str) and len(v) <= 200, "text of up to 200 characters"),
+    ("wall", lambda v: _is_int(v, 0, MAX_NS), _NS),
+    ("data", lambda v: isinstance(v, dict), "an object"),
+    ("prev", _is_hex64, "64 hex digits"),
+)
+
+
+def _field_problem(obj: dict[str, Any]) -> str | None:
+    for name, valid, allowed in _FIELDS:
+        if name not in obj:
+            return f"the field {name!r} is missing"
+        if not valid(obj[name]):
+            return f"the field {name!r} is {_show(obj[name])}; it must be {allowed}"
+    if obj["kind"] not in KINDS:
+        return f"kind {_show(obj['kind'])} " + NEWER.format(version=__version__)
+    return None
+
+
+def _header_problem(data: dict[str, Any], seq: int) -> str | None:
+    fmt = data.get("format")
+    if seq != 0:
+        return "a header record after the first record"
+    if not _is_int(fmt, 1, MAX_SEQ):
+        return f"the header's format is {_show(fmt)}; a whole number from 1 is due"
+    if fmt > FORMAT:
+        return (f"journal format {fmt} is newer than this firmware's ({FORMAT}, version "
+                f"{__version__}); the journal comes from a newer version")
+    if not isinstance(data.get("config"), str):
+        return f"the header's config is {_show(data.get('config'))}; the config text is due"
+    if "match_no" in data and not _is_int(data["match_no"], 0, MAX_SEQ):
+        return f"the header's match_no is {_show(data['match_no'])}; a whole number is due"
+    continues = data.get("continues")
+    if continues is not None and not (isinstance(continues, dict)
+                                      and isinstance(continues.get("file"), str)):
+        return f"the header's continues is {_show(continues)}; an object naming a file is due"
+    return None
+
+
+def _effects_problem(data: dict[str, Any]) -> str | None:
+    effects = data.get("effects")
+    if not isinstance(effects, list) or not all(isinstance(e, dict) for e in effects):
+        return f"the effects are {_show(effects)}; a list of objects is due"
+    return None
+
+
+def _input_problem(data: dict[str, Any], seq: int) -> str | None:
+    event = data.get("input")
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        return f"the input is {_show(event)}; an object with a type is due"
+    return _effects_problem(data)
+
+
+def _torn_problem(data: dict[str, Any], seq: int) -> str | None:
+    for name in ("offset", "length"):
+        if not _is_int(data.get(name), 0, MAX_NS):
+            return f"the torn record's {name} is {_show(data.get(name))}; a byte count is due"
+    return None
+
+
+_DATA_CHECKS: dict[str, Callable[[dict[str, Any], int], str | None]] = {
+    "header": _header_problem,
+    "input": _input_problem,
+    "tick": lambda data, seq: _effects_problem(data),
+    "torn": _torn_problem,
+}
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -218,6 +408,8 @@ def read_journal(path: str | Path) -> JournalRead:
                 continue        # a torn line that the `torn` record after it owns: skip it
             result.stopped = f"record at line {number} (byte {offset}) is damaged: {exc}"
             break
+        except RecordError as exc:
+            raise RecordError(f"{path}: {exc}") from None
         result.records.append(record)
     if not result.records:
         raise JournalError(f"{path}: no header record; not a gammonclock journal")
@@ -226,12 +418,49 @@ def read_journal(path: str | Path) -> JournalRead:
     return result
 
 
+MAX_HEADER_BYTES = 1 << 20
+
+
+def read_header(path: str | Path) -> Record:
+    """The header of a journal alone, checked like any record: cheap (the first line only),
+    for choosing among many journals."""
+    try:
+        with Path(path).open("rb") as f:
+            line = f.readline(MAX_HEADER_BYTES)
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
+    if not line.endswith(b"\n"):
+        raise JournalError(f"{path}: no whole header record in its first "
+                           f"{MAX_HEADER_BYTES} bytes; not a gammonclock journal")
+    try:
+        record, _ = decode(line[:-1], 1, 0)
+    except Damaged as exc:
+        raise JournalError(f"{path}: the header record is damaged: {exc}") from None
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
+    if record.kind != "header":
+        raise JournalError(f"{path}: the first record is not a header")
+    return record
+
+
+def header_data_unchecked(path: str | Path) -> dict[str, Any]:
+    """The data of a journal's first line when its checksum holds, without the schema (to tell
+    which match a journal this firmware cannot understand belongs to); {} when there is none."""
+    try:
+        with Path(path).open("rb") as f:
+            raw, _ = split_line(f.readline(MAX_HEADER_BYTES).rstrip(b"\n"))
+        data = json.loads(raw).get("data")
+    except (OSError, Damaged, ValueError, RecursionError, AttributeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _acknowledged(next_line: tuple[int, int, bytes, bool], offset: int) -> Record | None:
     """The `torn` record right after a damaged line that names that line, if there is one."""
     number, next_offset, piece, _ = next_line
     try:
         record, _ = decode(piece, number, next_offset)
-    except Damaged:
+    except (Damaged, RecordError):
         return None
     if record.kind == "torn" and record.data.get("offset") == offset:
         return record
@@ -245,6 +474,7 @@ class JournalWriter:
 
     def __init__(self, path: Path, key: bytes, fd: int, next_seq: int, prev: str,
                  fsync: bool = True) -> None:
+        check_key(key)
         self.path, self.key, self.fd = path, key, fd
         self.next_seq, self.prev = next_seq, prev
         self.fsync = fsync
@@ -255,13 +485,19 @@ class JournalWriter:
                fsync: bool = True) -> JournalWriter:
         """A new journal holding only its header (refuses to touch an existing file)."""
         path = Path(path)
+        check_key(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o640)
         except OSError as exc:
             raise JournalError(f"{path}: cannot create the journal: {exc.strerror}") from None
         writer = JournalWriter(path, key, fd, 0, GENESIS, fsync)
-        writer.append("header", t, {"format": FORMAT, "key_id": key_id(key), **header}, stamp)
+        try:
+            writer.append("header", t, {"format": FORMAT, "key_id": key_id(key), **header},
+                          stamp)
+        except JournalError:
+            writer.discard()     # an empty file would stand in the way of the next try
+            raise
         if fsync:
             _fsync_dir(path.parent)
         return writer
@@ -279,13 +515,24 @@ class JournalWriter:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
             raise JournalError(f"{path}: cannot open the journal: {exc.strerror}") from None
-        writer = JournalWriter(path, key, fd, len(read.records), read.last.mac, fsync)
-        writer.last_t = read.last.t
-        if not _ends_with_newline(path):
-            os.write(fd, b"\n")       # end the torn line, so the next record starts afresh
+        try:
+            writer = JournalWriter(path, key, fd, len(read.records), read.last.mac, fsync)
+            writer.last_t = read.last.t
+            if not _ends_with_newline(path):
+                _write_all(fd, b"\n")    # end the torn line, so the next record starts afresh
+        except OSError as exc:
+            os.close(fd)
+            raise JournalError(f"{path}: cannot end its torn last line: {exc.strerror}") from None
+        except JournalError:
+            os.close(fd)
+            raise
         if read.torn is not None:
-            writer.append("torn", t, {"offset": read.torn.offset,
-                                      "length": read.torn.length}, stamp)
+            try:
+                writer.append("torn", t, {"offset": read.torn.offset,
+                                          "length": read.torn.length}, stamp)
+            except JournalError:
+                writer.close()
+                raise
         return writer
 
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
@@ -321,6 +568,67 @@ class JournalWriter:
             os.close(self.fd)
             self.fd = -1
 
+    def discard(self) -> None:
+        """Close and remove a journal this writer created that holds nothing whole yet."""
+        self.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+class JournalSink(Protocol):
+    """What a session writes to: a `JournalWriter`, or a `DeferredJournal` not yet on disk."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def last_t(self) -> int | None: ...
+
+    def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record: ...
+
+    def close(self) -> None: ...
+
+
+class DeferredJournal:
+    """A journal that could not be created or opened at start (a read-only or full SD card):
+    the clock runs all the same. Each append first tries to open it again and fails like a full
+    disk until that works, so the session keeps its records in order meanwhile; once it opens,
+    its header (or its `torn` record) is on disk before the records that waited."""
+
+    def __init__(self, path: Path, opener: Callable[[], JournalWriter], last_t: int | None
+                 ) -> None:
+        self._planned, self._open, self._last_t = path, opener, last_t
+        self.writer: JournalWriter | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.writer.path if self.writer is not None else self._planned
+
+    @property
+    def last_t(self) -> int | None:
+        return self.writer.last_t if self.writer is not None else self._last_t
+
+    def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
+        if self.writer is None:
+            self.writer = self._open()
+        return self.writer.append(kind, t, data, stamp)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def open_or_defer(path: Path, opener: Callable[[], JournalWriter], last_t: int | None
+                  ) -> tuple[JournalSink, str | None]:
+    """The journal `opener` opens, or, when it cannot be opened now, one that will be opened
+    on a later append; and why not, for the displays."""
+    try:
+        return opener(), None
+    except KeyRefused:
+        raise                 # a bad key is not a full disk: it is refused, not retried
+    except JournalError as exc:
+        return DeferredJournal(path, opener, last_t), str(exc)
+
 
 def _ends_with_newline(path: Path) -> bool:
     with path.open("rb") as f:
@@ -355,19 +663,25 @@ class Verdict:
 
 
 def verify(path: str | Path, key: bytes) -> Verdict:
-    """Check every seal and link; name the first record altered, removed, inserted or moved."""
+    """Check every seal and link; name the first record altered, removed, inserted or moved.
+
+    Seals come first: a journal whose seals fail is TAMPERED whatever else is wrong with it.
+    A journal whose seals all hold but that has a record this firmware cannot understand raises
+    RecordError naming that record."""
+    check_key(key)
     try:
         blob = Path(path).read_bytes()
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
     lines = _lines(blob)
     prev, expected, torn_note = GENESIS, 0, ""
+    not_understood: RecordError | None = None
     for index, (number, offset, piece, whole) in enumerate(lines):
         last = index == len(lines) - 1
         try:
             if not whole:
                 raise Damaged("no end of line")
-            record, raw = decode(piece, number, offset)
+            raw, mac = split_line(piece)
         except Damaged as exc:
             if index + 1 < len(lines) and _acknowledged(lines[index + 1], offset) is not None:
                 continue
@@ -376,13 +690,21 @@ def verify(path: str | Path, key: bytes) -> Verdict:
                 break
             return Verdict(False, expected, f"line {number}: record {expected} was altered "
                                             f"({exc})")
-        if not hmac.compare_digest(record.mac, _seal(key, raw)):
-            if record.seq == 0 and record.data.get("key_id") not in (None, key_id(key)):
+        if not hmac.compare_digest(mac, _seal(key, raw)):
+            other = _loose_key_id(raw) if expected == 0 else None
+            if other not in (None, key_id(key)):
                 return Verdict(False, 0, f"sealed with another device key "
-                                         f"(key id {record.data.get('key_id')}, this key "
-                                         f"{key_id(key)})")
-            return Verdict(False, expected, f"line {number}: record {record.seq} was altered "
+                                         f"(key id {other}, this key {key_id(key)})")
+            return Verdict(False, expected, f"line {number}: record {expected} was altered "
                                             f"(its seal does not match)")
+        try:
+            record = parse_record(raw, mac, number, offset)
+        except RecordError as exc:
+            # Sealed, so not tampered with as far as the seal tells; the chain check of the
+            # next record still holds it in place.
+            not_understood = not_understood or exc
+            prev, expected = mac, expected + 1
+            continue
         if record.seq > expected:
             return Verdict(False, expected, f"line {number}: record"
                            + (f"s {expected}-{record.seq - 1} were" if record.seq - expected > 1
@@ -394,6 +716,17 @@ def verify(path: str | Path, key: bytes) -> Verdict:
             return Verdict(False, expected, f"line {number}: record {record.seq} does not follow "
                                             f"the record before it (inserted, or one removed)")
         prev, expected = record.mac, expected + 1
+    if not_understood is not None:
+        raise RecordError(f"{path}: {not_understood}")
     if expected == 0:
         return Verdict(False, 0, "no records")
     return Verdict(True, expected, f"intact: {expected} records{torn_note}")
+
+
+def _loose_key_id(raw: bytes) -> object:
+    """The key id a header names, read without the schema (to explain a seal that fails)."""
+    try:
+        found = json.loads(raw)["data"].get("key_id")
+        return found if isinstance(found, str) else None
+    except (ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return None

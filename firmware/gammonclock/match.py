@@ -130,7 +130,19 @@ class Recover:
         return "recovered"
 
 
-Event = Tap | Hold | ArbiterAction | DiceEvent | Recover
+@dataclass(frozen=True)
+class DiceDropped:
+    """The dice reader sent lines faster than dice are rolled; `count` of them were dropped
+    unread (a faulty or hostile reader). Journaled so the record says what was lost."""
+
+    t: int
+    count: int
+
+    def describe(self) -> str:
+        return f"dice reader: {self.count} lines dropped"
+
+
+Event = Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover
 
 
 @dataclass(frozen=True)
@@ -290,6 +302,9 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
         step.arbiter(event.command)
     elif isinstance(event, Recover):
         step.recover()
+    elif isinstance(event, DiceDropped):
+        effects.append(Ignored(event.t, f"{event.count} dice reader lines",
+                               "more than dice are rolled; dropped unread"))
     else:
         step.dice(event.message)
     return state, effects

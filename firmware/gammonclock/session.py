@@ -25,14 +25,20 @@ from .effects import Effect
 from .engine import ButtonEdge, Engine, Input
 from .journal import (
     JOURNALS_DIR,
+    MAX_SEQ,
     JournalError,
     JournalRead,
+    JournalSink,
     JournalWriter,
     Record,
+    RecordError,
     Stamp,
+    header_data_unchecked,
+    open_or_defer,
+    read_header,
     read_journal,
 )
-from .match import ArbiterAction, DiceEvent, Recover
+from .match import ArbiterAction, DiceDropped, DiceEvent, Recover
 from .sides import Button
 
 log = logging.getLogger(__name__)
@@ -50,20 +56,75 @@ def input_data(event: Input) -> dict[str, Any]:
         return {"type": "arbiter", "command": event.command.describe()}
     if isinstance(event, DiceEvent):
         return {"type": "dice", "line": event.message.to_line()}
+    if isinstance(event, DiceDropped):
+        return {"type": "dice_dropped", "count": event.count}
     return {"type": "recover"}
 
 
+class InputError(ValueError):
+    """A journaled input this firmware cannot take: an unknown type, a field missing or of the
+    wrong type, text it cannot parse."""
+
+
+MAX_INPUT_TEXT = 1000     # a command or a dice line the clock wrote is far shorter
+
+# Each input type and the fields it holds, with their JSON types (bool is not an int here).
+INPUT_FIELDS: dict[str, dict[str, type]] = {
+    "edge": {"button": str, "pressed": bool},
+    "arbiter": {"command": str},
+    "dice": {"line": str},
+    "dice_dropped": {"count": int},
+    "recover": {},
+}
+
+
 def input_from(t: int, data: dict[str, Any]) -> Input:
-    kind = data["type"]
+    """The input a journal record holds; raises InputError for one this firmware cannot take."""
+    kind = _input_type(data)
     if kind == "edge":
-        return ButtonEdge(t, Button(data["button"]), bool(data["pressed"]))
-    if kind == "arbiter":
-        return ArbiterAction(t, parse_command(data["command"].split()))
-    if kind == "dice":
-        return DiceEvent(t, parse_line(data["line"]))
-    if kind == "recover":
-        return Recover(t)
-    raise ValueError(f"unknown input type {kind!r}")
+        return ButtonEdge(t, _button(data["button"]), data["pressed"])
+    try:
+        if kind == "arbiter":
+            return ArbiterAction(t, parse_command(data["command"].split()))
+        if kind == "dice":
+            return DiceEvent(t, parse_line(data["line"]))
+    except ValueError as exc:       # ArbiterSyntaxError, DiceSyntaxError
+        text = data["command" if kind == "arbiter" else "line"]
+        raise InputError(f"the {kind} input {text[:60]!r} cannot be read: {exc}") from None
+    if kind == "dice_dropped":
+        if not 0 <= data["count"] <= MAX_SEQ:
+            raise InputError(f"a count of {data['count']} dropped dice lines is out of range")
+        return DiceDropped(t, data["count"])
+    return Recover(t)
+
+
+def _input_type(data: dict[str, Any]) -> str:
+    """The input's type, once it and its fields are what this firmware knows."""
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise InputError("the input has no type")
+    fields = INPUT_FIELDS.get(kind)
+    if fields is None:
+        raise InputError(f"input type {kind[:40]!r} is unknown to this firmware (version "
+                         f"{__version__}); the journal may come from a newer version")
+    for name, json_type in fields.items():
+        value = data.get(name)
+        if type(value) is not json_type:
+            raise InputError(f"the {kind} input's {name!r} is "
+                             f"{'missing' if value is None else type(value).__name__}; "
+                             f"{json_type.__name__} is due")
+        if isinstance(value, str) and len(value) > MAX_INPUT_TEXT:
+            raise InputError(f"the {kind} input's {name!r} is longer than {MAX_INPUT_TEXT} "
+                             f"characters")
+    return kind
+
+
+def _button(name: str) -> Button:
+    try:
+        return Button(name)
+    except ValueError:
+        raise InputError(f"button {name[:40]!r} is unknown; one of "
+                         f"{', '.join(b.value for b in Button)} is due") from None
 
 
 def effects_data(effects: Iterable[Effect]) -> list[dict[str, Any]]:
@@ -88,7 +149,7 @@ def system_stamps() -> StampSource:
 @dataclass
 class Session:
     engine: Engine
-    journal: JournalWriter | None = None
+    journal: JournalSink | None = None
     stamps: StampSource = field(default_factory=system_stamps)
     checkpoint_ns: int = 5_000_000_000
     observers: list[Observer] = field(default_factory=list)
@@ -176,9 +237,16 @@ class Session:
 
 # --- starting, replaying and recovering a match ----------------------------------------------
 
-def journal_header(config_text: str, config_path: str) -> dict[str, Any]:
-    return {"config": config_text, "config_path": config_path, "version": __version__,
-            "host": os.uname().nodename if hasattr(os, "uname") else "unknown"}
+def journal_header(config_text: str, config_path: str, match_no: int | None = None
+                   ) -> dict[str, Any]:
+    """A new journal's header; `match_no` orders the journals of a state folder by their own
+    content (see `journal_order`), not by the wall clock."""
+    host = os.uname().nodename if hasattr(os, "uname") else "unknown"
+    header: dict[str, Any] = {"config": config_text, "config_path": config_path,
+                              "version": __version__, "host": host}
+    if match_no is not None:
+        header["match_no"] = match_no
+    return header
 
 
 def new_journal_path(state_dir: str | Path, wall_ns: int, suffix: str = "") -> Path:
@@ -192,10 +260,60 @@ def new_journal_path(state_dir: str | Path, wall_ns: int, suffix: str = "") -> P
     return path
 
 
+@dataclass(frozen=True)
+class JournalHead:
+    """What a journal's header says about it (read from its first line only). `problem` says
+    why a whole header is not understood (a newer format...): such a journal still takes its
+    place, so that it is never passed over silently."""
+
+    path: Path
+    match_no: int                 # 0 for older journals, which have none
+    config: str | None
+    continues: str | None         # the file name of the damaged journal this one goes on from
+    problem: str | None = None
+
+    @staticmethod
+    def of(path: Path, data: dict[str, Any], problem: str | None = None) -> JournalHead:
+        match_no, config, continues = data.get("match_no"), data.get("config"), \
+            data.get("continues")
+        return JournalHead(
+            path, match_no if type(match_no) is int and match_no >= 0 else 0,
+            config if isinstance(config, str) else None,
+            str(continues["file"]) if isinstance(continues, dict)
+            and isinstance(continues.get("file"), str) else None,
+            problem)
+
+
+def journal_heads(state_dir: str | Path) -> list[JournalHead]:
+    """The headers of every journal in the state folder; one with no whole header (never
+    resumable) is logged and left out."""
+    heads = []
+    for path in (Path(state_dir) / JOURNALS_DIR).glob("match-*.jsonl"):
+        try:
+            heads.append(JournalHead.of(path, read_header(path).data))
+        except RecordError as exc:
+            heads.append(JournalHead.of(path, header_data_unchecked(path), str(exc)))
+        except JournalError as exc:
+            log.warning("%s", exc)
+    return heads
+
+
+def journal_order(heads: list[JournalHead]) -> list[JournalHead]:
+    """The journals oldest first by their own content: `match_no`, then the name. A journal
+    that another `continues` (the damaged original) is left out: its match goes on there."""
+    continued = {head.continues for head in heads}
+    return sorted((head for head in heads if head.path.name not in continued),
+                  key=lambda head: (head.match_no, head.path.name))
+
+
+def next_match_no(heads: list[JournalHead]) -> int:
+    return 1 + max((head.match_no for head in heads), default=0)
+
+
 def latest_journal(state_dir: str | Path) -> Path | None:
-    journals = sorted((Path(state_dir) / JOURNALS_DIR).glob("match-*.jsonl"),
-                      key=lambda p: (p.stat().st_mtime_ns, p.name))
-    return journals[-1] if journals else None
+    """The newest journal by its own content (`journal_order`), not by the file's mtime."""
+    ordered = journal_order(journal_heads(state_dir))
+    return ordered[-1].path if ordered else None
 
 
 @dataclass
@@ -207,18 +325,22 @@ class Replayed:
 
 
 def replay(read: JournalRead, observe: Observer | None = None) -> Replayed:
-    """The match a journal holds, rebuilt by the same engine (one source of truth)."""
+    """The match a journal holds, rebuilt by the same engine (one source of truth). A record
+    this firmware cannot take raises RecordError naming the file, the record and its line."""
     header = read.header
     config = parse_config(header.data["config"], f"{read.path} (header)")
     engine = Engine.start(config.rules, at=header.t)
     diverged = []
     for record in read.records[1:]:
-        if record.kind == "input":
-            engine, effects = engine.feed(input_from(record.t, record.data["input"]))
-        elif record.kind == "tick":
-            engine, effects = engine.advance(record.t)
-        else:
+        if record.kind not in ("input", "tick"):
             continue
+        try:
+            engine, effects = _replay_step(engine, record)
+        except Exception as exc:    # whatever the record holds, a clear error, never a crash
+            reason = str(exc) if isinstance(exc, InputError) else (
+                f"this firmware cannot apply it ({type(exc).__name__}: {str(exc)[:200]})")
+            raise RecordError(f"{read.path}: record {record.seq} (line {record.line}): "
+                              f"{reason}") from None
         if effects_data(effects) != record.data.get("effects"):
             diverged.append(f"record {record.seq}")
         if observe and effects:
@@ -226,8 +348,21 @@ def replay(read: JournalRead, observe: Observer | None = None) -> Replayed:
     return Replayed(engine, config, read, diverged)
 
 
-def recover(path: str | Path, key: bytes, stamps: StampSource, *, checkpoint_ns: int,
-            observers: list[Observer] | None = None) -> tuple[Session, list[str]]:
+def _replay_step(engine: Engine, record: Record) -> tuple[Engine, list[Effect]]:
+    if record.t < engine.now:
+        raise InputError(f"its instant ({record.t} ns) is before the match's ({engine.now} ns): "
+                         f"instants never go back")
+    if record.kind == "input":
+        return engine.feed(input_from(record.t, record.data["input"]))
+    return engine.advance(record.t)
+
+
+KeySource = Callable[[], bytes]
+
+
+def recover(path: str | Path, key: bytes | KeySource, stamps: StampSource, *,
+            checkpoint_ns: int, observers: list[Observer] | None = None
+            ) -> tuple[Session, list[str]]:
     """Replay a journal and go on with it: the match resumes paused at its last record.
 
     A torn last line is dropped (a `torn` record says so). A damaged record in the middle stops
@@ -238,35 +373,56 @@ def recover(path: str | Path, key: bytes, stamps: StampSource, *, checkpoint_ns:
                   observers=observers)
 
 
-def resume(replayed: Replayed, key: bytes, stamps: StampSource, *, checkpoint_ns: int,
-           observers: list[Observer] | None = None) -> tuple[Session, list[str]]:
-    """`recover` for a journal already replayed."""
+def resume(replayed: Replayed, key: bytes | KeySource, stamps: StampSource, *,
+           checkpoint_ns: int, observers: list[Observer] | None = None
+           ) -> tuple[Session, list[str]]:
+    """`recover` for a journal already replayed. When the journal cannot be written now (a
+    read-only or full SD card), the match goes on all the same and its records wait in order
+    until it can (`DeferredJournal`); `key` may then be a function that loads the key later."""
     read = replayed.read
     notes = read.problems()
     if replayed.diverged:
         notes.append(f"{read.path}: {len(replayed.diverged)} records replay differently with "
                      "this version")
-    last = read.last
+    last, stamp, key_of = read.last, stamps(), _key_source(key)
     if read.stopped:
-        writer = _continue_in_new_journal(read, key, stamps())
-        notes.append(f"the match goes on in {writer.path}")
+        path = Path(read.path).with_name(Path(read.path).stem + ".continued.jsonl")
+        journal, problem = open_or_defer(
+            path, lambda: _continue_in_new_journal(read, path, key_of(), stamp), last.t)
+        notes.append(f"the match goes on in {path}")
     else:
-        writer = JournalWriter.reopen(read, key, last.t, stamps())
-    session = Session(replayed.engine, writer, stamps, checkpoint_ns, list(observers or []))
+        journal, problem = open_or_defer(
+            Path(read.path), lambda: JournalWriter.reopen(read, key_of(), last.t, stamp),
+            last.t)
+    session = Session(replayed.engine, journal, stamps, checkpoint_ns, list(observers or []))
+    if problem is not None:
+        session.journal_error = problem
+        notes.append(f"the journal cannot be written now; its records wait in memory: {problem}")
     session.feed(Recover(last.t))
     return session, notes
 
 
-def _continue_in_new_journal(read: JournalRead, key: bytes, stamp: Stamp) -> JournalWriter:
+def _key_source(key: bytes | KeySource) -> KeySource:
+    if callable(key):
+        return key
+    fixed = key
+    return lambda: fixed
+
+
+def _continue_in_new_journal(read: JournalRead, path: Path, key: bytes, stamp: Stamp
+                             ) -> JournalWriter:
     header = dict(read.header.data)
     for name in ("format", "key_id"):
         header.pop(name, None)
     header["continues"] = {"file": Path(read.path).name, "records": len(read.records),
                            "last_mac": read.last.mac}
-    path = Path(read.path).with_name(Path(read.path).stem + ".continued.jsonl")
     writer = JournalWriter.create(path, key, header, read.header.t, stamp)
-    for record in read.records[1:]:
-        writer.append(record.kind, record.t, record.data, _stamp_of(record))
+    try:
+        for record in read.records[1:]:
+            writer.append(record.kind, record.t, record.data, _stamp_of(record))
+    except JournalError:
+        writer.discard()      # half a copy would stand in the way of the next try
+        raise
     return writer
 
 
