@@ -1,16 +1,46 @@
 """The arbiter's interface on the device (SPEC §7): a local control socket and its client.
 
 `gammonclock run` listens on a Unix socket in its state directory (`arbiter.sock`, mode 0660: the
-service's user and group only). One connection carries one request line and gets one JSON reply:
+service's user and group only). One connection carries one request line and gets one JSON reply.
+The line is the command's words, or a JSON object with a request id (what `gammonclock arbiter`
+sends):
 
-    deduct left 30s  ->  {"ok": true, "said": ["arbiter: deduct left 30s",
-                           "left's reserve -30 s -> 13:12.4"], "state": {...}}
-    status           ->  {"ok": true, "state": {...}}        (the SPEC §9 state, as now)
-    dedct left 30s   ->  {"ok": false, "error": "unknown arbiter command 'dedct'; …"}
+    deduct left 30s                                  (for socat/nc users: no id)
+    {"id": "5f0c…", "command": "deduct left 30s"}
+
+and the reply says which of these it is (`outcome`), so a client never has to guess:
+
+    acted        {"ok": true, "outcome": "acted", "said": ["arbiter: deduct left 30s", …],
+                  "state": {...}}
+    refused      {"ok": false, "outcome": "refused", "refused": true, "error": "deduct: …",
+                  "said": [...], "state": {...}}       (the engine's reasons; journaled)
+    not applied  {"ok": false, "outcome": "not applied", "applied": false, "error": "…"}
+                  (the clock was busy, or did not take it in time: it never will)
+    unknown      {"ok": false, "outcome": "unknown", "error": "queued, outcome unknown: …"}
+                  (the clock took it but did not say what it did in time: check `status`)
+    status       {"ok": true, "state": {...}}          (the SPEC §9 state, now)
+    bad request  {"ok": false, "error": "unknown arbiter command 'dedct'; …"}   (nothing done)
+
+A request with an id gets it back (`"id"`), and a repeated id gets the first answer again
+(`"repeated": true`) without acting twice: the server remembers the last `remembered_ids` ids.
+
+Limits, so that no client can hold up the clock or another client: each connection is served on
+its own thread, at most `max_handlers` at once (beyond that, after a short wait, a "busy" reply
+that acted on nothing); the whole request line must arrive within `request_deadline_s` of the
+connection; a line longer than `max_request` bytes, or not UTF-8 text, or holding a control
+character, is refused whole. Only the first line is a request: what follows its newline is
+ignored. Replies are sent with MSG_NOSIGNAL: a client gone away is a warning, never a SIGPIPE.
 
 A command is stamped when it arrives and goes through the service's queue like a press, so it is
 journaled before it acts and its reply says what it did (or why it was refused).
-`gammonclock arbiter WORDS…` is the client.
+
+`gammonclock arbiter WORDS…` is the client (`ask`). Its exit status:
+    0  the clock acted (or answered `status`)
+    1  the clock refused the command (the reason is printed)
+    2  bad words (not a command, not UTF-8, too long), or a reply that is not one
+    3  no clock answers at the socket
+    4  the command was not applied (the clock was busy or did not take it in time), or its outcome
+       is unknown: check with `gammonclock arbiter status` before repeating it
 """
 
 from __future__ import annotations
@@ -21,67 +51,301 @@ import os
 import socket
 import threading
 import time
+import unicodedata
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .arbiter import ArbiterSyntaxError, parse_command
-from .effects import Refused
+from .arbiter import Command, parse_command
+from .effects import Effect, Refused
 from .match import ArbiterAction
 from .service import ClockService, Reply
 
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "arbiter.sock"
-REPLY_TIMEOUT_S = 5.0
-MAX_REQUEST = 4096
+MAX_REQUEST = 4096            # bytes in a request line, without its newline
+MAX_ID = 64                   # characters in a request id
+MAX_REPLY = 1 << 20           # bytes the client reads at most
+LISTEN_BACKLOG = 128
+# Never a SIGPIPE from a socket whatever the process's disposition: a write to a client that
+# went away is an error on that one write.
+NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
+
+EXIT_ACTED, EXIT_REFUSED, EXIT_BAD, EXIT_NO_CLOCK, EXIT_NOT_DONE = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how much one client may take (seconds, bytes, connections)."""
+
+    request_deadline_s: float = 2.0   # from accept to the end of the request line
+    reply_timeout_s: float = 5.0      # the loop's answer; then the command is withdrawn …
+    outcome_grace_s: float = 5.0      # … or, if the loop has already taken it, its outcome
+    max_request: int = MAX_REQUEST
+    max_handlers: int = 32            # connections served at once
+    slot_wait_s: float = 0.25         # how long a new connection may wait for a free handler
+    send_timeout_s: float = 1.0       # a reply not taken by then is dropped
+    remembered_ids: int = 256
+
+    @property
+    def longest_answer_s(self) -> float:
+        """The longest a request can take once its line is in (both waits)."""
+        return self.reply_timeout_s + self.outcome_grace_s
 
 
 def socket_path(state_dir: str | Path) -> Path:
     return Path(state_dir) / SOCKET_NAME
 
 
-def handle(service: ClockService, line: str, clock_ns: Callable[[], int] = time.monotonic_ns,
-           timeout_s: float = REPLY_TIMEOUT_S) -> dict[str, Any]:
-    """The reply to one request line."""
-    words = line.split()
-    if words[:1] == ["status"] and len(words) == 1:
-        return {"ok": True, "state": service.status()}
+# --- requests ---------------------------------------------------------------------------------
+
+class RequestError(ValueError):
+    """A request line the server will not act on; the message says why and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Request:
+    words: list[str]
+    id: str | None = None
+
+
+def parse_request(line: bytes, max_request: int = MAX_REQUEST) -> Request:
+    """One request line (without its newline): the words of a command, or a JSON object
+    `{"id": "…", "command": "…"}`. Raises RequestError; nothing is ever cut or guessed."""
+    if len(line) > max_request:
+        raise RequestError(f"the request is longer than {max_request} bytes; nothing was done")
     try:
-        command = parse_command(words)
-    except ArbiterSyntaxError as exc:
-        return {"ok": False, "error": str(exc)}
-    reply = Reply()
-    service.submit(ArbiterAction(clock_ns(), command), reply)
-    effects = reply.wait(timeout_s)
-    if effects is None:
-        return {"ok": False, "error": "the clock did not answer in time; see its log"}
-    refused = [e for e in effects if isinstance(e, Refused)]
-    answer: dict[str, Any] = {"ok": not refused, "said": [e.describe() for e in effects],
-                              "state": service.status()}
-    if refused:
-        answer["error"] = "; ".join(f"{e.what}: {e.why}" for e in refused)
+        text = line.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"the request is not UTF-8 text (byte 0x{line[exc.start]:02x} at "
+                           f"offset {exc.start}); nothing was done") from None
+    if not text.startswith("{"):
+        return Request(_words(text))
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise RequestError(f"the request starts with '{{' but is not a JSON object ({exc}); "
+                           "nothing was done") from None
+    if not isinstance(obj, dict):
+        raise RequestError("the request is JSON but not an object; nothing was done")
+    unknown = sorted(set(obj) - {"id", "command"})
+    if unknown:
+        raise RequestError(f"unknown key {unknown[0]!r} in the request; allowed: 'id', "
+                           "'command'; nothing was done")
+    command, request_id = obj.get("command"), obj.get("id")
+    if not isinstance(command, str):
+        raise RequestError("the request's 'command' must be a string of words, e.g. "
+                           "\"deduct left 30s\"; nothing was done")
+    if request_id is not None and not _valid_id(request_id):
+        raise RequestError(f"the request's 'id' must be 1 to {MAX_ID} ASCII letters, digits, "
+                           "'-', '_', '.' or ':'; nothing was done")
+    return Request(_words(command), request_id)
+
+
+def _words(text: str) -> list[str]:
+    try:
+        text.encode("utf-8")          # a JSON "\udcff" escape decodes to a lone surrogate
+    except UnicodeEncodeError:
+        raise RequestError("the request is not UTF-8 text (a lone surrogate); nothing was "
+                           "done") from None
+    for char in text:
+        if unicodedata.category(char) == "Cc" and char not in " \t":
+            raise RequestError(f"the request holds a control character (U+{ord(char):04X}); "
+                               "nothing was done")
+    return text.split()
+
+
+def _valid_id(value: object) -> bool:
+    return (isinstance(value, str) and 0 < len(value) <= MAX_ID and value.isascii()
+            and all(c.isalnum() or c in "-_.:" for c in value))
+
+
+# --- answers ----------------------------------------------------------------------------------
+
+@dataclass
+class _Outcome:
+    """What became of the command sent under one request id."""
+
+    words: list[str]
+    done: threading.Event = field(default_factory=threading.Event)
+    answer: dict[str, Any] | None = None
+    reply: Reply | None = None        # while its outcome may still arrive
+
+
+class _Outcomes:
+    """The last ids' outcomes, so that a retried request is answered, not applied again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._by_id: OrderedDict[str, _Outcome] = OrderedDict()
+
+    def claim(self, request_id: str, words: list[str]) -> tuple[_Outcome, bool]:
+        """The outcome for this id, and whether this request is its first."""
+        with self._lock:
+            known = self._by_id.get(request_id)
+            if known is not None:
+                return known, False
+            outcome = self._by_id[request_id] = _Outcome(words)
+            if len(self._by_id) > self.size:
+                self._forget_oldest_finished()
+            return outcome, True
+
+    def forget(self, request_id: str) -> None:
+        """The command was not applied: a retry with this id may apply it."""
+        with self._lock:
+            self._by_id.pop(request_id, None)
+
+    def _forget_oldest_finished(self) -> None:
+        # One in flight is never forgotten: its retry must still find it.
+        for request_id, outcome in self._by_id.items():
+            if outcome.done.is_set():
+                del self._by_id[request_id]
+                return
+
+
+class Responder:
+    """The answer to one request line; any thread (one per connection)."""
+
+    def __init__(self, service: ClockService, limits: Limits = Limits(),
+                 clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
+        self.service = service
+        self.limits = limits
+        self.clock_ns = clock_ns
+        self._outcomes = _Outcomes(limits.remembered_ids)
+
+    def respond(self, line: bytes) -> dict[str, Any]:
+        try:
+            request = parse_request(line, self.limits.max_request)
+        except RequestError as exc:
+            return {"ok": False, "error": str(exc)}
+        answer = self._answer(request)
+        if request.id is not None:
+            answer["id"] = request.id
+        return answer
+
+    def _answer(self, request: Request) -> dict[str, Any]:
+        if request.words == ["status"]:
+            return {"ok": True, "state": self.service.status()}
+        try:
+            command = parse_command(request.words)
+        except ValueError as exc:        # ArbiterSyntaxError, and any number `int` refuses
+            return {"ok": False, "error": str(exc)}
+        if request.id is None:
+            return self._apply(command, _Outcome(request.words))
+        outcome, first = self._outcomes.claim(request.id, request.words)
+        if not first:
+            return self._repeat(request, outcome)
+        try:
+            answer = self._apply(command, outcome)
+            if answer.get("applied") is False:
+                self._outcomes.forget(request.id)
+            outcome.answer = answer
+            return dict(answer)
+        finally:
+            outcome.done.set()
+
+    def _apply(self, command: Command, outcome: _Outcome) -> dict[str, Any]:
+        """Submit the command to the loop and wait, bounded, for what it did."""
+        reply = Reply()
+        if not self.service.submit(ArbiterAction(self.clock_ns(), command), reply):
+            return _not_applied("the clock is busy (too many inputs waiting); the command was "
+                                "NOT applied: try again", busy=True)
+        effects = reply.wait(self.limits.reply_timeout_s)
+        if effects is None:
+            if reply.withdraw():
+                return _not_applied("the clock did not answer in time; the command was NOT "
+                                    "applied")
+            effects = reply.wait(self.limits.outcome_grace_s)   # taken: its outcome is coming
+        if effects is None:
+            outcome.reply = reply
+            return _unknown(command)
+        return self._acted(effects)
+
+    def _repeat(self, request: Request, outcome: _Outcome) -> dict[str, Any]:
+        if outcome.words != request.words:
+            return {"ok": False, "error": f"request id {request.id!r} was already used for "
+                                          "another command; nothing was done: use a fresh id"}
+        if not outcome.done.wait(self.limits.longest_answer_s + 1) or outcome.answer is None:
+            return {"ok": False, "outcome": "unknown", "repeated": True,
+                    "error": "queued, outcome unknown: the first request with this id is still "
+                             "waiting for the clock; check with `gammonclock arbiter status` "
+                             "before repeating it"}
+        if outcome.reply is not None:           # it was unknown: has its outcome come since?
+            effects = outcome.reply.wait(0)
+            if effects is not None:
+                outcome.answer, outcome.reply = self._acted(effects), None
+        return {**outcome.answer, "repeated": True}
+
+    def _acted(self, effects: list[Effect]) -> dict[str, Any]:
+        refused = [e for e in effects if isinstance(e, Refused)]
+        answer: dict[str, Any] = {"ok": not refused, "outcome": "refused" if refused else "acted",
+                                  "said": [e.describe() for e in effects],
+                                  "state": self.service.status()}
+        if refused:
+            answer["refused"] = True
+            answer["error"] = "; ".join(f"{e.what}: {e.why}" for e in refused)
+        return answer
+
+
+def _not_applied(error: str, busy: bool = False) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ok": False, "outcome": "not applied", "applied": False,
+                              "error": error}
+    if busy:
+        answer["busy"] = True
     return answer
 
 
-class ArbiterServer:
-    """Serves the control socket on its own thread until `close()`."""
+def _unknown(command: Command) -> dict[str, Any]:
+    return {"ok": False, "outcome": "unknown",
+            "error": f"queued, outcome unknown: the clock took `{command.describe()}` but did not "
+                     "say what it did in time; check with `gammonclock arbiter status` before "
+                     "repeating it"}
 
-    def __init__(self, path: Path, service: ClockService) -> None:
+
+def exit_status(answer: dict[str, Any]) -> int:
+    """The `gammonclock arbiter` exit status for a reply (see the module's docstring)."""
+    outcome = answer.get("outcome")
+    if outcome in ("not applied", "unknown"):
+        return EXIT_NOT_DONE
+    if outcome == "refused" or (not answer.get("ok") and answer.get("refused")):
+        return EXIT_REFUSED
+    return EXIT_ACTED if answer.get("ok") is True else EXIT_BAD
+
+
+# --- the server -------------------------------------------------------------------------------
+
+class RequestTimeout(Exception):
+    """The request line did not arrive whole within the connection's deadline."""
+
+
+class ArbiterServer:
+    """Serves the control socket until `close()`: one thread accepts, each connection is served
+    on its own short-lived thread (at most `limits.max_handlers` at once)."""
+
+    def __init__(self, path: Path, service: ClockService, limits: Limits = Limits(),
+                 clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
         self.path = path
-        self.service = service
+        self.limits = limits
+        self.responder = Responder(service, limits, clock_ns)
+        self.turned_away = 0
         if path.exists() or path.is_symlink():
             path.unlink()          # a socket left by a previous run (a crash, a power cut)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(str(path))
         os.chmod(path, 0o660)
-        self._sock.listen(4)
+        self._sock.listen(LISTEN_BACKLOG)
         self._sock.settimeout(0.5)   # so close() is noticed; accept() waits, it does not spin
+        self._slots = threading.BoundedSemaphore(limits.max_handlers)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="arbiter-socket", daemon=True)
+        self._thread = threading.Thread(target=self._accept, name="arbiter-socket", daemon=True)
         self._thread.start()
 
-    def _serve(self) -> None:
+    def _accept(self) -> None:
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
@@ -89,48 +353,261 @@ class ArbiterServer:
                 continue
             except OSError:
                 return                 # closed
+            if self._stop.is_set():
+                conn.close()
+                return
+            deadline = time.monotonic() + self.limits.request_deadline_s
+            if not self._slots.acquire(timeout=self.limits.slot_wait_s):
+                self._turn_away(conn)
+                continue
+            try:
+                threading.Thread(target=self._serve, args=(conn, deadline),
+                                 name="arbiter-client", daemon=True).start()
+            except RuntimeError:       # no thread to be had: the client hears it, no more
+                self._slots.release()
+                self._turn_away(conn)
+
+    def _turn_away(self, conn: socket.socket) -> None:
+        self.turned_away += 1
+        if self.turned_away == 1 or self.turned_away % 100 == 0:
+            log.warning("arbiter socket: %d clients at once; turned one away (%d so far)",
+                        self.limits.max_handlers, self.turned_away)
+        with conn:
+            self._send_quietly(conn, _not_applied(f"the clock is busy serving "
+                                                  f"{self.limits.max_handlers} clients; nothing "
+                                                  "was done: try again", busy=True))
+
+    def _serve(self, conn: socket.socket, deadline: float) -> None:
+        request = b""
+        try:
             with conn:
                 try:
-                    conn.settimeout(REPLY_TIMEOUT_S)
-                    request = _read_line(conn)
-                    answer = handle(self.service, request)
-                    log.info("arbiter: %s -> %s", request, "ok" if answer["ok"] else
-                             answer.get("error"))
-                    conn.sendall(json.dumps(answer).encode() + b"\n")
-                except (OSError, UnicodeDecodeError, ValueError) as exc:
-                    log.warning("arbiter socket: a request failed: %s", exc)
+                    request = _read_line(conn, deadline, self.limits.max_request)
+                    answer = self.responder.respond(request)
+                except RequestTimeout:
+                    answer = {"ok": False, "error": "the request line did not arrive within "
+                              f"{self.limits.request_deadline_s:g} s of connecting; nothing "
+                              "was done"}
+                except RequestError as exc:
+                    answer = {"ok": False, "error": str(exc)}
+                except OSError:
+                    raise
+                except Exception as exc:   # a bug must cost one reply, never the server
+                    log.exception("arbiter socket: the request %s failed", _shown(request))
+                    answer = {"ok": False, "outcome": "unknown",
+                              "error": f"the clock failed to answer ({exc!r}); check with "
+                                       "`gammonclock arbiter status` before repeating it"}
+                log.info("arbiter: %s -> %s", _shown(request),
+                         answer.get("outcome", "ok" if answer["ok"] else answer.get("error")))
+                _send(conn, answer, self.limits.send_timeout_s)
+        except OSError as exc:
+            log.warning("arbiter socket: the client of %s went away before its reply: %s",
+                        _shown(request), exc)
+        except Exception:
+            log.exception("arbiter socket: the reply to %s failed", _shown(request))
+        finally:
+            self._slots.release()
+
+    def _send_quietly(self, conn: socket.socket, answer: dict[str, Any]) -> None:
+        try:
+            _send(conn, answer, self.limits.send_timeout_s)
+        except OSError:
+            pass
 
     def close(self) -> None:
         self._stop.set()
-        self._sock.close()
+        try:        # wake accept() now rather than at its next timeout
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+                wake.settimeout(0.1)
+                wake.connect(str(self.path))
+        except OSError:
+            pass
         self._thread.join(timeout=2)
+        self._sock.close()                           # after the join: its descriptor is free
         try:
             self.path.unlink()
         except OSError:
             pass
 
 
-def _read_line(conn: socket.socket) -> str:
+def _read_line(conn: socket.socket, deadline: float, max_request: int) -> bytes:
+    """The request up to its first newline (or the client's end of sending), all of it within
+    `deadline` (time.monotonic), however slowly its bytes come."""
     data = b""
-    while b"\n" not in data and len(data) < MAX_REQUEST:
-        chunk = conn.recv(1024)
+    while True:
+        newline = data.find(b"\n")
+        if newline >= 0:
+            return data[:newline]
+        if len(data) > max_request:
+            raise RequestError(f"the request is longer than {max_request} bytes; nothing was "
+                               "done")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RequestTimeout
+        conn.settimeout(remaining)
+        try:
+            chunk = conn.recv(max_request + 1)
+        except TimeoutError:
+            raise RequestTimeout from None
         if not chunk:
-            break
+            return data
         data += chunk
-    return data.split(b"\n", 1)[0].decode("utf-8").strip()
 
 
-def ask(path: Path, words: list[str], timeout_s: float = REPLY_TIMEOUT_S + 2) -> dict[str, Any]:
-    """Send one request to a running clock; raises OSError when none listens at `path`."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(timeout_s)
-        conn.connect(str(path))
-        conn.sendall(" ".join(words).encode() + b"\n")
+def _send(conn: socket.socket, answer: dict[str, Any], timeout_s: float) -> None:
+    conn.settimeout(timeout_s)
+    data = json.dumps(answer).encode() + b"\n"
+    while data:
+        sent = conn.send(data, NO_SIGNAL)
+        data = data[sent:]
+    try:
+        conn.shutdown(socket.SHUT_WR)   # the reply is whole, even if the request was not read
+    except OSError:
+        pass
+
+
+def _shown(request: bytes) -> str:
+    """A request as the log shows it: short, and safe whatever its bytes."""
+    return repr(request[:120].decode("utf-8", "replace")) + ("…" if len(request) > 120 else "")
+
+
+# --- the client -------------------------------------------------------------------------------
+
+CLIENT_TIMEOUT_S = Limits().request_deadline_s + Limits().longest_answer_s + 3
+CONNECT_RETRY_S = 1.0         # a full backlog (EAGAIN), or a busy reply: try again this long
+
+
+class ClientError(Exception):
+    """`ask` could not get a usable answer; the message says what happened and what to do."""
+
+    exit_status = EXIT_BAD
+
+
+class UnsendableRequest(ClientError, ValueError):
+    """The words cannot be sent (not UTF-8, too long); nothing was sent."""
+
+
+class BadReply(ClientError, ValueError):
+    """What came back is not a reply of the clock."""
+
+
+class ReplyLost(ClientError):
+    """The request was sent, and no reply came even to one retry: its outcome is unknown."""
+
+    exit_status = EXIT_NOT_DONE
+
+
+class _NoReply(Exception):
+    """The connection failed after the request was sent (reset, timeout, empty reply)."""
+
+    def __init__(self, why: str, empty: bool) -> None:
+        super().__init__(why)
+        self.empty = empty
+
+
+def encode_request(words: list[str], request_id: str) -> bytes:
+    """The JSON request line for these words; raises UnsendableRequest."""
+    for number, word in enumerate(words, 1):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnsendableRequest(f"word {number} ({word!r}) is not UTF-8 text; nothing was "
+                                    "sent") from None
+    line = json.dumps({"id": request_id, "command": " ".join(words)}).encode()
+    if len(line) > MAX_REQUEST:
+        raise UnsendableRequest(f"the command is longer than the socket takes ({MAX_REQUEST} "
+                                "bytes as JSON); nothing was sent")
+    return line + b"\n"
+
+
+def ask(path: Path, words: list[str], timeout_s: float = CLIENT_TIMEOUT_S,
+        request_id: str | None = None) -> dict[str, Any]:
+    """Send one request to a running clock and return its reply (without the id).
+
+    Raises OSError when no clock listens at `path` (nothing sent), and ClientError when the words
+    cannot be sent, the reply is not one, or no reply came. A connection that fails after the
+    request went out is retried once with the same id, which the clock never applies twice."""
+    request_id = request_id or uuid.uuid4().hex
+    request = encode_request(words, request_id)
+    give_up_busy = time.monotonic() + CONNECT_RETRY_S
+    while True:
+        data = _exchange_with_a_retry(path, request, timeout_s, " ".join(words))
+        answer = _decode_reply(data, request_id)
+        if not (answer.get("busy") and time.monotonic() < give_up_busy):
+            return answer
+        time.sleep(0.05)        # not applied: the same id again is safe
+
+
+def _exchange_with_a_retry(path: Path, request: bytes, timeout_s: float, what: str) -> bytes:
+    try:
+        return _exchange(path, request, timeout_s)
+    except _NoReply as first:
+        log.info("arbiter: no reply (%s); asking once more with the same id", first)
+    try:
+        return _exchange(path, request, timeout_s)
+    except (_NoReply, OSError) as again:
+        unknown = (f"whether `{what}` was applied is unknown: check with `gammonclock arbiter "
+                   "status` before repeating it")
+        if isinstance(again, _NoReply) and again.empty:
+            raise BadReply(f"the clock closed the connection without a reply, twice; {unknown}"
+                           ) from None
+        raise ReplyLost(f"the clock took the request but no reply came ({again}), twice; "
+                        f"{unknown}") from None
+
+
+def _exchange(path: Path, request: bytes, timeout_s: float) -> bytes:
+    """One connection: the reply line. OSError before the request went out; _NoReply after."""
+    with _connect(path, timeout_s) as conn:
+        deadline = time.monotonic() + timeout_s
+        try:
+            conn.sendall(request, NO_SIGNAL)
+        except OSError:
+            pass     # it may have answered before it read (a busy reply): read what came
         data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    answer: dict[str, Any] = json.loads(data)
+        try:
+            while not data.endswith(b"\n") and len(data) <= MAX_REPLY:
+                conn.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as exc:
+            if not data.endswith(b"\n"):
+                raise _NoReply(str(exc) or type(exc).__name__, empty=False) from None
+        if not data.endswith(b"\n") and len(data) <= MAX_REPLY:
+            raise _NoReply("the connection closed " + ("before a reply" if not data else
+                                                       "in the middle of the reply"),
+                           empty=not data)
+        return data
+
+
+def _connect(path: Path, timeout_s: float) -> socket.socket:
+    """A connection to the clock; a full backlog (EAGAIN) is retried for CONNECT_RETRY_S, while
+    no listener (ENOENT, ECONNREFUSED) is an OSError at once."""
+    give_up = time.monotonic() + CONNECT_RETRY_S
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(timeout_s)
+        try:
+            conn.connect(str(path))
+            return conn
+        except BlockingIOError:
+            conn.close()
+            if time.monotonic() >= give_up:
+                raise
+            time.sleep(0.01)
+        except BaseException:
+            conn.close()
+            raise
+
+
+def _decode_reply(data: bytes, request_id: str) -> dict[str, Any]:
+    try:
+        answer = json.loads(data)
+    except (ValueError, RecursionError):
+        raise BadReply(f"the reply is not JSON: {_shown(data)}") from None
+    if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
+        raise BadReply(f"the reply is not an answer of the clock: {_shown(data)}")
+    if answer.pop("id", request_id) != request_id:
+        raise BadReply("the reply is for another request")
     return answer
