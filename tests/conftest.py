@@ -51,3 +51,15 @@ def play(script: str, rules: MatchRules | None = None, **overrides) -> Played:
 @pytest.fixture
 def bg7() -> MatchRules:
     return MatchRules.defaults("backgammon", 7)
+
+
+@pytest.fixture(autouse=True)
+def _sigpipe_kept():
+    """`cli.main` restores SIGPIPE's default for the commands that print (so `| head` ends
+    quietly); inside pytest that would outlive the test and let a later write to a closed socket
+    kill the whole run. Put back what the test started with."""
+    import signal
+
+    before = signal.getsignal(signal.SIGPIPE)
+    yield
+    signal.signal(signal.SIGPIPE, before)

@@ -132,7 +132,10 @@ def test_a_fragment_is_kept_across_read_timeouts_until_its_terminator(readers):
 
 def test_garbage_is_logged_with_its_raw_text_and_skipped(readers, caplog):
     events, opener = Events(), LoopOpener()
-    reader = started(readers, DiceReader("loop://", 9600, events.put, opener=opener))
+    # Eleven lines at once are more than a human rolls: room for them all, this test is not
+    # about the rate limit.
+    reader = started(readers, DiceReader("loop://", 9600, events.put, opener=opener,
+                                         burst_lines=20))
     assert reader.wait_connected(2.0)
     bad = [b"\xff\xfe\x00\x81\n",     # binary
            b"HELLO 1 2\n",            # wrong word

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, ConfigError, load_config
+from .durations import MAX_SPEED, MIN_SPEED, shorten
 from .effects import Effect
 from .engine import Engine
 from .journal import JournalError, JournalWriter, Stamp, load_or_create_key, read_journal, read_key
@@ -57,7 +58,8 @@ def _simulate(args: argparse.Namespace) -> int:
                 return _fail("simulate: --json, --journal, --frames, --gif and --speed are for "
                              "scripted runs: give --script FILE")
             return _interactive(args, config)
-        script = load_script(args.script, config.rules.hold_ns)
+        script = load_script(args.script, config.rules.hold_ns,
+                             debounce_ns=config.rules.debounce_ns)
     except (ConfigError, ScriptError) as exc:
         return _fail(exc)
     session = Session(Engine.start(config.rules, at=0), checkpoint_ns=config.device.checkpoint_ns,
@@ -107,7 +109,10 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
     device_config = replace(config.device, pin_factory="mock")
     state_dir = (str(args.state_dir) if args.state_dir
                  else tempfile.mkdtemp(prefix="gammonclock-simulator-"))
-    device = build_device(replace(config, device=device_config), state_dir)
+    try:
+        device = build_device(replace(config, device=device_config), state_dir)
+    except JournalError as exc:   # another clock on this folder, a bad key or journal
+        return _fail(exc, status=1)
     run_interactive(device, text=True if args.text else None)
     print(f"gammonclock: the match's journal is in {state_dir}/journals")
     return 0
@@ -122,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _show_config_error(str(exc))
         return _fail(exc)
-    from .device import build_device
+    from .device import StartRefused, build_device
     from .hardware.errors import HardwareError
 
     # A stop signal during start-up waits until the handlers are in place: the stop is then
@@ -132,6 +137,15 @@ def _run(args: argparse.Namespace) -> int:
     try:
         try:
             device = build_device(config, _state_dir(args, config))
+        except StartRefused as exc:
+            # Shown on the panels; wait to be stopped, so that systemd does not restart a
+            # clock that would refuse again (the arbiter moves the file away, then restarts).
+            log = logging.getLogger("gammonclock")
+            log.error("%s", exc)
+            log.error("nothing started; shown on the panels; waiting to be stopped")
+            signal.sigwait(stop_signals)
+            exc.release()
+            return 1
         except (HardwareError, JournalError) as exc:
             return _fail(exc, status=1)
         for note in device.notes:
@@ -181,20 +195,24 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    """Seals first (TAMPERED: exit 1); then every record must be one this firmware understands
+    and replays (else exit 2, naming the record)."""
     try:
         key = read_key(_state_dir(args))
         verdict = verify_journal(args.journal, key)
+        if not verdict.intact:
+            print(f"{args.journal}: TAMPERED: {verdict.message}")
+            return 1
+        summary = _match_summary(args.journal)
     except JournalError as exc:
         return _fail(exc)
-    if not verdict.intact:
-        print(f"{args.journal}: TAMPERED: {verdict.message}")
-        return 1
-    print(f"{args.journal}: {verdict.message}; {_match_summary(args.journal)}")
+    print(f"{args.journal}: {verdict.message}; {summary}")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
     from .export import ExportError, export_journal
+    from .journal import KeyRefused
     from .session import latest_journal
 
     logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
@@ -206,6 +224,8 @@ def _export(args: argparse.Namespace) -> int:
     key = None
     try:
         key = read_key(state_dir)
+    except KeyRefused as exc:
+        print(f"gammonclock: seals not checked: {exc}", file=sys.stderr)
     except JournalError:
         pass                 # no device key here: the export goes on without checking seals
     try:
@@ -217,16 +237,21 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _arbiter(args: argparse.Namespace) -> int:
-    """Send one arbiter command (or `status`) to the clock running with this state directory."""
-    from .arbiter_socket import ask, socket_path
+    """Send one arbiter command (or `status`) to the clock running with this state directory.
+    Exit status: 0 acted, 1 refused, 2 bad words or a bad reply, 3 no clock, 4 not applied (busy,
+    timed out) or outcome unknown: see arbiter_socket."""
+    from .arbiter_socket import EXIT_NO_CLOCK, ClientError, ask, exit_status, socket_path
 
     if not args.words:
         return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
     path = socket_path(_state_dir(args))
     try:
         answer = ask(path, args.words)
+    except ClientError as exc:
+        return _fail(f"arbiter: {exc}", status=exc.exit_status)
     except OSError as exc:
-        return _fail(f"arbiter: no clock answers at {path} ({exc.strerror or exc})", status=3)
+        return _fail(f"arbiter: no clock answers at {path} ({exc.strerror or exc})",
+                     status=EXIT_NO_CLOCK)
     if args.json or "said" not in answer:
         if "state" in answer and answer.get("ok"):
             print(json.dumps(answer["state"], indent=None if args.json else 2))
@@ -237,19 +262,31 @@ def _arbiter(args: argparse.Namespace) -> int:
             print(line)
     if not answer.get("ok"):
         print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
-        return 1 if "said" in answer else EXIT_BAD_INPUT
-    return 0
+    return exit_status(answer)
 
 
 def _match_summary(path: str) -> str:
+    """The match in one line; raises JournalError for a record this firmware cannot take."""
     try:
         replayed = replay(read_journal(path))
-    except (JournalError, ConfigError) as exc:
+    except ConfigError as exc:
         return f"(cannot replay: {exc})"
     rules, state = replayed.config.rules, replayed.engine.state_json()
     score: Any = state["score"]
     return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
             f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
+
+
+def _speed(text: str) -> float:
+    """`--speed`: a finite number from MIN_SPEED to MAX_SPEED, else argparse's exit 2."""
+    try:
+        speed = float(text)
+    except ValueError:
+        speed = float("nan")
+    if not MIN_SPEED <= speed <= MAX_SPEED:     # nan and inf fail here too
+        raise argparse.ArgumentTypeError(f"{shorten(repr(text))} is not a speed; use a number "
+                                         f"from {MIN_SPEED} to {MAX_SPEED}, e.g. 10")
+    return speed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -266,8 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--state-dir", type=Path,
                      help="where the device key is (default: $GAMMONCLOCK_STATE_DIR or the "
                           "config's journal.state_dir)")
-    sim.add_argument("--speed", type=float,
-                     help="keep to the wall clock, this many times faster than real time")
+    sim.add_argument("--speed", type=_speed,
+                     help="keep to the wall clock, this many times faster than real time "
+                          f"({MIN_SPEED} to {MAX_SPEED})")
     sim.add_argument("--frames", type=Path, help="write a PNG of each panel whenever it changes")
     sim.add_argument("--gif", type=Path, help="write an animated GIF of both panels")
     sim.add_argument("--text", action="store_true",
@@ -318,10 +356,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _keeps_running(args: argparse.Namespace) -> bool:
+    """The clock itself: `run`, or the interactive simulator (the same device)."""
+    return args.command == "run" or (args.command == "simulate" and args.script is None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # `gammonclock … | head` ends quietly
     args = build_parser().parse_args(argv)
+    if hasattr(signal, "SIGPIPE") and not _keeps_running(args):
+        # `gammonclock replay … | head` ends quietly. Never for the clock itself: there a pipe or
+        # socket closed by its reader (an arbiter client that went away) must be an error on
+        # that one write (Python ignores SIGPIPE), not a signal that kills the match.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     return int(args.handler(args))
 
 

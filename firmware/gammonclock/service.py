@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from .effects import Effect
-from .engine import Engine, Input
+from .engine import ButtonEdge, Engine, Input
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 GRACE_NS = 5_000_000          # an input is applied this long after its edge (others may be late)
 TIMER_GRACE_NS = 50_000_000   # a timer fires this long after its instant: no late press slips
 LATE_NS = 50_000_000          # an input later than that is logged (and applied at the loop's now)
+# How many inputs may wait for the loop. Button edges come from two hands and a cube and get far
+# more room than the other sources (dice reader, arbiter socket), so a flood from those can
+# neither starve a press nor grow memory without bound.
+MAX_WAITING_EDGES = 4096
+MAX_WAITING_OTHERS = 64
 
 
 class Presenter(Protocol):
@@ -46,11 +51,39 @@ class Presenter(Protocol):
 
 class Reply:
     """Where the loop leaves what an input did, for a caller waiting on another thread (the
-    arbiter's socket)."""
+    arbiter's socket).
+
+    A caller that stops waiting `withdraw`s the input: if the loop has not taken it yet it never
+    will (the command is certainly not applied); if it has, the caller knows the outcome is on
+    its way and can wait for it. So a command is never reported as failed and applied later.
+    """
 
     def __init__(self) -> None:
         self.done = threading.Event()
         self.effects: list[Effect] = []
+        self._lock = threading.Lock()
+        self._state = "waiting"          # waiting | taken (by the loop) | withdrawn (by the caller)
+
+    def take(self) -> bool:
+        """The loop claims the input before applying it; False: the caller withdrew it."""
+        with self._lock:
+            if self._state == "withdrawn":
+                return False
+            self._state = "taken"
+            return True
+
+    def withdraw(self) -> bool:
+        """The caller gives up waiting; True if the input will never be applied, False if the
+        loop has already taken it (its effects will arrive: `wait` again)."""
+        with self._lock:
+            if self._state == "taken":
+                return False
+            self._state = "withdrawn"
+            return True
+
+    def deliver(self, effects: list[Effect]) -> None:
+        self.effects = effects
+        self.done.set()
 
     def wait(self, timeout: float) -> list[Effect] | None:
         return self.effects if self.done.wait(timeout) else None
@@ -72,13 +105,36 @@ class ClockService:
         self._arrivals = itertools.count()
         self._redraw_at: list[int | None] = [None] * len(presenters)
         self._stop = threading.Event()
+        self._waiting_lock = threading.Lock()
+        self._waiting = {True: 0, False: 0}     # inputs submitted, not yet applied: by is-edge
+        self.refused_inputs = 0                  # turned away because too many were waiting
 
     # --- from any thread --------------------------------------------------------------------
 
-    def submit(self, event: Input, reply: Reply | None = None) -> None:
+    def submit(self, event: Input, reply: Reply | None = None) -> bool:
         """Hand over an input stamped with the host's monotonic time (any thread); `reply`, if
-        given, receives its effects once the loop has applied (and journaled) it."""
+        given, receives its effects once the loop has applied (and journaled) it. False: too
+        many inputs of its kind are waiting, and this one is turned away (never applied)."""
+        edge = isinstance(event, ButtonEdge)
+        with self._waiting_lock:
+            if self._waiting[edge] >= (MAX_WAITING_EDGES if edge else MAX_WAITING_OTHERS):
+                self.refused_inputs += 1
+                full = True
+            else:
+                self._waiting[edge] += 1
+                full = False
+        if full:
+            if self.refused_inputs == 1 or self.refused_inputs % 1000 == 0:
+                log.warning("the clock's inbox is full: %s turned away (%d so far)", event,
+                            self.refused_inputs)
+            return False
         self._inbox.put((event, reply))
+        return True
+
+    def waiting(self) -> int:
+        """Inputs submitted and not yet applied (any thread)."""
+        with self._waiting_lock:
+            return self._waiting[True] + self._waiting[False]
 
     def status(self) -> dict[str, object]:
         """The SPEC §9 state at this instant (any thread: the engine is an immutable value, and
@@ -146,10 +202,14 @@ class ClockService:
                 self.present_all(self.session.advance(timer))
             elif first is not None and first <= now - self.grace_ns:
                 _, _, event, reply = heapq.heappop(self._pending)
+                with self._waiting_lock:
+                    self._waiting[isinstance(event, ButtonEdge)] -= 1
+                if reply is not None and not reply.take():
+                    log.info("input %s withdrawn by its sender before it was applied", event)
+                    continue
                 effects = self._feed(event)
                 if reply is not None:
-                    reply.effects = effects
-                    reply.done.set()
+                    reply.deliver(effects)
             else:
                 break
         self._redraw_due(now)

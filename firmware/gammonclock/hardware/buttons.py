@@ -63,7 +63,7 @@ _HINTS = {
 
 log = logging.getLogger("gammonclock.hardware.buttons")
 
-EdgeSink = Callable[[ButtonEdge], None]
+EdgeSink = Callable[[ButtonEdge], object]
 
 
 def make_pin_factory(name: str) -> Factory:

@@ -8,6 +8,11 @@ a fragment is kept until its terminator comes; each whole line is parsed with `d
 and sent to `sink` as `DiceEvent(t, message)`, `t` being the monotonic instant its terminator was
 read. Garbage is logged with its raw bytes and skipped.
 
+A reader cannot flood the clock: lines beyond a human rate (a burst of `BURST_LINES`, then
+`LINES_PER_S` a second) are dropped unread, in whole chunks, and counted; the count reaches the
+journal as a `DiceDropped` input when the flood pauses, at most every `DROP_REPORT_S` while it
+lasts, and when the reader stops. An input the clock's inbox turns away counts as dropped too.
+
 A reader that fails never stops the clock: on `SerialException` or `OSError` (an unplugged USB
 adapter raises those, while the port's `closed` stays False) the port is closed, the fragment of
 the dead connection dropped (logged), and the port reopened with exponential back-off (0.5 s
@@ -26,7 +31,7 @@ from typing import Protocol
 import serial  # type: ignore[import-untyped]
 
 from ..dice import DiceSyntaxError, parse_line
-from ..match import DiceEvent
+from ..match import DiceDropped, DiceEvent
 
 log = logging.getLogger("gammonclock.hardware.dice")
 
@@ -35,6 +40,29 @@ MAX_LINE = 128                # bytes; the longest message is 12, so anything lo
 READ_TIMEOUT_S = 0.1          # bounds how long stop() waits for a read in progress
 BACKOFF_INITIAL_S = 0.5
 BACKOFF_MAX_S = 10.0
+# A human at a board rolls at most every second or two; an opening roll, a void and a reroll come
+# in a handful. Beyond this a reader is faulty or hostile, and its lines are dropped unread.
+BURST_LINES = 8
+LINES_PER_S = 2
+DROP_REPORT_S = 10.0          # while a flood lasts, its count is journaled this often
+
+
+class LineBudget:
+    """A token bucket over the lines of the port: `burst` at once, then `per_s` a second."""
+
+    def __init__(self, burst: int, per_s: float) -> None:
+        self.burst, self.per_s = burst, per_s
+        self.tokens = float(burst)
+        self.at: int | None = None
+
+    def take(self, t: int) -> bool:
+        if self.at is not None:
+            self.tokens = min(self.burst, self.tokens + (t - self.at) / 1e9 * self.per_s)
+        self.at = t
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
 
 
 class Port(Protocol):
@@ -65,19 +93,24 @@ def _wait(stop: threading.Event, seconds: float) -> bool:
 class DiceReader:
     """Reads dice messages from `port` on its own thread until `stop()`.
 
-    `sink` gets each DiceEvent (it is called on the reader's thread: a queue's `put` fits).
+    `sink` gets each DiceEvent, and a DiceDropped for lines dropped over the rate (it is called
+    on the reader's thread: a queue's `put` fits; a sink that returns False turned the input
+    away, and it is counted as dropped).
     `wait` is how the back-off waits (injectable so tests need not wait seconds); `opener`
     opens the port (`serial.serial_for_url` by default).
     """
 
-    def __init__(self, port: str, baudrate: int, sink: Callable[[DiceEvent], None],
+    def __init__(self, port: str, baudrate: int,
+                 sink: Callable[[DiceEvent | DiceDropped], object],
                  clock_ns: Callable[[], int] = time.monotonic_ns,
                  log: logging.Logger = log, *,
                  read_timeout_s: float = READ_TIMEOUT_S,
                  backoff_initial_s: float = BACKOFF_INITIAL_S,
                  backoff_max_s: float = BACKOFF_MAX_S,
                  wait: Wait = _wait, opener: Opener = open_port,
-                 max_line: int = MAX_LINE) -> None:
+                 max_line: int = MAX_LINE, burst_lines: int = BURST_LINES,
+                 lines_per_s: float = LINES_PER_S,
+                 drop_report_s: float = DROP_REPORT_S) -> None:
         self.port = port
         self.baudrate = baudrate
         self._sink = sink
@@ -93,6 +126,11 @@ class DiceReader:
         self._connected = threading.Event()
         self._thread: threading.Thread | None = None
         self._open_error: str | None = None   # the last reason the port would not open
+        self._budget = LineBudget(burst_lines, lines_per_s)
+        self._drop_report_ns = int(drop_report_s * 1e9)
+        self.dropped = 0                      # lines dropped since the last DiceDropped
+        self.dropped_total = 0
+        self._flood_since: int | None = None  # when the unreported drops began
 
     # --- control ----------------------------------------------------------------------------
 
@@ -156,6 +194,7 @@ class DiceReader:
                 self._connected.clear()
                 self._close(port)
             delay = self._backoff_initial_s
+        self._report_drops(self._clock_ns())
         self._log.debug("dice reader on %s stopped", self.port)
 
     def _open(self) -> Port | None:
@@ -205,15 +244,25 @@ class DiceReader:
                                     self.port)
                 return
             if len(pending) == before:
+                if self.dropped:
+                    self._report_drops(self._clock_ns())   # the flood has paused
                 continue                      # the read timed out with nothing new
             t = self._clock_ns()              # the terminators in these bytes are here now
             while (end := pending.find(LF)) >= 0:
-                line = bytes(pending[:end + 1])
-                del pending[:end + 1]
                 if skipping:
                     skipping = False          # the end of an over-long line: dropped
+                elif not self._budget.take(t):
+                    # Over the rate: every whole line of this chunk goes at once, unread (cheap
+                    # however fast the port floods).
+                    last = pending.rfind(LF)
+                    self._drop(pending.count(LF, 0, last + 1), t)
+                    del pending[:last + 1]
+                    break
                 else:
-                    self._line(line, t)
+                    self._line(bytes(pending[:end + 1]), t)
+                del pending[:end + 1]
+            if self._flood_since is not None and t - self._flood_since >= self._drop_report_ns:
+                self._report_drops(t)         # a flood that does not pause: report as it goes
             if skipping:
                 pending.clear()
             elif len(pending) > self._max_line:
@@ -232,7 +281,32 @@ class DiceReader:
         except DiceSyntaxError as exc:
             self._log.warning("dice reader: garbage %r (%s), ignored", raw, exc)
             return
+        if self.dropped:
+            self._report_drops(t)             # the drops came before this line
         try:
-            self._sink(DiceEvent(t, message))
+            if self._sink(DiceEvent(t, message)) is False:
+                self._drop(1, t)
         except Exception:
             self._log.exception("dice reader: %r not delivered", raw)
+
+    def _drop(self, count: int, t: int) -> None:
+        if not self.dropped and self._flood_since is None:
+            self._log.warning("dice reader: %s sends more lines than dice are rolled; dropping "
+                              "them unread (the count goes to the journal)", self.port)
+        if self._flood_since is None:
+            self._flood_since = t
+        self.dropped += count
+        self.dropped_total += count
+
+    def _report_drops(self, t: int) -> None:
+        """Tell the clock how many lines were dropped since the last report."""
+        count, self.dropped, self._flood_since = self.dropped, 0, None
+        if not count:
+            return
+        self._log.warning("dice reader: %d lines dropped", count)
+        try:
+            if self._sink(DiceDropped(t, count)) is False:
+                self.dropped += count         # the inbox is full: report them later
+                self._flood_since = t
+        except Exception:
+            self._log.exception("dice reader: the count of dropped lines was not delivered")
