@@ -63,3 +63,35 @@ def _sigpipe_kept():
     before = signal.getsignal(signal.SIGPIPE)
     yield
     signal.signal(signal.SIGPIPE, before)
+
+
+@pytest.fixture
+def running(tmp_path):
+    """A device on mock hardware whose service runs on a thread (its own socket, default
+    limits), and its state directory."""
+    import threading
+
+    from device_helpers import MOCK_TEXT
+    from gammonclock.config import parse_config
+    from gammonclock.device import build_device
+
+    device = build_device(parse_config(MOCK_TEXT, "mock.toml"), tmp_path)
+    worker = threading.Thread(target=device.service.run, daemon=True)
+    worker.start()
+    try:
+        yield device, tmp_path
+    finally:
+        device.service.stop()
+        worker.join(timeout=5)
+        device.close()
+
+
+@pytest.fixture
+def processes():
+    """Processes a test starts; any still running after it are killed."""
+    started = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=5)

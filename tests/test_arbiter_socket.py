@@ -3,35 +3,17 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from gammonclock.arbiter_socket import ask, socket_path
 from gammonclock.cli import main
 from gammonclock.config import parse_config
-from gammonclock.device import Device, build_device
+from gammonclock.device import build_device
 from gammonclock.journal import JOURNALS_DIR, read_journal
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
     'pin_factory = "lgpio"', 'pin_factory = "mock"')
-
-
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
-    """A device whose service runs on a thread, and its state directory."""
-    device = build_device(parse_config(MOCK, "mock.toml"), tmp_path)
-    worker = threading.Thread(target=device.service.run, daemon=True)
-    worker.start()
-    try:
-        yield device, tmp_path
-    finally:
-        device.service.stop()
-        worker.join(timeout=5)
-        device.close()
 
 
 def test_status_is_the_spec_state_now(running):

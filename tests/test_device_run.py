@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ import gpiozero.pins.mock
 import pytest
 from PIL import Image, ImageChops
 
+from device_helpers import MOCK_TEXT, gammonclock, handles_sigterm, mock_config_text
 from gammonclock.cli import main
 from gammonclock.config import Config, parse_config
 from gammonclock.device import Device, build_device
@@ -33,22 +33,8 @@ from gammonclock.sides import Button, Side
 
 S = 1_000_000_000
 MS = 1_000_000
-ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_CONFIG = ROOT / "config" / "backgammon.toml"
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 DOWN, UP = True, False
-
-
-def mock_config_text(*replacements: tuple[str, str]) -> str:
-    """The reference config (every device key) on mock pins and dummy panels."""
-    text = REFERENCE_CONFIG.read_text(encoding="utf-8")
-    for old, new in (('pin_factory = "lgpio"', 'pin_factory = "mock"'), *replacements):
-        assert old in text, old
-        text = text.replace(old, new)
-    return text
-
-
-MOCK_TEXT = mock_config_text()
 
 
 def mock_config(text: str = MOCK_TEXT) -> Config:
@@ -418,32 +404,6 @@ def test_run_with_a_missing_config_fails(tmp_path, capsys):
     _, err = capsys.readouterr()
     assert code != 0
     assert str(missing) in err
-
-
-def gammonclock(*args: str) -> list[str]:
-    return [sys.executable, "-m", "gammonclock", *args]
-
-
-def handles_sigterm(pid: int) -> bool:
-    """Whether the process has installed its SIGTERM handler (Linux: /proc/<pid>/status)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    for line in status.splitlines():
-        if line.startswith("SigCgt:"):
-            return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
-    return False
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen]]:
-    started: list[subprocess.Popen] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=5)
 
 
 @dataclass

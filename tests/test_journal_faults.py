@@ -12,9 +12,8 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from device_helpers import MOCK_TEXT, gammonclock, handles_sigterm
 from gammonclock import __version__
 from gammonclock.cli import main
 from gammonclock.config import Config, ConfigError, parse_config
@@ -50,9 +50,6 @@ from gammonclock.sides import Button, Side
 from journal_helpers import CONFIG, fake_stamps, journaled_run
 
 S = 1_000_000_000
-ROOT = Path(__file__).resolve().parents[1]
-MOCK_TEXT = (ROOT / "config" / "backgammon.toml").read_text(encoding="utf-8").replace(
-    'pin_factory = "lgpio"', 'pin_factory = "mock"')
 STAMP = Stamp(1, "b", 2)
 
 
@@ -265,31 +262,6 @@ def test_a_second_device_on_the_same_state_folder_is_refused_and_touches_nothing
     again = build_device(config, state, panels=dummy_panels())   # released: the next one runs
     assert again.notes[0].startswith("recovered")
     again.close()
-
-
-def gammonclock(*args: str) -> list[str]:
-    return [sys.executable, "-m", "gammonclock", *args]
-
-
-def handles_sigterm(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    for line in status.splitlines():
-        if line.startswith("SigCgt:"):
-            return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
-    return False
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=5)
 
 
 def start_run(tmp_path: Path, processes: list[subprocess.Popen[str]]) -> subprocess.Popen[str]:

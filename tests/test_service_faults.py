@@ -4,7 +4,6 @@ The clock keeps running, presses keep priority, and charging stays exact."""
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import signal
@@ -18,9 +17,11 @@ from pathlib import Path
 import pytest
 import serial
 
+from device_helpers import MOCK_TEXT, gammonclock, handles_sigterm
 from gammonclock.arbiter import Deduct
-from gammonclock.arbiter_socket import socket_path
+from gammonclock.arbiter_socket import ask, socket_path
 from gammonclock.cli import main
+from gammonclock.config import parse_config
 from gammonclock.device import build_device
 from gammonclock.dice import Roll
 from gammonclock.effects import Ignored
@@ -32,7 +33,6 @@ from gammonclock.rules import MatchRules
 from gammonclock.service import MAX_WAITING_OTHERS, ClockService, Reply
 from gammonclock.session import Session, replay
 from gammonclock.sides import Button, Side
-from test_device_run import MOCK_TEXT, gammonclock, handles_sigterm, mock_config
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -53,21 +53,6 @@ def start_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
     return proc, state
 
 
-def status(state: Path) -> dict[str, object]:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(10)
-        conn.connect(str(socket_path(state)))
-        conn.sendall(b"status\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    answer: dict[str, object] = json.loads(data)
-    return answer
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 def test_a_client_that_goes_away_before_its_reply_does_not_stop_the_clock(tmp_path):
     proc, state = start_run(tmp_path)
@@ -78,7 +63,7 @@ def test_a_client_that_goes_away_before_its_reply_does_not_stop_the_clock(tmp_pa
                 conn.sendall(b"status\n")
         time.sleep(0.5)
         assert proc.poll() is None, proc.communicate()[1]
-        assert status(state)["ok"] is True            # and it still answers
+        assert ask(socket_path(state), ["status"])["ok"] is True   # and it still answers
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=10)
@@ -167,6 +152,14 @@ class Sink:
         return sum(i.count for i in self.got if isinstance(i, DiceDropped))
 
 
+class LoopPorts(list):
+    """Opens a loop:// port per connection and keeps it, so the test can write into it."""
+
+    def open(self, port: str, baudrate: int, timeout: float) -> serial.SerialBase:
+        self.append(serial.serial_for_url("loop://", baudrate=baudrate, timeout=timeout))
+        return self[-1]
+
+
 def wait_until(condition, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -175,13 +168,8 @@ def wait_until(condition, timeout: float = 5.0) -> None:
 
 
 def test_a_burst_of_lines_past_a_human_rate_is_dropped_and_counted():
-    sink, ports = Sink(), []
-
-    def opener(port: str, baudrate: int, timeout: float):
-        ports.append(serial.serial_for_url("loop://", baudrate=baudrate, timeout=timeout))
-        return ports[-1]
-
-    reader = DiceReader("loop://", 115200, sink, opener=opener, read_timeout_s=0.01)
+    sink, ports = Sink(), LoopPorts()
+    reader = DiceReader("loop://", 115200, sink, opener=ports.open, read_timeout_s=0.01)
     reader.start()
     try:
         assert reader.wait_connected(2.0)
@@ -206,13 +194,8 @@ def test_lines_the_inbox_turns_away_are_counted_as_dropped():
         refused.append(item)
         return isinstance(item, DiceDropped)   # rolls are turned away; the count gets in
 
-    ports = []
-
-    def opener(port: str, baudrate: int, timeout: float):
-        ports.append(serial.serial_for_url("loop://", baudrate=baudrate, timeout=timeout))
-        return ports[-1]
-
-    reader = DiceReader("loop://", 9600, full_inbox, opener=opener, read_timeout_s=0.01)
+    ports = LoopPorts()
+    reader = DiceReader("loop://", 9600, full_inbox, opener=ports.open, read_timeout_s=0.01)
     reader.start()
     try:
         assert reader.wait_connected(2.0)
@@ -239,7 +222,7 @@ def test_a_pty_flood_never_delays_a_press_and_every_line_is_journaled_or_counted
     master, slave = pty.openpty()
     tty.setraw(slave)
     text = MOCK_TEXT.replace('port = ""', f'port = "{os.ttyname(slave)}"', 1)
-    device = build_device(mock_config(text), tmp_path / "state")
+    device = build_device(parse_config(text, "mock.toml"), tmp_path / "state")
     worker = threading.Thread(target=device.service.run, name="clock", daemon=True)
     worker.start()
     written = 0
@@ -299,7 +282,7 @@ def test_everything_hostile_at_once_leaves_the_clock_running_and_charging_exact(
     tty.setraw(slave)
     text = MOCK_TEXT.replace('port = ""', f'port = "{os.ttyname(slave)}"', 1)
     state = tmp_path / "state"
-    device = build_device(mock_config(text), state)
+    device = build_device(parse_config(text, "mock.toml"), state)
     worker = threading.Thread(target=device.service.run, name="clock", daemon=True)
     worker.start()
     stop_flood = threading.Event()

@@ -29,8 +29,7 @@ from gammonclock.arbiter_socket import (
     socket_path,
 )
 from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.device import Device, build_device
+from gammonclock.device import Device
 from gammonclock.engine import Engine, Input
 from gammonclock.journal import read_journal
 from gammonclock.match import ArbiterAction
@@ -53,21 +52,6 @@ def sigpipe_ignored() -> Iterator[None]:
     a test client's write to a closed socket into the death of pytest."""
     yield
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-
-
-@pytest.fixture
-def running(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
-    """A device whose service runs on a thread (its own socket, default limits), and its state
-    directory."""
-    device = build_device(parse_config(MOCK, "mock.toml"), tmp_path)
-    worker = threading.Thread(target=device.service.run, daemon=True)
-    worker.start()
-    try:
-        yield device, tmp_path
-    finally:
-        device.service.stop()
-        worker.join(timeout=5)
-        device.close()
 
 
 def raw(path: Path, request: bytes, timeout_s: float = 20) -> bytes:
