@@ -104,6 +104,7 @@ def test_no_checkpoints_while_no_clock_runs(tmp_path):
 
 # --- torn records: cut at every byte of the last three records -------------------------------
 
+@pytest.mark.slow
 def test_a_cut_anywhere_in_the_last_three_records_replays_up_to_the_last_whole_one(tmp_path):
     path, _, _ = journaled_run(tmp_path)
     blob = path.read_bytes()

@@ -117,6 +117,7 @@ def gammonclock_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gammonclock"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_sigkill_at_a_random_instant_loses_at_most_one_checkpoint_interval(tmp_path, seed):
     config = tmp_path / "match.toml"
