@@ -24,11 +24,12 @@ from .durations import (
     parse_signed_duration,
     shorten,
 )
+from .errors import GammonclockError
 from .rules import format_score
 from .sides import Side
 
 
-class ArbiterSyntaxError(ValueError):
+class ArbiterSyntaxError(GammonclockError, ValueError):
     """Words that are not an arbiter command; the message says what was expected."""
 
 

@@ -61,6 +61,7 @@ from typing import Any
 
 from .arbiter import Command, parse_command
 from .effects import Effect, Refused
+from .errors import GammonclockError
 from .match import ArbiterAction
 from .service import ClockService, Reply
 
@@ -103,7 +104,7 @@ def socket_path(state_dir: str | Path) -> Path:
 
 # --- requests ---------------------------------------------------------------------------------
 
-class RequestError(ValueError):
+class RequestError(GammonclockError, ValueError):
     """A request line the server will not act on; the message says why and what is allowed."""
 
 
@@ -319,7 +320,7 @@ def exit_status(answer: dict[str, Any]) -> int:
 
 # --- the server -------------------------------------------------------------------------------
 
-class RequestTimeout(Exception):
+class RequestTimeout(GammonclockError):
     """The request line did not arrive whole within the connection's deadline."""
 
 
@@ -477,7 +478,7 @@ CLIENT_TIMEOUT_S = Limits().request_deadline_s + Limits().longest_answer_s + 3
 CONNECT_RETRY_S = 1.0         # a full backlog (EAGAIN), or a busy reply: try again this long
 
 
-class ClientError(Exception):
+class ClientError(GammonclockError):
     """`ask` could not get a usable answer; the message says what happened and what to do."""
 
     exit_status = EXIT_BAD
@@ -497,7 +498,7 @@ class ReplyLost(ClientError):
     exit_status = EXIT_NOT_DONE
 
 
-class _NoReply(Exception):
+class _NoReply(GammonclockError):
     """The connection failed after the request was sent (reset, timeout, empty reply)."""
 
     def __init__(self, why: str, empty: bool) -> None:

@@ -1,77 +1,47 @@
-"""The match config (SPEC §10): one TOML file per table, loaded into `MatchRules`.
+"""The match config (SPEC §10, §13.1): one TOML file per table, loaded into `MatchRules` and
+a `DeviceConfig`.
 
-Every problem in the file is reported at once, each naming the file, the key path and what is
-allowed; a file with any problem configures nothing. TOML floats are read as `Decimal`, so a
-duration such as `hold_s = 2.1` is exact to the nanosecond.
+Every key is a field of the one table in `config_schema.py` (its type, default, range and doc);
+here the fields are read in that table's order, then the checks across keys run. Every problem
+in the file is reported at once, each naming the file, the key path and what is allowed; a file
+with any problem configures nothing. TOML floats are read as `Decimal`, so a duration such as
+`hold_s = 2.1` is exact to the nanosecond.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from .durations import (
-    DURATION_HINT,
-    MAX_DIGITS,
-    MAX_POINTS,
-    NS_PER_MS,
-    NS_PER_S,
-    SHOWN_LENGTH,
-    DurationError,
-    DurationRangeError,
-    decimal_to_ns,
-    escaped,
-    format_seconds,
-    has_control_characters,
-    is_small_decimal,
-    parse_duration,
-    shorten,
+from .config_schema import (
+    BAUDRATES,
+    FIELDS,
+    MAX_NAME_LENGTH,
+    PANEL_DRIVERS,
+    PIN_FACTORIES,
+    SCHEMA,
+    Field,
+    broker_is_tls,
 )
-from .rules import (
-    DEFAULT_DEBOUNCE_NS,
-    DEFAULT_HOLD_NS,
-    DEFAULT_OVERTIME_NS,
-    DISCIPLINES,
-    MAX_BREAK_NS,
-    Family,
-    MatchRules,
-    break_allowance,
-    initial_reserve_ns,
-)
+from .durations import SHOWN_LENGTH, escaped, shorten
+from .errors import GammonclockError
+from .rules import DISCIPLINES, MatchRules, initial_reserve_ns
 from .sides import Button, Pair
 from .timecontrol import FlagRule, TimeControl, TimeMode
 
-T = TypeVar("T")
+__all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "PANEL_KEYS",
+           "PIN_FACTORIES", "SCHEMA", "Config", "ConfigError", "DeviceConfig", "EventConfig",
+           "HallConfig", "PanelConfig", "load_config", "parse_config"]
 
-PANEL_KEYS = ("driver", "port", "address", "rotate", "contrast")
-
-# Every key the file may hold, by table (dotted for nested tables). Anything else is an error.
-SCHEMA: dict[str, tuple[str, ...]] = {
-    "match": ("discipline", "length", "crawford", "start_score", "crawford_played", "cube",
-              "draw_points"),
-    "players": ("left", "right"),
-    "time": ("mode", "per_point", "delay", "reserve", "flag_rule", "overtime"),
-    "breaks": ("per_player", "length"),
-    "buttons": ("hold_s", "debounce_ms"),
-    # The device (hardware_docs/ has the reference build these defaults describe).
-    "hardware": ("pin_factory",),
-    "pins": ("left", "right", "cube", "buzzer"),
-    "buzzer": ("enabled", "low_time"),
-    "displays.left": PANEL_KEYS,
-    "displays.right": PANEL_KEYS,
-    "dice": ("port", "baudrate"),
-    "journal": ("state_dir", "checkpoint_s"),
-}
-
-MAX_NAME_LENGTH = 24
+PANEL_KEYS = SCHEMA["displays.left"]
 
 
-class ConfigError(ValueError):
+class ConfigError(GammonclockError, ValueError):
     """A config file that cannot configure a match; `problems` lists every one found."""
 
     def __init__(self, path: str, problems: list[str]) -> None:
@@ -91,6 +61,17 @@ class PanelConfig:
 
 
 @dataclass(frozen=True)
+class HallConfig:
+    """The hall's MQTT broker (SPEC §14); a device without a `[hall]` section has none."""
+
+    broker: str                  # mqtt://HOST[:PORT] or mqtts://HOST[:PORT]
+    username: str | None
+    password_file: str | None
+    ca_file: str | None          # only with mqtts://
+    prefix: str                  # topics are PREFIX/TABLE/...
+
+
+@dataclass(frozen=True)
 class DeviceConfig:
     """The device around the engine; defaults describe the reference build (hardware_docs/)."""
 
@@ -104,27 +85,22 @@ class DeviceConfig:
     dice_baudrate: int
     state_dir: str
     checkpoint_ns: int
-
-
-DEFAULT_DEVICE = DeviceConfig(
-    pin_factory="lgpio",
-    button_pins={Button.LEFT: 17, Button.RIGHT: 27, Button.CUBE: 22}, buzzer_pin=18,
-    buzzer_enabled=False, low_time_ns=30 * NS_PER_S,
-    panels=Pair(PanelConfig("ssd1306", 1, 0x3C, 0, 255), PanelConfig("ssd1306", 1, 0x3D, 0, 255)),
-    dice_port=None, dice_baudrate=9600,
-    state_dir="/var/lib/gammonclock", checkpoint_ns=5 * NS_PER_S)
-
-PIN_FACTORIES = ("lgpio", "rpigpio", "mock")
-PANEL_DRIVERS = ("ssd1306", "sh1106", "ssd1309")
-BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
+    # SPEC §13.1 (read and checked; nothing uses them yet)
+    table_id: str                    # 1-32 of A-Z a-z 0-9 _ -; default: the host name
+    table_event: str                 # "" when not set
+    arbiter_pin: str | None          # 4-8 of L, R, C (SPEC §13.4); None: the chord does nothing
+    arbiter_chord_ns: int
+    arbiter_socket_group: str | None
+    hall: HallConfig | None          # None: no [hall] section
+    language: str                    # en | ru (SPEC §15)
 
 
 @dataclass(frozen=True)
-class Config:
-    path: str
-    rules: MatchRules
-    device: DeviceConfig = DEFAULT_DEVICE
-    text: str = ""          # the file as written: a journal's header keeps it
+class EventConfig:
+    """The match's `[event]` (SPEC §13.1): free text for the export and the hall."""
+
+    round: str = ""
+    name: str = ""
 
 
 class _Missing:
@@ -135,7 +111,8 @@ MISSING = _Missing()
 
 
 class _Reader:
-    """Reads typed values by key path and collects every problem instead of stopping."""
+    """Reads the fields of the table by key path and collects every problem instead of
+    stopping."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.data = data
@@ -174,138 +151,22 @@ class _Reader:
             value = value[name]
         return value
 
-    def get(self, key: str, default: T, convert: Callable[[Any], T]) -> T:
-        """The converted value at `key`, or `default` when absent or wrong (a problem noted)."""
-        value = self.raw(key)
-        if value is MISSING:
-            return default
-        try:
-            return convert(value)
-        except ValueError as exc:
-            self.problem(key, str(exc))
-            return default
-
-
-def _shown(value: Any) -> str:
-    """`value` as written in TOML, cut short: a message never repeats a 5 000-digit number."""
-    return shorten(_written(value, depth=0))
-
-
-def _written(value: Any, depth: int) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + shorten(escaped(value)) + '"'
-    if isinstance(value, list):   # as written in TOML, not as Python's repr of Decimals
-        if depth > 2 or len(value) > 8:
-            return "[…]"
-        return "[" + ", ".join(_written(v, depth + 1) for v in value) + "]"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
-        return "a number with too many digits"   # str() itself fails over 4 300 digits
-    return shorten(str(value))
-
-
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{_shown(value)} is not true or false")
-    return value
-
-
-def _is_number(value: Any) -> bool:
-    """An int or a finite TOML float (`inf` and `nan` are not numbers of anything here)."""
-    if isinstance(value, Decimal):
-        return value.is_finite()
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _integer(low: int, high: int) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"{_shown(value)} is not a whole number; use {low}..{high}")
-        if not low <= value <= high:
-            raise ValueError(f"{_shown(value)} is out of range; use {low}..{high}")
-        return value
-    return convert
-
-
-def _choice(options: Sequence[T]) -> Callable[[Any], T]:
-    """One of `options` (strings or whole numbers), exactly as written."""
-    def convert(value: Any) -> T:
-        if type(value) not in {type(o) for o in options} or value not in options:
-            raise ValueError(f"{_shown(value)} is not one of: {', '.join(map(str, options))}")
-        return value  # type: ignore[no-any-return]
-    return convert
-
-
-def _name(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{_shown(value)} is not a name (a non-empty string)")
-    if len(value) > MAX_NAME_LENGTH:
-        raise ValueError(f"{_shown(value)} is longer than {MAX_NAME_LENGTH} characters")
-    if has_control_characters(value):
-        raise ValueError(f"{_shown(value)} holds a control character (NUL, newline, tab, "
-                         "escape, …); a name is printable characters only")
-    return value.strip()
-
-
-def _duration(*, allow_zero: bool = False, at_most_ns: int | None = None) -> Callable[[Any], int]:
-    """A number of seconds or a string like "2m30s"; above zero unless `allow_zero`."""
-    def convert(value: Any) -> int:
-        if _is_number(value):
-            ns = decimal_to_ns(value, shown=_shown(value))
-        elif isinstance(value, str):
+    def read(self, fields: Sequence[Field]) -> dict[str, Any]:
+        """Every field's value by key path: as converted, or its default when absent or wrong
+        (a problem noted). A field's default and type may use the fields read before it."""
+        values: dict[str, Any] = {}
+        for f in fields:
+            raw = self.raw(f.key)
+            values[f.key] = f.default_in(values)
+            if raw is MISSING:
+                if f.required:
+                    self.problem(f.key, f.required)
+                continue
             try:
-                ns = parse_duration(value)
-            except DurationRangeError as exc:   # well formed, but too long or too many digits
-                raise ValueError(f"{_shown(value)} {exc.reason}") from None
-            except DurationError:
-                raise ValueError(f"{_shown(value)} is not a duration; {DURATION_HINT}") from None
-        else:
-            raise ValueError(f"{_shown(value)} is not a duration; {DURATION_HINT}")
-        if ns < 0 or (ns == 0 and not allow_zero):
-            raise ValueError(f"{_shown(value)} is out of range; use a duration "
-                             + ("of 0 or more" if allow_zero else "above 0"))
-        if at_most_ns is not None and ns > at_most_ns:
-            raise ValueError(f"{_shown(value)} is too long; at most {format_seconds(at_most_ns)} s")
-        return ns
-    return convert
-
-
-def _number_ns(low: Decimal, high: Decimal, scale_ns: int, unit: str) -> Callable[[Any], int]:
-    def convert(value: Any) -> int:
-        if not _is_number(value):
-            raise ValueError(f"{_shown(value)} is not a number; use {low}..{high} ({unit})")
-        if not low <= value <= high:
-            raise ValueError(f"{_shown(value)} is out of range; use {low}..{high} ({unit})")
-        return decimal_to_ns(value, scale_ns, shown=_shown(value))
-    return convert
-
-
-def _start_score(length: int, halves: bool) -> Callable[[Any], Pair[Fraction]]:
-    """`length` 0 (missing or invalid): the upper bound is the longest match length."""
-    def convert(value: Any) -> Pair[Fraction]:
-        if not isinstance(value, list) or len(value) != 2 or not all(map(_is_number, value)):
-            raise ValueError(f"{_shown(value)} is not a score; use [left, right], e.g. [0, 0]")
-        # Bounds first, by comparison: `Fraction(Decimal("1e999999999"))` computes 10**999999999.
-        for v in value:
-            if v < 0 or v >= (length or MAX_POINTS):
-                raise ValueError(f"{_shown(value)}: each score must be 0 or more and below the "
-                                 + (f"match length {length}" if length
-                                    else f"longest match length, {MAX_POINTS}"))
-        if not all(is_small_decimal(Decimal(v)) for v in value):
-            raise ValueError(f"{_shown(value)}: "
-                             + ("scores are whole or half points" if halves
-                                else "half points exist only in longgammon"))
-        score = Pair(Fraction(value[0]), Fraction(value[1]))
-        for v in score:
-            if v.denominator != 1 and not (halves and v.denominator == 2):
-                raise ValueError(f"{_shown(value)}: "
-                                 + ("scores are whole or half points" if halves
-                                    else "half points exist only in longgammon"))
-        return score
-    return convert
+                values[f.key] = f.type.convert(raw, values)
+            except ValueError as exc:
+                self.problem(f.key, str(exc))
+        return values
 
 
 def parse_config(text: str, path: str = "<config>") -> Config:
@@ -320,102 +181,91 @@ def parse_config(text: str, path: str = "<config>") -> Config:
         raise ConfigError(path, ["not valid TOML: arrays or tables nested too deeply"]) from None
     r = _Reader(data)
     r.check_keys()
-
-    discipline = DISCIPLINES[r.get("match.discipline", "backgammon", _choice(list(DISCIPLINES)))]
-    length = 0
-    if r.raw("match.length") is MISSING:
-        r.problem("match.length", "required: the match length in points, 1..99")
-    else:
-        length = r.get("match.length", 0, _integer(1, 99))
-    longgammon = discipline.family is Family.LONGGAMMON
-    cube = r.get("match.cube", discipline.cube, _boolean)
-    crawford = r.get("match.crawford", True, _boolean)
-    zero = Pair(Fraction(0), Fraction(0))
-    start_score = r.get("match.start_score", zero, _start_score(length, longgammon))
-    crawford_played = r.get("match.crawford_played", False, _boolean)
-    draw_points = r.get("match.draw_points", "half", _choice(["half", "one"]))
-
-    names = Pair(r.get("players.left", "Left", _name), r.get("players.right", "Right", _name))
-
-    mode = TimeMode(r.get("time.mode", "delay", _choice([m.value for m in TimeMode])))
-    per_point = r.get("time.per_point", discipline.per_point_ns, _duration())
-    delay = r.get("time.delay", discipline.delay_ns, _duration(allow_zero=True))
-    reserve = r.get("time.reserve", None, _duration())
-    flag_rule = FlagRule(r.get("time.flag_rule", "match_loss",
-                               _choice([f.value for f in FlagRule])))
-    overtime = r.get("time.overtime", DEFAULT_OVERTIME_NS, _duration())
-
-    if r.raw("breaks.per_player") is not MISSING and discipline.blitz:
-        r.problem("breaks.per_player", f"{discipline.name} has no breaks, ever; remove the key")
-    breaks = r.get("breaks.per_player", break_allowance(discipline, length or 1),
-                   _integer(0, 10))
-    break_ns = r.get("breaks.length", MAX_BREAK_NS, _duration(at_most_ns=MAX_BREAK_NS))
-
-    hold_ns = r.get("buttons.hold_s", DEFAULT_HOLD_NS,
-                    _number_ns(Decimal("0.5"), Decimal(5), NS_PER_S, "seconds"))
-    debounce_ns = r.get("buttons.debounce_ms", DEFAULT_DEBOUNCE_NS,
-                        _number_ns(Decimal(0), Decimal(50), NS_PER_MS, "milliseconds"))
-
-    device = _device(r)
+    values = r.read(FIELDS)
+    _check_together(r, values)
     if r.problems:
         raise ConfigError(path, r.problems)
-    return Config(path, text=text, device=device, rules=MatchRules(
-        discipline=discipline, length=length, cube=cube, crawford=crawford,
-        start_score=start_score, crawford_played=crawford_played,
-        draw_points=Fraction(1, 2) if draw_points == "half" else Fraction(1),
-        time=TimeControl(mode, delay, flag_rule, overtime),
-        reserve_ns=reserve if reserve is not None else initial_reserve_ns(per_point, length,
-                                                                          start_score),
-        breaks_per_player=breaks, break_ns=break_ns, hold_ns=hold_ns, debounce_ns=debounce_ns,
-        names=names))
+    return Config(path, text=text, device=_device(values), rules=_rules(values),
+                  event=EventConfig(values["event.round"], values["event.name"]))
 
 
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{_shown(value)} is not a string")
-    return value
-
-
-def _device(r: _Reader) -> DeviceConfig:
-    d = DEFAULT_DEVICE
-    pins = {b: r.get(f"pins.{b.value}", d.button_pins[b], _integer(2, 27)) for b in Button}
-    buzzer_pin = r.get("pins.buzzer", d.buzzer_pin, _integer(2, 27))
+def _check_together(r: _Reader, v: dict[str, Any]) -> None:
+    """The checks across keys, after each key was read on its own."""
+    discipline = DISCIPLINES[v["match.discipline"]]
+    if r.raw("breaks.per_player") is not MISSING and discipline.blitz:
+        r.problem("breaks.per_player", f"{discipline.name} has no breaks, ever; remove the key")
     used: dict[int, str] = {}
-    for name, pin in [*((b.value, p) for b, p in pins.items()), ("buzzer", buzzer_pin)]:
+    for name in ("left", "right", "cube", "buzzer"):
+        pin = v[f"pins.{name}"]
         if pin in used:
             r.problem(f"pins.{name}", f"GPIO {pin} is already pins.{used[pin]}")
         used.setdefault(pin, name)
-
-    def panel(side: str, default: PanelConfig) -> PanelConfig:
-        key = f"displays.{side}"
-        return PanelConfig(r.get(f"{key}.driver", default.driver, _choice(list(PANEL_DRIVERS))),
-                           r.get(f"{key}.port", default.port, _integer(0, 31)),
-                           r.get(f"{key}.address", default.address, _integer(0x03, 0x77)),
-                           r.get(f"{key}.rotate", default.rotate, _choice((0, 2))),
-                           r.get(f"{key}.contrast", default.contrast, _integer(0, 255)))
-
-    panels = Pair(panel("left", d.panels.left), panel("right", d.panels.right))
-    if (panels.left.port, panels.left.address) == (panels.right.port, panels.right.address):
+    left, right = (_panel(v, side) for side in ("left", "right"))
+    if (left.port, left.address) == (right.port, right.address):
         r.problem("displays.right.address", f"both panels are at address "
-                  f"{panels.left.address:#04x} on bus {panels.left.port}; give them different "
+                  f"{left.address:#04x} on bus {left.port}; give them different "
                   "addresses (hardware_docs/displays.md)")
-    port = r.get("dice.port", "", _text).strip()
+    if isinstance(r.raw("hall"), dict) and r.raw("hall.broker") is MISSING:
+        r.problem("hall.broker", 'required in [hall]: the broker\'s URL, e.g. '
+                  '"mqtt://10.0.0.2:1883"; without a hall, remove the section')
+    if (v["hall.ca_file"] is not None and v["hall.broker"] is not None
+            and not broker_is_tls(v["hall.broker"])):
+        r.problem("hall.ca_file", "only with an mqtts:// broker; use mqtts:// or remove the key")
+
+
+def _rules(v: dict[str, Any]) -> MatchRules:
+    length: int = v["match.length"]
+    start_score: Pair[Fraction] = v["match.start_score"]
+    reserve: int | None = v["time.reserve"]
+    return MatchRules(
+        discipline=DISCIPLINES[v["match.discipline"]], length=length, cube=v["match.cube"],
+        crawford=v["match.crawford"], start_score=start_score,
+        crawford_played=v["match.crawford_played"],
+        draw_points=Fraction(1, 2) if v["match.draw_points"] == "half" else Fraction(1),
+        time=TimeControl(TimeMode(v["time.mode"]), v["time.delay"],
+                         FlagRule(v["time.flag_rule"]), v["time.overtime"]),
+        reserve_ns=reserve if reserve is not None else initial_reserve_ns(v["time.per_point"],
+                                                                          length, start_score),
+        breaks_per_player=v["breaks.per_player"], break_ns=v["breaks.length"],
+        hold_ns=v["buttons.hold_s"], debounce_ns=v["buttons.debounce_ms"],
+        names=Pair(v["players.left"], v["players.right"]))
+
+
+def _panel(v: dict[str, Any], side: str) -> PanelConfig:
+    key = f"displays.{side}"
+    return PanelConfig(v[f"{key}.driver"], v[f"{key}.port"], v[f"{key}.address"],
+                       v[f"{key}.rotate"], v[f"{key}.contrast"])
+
+
+def _device(v: dict[str, Any]) -> DeviceConfig:
+    hall = None
+    if v["hall.broker"] is not None:
+        hall = HallConfig(v["hall.broker"], v["hall.username"], v["hall.password_file"],
+                          v["hall.ca_file"], v["hall.prefix"])
     return DeviceConfig(
-        pin_factory=r.get("hardware.pin_factory", d.pin_factory, _choice(list(PIN_FACTORIES))),
-        button_pins=pins, buzzer_pin=buzzer_pin,
-        buzzer_enabled=r.get("buzzer.enabled", d.buzzer_enabled, _boolean),
-        low_time_ns=r.get("buzzer.low_time", d.low_time_ns, _duration()),
-        panels=panels, dice_port=port or None,
-        dice_baudrate=r.get("dice.baudrate", d.dice_baudrate, _choice(BAUDRATES)),
-        state_dir=r.get("journal.state_dir", d.state_dir, _path),
-        checkpoint_ns=r.get("journal.checkpoint_s", d.checkpoint_ns,
-                            _number_ns(Decimal("0.1"), Decimal(60), NS_PER_S, "seconds")))
+        pin_factory=v["hardware.pin_factory"],
+        button_pins={b: v[f"pins.{b.value}"] for b in Button}, buzzer_pin=v["pins.buzzer"],
+        buzzer_enabled=v["buzzer.enabled"], low_time_ns=v["buzzer.low_time"],
+        panels=Pair(_panel(v, "left"), _panel(v, "right")),
+        dice_port=v["dice.port"], dice_baudrate=v["dice.baudrate"],
+        state_dir=v["journal.state_dir"], checkpoint_ns=v["journal.checkpoint_s"],
+        table_id=v["table.id"], table_event=v["table.event"],
+        arbiter_pin=v["arbiter.pin"], arbiter_chord_ns=v["arbiter.chord_s"],
+        arbiter_socket_group=v["arbiter.socket_group"], hall=hall,
+        language=v["display.language"])
 
 
-def _path(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{_shown(value)} is not a directory path")
-    return value
+# The device of a file that sets none of its keys: the reference build (hardware_docs/).
+DEFAULT_DEVICE = _device(_Reader({}).read(FIELDS))
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str
+    rules: MatchRules
+    device: DeviceConfig = DEFAULT_DEVICE
+    text: str = ""          # the file as written: a journal's header keeps it
+    event: EventConfig = EventConfig()
 
 
 def load_config(path: str | Path) -> Config:

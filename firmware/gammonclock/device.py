@@ -305,8 +305,10 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
         log.error("%s: cannot serve the arbiter's socket: %s", socket_path(state_dir),
                   exc.strerror or exc)
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
+    # A bounced button's level is read by the service's loop, in its time (never a wall timer).
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
-                          settle_ns=config.rules.debounce_ns + SETTLE_MARGIN_NS)
+                          settle_ns=config.rules.debounce_ns + SETTLE_MARGIN_NS,
+                          schedule=service.call_at)
     # Close in this order: no more inputs, apply those that arrived, journal the instant, and
     # only then let another clock have the folder.
     device.closers += [buttons.close, factory.close, service.drain,

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .durations import shorten
+from .errors import GammonclockError
 from .sides import Side
 
 
-class DiceSyntaxError(ValueError):
+class DiceSyntaxError(GammonclockError, ValueError):
     """A line that is not a message of the protocol."""
 
 

@@ -15,6 +15,8 @@ import unicodedata
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from .errors import GammonclockError
+
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 NS_PER_MIN = 60 * NS_PER_S
@@ -41,7 +43,7 @@ _TOO_LONG = f"is too long; at most {MAX_DURATION_TEXT}"
 _TOO_MANY_DIGITS = f"has too many digits; at most {MAX_DIGITS}"
 
 
-class DurationError(ValueError):
+class DurationError(GammonclockError, ValueError):
     """Text that is not a duration; the message says what is wrong and what would do."""
 
 

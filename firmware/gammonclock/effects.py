@@ -2,9 +2,11 @@
 
 Effects are what the journal, the displays and the logs consume. Each is a frozen dataclass with
 the instant `t` (ns) it happened at, a one-line `describe()` for people and `as_dict()` for
-machines. Effects are numbered by their position in the engine's stream; `Rewound` retracts the
-ones from `since_seq` on (a press that became a hold, an arbiter's undo) before the replay that
-follows it re-reports what now holds.
+machines (the journal's form: the effect's `kind`, see `Effect`, and its fields). `Ignored`,
+`Refused` and `Shown` carry a `Reason` code: code decides from it, never from their text. Effects
+are numbered by their position in the engine's stream; `Rewound` retracts the ones from
+`since_seq` on (a press that became a hold, an arbiter's undo) before the replay that follows it
+re-reports what now holds.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from .durations import format_clock, format_seconds
-from .rules import EndReason, GameResult, format_score
+from .reasons import Reason
+from .rules import EndReason, GameResult, format_score, json_points
 from .sides import Pair, Side
 
 
@@ -32,7 +35,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Fraction):
-        return int(value) if value.denominator == 1 else float(value)
+        return json_points(value)
     if isinstance(value, Pair):
         return {"left": _plain(value.left), "right": _plain(value.right)}
     if isinstance(value, GameResult):
@@ -45,15 +48,24 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Effect:
+    """One thing the engine did or declined to do, at instant `t`.
+
+    `kind` names the effect in the journal (the `"kind"` key of `as_dict`, beside the fields)
+    and in the export's incidents. It is part of the journal format: each class states its own,
+    once and for all, so that renaming a class never changes what journals say; a new effect
+    takes a new kind, and a kind is never reused.
+    """
+
     t: int
+    kind: ClassVar[str]
     # True for effects that change nothing (an ignored tap, a refused double, a hint): an input
     # whose effects are all inert "had no effect" and is dropped by an undo that passes over it.
     inert: ClassVar[bool] = False
 
-    @property
-    def kind(self) -> str:
-        name = type(self).__name__
-        return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            raise TypeError(f"effect {cls.__name__} states no `kind`: give it its journal name")
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -74,6 +86,7 @@ class TurnEndReason(str, Enum):
 
 @dataclass(frozen=True)
 class GameStarted(Effect):
+    kind: ClassVar[str] = "game_started"
     game: int
     starter: Side
     white: Side | None
@@ -87,6 +100,7 @@ class GameStarted(Effect):
 
 @dataclass(frozen=True)
 class TurnStarted(Effect):
+    kind: ClassVar[str] = "turn_started"
     side: Side
     reserve: int
     delay: int
@@ -98,6 +112,7 @@ class TurnStarted(Effect):
 
 @dataclass(frozen=True)
 class TurnEnded(Effect):
+    kind: ClassVar[str] = "turn_ended"
     side: Side
     reason: TurnEndReason
     span: int
@@ -118,6 +133,7 @@ class TurnEnded(Effect):
 
 @dataclass(frozen=True)
 class DoubleOffered(Effect):
+    kind: ClassVar[str] = "double_offered"
     doubler: Side
     value: int
 
@@ -127,6 +143,7 @@ class DoubleOffered(Effect):
 
 @dataclass(frozen=True)
 class DoubleTaken(Effect):
+    kind: ClassVar[str] = "double_taken"
     taker: Side
     value: int
 
@@ -136,6 +153,7 @@ class DoubleTaken(Effect):
 
 @dataclass(frozen=True)
 class ResultEntryStarted(Effect):
+    kind: ClassVar[str] = "result_entry_started"
     holder: Side
     proposal: GameResult
     passed: bool
@@ -147,6 +165,7 @@ class ResultEntryStarted(Effect):
 
 @dataclass(frozen=True)
 class ResultProposed(Effect):
+    kind: ClassVar[str] = "result_proposed"
     proposal: GameResult
 
     def describe(self) -> str:
@@ -155,6 +174,7 @@ class ResultProposed(Effect):
 
 @dataclass(frozen=True)
 class ResultEntryCancelled(Effect):
+    kind: ClassVar[str] = "result_entry_cancelled"
     holder: Side
 
     def describe(self) -> str:
@@ -163,6 +183,7 @@ class ResultEntryCancelled(Effect):
 
 @dataclass(frozen=True)
 class GameEnded(Effect):
+    kind: ClassVar[str] = "game_ended"
     game: int
     result: GameResult
     score: Pair[Fraction]
@@ -178,6 +199,7 @@ class GameEnded(Effect):
 
 @dataclass(frozen=True)
 class MatchEnded(Effect):
+    kind: ClassVar[str] = "match_ended"
     winner: Side | None
     reason: EndReason
     score: Pair[Fraction]
@@ -189,6 +211,7 @@ class MatchEnded(Effect):
 
 @dataclass(frozen=True)
 class FlagFell(Effect):
+    kind: ClassVar[str] = "flag_fell"
     side: Side
 
     def describe(self) -> str:
@@ -197,6 +220,7 @@ class FlagFell(Effect):
 
 @dataclass(frozen=True)
 class OvertimeGiven(Effect):
+    kind: ClassVar[str] = "overtime_given"
     side: Side
     amount: int
 
@@ -206,7 +230,8 @@ class OvertimeGiven(Effect):
 
 @dataclass(frozen=True)
 class Paused(Effect):
-    by: str   # "cube" or "arbiter"
+    kind: ClassVar[str] = "paused"
+    by: str   # "cube", "arbiter" or "recovery"
 
     def describe(self) -> str:
         return f"paused ({self.by})"
@@ -214,6 +239,7 @@ class Paused(Effect):
 
 @dataclass(frozen=True)
 class Resumed(Effect):
+    kind: ClassVar[str] = "resumed"
     by: str
 
     def describe(self) -> str:
@@ -225,6 +251,7 @@ class Recovered(Effect):
     """The match was rebuilt from its journal after an outage; `paused`: a clock was running and
     is now paused (a cube hold or the arbiter resumes it)."""
 
+    kind: ClassVar[str] = "recovered"
     paused: bool
 
     def describe(self) -> str:
@@ -233,6 +260,7 @@ class Recovered(Effect):
 
 @dataclass(frozen=True)
 class BreakStarted(Effect):
+    kind: ClassVar[str] = "break_started"
     side: Side
     ends_at: int
     breaks_left: Pair[int]
@@ -243,6 +271,7 @@ class BreakStarted(Effect):
 
 @dataclass(frozen=True)
 class BreakOverrun(Effect):
+    kind: ClassVar[str] = "break_overrun"
     side: Side
 
     def describe(self) -> str:
@@ -251,6 +280,7 @@ class BreakOverrun(Effect):
 
 @dataclass(frozen=True)
 class BreakEnded(Effect):
+    kind: ClassVar[str] = "break_ended"
     side: Side
     overrun: int
 
@@ -263,6 +293,7 @@ class BreakEnded(Effect):
 class ArbiterCommand(Effect):
     """The command as the arbiter gave it; what it did (or why not) follows."""
 
+    kind: ClassVar[str] = "arbiter_command"
     text: str
     inert: ClassVar[bool] = True
 
@@ -272,6 +303,7 @@ class ArbiterCommand(Effect):
 
 @dataclass(frozen=True)
 class ReserveChanged(Effect):
+    kind: ClassVar[str] = "reserve_changed"
     side: Side
     change: int
     reserve: int
@@ -284,6 +316,7 @@ class ReserveChanged(Effect):
 
 @dataclass(frozen=True)
 class ScoreChanged(Effect):
+    kind: ClassVar[str] = "score_changed"
     score: Pair[Fraction]
     crawford_next: bool
 
@@ -294,6 +327,7 @@ class ScoreChanged(Effect):
 
 @dataclass(frozen=True)
 class CubeSet(Effect):
+    kind: ClassVar[str] = "cube_set"
     value: int
     owner: Side | None
 
@@ -303,6 +337,7 @@ class CubeSet(Effect):
 
 @dataclass(frozen=True)
 class Warned(Effect):
+    kind: ClassVar[str] = "warned"
     side: Side
     text: str
 
@@ -312,6 +347,7 @@ class Warned(Effect):
 
 @dataclass(frozen=True)
 class ChallengeDecided(Effect):
+    kind: ClassVar[str] = "challenge_decided"
     side: Side
     upheld: bool
     rejected: int
@@ -323,6 +359,7 @@ class ChallengeDecided(Effect):
 
 @dataclass(frozen=True)
 class DiceRolled(Effect):
+    kind: ClassVar[str] = "dice_rolled"
     side: Side | None
     dice: tuple[int, ...]
     game: int
@@ -340,6 +377,7 @@ class DiceRolled(Effect):
 
 @dataclass(frozen=True)
 class RollVoided(Effect):
+    kind: ClassVar[str] = "roll_voided"
     dice: tuple[int, ...]
 
     def describe(self) -> str:
@@ -350,6 +388,7 @@ class RollVoided(Effect):
 class Rewound(Effect):
     """Effects numbered `since_seq` up to this one no longer hold; what holds follows."""
 
+    kind: ClassVar[str] = "rewound"
     since_seq: int
     to: int
     why: str
@@ -360,6 +399,7 @@ class Rewound(Effect):
 
 @dataclass(frozen=True)
 class Undone(Effect):
+    kind: ClassVar[str] = "undone"
     what: str
 
     def describe(self) -> str:
@@ -368,8 +408,12 @@ class Undone(Effect):
 
 @dataclass(frozen=True)
 class Ignored(Effect):
+    kind: ClassVar[str] = "ignored"
     what: str
     why: str
+    # The code the panels, the export and the hall decide from (the text is for people).
+    # None only in an effect built by hand; the engine always gives one.
+    reason: Reason | None = None
     inert: ClassVar[bool] = True
 
     def describe(self) -> str:
@@ -378,8 +422,12 @@ class Ignored(Effect):
 
 @dataclass(frozen=True)
 class Refused(Effect):
+    kind: ClassVar[str] = "refused"
     what: str
     why: str
+    # The code the panels, the export and the hall decide from (the text is for people).
+    # None only in an effect built by hand; the engine always gives one.
+    reason: Reason | None = None
     inert: ClassVar[bool] = True
 
     def describe(self) -> str:
@@ -390,11 +438,29 @@ class Refused(Effect):
 class Shown(Effect):
     """A page or hint on the displays that changes nothing (the info page, 'take: press …')."""
 
+    kind: ClassVar[str] = "shown"
     text: str
+    reason: Reason | None = None     # as `Ignored.reason`
     inert: ClassVar[bool] = True
 
     def describe(self) -> str:
         return f"shown: {self.text}"
+
+
+# Every effect there is: code that must handle each one matches on this, and mypy checks that
+# none is forgotten (`typing.assert_never`).
+AnyEffect = (GameStarted | TurnStarted | TurnEnded | DoubleOffered | DoubleTaken
+             | ResultEntryStarted | ResultProposed | ResultEntryCancelled | GameEnded | MatchEnded
+             | FlagFell | OvertimeGiven | Paused | Resumed | Recovered | BreakStarted
+             | BreakOverrun | BreakEnded | ArbiterCommand | ReserveChanged | ScoreChanged | CubeSet
+             | Warned | ChallengeDecided | DiceRolled | RollVoided | Rewound | Undone | Ignored
+             | Refused | Shown)
+
+
+def as_any(effect: Effect) -> AnyEffect:
+    """`effect` as one of the effects there are, for a `match` that mypy checks is exhaustive."""
+    assert isinstance(effect, AnyEffect), f"{type(effect).__name__} is not in AnyEffect"
+    return effect
 
 
 def surviving(effects: list[Effect]) -> list[Effect]:

@@ -17,6 +17,7 @@ engine and the effects; nothing here reads a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import assert_never
 
 from . import match as m
 from .arbiter import Undo
@@ -35,6 +36,7 @@ from .effects import (
     Undone,
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Hold, MatchState, Recover, Tap
+from .reasons import Reason
 from .rules import EndReason, MatchRules
 from .sides import Button
 
@@ -195,16 +197,19 @@ class Engine:
     def feed(self, event: Input) -> tuple[Engine, list[Effect]]:
         """Apply one input at its instant; timers due up to that instant fire first."""
         engine, out = self.advance(event.t)
-        if isinstance(event, ButtonEdge):
-            engine, effects = engine._edge(event)
-        elif isinstance(event, ArbiterAction) and isinstance(event.command, Undo):
-            engine, effects = engine._undo(event.t)
-        elif isinstance(event, Recover):
-            # After an outage every button is up and no press is pending.
-            engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
-            engine, effects = engine._fold(event)
-        else:
-            engine, effects = engine._fold(event)
+        match event:
+            case ButtonEdge():
+                engine, effects = engine._edge(event)
+            case ArbiterAction(command=Undo()):
+                engine, effects = engine._undo(event.t)
+            case Recover():
+                # After an outage every button is up and no press is pending.
+                engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
+                engine, effects = engine._fold(event)
+            case ArbiterAction() | DiceEvent() | DiceDropped():
+                engine, effects = engine._fold(event)
+            case _:
+                assert_never(event)
         return engine, out + effects
 
     def _with_button(self, button: Button, state: ButtonState) -> Engine:
@@ -284,17 +289,20 @@ class Engine:
         state = self.match
         if state.end_reason in (EndReason.FLAG, EndReason.DISQUALIFIED, EndReason.CHALLENGES):
             return self._report([said, Refused(t, "undo", f"the match was lost on "
-                                                          f"{state.end_reason.value}")])
+                                                          f"{state.end_reason.value}",
+                                               Reason.UNDO_MATCH_LOST)])
         target = self.log
         while target is not None and target.player_action is None:
             target = target.prev
         if target is None:
-            return self._report([said, Refused(t, "undo", "nothing to undo")])
+            return self._report([said, Refused(t, "undo", "nothing to undo",
+                                               Reason.UNDO_NOTHING)])
         later = _entries_since(self.log, target)
         if state.end_reason is EndReason.SCORE and not any(
                 isinstance(e, MatchEnded) for e in target.effects):
             return self._report([said, Refused(t, "undo", "the match was ended by the arbiter; "
-                                                          "undo cannot reach past that")])
+                                                          "undo cannot reach past that",
+                                               Reason.UNDO_PAST_ARBITER)])
         what = target.player_action
         engine, out = self._replay(target, None, [e for e in later if e.effective], t, "undo")
         tail: list[Effect] = [said, Undone(t, what or "")]

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
 from . import __version__
+from .errors import GammonclockError
 
 FORMAT = 1
 SECRET_FILE = "device.key"
@@ -47,7 +48,7 @@ JOURNALS_DIR = "journals"
 GENESIS = "0" * 64          # the `prev` of the header
 
 
-class JournalError(Exception):
+class JournalError(GammonclockError):
     """A journal that cannot be read or written; the message says which file and why."""
 
 
@@ -192,7 +193,7 @@ def encode(key: bytes, body: dict[str, Any]) -> bytes:
     return raw[:-1] + f',"sum":"{checksum}","mac":"{_seal(key, raw)}"}}\n'.encode()
 
 
-class Damaged(ValueError):
+class Damaged(GammonclockError, ValueError):
     """A line that is not a whole record (torn, flipped bytes, not ours)."""
 
 

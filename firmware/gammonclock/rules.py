@@ -9,6 +9,7 @@ from enum import Enum
 from fractions import Fraction
 
 from .durations import NS_PER_MIN, NS_PER_S
+from .reasons import Reason
 from .sides import Pair, Side
 from .timecontrol import FlagRule, TimeControl, TimeMode
 
@@ -89,19 +90,29 @@ def initial_reserve_ns(per_point_ns: int, match_length: int, start_score: Pair[F
 
 def double_refusal(*, cube_in_play: bool, crawford_game: bool, owner: Side | None,
                    doubler: Side, first_turn: bool, family: Family,
-                   rolled_this_turn: bool) -> str | None:
-    """Why `doubler` may not double now, or None when the double is legal."""
+                   rolled_this_turn: bool) -> Reason | None:
+    """Why `doubler` may not double now (`DOUBLE_REFUSALS` words it), or None when it is legal."""
     if not cube_in_play:
-        return "no doubling cube in this match"
+        return Reason.DOUBLE_NO_CUBE
     if crawford_game:
-        return "Crawford game: no doubling"
+        return Reason.DOUBLE_CRAWFORD
     if owner is not None and owner is not doubler:
-        return "the cube belongs to the opponent"
+        return Reason.DOUBLE_NOT_OWNER
     if first_turn and family is Family.BACKGAMMON:
-        return "no double on the first turn: the opening roll is already played"
+        return Reason.DOUBLE_FIRST_TURN
     if rolled_this_turn:
-        return "the dice are already rolled this turn"
+        return Reason.DOUBLE_AFTER_ROLL
     return None
+
+
+# What the display shows for each refused double (§3).
+DOUBLE_REFUSALS: dict[Reason, str] = {
+    Reason.DOUBLE_NO_CUBE: "no doubling cube in this match",
+    Reason.DOUBLE_CRAWFORD: "Crawford game: no doubling",
+    Reason.DOUBLE_NOT_OWNER: "the cube belongs to the opponent",
+    Reason.DOUBLE_FIRST_TURN: "no double on the first turn: the opening roll is already played",
+    Reason.DOUBLE_AFTER_ROLL: "the dice are already rolled this turn",
+}
 
 
 # --- results (§3, §6) ------------------------------------------------------------------------
@@ -147,6 +158,12 @@ def _fmt_points(points: Fraction) -> str:
 
 def format_score(points: Fraction) -> str:
     return str(points.numerator) if points.denominator == 1 else str(float(points))
+
+
+def json_points(points: Fraction) -> int | float:
+    """A score or a number of points as JSON has it (the journal, the state object, the
+    export): whole, or a half in longgammon."""
+    return int(points) if points.denominator == 1 else float(points)
 
 
 def game_result(winner: Side | None, kind: ResultKind, cube_value: int,

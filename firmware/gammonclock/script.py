@@ -29,6 +29,7 @@ from .durations import (
     shorten,
 )
 from .engine import ButtonEdge, Input
+from .errors import GammonclockError
 from .match import ArbiterAction, DiceEvent
 from .sides import Button
 
@@ -38,7 +39,7 @@ HOLD_EXTRA_NS = NS_PER_S // 2    # a scripted hold lasts hold_s + 0.5 s unless t
 ACTIONS = ("down", "up", "tap", "hold", "roll", "void", "arbiter", "end")
 
 
-class ScriptError(ValueError):
+class ScriptError(GammonclockError, ValueError):
     def __init__(self, path: str, line: int, message: str) -> None:
         self.path, self.line = path, line
         super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")

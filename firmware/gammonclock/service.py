@@ -8,6 +8,14 @@ edge even if its callback ran up to 50 ms late, and a release that came just bef
 the press a tap. Between those moments the loop sleeps on its queue until the next thing is due:
 a timer, an input, or the instant a panel's digits change. It never polls.
 
+Besides the match's timers the loop keeps calls of its own (`call_at`): a button board asks to
+read a bounced pin once it has settled, in the same service time and on the same thread as
+everything else, so the order is the instants' and a fake clock drives it exactly.
+
+A scripted run (`simulate.run_script`) is this same loop on a virtual clock with no grace: the
+run moves the clock from one instant to the next and `step`s, so timers and inputs are ordered by
+the very code that orders them on the device (SPEC §3 fine point 4).
+
 Engine time is host monotonic time minus `origin`: 0 when a new match starts, and the instant of
 the last journal record when a match is recovered, so an outage is charged to nobody.
 """
@@ -21,7 +29,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .effects import Effect
@@ -89,6 +97,21 @@ class Reply:
         return self.effects if self.done.wait(timeout) else None
 
 
+# A call the loop makes at its instant (a button's settle): it is given the engine as it stands
+# then and may return an input (stamped on the monotonic clock, as `submit` takes them) to apply
+# at once.
+TimedCall = Callable[[Engine], Input | None]
+
+
+@dataclass(frozen=True)
+class _Call:
+    at: int               # monotonic instant
+    action: TimedCall
+
+
+_Arrival = tuple[Input, Reply | None] | _Call
+
+
 class ClockService:
     def __init__(self, session: Session, presenters: list[Presenter], *, origin: int,
                  clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS,
@@ -99,9 +122,10 @@ class ClockService:
         self.clock_ns = clock_ns
         self.grace_ns = grace_ns
         self.timer_grace_ns = max(timer_grace_ns, grace_ns)
-        self._inbox: queue.SimpleQueue[tuple[Input, Reply | None] | None] = queue.SimpleQueue()
-        # A heap by instant, then arrival.
+        self._inbox: queue.SimpleQueue[_Arrival | None] = queue.SimpleQueue()
+        # Heaps by instant (engine time), then arrival: the inputs, and the loop's own calls.
         self._pending: list[tuple[int, int, Input, Reply | None]] = []
+        self._calls: list[tuple[int, int, TimedCall]] = []
         self._arrivals = itertools.count()
         self._redraw_at: list[int | None] = [None] * len(presenters)
         self._stop = threading.Event()
@@ -130,6 +154,12 @@ class ClockService:
             return False
         self._inbox.put((event, reply))
         return True
+
+    def call_at(self, mono: int, action: TimedCall) -> None:
+        """Have the loop call `action` at monotonic instant `mono` (any thread), ordered with
+        the match's timers (after those of the same instant, before the inputs); the input it
+        returns, if any, is applied at that instant."""
+        self._inbox.put(_Call(mono, action))
 
     def waiting(self) -> int:
         """Inputs submitted and not yet applied (any thread)."""
@@ -163,7 +193,7 @@ class ClockService:
             except queue.Empty:
                 continue
             if item is not None:
-                self._take(*item)
+                self._take(item)
         self.drain()
         for presenter in self.presenters:
             try:
@@ -177,10 +207,19 @@ class ClockService:
         self.grace_ns = self.timer_grace_ns = 0
         self.step()
 
-    def _take(self, event: Input, reply: Reply | None) -> None:
-        """Move an arrived input into the pending heap, stamped in engine time."""
+    def _take(self, item: _Arrival) -> None:
+        """Move an arrived input (or call) into its heap, stamped in engine time."""
+        if isinstance(item, _Call):
+            heapq.heappush(self._calls, (self.engine_time(item.at), next(self._arrivals),
+                                         item.action))
+            return
+        event, reply = item
+        event = self._in_engine_time(event)
+        heapq.heappush(self._pending, (event.t, next(self._arrivals), event, reply))
+
+    def _in_engine_time(self, event: Input) -> Input:
         at = self.engine_time(event.t)
-        heapq.heappush(self._pending, (at, next(self._arrivals), replace(event, t=at), reply))
+        return event if at == event.t else replace(event, t=at)
 
     def step(self) -> int | None:
         """Do everything due by now; return the monotonic instant of the next thing due."""
@@ -190,30 +229,55 @@ class ClockService:
             except queue.Empty:
                 break
             if item is not None:
-                self._take(*item)
+                self._take(item)
         now = self.engine_time(self.clock_ns())
         while True:
-            timer = self.session.next_wakeup()
+            timer, own = self._next_timer()
             first = self._pending[0][0] if self._pending else None
             if timer is not None and (first is None or timer <= first):
                 # The timer comes first; it (and every input after it) waits out its grace.
                 if timer > now - self.timer_grace_ns:
                     break
-                self.present_all(self.session.advance(timer))
+                if own:
+                    self._call()
+                else:
+                    self.present_all(self.session.advance(timer))
             elif first is not None and first <= now - self.grace_ns:
-                _, _, event, reply = heapq.heappop(self._pending)
-                with self._waiting_lock:
-                    self._waiting[isinstance(event, ButtonEdge)] -= 1
-                if reply is not None and not reply.take():
-                    log.info("input %s withdrawn by its sender before it was applied", event)
-                    continue
-                effects = self._feed(event)
-                if reply is not None:
-                    reply.deliver(effects)
+                self._apply_first()
             else:
                 break
         self._redraw_due(now)
-        return self._next_wake(now)
+        return self._next_wake(timer)     # presenters change no timer: `timer` still stands
+
+    def _next_timer(self) -> tuple[int | None, bool]:
+        """The instant of the next timer, and whether it is one of the loop's own calls rather
+        than the match's (a flag, a hold, a break's end, a checkpoint: first at a tie)."""
+        timer = self.session.next_wakeup()
+        if self._calls and (timer is None or self._calls[0][0] < timer):
+            return self._calls[0][0], True
+        return timer, False
+
+    def _call(self) -> None:
+        at, _, action = heapq.heappop(self._calls)
+        try:
+            event = action(self.session.engine)
+        except Exception:   # a pin that cannot be read never stops the clock
+            log.exception("the loop's call due at %d ns (engine time) failed", at)
+            return
+        if event is not None:
+            self._feed(self._in_engine_time(event))
+
+    def _apply_first(self) -> None:
+        """Apply the first pending input (unless its sender withdrew it)."""
+        _, _, event, reply = heapq.heappop(self._pending)
+        with self._waiting_lock:
+            self._waiting[isinstance(event, ButtonEdge)] -= 1
+        if reply is not None and not reply.take():
+            log.info("input %s withdrawn by its sender before it was applied", event)
+            return
+        effects = self._feed(event)
+        if reply is not None:
+            reply.deliver(effects)
 
     def _feed(self, event: Input) -> list[Effect]:
         engine_now = self.session.engine.now
@@ -245,10 +309,9 @@ class ClockService:
             if due is not None and due <= now:
                 self._redraw_at[i] = self._present(presenter, now, [])
 
-    def _next_wake(self, now: int) -> int | None:
-        """The monotonic instant of the next input, timer or redraw due."""
+    def _next_wake(self, timer: int | None) -> int | None:
+        """The monotonic instant of the next input, timer (at `timer`) or redraw due."""
         candidates = [at for at in self._redraw_at if at is not None]
-        timer = self.session.next_wakeup()
         first = self._pending[0][0] if self._pending else None
         if timer is not None:
             candidates.append(timer + self.timer_grace_ns)

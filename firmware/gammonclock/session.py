@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from . import __version__
 from .arbiter import parse_command
@@ -23,6 +23,7 @@ from .config import Config, parse_config
 from .dice import parse_line
 from .effects import Effect
 from .engine import ButtonEdge, Engine, Input
+from .errors import GammonclockError
 from .journal import (
     JOURNALS_DIR,
     MAX_SEQ,
@@ -50,18 +51,23 @@ StampSource = Callable[[], Stamp]
 # --- the journal's view of inputs and effects ------------------------------------------------
 
 def input_data(event: Input) -> dict[str, Any]:
-    if isinstance(event, ButtonEdge):
-        return {"type": "edge", "button": event.button.value, "pressed": event.pressed}
-    if isinstance(event, ArbiterAction):
-        return {"type": "arbiter", "command": event.command.describe()}
-    if isinstance(event, DiceEvent):
-        return {"type": "dice", "line": event.message.to_line()}
-    if isinstance(event, DiceDropped):
-        return {"type": "dice_dropped", "count": event.count}
-    return {"type": "recover"}
+    """An input as the journal records it (`input_from` reads it back)."""
+    match event:
+        case ButtonEdge():
+            return {"type": "edge", "button": event.button.value, "pressed": event.pressed}
+        case ArbiterAction():
+            return {"type": "arbiter", "command": event.command.describe()}
+        case DiceEvent():
+            return {"type": "dice", "line": event.message.to_line()}
+        case DiceDropped():
+            return {"type": "dice_dropped", "count": event.count}
+        case Recover():
+            return {"type": "recover"}
+        case _:
+            assert_never(event)
 
 
-class InputError(ValueError):
+class InputError(GammonclockError, ValueError):
     """A journaled input this firmware cannot take: an unknown type, a field missing or of the
     wrong type, text it cannot parse."""
 
@@ -81,21 +87,47 @@ INPUT_FIELDS: dict[str, dict[str, type]] = {
 def input_from(t: int, data: dict[str, Any]) -> Input:
     """The input a journal record holds; raises InputError for one this firmware cannot take."""
     kind = _input_type(data)
-    if kind == "edge":
-        return ButtonEdge(t, _button(data["button"]), data["pressed"])
+    return _INPUT_READERS[kind](t, data)
+
+
+def _edge_from(t: int, data: dict[str, Any]) -> Input:
+    return ButtonEdge(t, _button(data["button"]), data["pressed"])
+
+
+def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
     try:
-        if kind == "arbiter":
-            return ArbiterAction(t, parse_command(data["command"].split()))
-        if kind == "dice":
-            return DiceEvent(t, parse_line(data["line"]))
-    except ValueError as exc:       # ArbiterSyntaxError, DiceSyntaxError
-        text = data["command" if kind == "arbiter" else "line"]
-        raise InputError(f"the {kind} input {text[:60]!r} cannot be read: {exc}") from None
-    if kind == "dice_dropped":
-        if not 0 <= data["count"] <= MAX_SEQ:
-            raise InputError(f"a count of {data['count']} dropped dice lines is out of range")
-        return DiceDropped(t, data["count"])
+        return ArbiterAction(t, parse_command(data["command"].split()))
+    except ValueError as exc:       # ArbiterSyntaxError
+        raise InputError(f"the arbiter input {data['command'][:60]!r} cannot be read: "
+                         f"{exc}") from None
+
+
+def _dice_from(t: int, data: dict[str, Any]) -> Input:
+    try:
+        return DiceEvent(t, parse_line(data["line"]))
+    except ValueError as exc:       # DiceSyntaxError
+        raise InputError(f"the dice input {data['line'][:60]!r} cannot be read: {exc}") from None
+
+
+def _dice_dropped_from(t: int, data: dict[str, Any]) -> Input:
+    if not 0 <= data["count"] <= MAX_SEQ:
+        raise InputError(f"a count of {data['count']} dropped dice lines is out of range")
+    return DiceDropped(t, data["count"])
+
+
+def _recover_from(t: int, _: dict[str, Any]) -> Input:
     return Recover(t)
+
+
+# How each journaled input type is read, once `_input_type` has checked its fields; the same
+# keys as INPUT_FIELDS (tests/test_reasons.py keeps them so).
+_INPUT_READERS: dict[str, Callable[[int, dict[str, Any]], Input]] = {
+    "edge": _edge_from,
+    "arbiter": _arbiter_from,
+    "dice": _dice_from,
+    "dice_dropped": _dice_dropped_from,
+    "recover": _recover_from,
+}
 
 
 def _input_type(data: dict[str, Any]) -> str:
@@ -324,9 +356,27 @@ class Replayed:
     diverged: list[str]        # records whose effects the engine now computes differently
 
 
-def replay(read: JournalRead, observe: Observer | None = None) -> Replayed:
+@dataclass(frozen=True)
+class ReplayStep:
+    """One journal record replayed: the engine after it, the effects the engine computes for
+    it now, and the record itself (its instant, its stamps, what it recorded)."""
+
+    engine: Engine
+    effects: list[Effect]
+    record: Record
+
+
+# Sees every input and tick record replayed, effects or none, with its record.
+StepObserver = Callable[[ReplayStep], None]
+
+
+def replay(read: JournalRead, observe: Observer | None = None, *,
+           observe_steps: StepObserver | None = None) -> Replayed:
     """The match a journal holds, rebuilt by the same engine (one source of truth). A record
-    this firmware cannot take raises RecordError naming the file, the record and its line."""
+    this firmware cannot take raises RecordError naming the file, the record and its line.
+
+    `observe` sees the engine and the effects of each record that has some (as a session's
+    observers do); `observe_steps` sees every record replayed, with its effects."""
     header = read.header
     config = parse_config(header.data["config"], f"{read.path} (header)")
     engine = Engine.start(config.rules, at=header.t)
@@ -341,11 +391,27 @@ def replay(read: JournalRead, observe: Observer | None = None) -> Replayed:
                 f"this firmware cannot apply it ({type(exc).__name__}: {str(exc)[:200]})")
             raise RecordError(f"{read.path}: record {record.seq} (line {record.line}): "
                               f"{reason}") from None
-        if effects_data(effects) != record.data.get("effects"):
+        if effects_diverge(effects, record.data.get("effects")):
             diverged.append(f"record {record.seq}")
+        if observe_steps is not None:
+            observe_steps(ReplayStep(engine, effects, record))
         if observe and effects:
             observe(engine, effects)
     return Replayed(engine, config, read, diverged)
+
+
+def effects_diverge(effects: list[Effect], recorded: object) -> bool:
+    """Whether the effects computed now differ from those a record holds. Each recorded effect
+    is compared on the keys it has only, so a journal written before a field was added to an
+    effect still replays the same; a recorded key with another value, or an effect missing or
+    extra, is a divergence."""
+    if not isinstance(recorded, list) or len(recorded) != len(effects):
+        return True
+    for now, then in zip(effects_data(effects), recorded, strict=True):
+        if not isinstance(then, dict) or any(key not in now or now[key] != value
+                                             for key, value in then.items()):
+            return True
+    return False
 
 
 def _replay_step(engine: Engine, record: Record) -> tuple[Engine, list[Effect]]:

@@ -1,9 +1,13 @@
 """Scripted runs (SPEC §9): a session driven by a script, in virtual time.
 
-Each timer (a hold recognised, a flag, a break's end, a journal checkpoint) is fired in its own
-step at its exact instant, then each input at its own. Without pacing the run goes as fast as the
-machine allows; with a `Pacer` it keeps to the wall clock at a chosen speed (so a run can be
-watched, or killed at a real instant in the journal's tests).
+A scripted run is the device's own loop (`ClockService`) on a virtual clock, with no grace: the
+run moves the clock from instant to instant (the next input's or the next thing the loop has due:
+a timer, a checkpoint, a panel's redraw, whichever comes first) and lets the loop do what is due.
+So each timer fires in its own step at its exact instant, before an input of the same instant,
+and inputs of one instant keep their order (SPEC §3 fine point 4), by the code that orders them
+on the device. Without pacing the run goes as fast as the machine allows; with a `Pacer` each
+move of the clock first waits for its instant on the wall clock at a chosen speed (so a run can
+be watched, or killed at a real instant in the journal's tests).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from .durations import NS_PER_S, format_clock, format_seconds
 from .effects import Effect
 from .engine import Engine, Input
 from .rules import MatchRules
-from .service import Presenter
+from .service import ClockService, Presenter
 from .session import Observer, Session
 from .sides import Side
 
@@ -34,34 +38,45 @@ class Pacer:
             self.sleep(wait)
 
 
-class _Driver:
-    """Steps a session through virtual time, with presenters redrawn at the instants they ask."""
+class VirtualClock:
+    """The monotonic clock of a scripted run: it stands at an instant until the run moves it on
+    (after `pace`, when given, has waited for the new instant)."""
+
+    def __init__(self, ns: int, pace: Callable[[int], None] | None = None) -> None:
+        self.ns, self.pace = ns, pace
+
+    def __call__(self) -> int:
+        return self.ns
+
+    def move_to(self, t: int) -> None:
+        if self.pace is not None:
+            self.pace(t)
+        self.ns = max(self.ns, t)
+
+
+class ScriptedService:
+    """A `ClockService` on a `VirtualClock` (engine time, grace 0), stepped by the run."""
 
     def __init__(self, session: Session, presenters: Sequence[Presenter],
-                 pace: Callable[[int], None] | None) -> None:
-        self.session, self.presenters, self.pace = session, presenters, pace
-        self.redraw_at: list[int | None] = [None] * len(presenters)
-
-    def show(self, t: int, effects: list[Effect]) -> None:
-        for i, presenter in enumerate(self.presenters):
-            self.redraw_at[i] = presenter.present(self.session.engine, t, effects)
+                 pace: Callable[[int], None] | None = None) -> None:
+        self.clock = VirtualClock(session.engine.now, pace)
+        self.service = ClockService(session, list(presenters), origin=0, clock_ns=self.clock,
+                                    grace_ns=0, timer_grace_ns=0)
+        self.service.present_all([])
+        self.wake = self.service.step()
 
     def run_until(self, t: int) -> None:
-        """Fire every timer and redraw due up to `t`, one step per instant."""
-        while True:
-            due = self.session.next_wakeup()
-            redraws = [at for at in self.redraw_at if at is not None]
-            redraw = min(redraws) if redraws else None
-            if redraw is not None and redraw <= t and (due is None or redraw < due):
-                self.show(redraw, [])
-                continue
-            if due is None or due > t:
-                return
-            if self.pace:
-                self.pace(due)
-            effects = self.session.advance(due)
-            if self.presenters:
-                self.show(due, effects)
+        """Do everything due up to `t`, one step per instant."""
+        while self.wake is not None and self.wake <= t:
+            self.clock.move_to(self.wake)
+            self.wake = self.service.step()
+
+    def feed(self, event: Input) -> None:
+        """Everything due up to the input's instant, then the input, at that instant."""
+        self.run_until(event.t)
+        self.clock.move_to(event.t)
+        self.service.submit(event)
+        self.wake = self.service.step()
 
 
 def run_script(session: Session, inputs: Iterable[Input], end: int,
@@ -69,16 +84,10 @@ def run_script(session: Session, inputs: Iterable[Input], end: int,
                presenters: Sequence[Presenter] = ()) -> Session:
     """Feed `inputs` to `session` at their instants and stop at `end`; `presenters` (panels
     recording frames) are shown every step and at every instant they ask to be redrawn."""
-    driver = _Driver(session, presenters, pace)
-    driver.show(session.engine.now, [])
+    run = ScriptedService(session, presenters, pace)
     for event in inputs:
-        driver.run_until(event.t)
-        if pace:
-            pace(event.t)
-        effects = session.feed(event)
-        if presenters:
-            driver.show(event.t, effects)
-    driver.run_until(end)
+        run.feed(event)
+    run.run_until(end)
     session.checkpoint(end)      # the journal ends at the run's end: its replay is this state
     return session
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..config import ConfigError
+from ..errors import GammonclockError
 from ..journal import JournalError, Verdict, verify
 from .model import MatchRecord
 from .turns import load_match
@@ -30,7 +31,7 @@ Format = Literal["csv", "json", "html"]
 FORMATS: tuple[str, ...] = ("csv", "json", "html")
 
 
-class ExportError(Exception):
+class ExportError(GammonclockError):
     """A journal that cannot be exported, or an export that cannot be written; the message
     names the file and says why."""
 

@@ -10,7 +10,7 @@ interactive backend are never touched.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..durations import NS_PER_MIN
@@ -25,7 +25,7 @@ from ..effects import (
     TurnStarted,
 )
 from ..sides import Side
-from ..timecontrol import TimeMode
+from ..timecontrol import Turn
 from .model import MatchRecord
 from .stats import FACES, DiceStats
 
@@ -37,24 +37,25 @@ Series = dict[Side, list[tuple[int, int]]]     # (instant ns, reserve ns) per si
 
 @dataclass
 class _Running:
-    """The chart's view of the turn in progress."""
+    """The chart's view of the turn in progress: the engine's own `Turn`, its reserve at the
+    start moved by penalties and overtime as they come."""
 
-    side: Side
-    base: int            # reserve at the start, moved by penalties and overtime
-    free: int            # simple delay: the first `free` of running time is not charged
-    elapsed: int = 0     # running time before `since`
-    since: int | None = None
+    turn: Turn
+
+    @property
+    def side(self) -> Side:
+        return self.turn.side
 
     def shown(self, t: int) -> int:
-        e = self.elapsed + (t - self.since if self.since is not None else 0)
-        return self.base - max(0, e - self.free)
+        return self.turn.reserve_at(t)
 
     def knee(self, t: int) -> int | None:
-        """The instant the delay ran out between `since` and `t`, if it did."""
-        if self.since is None or self.elapsed >= self.free:
+        """The instant the simple delay ran out between `since` and `t`, if it did."""
+        since = self.turn.since
+        if since is None:
             return None
-        at = self.since + self.free - self.elapsed
-        return at if at < t else None
+        left = self.turn.delay_left_at(since)
+        return since + left if left and since + left < t else None
 
 
 def reserve_series(match: MatchRecord) -> Series:
@@ -67,21 +68,21 @@ def reserve_series(match: MatchRecord) -> Series:
 
     def catch_up(t: int) -> None:
         if run is not None and (knee := run.knee(t)) is not None:
-            mark(run.side, knee, run.base)
+            mark(run.side, knee, run.turn.start_reserve)
 
     for item in match.effects:
         e, t = item.effect, item.effect.t
         if isinstance(e, TurnStarted):
-            run = _Running(e.side, e.reserve, e.delay if mode is TimeMode.DELAY else 0, 0, t)
+            run = _Running(Turn.begin(e.side, t, e.reserve, mode, e.delay))
             mark(e.side, t, e.reserve)
         elif isinstance(e, (Paused, ResultEntryStarted)) and run is not None \
-                and run.since is not None:
+                and run.turn.running:
             catch_up(t)
             mark(run.side, t, run.shown(t))
-            run.elapsed, run.since = run.elapsed + t - run.since, None
+            run.turn = run.turn.frozen(t)
         elif isinstance(e, (Resumed, ResultEntryCancelled)) and run is not None:
-            if run.since is None:
-                run.since = t
+            if not run.turn.running:
+                run.turn = run.turn.resumed(t)
                 mark(run.side, t, run.shown(t))
         elif isinstance(e, (ReserveChanged, OvertimeGiven)):
             side = e.side
@@ -89,7 +90,7 @@ def reserve_series(match: MatchRecord) -> Series:
             if run is not None and run.side is side:
                 catch_up(t)
                 before = run.shown(t)
-                run.base += change
+                run.turn = replace(run.turn, start_reserve=run.turn.start_reserve + change)
                 after = run.shown(t)
             else:
                 after = e.reserve if isinstance(e, ReserveChanged) else change

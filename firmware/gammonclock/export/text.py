@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from fractions import Fraction
 
 from ..durations import NS_PER_S, format_seconds
+from ..rules import json_points
 
 
 def iso_utc(wall_ns: int) -> str:
@@ -19,6 +19,5 @@ def seconds(ns: int | None) -> str:
     return "" if ns is None else format_seconds(ns)
 
 
-def points(value: Fraction) -> int | float:
-    """A score or a number of points as JSON has it: whole, or a half in longgammon."""
-    return int(value) if value.denominator == 1 else float(value)
+# A score or a number of points as JSON has it (the one definition is the rules').
+points = json_points

@@ -8,8 +8,10 @@ from the surviving effects, so it never appears here.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import assert_never
 
 from ..effects import (
+    AnyEffect,
     ArbiterCommand,
     BreakEnded,
     BreakOverrun,
@@ -23,6 +25,7 @@ from ..effects import (
     FlagFell,
     GameEnded,
     GameStarted,
+    Ignored,
     MatchEnded,
     OvertimeGiven,
     Paused,
@@ -31,14 +34,18 @@ from ..effects import (
     ReserveChanged,
     ResultEntryCancelled,
     ResultEntryStarted,
+    ResultProposed,
     Resumed,
+    Rewound,
     RollVoided,
     ScoreChanged,
+    Shown,
     TurnEnded,
     TurnEndReason,
     TurnStarted,
     Undone,
     Warned,
+    as_any,
 )
 from ..rules import ResultKind
 from ..sides import Side
@@ -94,9 +101,52 @@ class _Builder:
                     act.refused = e.why
             else:
                 self.act = None
-        handler = getattr(self, "on_" + e.kind, None)
-        if handler is not None:
-            handler(e, item)
+        self.on(as_any(e), item)
+
+    def on(self, e: AnyEffect, item: Stamped) -> None:
+        match e:
+            case TurnStarted():
+                self.on_turn_started(e, item)
+            case TurnEnded():
+                self.on_turn_ended(e, item)
+            case DoubleOffered():
+                self.on_double_offered(e, item)
+            case DoubleTaken():
+                self.on_double_taken(e, item)
+            case GameStarted():
+                self.on_game_started(e, item)
+            case ResultEntryStarted():
+                self.on_result_entry_started(e, item)
+            case ResultEntryCancelled():
+                self.on_result_entry_cancelled(e, item)
+            case GameEnded():
+                self.on_game_ended(e, item)
+            case MatchEnded():
+                self.on_match_ended(e, item)
+            case DiceRolled():
+                self.on_dice_rolled(e, item)
+            case RollVoided():
+                self.on_roll_voided(e, item)
+            case Paused():
+                self.on_paused(e, item)
+            case Resumed():
+                self.on_resumed(e, item)
+            case BreakStarted():
+                self.on_break_started(e, item)
+            case BreakOverrun():
+                self.on_break_overrun(e, item)
+            case BreakEnded():
+                self.on_break_ended(e, item)
+            case ArbiterCommand():
+                self.on_arbiter_command(e, item)
+            case FlagFell() | OvertimeGiven() | Recovered():
+                self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+            case (ResultProposed() | ReserveChanged() | ScoreChanged() | CubeSet() | Warned()
+                  | ChallengeDecided() | Undone() | Refused() | Ignored() | Shown()
+                  | Rewound()):
+                pass    # an arbiter's act's outcome (above), or nothing the export shows
+            case _:
+                assert_never(e)
 
     def game(self, number: int) -> Game:
         if number not in self.games:
@@ -222,15 +272,6 @@ class _Builder:
         act = ArbiterAct(e.t, item.wall, e.text)
         self.arbiter.append(act)
         self.act = (act, item)
-
-    def on_flag_fell(self, e: FlagFell, item: Stamped) -> None:
-        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
-
-    def on_overtime_given(self, e: OvertimeGiven, item: Stamped) -> None:
-        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
-
-    def on_recovered(self, e: Recovered, item: Stamped) -> None:
-        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
 
     # --- the end ----------------------------------------------------------------------------
 

@@ -29,8 +29,13 @@ pins a little out of order, so each edge is at least as late as the one delivere
 accepted (fine point 3). When a release bounces — or a tap is shorter than that — the edge that
 leaves the button up can be among the ignored ones, and the engine would believe the button still
 down (and, `hold_s` later, held). So when two edges of a button come closer than `settle_ns`, the
-board reads the pin once the edges have settled and delivers its level as one more edge: the
-engine takes it if it disagrees with what it believes, and ignores it otherwise.
+board reads the pin once the edges have settled and, when the engine believes otherwise, delivers
+its level as one more edge, which the engine takes.
+
+That settle is a timer of the clock's loop (`schedule`, the service's `call_at`): due in service
+time, run on the loop's thread in the order of the instants, it reads the pin and looks at the
+engine as it stands then, so it is exact on a fake clock too. A board used on its own (no loop)
+reads the pin on a wall-clock timer instead and always delivers the level to the sink.
 """
 
 from __future__ import annotations
@@ -44,26 +49,22 @@ from typing import Any
 from gpiozero import InputDevice  # type: ignore[import-untyped]
 from gpiozero.pins import Factory  # type: ignore[import-untyped]
 
-from ..config import PIN_FACTORIES as PIN_FACTORY_NAMES
+from ..config import PIN_FACTORIES
 from ..durations import NS_PER_S
-from ..engine import ButtonEdge
+from ..engine import ButtonEdge, Engine
 from ..sides import Button
 from .errors import HardwareError
 
 # An edge older than this when its callback runs is a clock mix-up, not a slow callback.
 MAX_EDGE_AGE_NS = 10 * NS_PER_S
 
-_HINTS = {
-    "lgpio": "install lgpio (Raspberry Pi OS: sudo apt install python3-lgpio; pip: "
-             "gammonclock[pi]) and run on a Raspberry Pi with /dev/gpiochip* readable",
-    "rpigpio": "install RPi.GPIO (or rpi-lgpio on a Pi 5, where RPi.GPIO does not work) and run "
-               "on a Raspberry Pi; lgpio is the recommended backend",
-    "mock": "gpiozero's MockFactory should always load; check the gpiozero installation",
-}
-
 log = logging.getLogger("gammonclock.hardware.buttons")
 
 EdgeSink = Callable[[ButtonEdge], object]
+# What the clock's loop calls at a settle's instant: given the engine then, the edge to apply.
+Settle = Callable[[Engine], ButtonEdge | None]
+# Has the loop call a Settle at a monotonic instant (the service's `call_at`).
+Schedule = Callable[[int, Settle], object]
 
 
 def make_pin_factory(name: str) -> Factory:
@@ -72,21 +73,19 @@ def make_pin_factory(name: str) -> Factory:
     Raises HardwareError naming the backend, the cause and what to do when it cannot be created;
     never falls back to another backend the way gpiozero's default factory does.
     """
+    # The backend's module is imported only when chosen: off a Pi it is absent.
+    import importlib
+
+    backend = PIN_FACTORIES.get(name)   # the config's table: name, factory class, hint
+    if backend is None:
+        raise HardwareError(f"unknown pin factory {name!r}; use one of: "
+                            f"{', '.join(PIN_FACTORIES)}")
+    module, _, factory = backend.factory.rpartition(".")
     try:
-        if name == "lgpio":
-            from gpiozero.pins.lgpio import LGPIOFactory  # type: ignore[import-untyped]
-            return LGPIOFactory()
-        if name == "rpigpio":
-            from gpiozero.pins.rpigpio import RPiGPIOFactory  # type: ignore[import-untyped]
-            return RPiGPIOFactory()
-        if name == "mock":
-            from gpiozero.pins.mock import MockFactory  # type: ignore[import-untyped]
-            return MockFactory()
+        return getattr(importlib.import_module(module), factory)()
     except Exception as exc:   # ImportError off a Pi, lgpio.error / RuntimeError on the wrong board
         raise HardwareError(f"pin factory {name!r} cannot be created: "
-                            f"{type(exc).__name__}: {exc}; {_HINTS[name]}") from exc
-    raise HardwareError(f"unknown pin factory {name!r}; use one of: "
-                        f"{', '.join(PIN_FACTORY_NAMES)}")
+                            f"{type(exc).__name__}: {exc}; {backend.hint}") from exc
 
 
 class ButtonBoard:
@@ -94,14 +93,18 @@ class ButtonBoard:
 
     `clock_ns` is the monotonic clock the engine runs on; `sink` is called from the backend's
     callback thread (or, with MockPin, the thread that drives the pin), so it must be
-    thread-safe and quick: `queue.Queue.put` is.
+    thread-safe and quick: `queue.Queue.put` is. `schedule` (thread-safe too) runs the settle
+    after bounce in the clock's loop; without it a wall-clock timer does (see the docstring).
     """
 
     def __init__(self, pins: Mapping[Button, int], factory: Factory, sink: EdgeSink,
                  clock_ns: Callable[[], int] = time.monotonic_ns,
-                 log: logging.Logger = log, settle_ns: int | None = None) -> None:
+                 log: logging.Logger = log, settle_ns: int | None = None,
+                 schedule: Schedule | None = None) -> None:
         self._settle_ns = settle_ns
+        self._schedule = schedule
         self._last_raw: dict[Button, int] = {}
+        self._settle_due: dict[Button, int] = {}   # the instant of each button's latest settle
         self._settlers: dict[Button, threading.Timer] = {}
         self._factory = factory
         self._sink = sink
@@ -157,14 +160,19 @@ class ButtonBoard:
                 previous, self._last_raw[button] = self._last_raw.get(button), t
                 if (self._settle_ns is not None and previous is not None
                         and t - previous < self._settle_ns):
-                    self._settle_later(button)
+                    self._settle_later(button, t + self._settle_ns)
         except Exception:
             # The callback runs on the backend's thread: an exception there would be lost or
             # stop that thread; the clock must go on.
             self._log.exception("button %s: edge not delivered", button)
 
-    def _settle_later(self, button: Button) -> None:
-        """Deliver the button's level once its edges have been quiet for `settle_ns`."""
+    def _settle_later(self, button: Button, due: int) -> None:
+        """Deliver the button's level once its edges have been quiet for `settle_ns` (at
+        `due`); a later bounce moves the settle on. Called with the lock held."""
+        self._settle_due[button] = due
+        if self._schedule is not None:
+            self._schedule(due, lambda engine: self._settled_edge(button, due, engine))
+            return
         assert self._settle_ns is not None
         if (old := self._settlers.get(button)) is not None:
             old.cancel()
@@ -173,7 +181,21 @@ class ButtonBoard:
         self._settlers[button] = timer
         timer.start()
 
+    def _settled_edge(self, button: Button, due: int, engine: Engine) -> ButtonEdge | None:
+        """The settle due at `due`, in the clock's loop: the pin's level as an edge at `due`
+        when the engine believes otherwise; None when it agrees, when a later bounce moved the
+        settle on, or when the board is closed."""
+        with self._lock:
+            device = self._devices.get(button)
+            if device is None or self._settle_due.get(button) != due:
+                return None
+            pressed = bool(device.is_active)
+        if engine.button(button).down == pressed:
+            return None
+        return ButtonEdge(due, button, pressed)
+
     def _settled(self, button: Button) -> None:
+        """The settle on a wall-clock timer (a board with no loop): the level, always."""
         try:
             with self._lock:
                 device = self._devices.get(button)

@@ -30,6 +30,7 @@ from typing import Protocol
 
 import serial  # type: ignore[import-untyped]
 
+from ..backoff import Backoff
 from ..dice import DiceSyntaxError, parse_line
 from ..match import DiceDropped, DiceEvent
 
@@ -175,6 +176,7 @@ class DiceReader:
     # --- the thread -------------------------------------------------------------------------
 
     def _run(self) -> None:
+        backoff = Backoff(self._backoff_initial_s, self._backoff_max_s)
         delay: float | None = None           # no wait before the first attempt
         while True:
             if delay is not None and self._wait(self._stop, delay):
@@ -183,8 +185,7 @@ class DiceReader:
                 break
             port = self._open()
             if port is None:
-                delay = (self._backoff_initial_s if delay is None
-                         else min(delay * 2, self._backoff_max_s))
+                delay = backoff.failed()
                 continue
             try:
                 self._serve(port)
@@ -193,7 +194,8 @@ class DiceReader:
             finally:
                 self._connected.clear()
                 self._close(port)
-            delay = self._backoff_initial_s
+            backoff.succeeded()              # it was connected: after a loss, start over
+            delay = backoff.failed()
         self._report_drops(self._clock_ns())
         self._log.debug("dice reader on %s stopped", self.port)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..errors import GammonclockError
 
-class HardwareError(RuntimeError):
+
+class HardwareError(GammonclockError, RuntimeError):
     """A device of the clock cannot be set up or used; the message says what and what to do."""

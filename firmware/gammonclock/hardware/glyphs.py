@@ -2,7 +2,8 @@
 
 Every face is monospaced, so fitting text is counting characters. A face draws only the characters
 it has: `printable` maps the rest (a Cyrillic name is transliterated, an accent dropped) before
-anything is measured or drawn, so a name from the config can never break a screen.
+anything is measured or drawn, so a name from the config can never break a screen. PIL is imported
+only when a font is loaded: the view model measures text with these faces and imports no PIL.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PIL import ImageFont
+if TYPE_CHECKING:
+    from PIL import ImageFont
 
 FONT_DIR = Path(__file__).resolve().parent.parent / "fonts"
 
@@ -44,6 +47,8 @@ BIG = Face("spleen-16x32", 16, 32, latin1=True)
 
 @cache
 def _load(name: str) -> ImageFont.ImageFont:
+    from PIL import ImageFont  # here, not at the top: see the module's docstring
+
     return ImageFont.load(str(FONT_DIR / f"{name}.pil"))
 
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from PIL import Image
 
-from ..config import PanelConfig
+from ..backoff import Backoff
+from ..config import PANEL_DRIVERS, PanelConfig
 from ..durations import NS_PER_S
 from .screens import HEIGHT, MARGIN, WIDTH
 
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 LumaDevice = Any          # a luma.core.device.device (luma ships no type hints)
 DeviceFactory = Callable[[], LumaDevice]
 
-DRIVERS = ("ssd1306", "sh1106", "ssd1309")
+DRIVERS = tuple(PANEL_DRIVERS)   # the config's table: each a class of luma.oled.device
 
 # Against burn-in the picture takes a new position every few minutes, walking one pixel at a time
 # around its centre so that no move is a jump; `screens.MARGIN` keeps every lit pixel on the glass.
@@ -78,8 +79,7 @@ class Panel:
         self._contrast = contrast
         self._device: LumaDevice | None = None
         self._last: bytes | None = None     # the frame on the glass, as drawn
-        self._retry_at: int | None = None   # no fresh start before this instant
-        self._retry_ns = FIRST_RETRY_NS
+        self._retry = Backoff(FIRST_RETRY_NS, MAX_RETRY_NS)   # fresh starts after a failure
         self.frames_drawn = 0
         self.failures = 0
 
@@ -125,12 +125,12 @@ class Panel:
             self._failed(t, "drawing", exc)
             return False
         self._last = data
-        self._retry_ns = FIRST_RETRY_NS
+        self._retry.succeeded()
         self.frames_drawn += 1
         return True
 
     def _open(self, t: int) -> bool:
-        if self._retry_at is not None and t < self._retry_at:
+        if not self._retry.ready(t):
             return False
         try:
             device = self._factory()
@@ -146,11 +146,10 @@ class Panel:
     def _failed(self, t: int, doing: str, exc: Exception) -> None:
         self.failures += 1
         log.warning("%s: %s the display failed (%s: %s); next try in %.1f s",
-                    self.name, doing, type(exc).__name__, exc, self._retry_ns / NS_PER_S)
+                    self.name, doing, type(exc).__name__, exc, self._retry.next_delay / NS_PER_S)
         # The device may have half-taken a frame or lost its set-up: start it afresh.
         self._device, self._last = None, None
-        self._retry_at = t + self._retry_ns
-        self._retry_ns = min(2 * self._retry_ns, MAX_RETRY_NS)
+        self._retry.failed_at(t)
 
     def close(self) -> None:
         """Release the device and leave its last picture on the glass (`persist`)."""

@@ -1,0 +1,86 @@
+"""The transient texts a panel lays over its screen for an effect (pure: no PIL, no device).
+
+`notice_for` decides which effects the players are told about and in what words; the presenter
+decides how long a notice stays (`presenters.NOTICE_NS`).
+"""
+
+from __future__ import annotations
+
+from ..effects import (
+    ChallengeDecided,
+    CubeSet,
+    DiceRolled,
+    Effect,
+    Ignored,
+    OvertimeGiven,
+    Recovered,
+    Refused,
+    ReserveChanged,
+    ScoreChanged,
+    Shown,
+    Undone,
+    Warned,
+)
+from ..reasons import ARBITER_REFUSALS, Reason
+from .glyphs import TINY
+from .views import INFO_PAGE, INNER_W, format_countdown
+
+_NOTICE_CHARS = 2 * TINY.chars(INNER_W - 4)    # two lines in the notice box
+
+
+def _short(reason: str) -> str:
+    """An engine's reason cut to what fits a notice: parentheses first, then the tail after ': '."""
+    if len(reason) > _NOTICE_CHARS and "(" in reason:
+        reason = reason.split("(", 1)[0].rstrip()
+    if len(reason) > _NOTICE_CHARS and ": " in reason:
+        reason = reason.split(": ", 1)[0]
+    return reason
+
+
+# The ignored taps the player is told about, and how; the rest (the match is over, the dice
+# reader's) need no word.
+_IGNORED_NOTICES: dict[Reason, str] = {
+    Reason.OUT_OF_TURN: "out of turn: not your clock",
+    Reason.WHITE_STARTS: "white starts: black presses",
+    Reason.DOUBLER_WAITS: "waiting for take or pass",
+    Reason.PAUSED: "paused: hold cube to resume",
+    Reason.NOT_BREAK_TAKER: "break: its taker ends it",
+}
+
+
+def notice_for(effect: Effect) -> str | None:
+    """A short transient text for the effects the players need told, else None.
+
+    Decided from the effect's type, its `Reason` and its typed fields, never from its text.
+    Refusals of an arbiter's command are the arbiter's business (their console shows them); a
+    player's refused double or break shows why.
+    """
+    if isinstance(effect, Refused):
+        return None if effect.reason in ARBITER_REFUSALS else _short(effect.why)
+    if isinstance(effect, Ignored):
+        return None if effect.reason is None else _IGNORED_NOTICES.get(effect.reason)
+    if isinstance(effect, Shown):
+        return INFO_PAGE if effect.reason is Reason.INFO_PAGE else _short(effect.text)
+    if isinstance(effect, Recovered):
+        return ("recovered: paused, hold cube to resume" if effect.paused
+                else "recovered after an outage")
+    if isinstance(effect, OvertimeGiven):
+        return f"flag: overtime +{format_countdown(effect.amount)}"
+    if isinstance(effect, DiceRolled) and effect.turn == 0:
+        return "opening " + ("die " if len(effect.dice) == 1 else "roll ") + \
+            "-".join(map(str, effect.dice))
+    if isinstance(effect, DiceRolled) and effect.early:
+        return "early roll: logged"
+    if isinstance(effect, Warned):
+        return _short(f"warning: {effect.text}")
+    if isinstance(effect, ChallengeDecided):
+        return "challenge " + ("upheld" if effect.upheld else f"rejected ({effect.rejected})")
+    if isinstance(effect, Undone):
+        return "arbiter: undo"
+    if isinstance(effect, ReserveChanged):
+        return "arbiter: time changed"
+    if isinstance(effect, ScoreChanged):
+        return "arbiter: score changed"
+    if isinstance(effect, CubeSet):
+        return "arbiter: cube set"
+    return None

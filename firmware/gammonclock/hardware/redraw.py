@@ -1,0 +1,56 @@
+"""When the digits a panel shows change next (pure: no PIL, no device, no clock reads).
+
+`next_change_at` says when, so the service redraws exactly then and sleeps in between.
+"""
+
+from __future__ import annotations
+
+from ..durations import NS_PER_S
+from ..match import MatchState, Phase
+from ..sides import Side
+from ..timecontrol import Turn
+from .views import TENTH_NS, TENTHS_BELOW_NS, shown_sides
+
+
+def _next_step_down(value: int, step: int) -> int | None:
+    """For a shown value falling 1 ns per ns and shown as `value // step`: how long until what
+    is shown changes (it drops below the multiple of `step` it stands on), or None at zero."""
+    whole = value // step
+    return value - whole * step + 1 if whole > 0 else None
+
+
+def _reserve_change(turn: Turn, t: int) -> int | None:
+    """The instant the shown reserve of a running turn changes next (after its delay)."""
+    delay = turn.delay_left_at(t)
+    reserve = turn.reserve_at(t)
+    step = TENTH_NS if reserve < TENTHS_BELOW_NS else NS_PER_S
+    wait = _next_step_down(reserve, step)
+    return None if wait is None else t + delay + wait
+
+
+def _delay_change(turn: Turn, t: int) -> int | None:
+    delay = turn.delay_left_at(t)
+    if delay <= 0:
+        return None
+    wait = _next_step_down(delay, NS_PER_S)
+    return t + (wait if wait is not None else delay)   # the last second: gone when it runs out
+
+
+def next_change_at(state: MatchState, facing: Side, t: int) -> int | None:
+    """The instant after `t` at which the digits this panel shows change next (a running
+    reserve, its delay, a break's countdown), or None when nothing on it changes with time.
+
+    Timers that change the phase (a flag, the end of a break) are the engine's `next_deadline`;
+    a notice's lapse is the service's, and so is the picture's next burn-in move
+    (`panels.next_shift_at`). A notice laid over the opponent's line does not hide its changes
+    here: the redraw then finds the same picture, and `Panel.show` sends nothing.
+    """
+    phase = state.phase
+    if phase is Phase.BREAK and state.brk is not None and not state.brk.overrun:
+        wait = _next_step_down(state.brk.ends_at - t, NS_PER_S)
+        return None if wait is None else t + wait
+    turn = state.turn
+    if turn is None or not turn.running or turn.side not in shown_sides(state, facing):
+        return None
+    due = [c for c in (_reserve_change(turn, t), _delay_change(turn, t)) if c is not None]
+    return min(due) if due else None
