@@ -539,7 +539,7 @@ def test_a_read_only_card_at_start_builds_the_device_without_lock_or_socket(
     make_unwritable(monkeypatch, state, "read-only")
     import gammonclock.arbiter_socket
 
-    def no_socket(*_: object) -> None:
+    def no_socket(*_: object, **__: object) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
     monkeypatch.setattr(gammonclock.arbiter_socket, "ArbiterServer", no_socket)
     device = build_device(parse_config(MOCK_TEXT, "mock.toml"), state, panels=dummy_panels())

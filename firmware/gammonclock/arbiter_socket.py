@@ -98,8 +98,35 @@ class Limits:
         return self.reply_timeout_s + self.outcome_grace_s
 
 
+RUNTIME_DIR = "/run/gammonclock"     # the unit's RuntimeDirectory=
+
+
 def socket_path(state_dir: str | Path) -> Path:
     return Path(state_dir) / SOCKET_NAME
+
+
+def _runtime_directory() -> str:
+    """systemd's `$RUNTIME_DIRECTORY` (the first, if the unit names several), or ""."""
+    return os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+
+
+def serving_path(state_dir: str | Path) -> Path:
+    """Where the clock serves its socket: the unit's runtime directory (`/run/gammonclock`, made
+    by systemd for the service and gone when it stops), else the state folder."""
+    return socket_path(_runtime_directory() or state_dir)
+
+
+def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> Path:
+    """Where `gammonclock arbiter` asks: the state folder it is told, else the service's runtime
+    directory when a clock serves there, else the default state folder."""
+    if state_dir is not None:
+        return socket_path(state_dir)
+    runtime = _runtime_directory()
+    if runtime:
+        return socket_path(runtime)
+    if socket_path(RUNTIME_DIR).exists():
+        return socket_path(RUNTIME_DIR)
+    return socket_path(default_state_dir)
 
 
 # --- requests ---------------------------------------------------------------------------------
@@ -324,12 +351,28 @@ class RequestTimeout(GammonclockError):
     """The request line did not arrive whole within the connection's deadline."""
 
 
+def _give_to_group(path: Path, group: str) -> None:
+    """Let `group` (config `arbiter.socket_group`: the arbiters' logins) use the socket. The
+    service's user must be in that group; if it cannot be done, the clock serves its own group
+    only and says why."""
+    import grp
+
+    try:
+        os.chown(path, -1, grp.getgrnam(group).gr_gid)
+    except KeyError:
+        log.error("arbiter socket: no group %r on this system (arbiter.socket_group); only the "
+                  "service's group may use %s", group, path)
+    except OSError as exc:
+        log.error("arbiter socket: cannot give %s to group %r (%s); is the service's user in "
+                  "that group?", path, group, exc.strerror)
+
+
 class ArbiterServer:
     """Serves the control socket until `close()`: one thread accepts, each connection is served
     on its own short-lived thread (at most `limits.max_handlers` at once)."""
 
     def __init__(self, path: Path, service: ClockService, limits: Limits = Limits(),
-                 clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
+                 clock_ns: Callable[[], int] = time.monotonic_ns, group: str | None = None) -> None:
         self.path = path
         self.limits = limits
         self.responder = Responder(service, limits, clock_ns)
@@ -339,6 +382,8 @@ class ArbiterServer:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(str(path))
         os.chmod(path, 0o660)
+        if group is not None:
+            _give_to_group(path, group)
         self._sock.listen(LISTEN_BACKLOG)
         self._sock.settimeout(0.5)   # so close() is noticed; accept() waits, it does not spin
         self._slots = threading.BoundedSemaphore(limits.max_handlers)

@@ -20,6 +20,7 @@ from .engine import Engine
 from .journal import JournalError, JournalWriter, Stamp, load_or_create_key, read_journal, read_key
 from .journal import verify as verify_journal
 from .script import ScriptError, load_script
+from .sdnotify import Notifier
 from .session import Session, StampSource, journal_header, replay, system_stamps
 from .simulate import Pacer, account_line, run_script
 
@@ -133,6 +134,7 @@ def _run(args: argparse.Namespace) -> int:
     # A stop signal during start-up waits until the handlers are in place: the stop is then
     # clean (the instant journaled) instead of a kill.
     stop_signals = {signal.SIGTERM, signal.SIGINT}
+    notifier = Notifier()
     signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     try:
         try:
@@ -143,15 +145,20 @@ def _run(args: argparse.Namespace) -> int:
             log = logging.getLogger("gammonclock")
             log.error("%s", exc)
             log.error("nothing started; shown on the panels; waiting to be stopped")
-            signal.sigwait(stop_signals)
+            _wait_refused(notifier, stop_signals, exc.panel)
             exc.release()
             return 1
         except (HardwareError, JournalError) as exc:
             return _fail(exc, status=1)
         for note in device.notes:
             logging.getLogger("gammonclock").info("%s", note)
+        device.service.notifier = notifier
+
+        def stop(*_: object) -> None:
+            notifier.stopping()           # systemd: the stop has begun (the journal closes next)
+            device.service.stop()
         for signum in stop_signals:
-            signal.signal(signum, lambda *_: device.service.stop())
+            signal.signal(signum, stop)
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
     try:
@@ -159,6 +166,18 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         device.close()
     return 0
+
+
+def _wait_refused(notifier: Notifier, stop_signals: set[signal.Signals], why: str) -> None:
+    """A clock that refused to start waits to be stopped: up for systemd (so it is not started
+    again in a loop), with the reason in `systemctl status`, its watchdog fed while it waits."""
+    notifier.ready(f"refused to start: {why}")
+    interval = notifier.watchdog_ns
+    while True:
+        notifier.watchdog()
+        if signal.sigtimedwait(stop_signals, interval / 2e9 if interval else 3600) is not None:
+            break
+    notifier.stopping()
 
 
 def _show_config_error(message: str) -> None:
@@ -240,11 +259,12 @@ def _arbiter(args: argparse.Namespace) -> int:
     """Send one arbiter command (or `status`) to the clock running with this state directory.
     Exit status: 0 acted, 1 refused, 2 bad words or a bad reply, 3 no clock, 4 not applied (busy,
     timed out) or outcome unknown: see arbiter_socket."""
-    from .arbiter_socket import EXIT_NO_CLOCK, ClientError, ask, exit_status, socket_path
+    from .arbiter_socket import EXIT_NO_CLOCK, ClientError, ask, asking_path, exit_status
 
     if not args.words:
         return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
-    path = socket_path(_state_dir(args))
+    told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
+    path = asking_path(told, DEFAULT_STATE_DIR)
     try:
         answer = ask(path, args.words)
     except ClientError as exc:

@@ -71,15 +71,19 @@ DEFAULT_TABLE_ID = "gammonclock"   # for a host whose name has none of the allow
 class PinFactory:
     """A gpiozero backend: its factory class, and what to do when it cannot be created."""
 
-    factory: str   # "module.Class"
-    hint: str
+    factory: str         # "module.Class"
+    hint: str            # when it cannot be imported: how to install it
+    running_hint: str = ""   # when it is there but fails to start: what usually causes that
 
 
 PIN_FACTORIES: dict[str, PinFactory] = {
     "lgpio": PinFactory(
         "gpiozero.pins.lgpio.LGPIOFactory",
         "install lgpio (Raspberry Pi OS: sudo apt install python3-lgpio; pip: gammonclock[pi]) "
-        "and run on a Raspberry Pi with /dev/gpiochip* readable"),
+        "and run on a Raspberry Pi with /dev/gpiochip* readable",
+        "lgpio makes its notification pipe in the working directory (or in $LG_WD): start the "
+        "clock from a folder its user can write, as the unit does (WorkingDirectory= and LG_WD= "
+        "/run/gammonclock); its user must be in the gpio group to open /dev/gpiochip*"),
     "rpigpio": PinFactory(
         "gpiozero.pins.rpigpio.RPiGPIOFactory",
         "install RPi.GPIO (or rpi-lgpio on a Pi 5, where RPi.GPIO does not work) and run on a "

@@ -297,12 +297,13 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
                             service.submit, clock_ns=clock_ns)
         reader.start()
         device.closers.append(lambda: None if reader.stop() else None)
-    from .arbiter_socket import ArbiterServer, socket_path
+    from .arbiter_socket import ArbiterServer, serving_path
     try:
-        arbiter = ArbiterServer(socket_path(state_dir), service)
+        arbiter = ArbiterServer(serving_path(state_dir), service,
+                                group=device_config.arbiter_socket_group)
         device.closers.append(arbiter.close)
     except OSError as exc:    # a read-only card: the clock runs without its control socket
-        log.error("%s: cannot serve the arbiter's socket: %s", socket_path(state_dir),
+        log.error("%s: cannot serve the arbiter's socket: %s", serving_path(state_dir),
                   exc.strerror or exc)
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
     # A bounced button's level is read by the service's loop, in its time (never a wall timer).

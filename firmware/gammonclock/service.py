@@ -30,10 +30,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from .effects import Effect
 from .engine import ButtonEdge, Engine, Input
+from .sdnotify import Notifier
 from .session import Session
 
 log = logging.getLogger(__name__)
@@ -115,8 +116,13 @@ _Arrival = tuple[Input, Reply | None] | _Call
 class ClockService:
     def __init__(self, session: Session, presenters: list[Presenter], *, origin: int,
                  clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS,
-                 timer_grace_ns: int = TIMER_GRACE_NS) -> None:
+                 timer_grace_ns: int = TIMER_GRACE_NS,
+                 notifier: Notifier | None = None) -> None:
         self.session = session
+        # systemd: READY once the panels show the match, WATCHDOG from this loop only, so a loop
+        # that hangs (in an I2C write, on a dead disk) stops the pings and is restarted.
+        self.notifier = notifier or Notifier({})
+        self._next_ping: int | None = None
         self.presenters = presenters
         self.origin = origin
         self.clock_ns = clock_ns
@@ -185,8 +191,10 @@ class ClockService:
     def run(self) -> None:
         """Run until `stop()`; everything that touches the match happens on this thread."""
         self.present_all([])
+        self.notifier.ready(self._status_line())
         while not self._stop.is_set():
             wake = self.step()
+            wake = self._heartbeat(wake)
             timeout = None if wake is None else max(0.0, (wake - self.clock_ns()) / 1e9)
             try:
                 item = self._inbox.get(timeout=timeout)
@@ -200,6 +208,24 @@ class ClockService:
                 presenter.close()
             except Exception:   # closing one must not keep the others lit or open
                 log.exception("closing presenter %r failed", presenter)
+
+    def _heartbeat(self, wake: int | None) -> int | None:
+        """Tell systemd's watchdog the loop is alive, twice per interval; return when the loop
+        must wake at the latest (the next input, timer or redraw, or the next ping)."""
+        interval = self.notifier.watchdog_ns
+        if interval is None:
+            return wake
+        now = self.clock_ns()
+        if self._next_ping is None or now >= self._next_ping:
+            self.notifier.watchdog()
+            self._next_ping = now + interval // 2
+        return self._next_ping if wake is None else min(wake, self._next_ping)
+
+    def _status_line(self) -> str:
+        state = self.session.engine.state_json()
+        score: Any = state.get("score", {})
+        return (f"{state['phase']}, game {state['game']}, score {score.get('left')}-"
+                f"{score.get('right')}")
 
     def drain(self) -> None:
         """Apply every input still waiting out its grace, in order (the loop is stopping)."""

@@ -82,10 +82,17 @@ def make_pin_factory(name: str) -> Factory:
                             f"{', '.join(PIN_FACTORIES)}")
     module, _, factory = backend.factory.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), factory)()
-    except Exception as exc:   # ImportError off a Pi, lgpio.error / RuntimeError on the wrong board
+        backend_class = getattr(importlib.import_module(module), factory)
+    except ImportError as exc:   # off a Pi, or not installed
         raise HardwareError(f"pin factory {name!r} cannot be created: "
                             f"{type(exc).__name__}: {exc}; {backend.hint}") from exc
+    try:
+        created: Factory = backend_class()
+    except Exception as exc:   # lgpio.error / RuntimeError: no access, a wrong board, no pipe
+        hint = backend.running_hint or backend.hint
+        raise HardwareError(f"pin factory {name!r} cannot be created: "
+                            f"{type(exc).__name__}: {exc}; {hint}") from exc
+    return created
 
 
 class ButtonBoard:

@@ -1,0 +1,320 @@
+"""The clock under systemd (issue 9): sd_notify against a fake NOTIFY_SOCKET — READY once the
+journal is recovered and the panels are up, WATCHDOG from the loop and none while it is blocked,
+STOPPING on SIGTERM — the control socket in the runtime directory, a working directory the
+clock never writes into, lgpio's real trouble named, and the unit's settings."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from device_helpers import MOCK_TEXT, ROOT, gammonclock
+from gammonclock.arbiter_socket import RUNTIME_DIR, ask, asking_path, serving_path, socket_path
+from gammonclock.config import parse_config
+from gammonclock.config_schema import PIN_FACTORIES, PinFactory
+from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.hardware.buttons import make_pin_factory
+from gammonclock.hardware.errors import HardwareError
+from gammonclock.journal import JOURNALS_DIR, read_journal
+from gammonclock.rules import MatchRules
+from gammonclock.sdnotify import Notifier
+from gammonclock.service import ClockService
+from gammonclock.session import Session
+from gammonclock.sides import Button
+from test_journal_faults import unknown_input_journal
+
+MS = 1_000_000
+
+
+class FakeSystemd:
+    """systemd's side of the notify socket: a datagram socket that keeps what it is told."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.sock.settimeout(0.05)
+
+    def read(self, seconds: float) -> list[str]:
+        """Every message that arrives within `seconds`."""
+        got: list[str] = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                got.append(self.sock.recv(4096).decode())
+            except TimeoutError:
+                pass
+        return got
+
+    def wait_for(self, key: str, seconds: float = 20) -> list[str]:
+        """Messages up to and including the first holding `key` (e.g. "READY=1")."""
+        got: list[str] = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                message = self.sock.recv(4096).decode()
+            except TimeoutError:
+                continue
+            got.append(message)
+            if key in message.split("\n"):
+                return got
+        pytest.fail(f"systemd was never told {key}; it was told {got}")
+
+    def env(self, watchdog_s: float | None = None) -> dict[str, str]:
+        env = {"NOTIFY_SOCKET": str(self.path)}
+        if watchdog_s is not None:
+            env["WATCHDOG_USEC"] = str(int(watchdog_s * 1e6))
+        return env
+
+
+@pytest.fixture
+def systemd(tmp_path: Path) -> Iterator[FakeSystemd]:
+    fake = FakeSystemd(tmp_path / "notify.sock")
+    yield fake
+    fake.sock.close()
+
+
+# --- the notifier ----------------------------------------------------------------------------
+
+def test_outside_systemd_the_notifier_does_nothing():
+    notifier = Notifier({})
+    assert not notifier.active and notifier.watchdog_ns is None
+    notifier.ready()
+    notifier.watchdog()
+    notifier.stopping()
+
+
+def test_the_notifier_speaks_the_protocol(systemd):
+    notifier = Notifier(systemd.env(watchdog_s=2))
+    assert notifier.watchdog_ns == 2_000_000_000
+    notifier.ready("between_games")
+    notifier.watchdog()
+    notifier.status("paused")
+    notifier.stopping()
+    assert systemd.read(0.2) == ["READY=1\nSTATUS=between_games", "WATCHDOG=1", "STATUS=paused",
+                                 "STOPPING=1"]
+
+
+def test_an_abstract_notify_socket_is_reached():
+    name = f"gammonclock-test-{os.getpid()}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind("\0" + name)
+    server.settimeout(2)
+    try:
+        Notifier({"NOTIFY_SOCKET": "@" + name}).ready()
+        assert server.recv(100) == b"READY=1"
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"WATCHDOG_USEC": "10000000"}, 10_000_000_000),
+    ({"WATCHDOG_USEC": "0"}, None),
+    ({"WATCHDOG_USEC": "ten"}, None),
+    ({"WATCHDOG_USEC": "10000000", "WATCHDOG_PID": "1"}, None),   # systemd watches another
+    ({"WATCHDOG_USEC": "10000000", "WATCHDOG_PID": str(os.getpid())}, 10_000_000_000),
+    ({}, None),
+])
+def test_the_watchdog_interval_is_for_this_process_only(env, expected):
+    assert Notifier({"NOTIFY_SOCKET": "/nowhere", **env}).watchdog_ns == expected
+
+
+def test_a_notify_socket_that_is_gone_is_logged_once_and_changes_nothing(tmp_path, caplog):
+    notifier = Notifier({"NOTIFY_SOCKET": str(tmp_path / "gone.sock")})
+    notifier.ready()
+    notifier.watchdog()
+    assert sum("cannot notify systemd" in r.getMessage() for r in caplog.records) == 1
+
+
+# --- the loop's notifications ----------------------------------------------------------------
+
+class Panels:
+    """A presenter that records its frames and can be made to hang (a stuck I2C write)."""
+
+    def __init__(self) -> None:
+        self.frames = 0
+        self.hang = threading.Event()
+        self.hung = threading.Event()
+        self.release = threading.Event()
+
+    def present(self, engine: Engine, t: int, effects: list) -> int | None:
+        self.frames += 1
+        if self.hang.is_set() and effects:
+            self.hung.set()
+            self.release.wait(5)
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_loop_is_ready_after_its_first_frame_and_pings_only_while_it_runs(systemd):
+    panels = Panels()
+    session = Session(Engine.start(MatchRules.defaults("backgammon", 7), at=0))
+    service = ClockService(session, [panels], origin=time.monotonic_ns(),
+                           notifier=Notifier(systemd.env(watchdog_s=0.2)))
+    worker = threading.Thread(target=service.run, daemon=True)
+    worker.start()
+    try:
+        told = systemd.wait_for("READY=1", 5)
+        assert panels.frames >= 1                        # the panels were up before READY
+        assert told[-1].startswith("READY=1\nSTATUS=between_games")
+        assert systemd.read(0.5).count("WATCHDOG=1") >= 3   # every 0.1 s
+        # A loop stuck in a panel write stops the pings: systemd's watchdog can see it.
+        panels.hang.set()
+        service.submit(ButtonEdge(time.monotonic_ns(), Button.LEFT, True))
+        assert panels.hung.wait(5)
+        systemd.read(0.05)                               # a ping sent just before the hang
+        assert systemd.read(0.6) == []
+        panels.release.set()
+        assert "WATCHDOG=1" in systemd.read(0.5)         # and they come back with the loop
+    finally:
+        panels.release.set()
+        service.stop()
+        worker.join(5)
+
+
+# --- gammonclock run under a fake systemd ----------------------------------------------------
+
+def start_run(tmp_path: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    config = tmp_path / "mock.toml"
+    config.write_text(MOCK_TEXT, encoding="utf-8")
+    return subprocess.Popen(gammonclock("run", "--config", str(config), "--state-dir",
+                                        str(tmp_path / "state")),
+                            env={**os.environ, **env}, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_run_is_ready_after_recovery_pings_from_its_loop_and_stops_cleanly(tmp_path, systemd):
+    runtime = tmp_path / "run"
+    runtime.mkdir()
+    workdir = tmp_path / "cwd"        # the unit's working directory: the clock writes nothing there
+    workdir.mkdir()
+    env = {**systemd.env(watchdog_s=0.4), "RUNTIME_DIRECTORY": str(runtime)}
+    proc = start_run(tmp_path, env, workdir)
+    try:
+        systemd.wait_for("READY=1")
+        # READY came after the journal was made (or recovered) and the socket opened.
+        journal = next((tmp_path / "state" / JOURNALS_DIR).glob("match-*.jsonl"))
+        assert read_journal(journal).header.kind == "header"
+        assert socket_path(runtime).exists()                   # in the runtime directory
+        assert not socket_path(tmp_path / "state").exists()
+        assert systemd.read(0.8).count("WATCHDOG=1") >= 2
+        answer = ask(serving_path_for(runtime), ["status"])
+        assert answer["ok"] is True
+        proc.send_signal(signal.SIGTERM)
+        told = systemd.wait_for("STOPPING=1")
+        assert "READY=1" not in told
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert read_journal(journal).last.kind == "tick"          # the stop's instant, journaled
+    assert not socket_path(runtime).exists()
+    assert list(workdir.iterdir()) == []
+
+
+def serving_path_for(runtime: Path) -> Path:
+    """Where a clock whose unit gave it `runtime` serves (as the service computes it)."""
+    saved = os.environ.get("RUNTIME_DIRECTORY")
+    os.environ["RUNTIME_DIRECTORY"] = str(runtime)
+    try:
+        return serving_path("/unused")
+    finally:
+        if saved is None:
+            del os.environ["RUNTIME_DIRECTORY"]
+        else:
+            os.environ["RUNTIME_DIRECTORY"] = saved
+
+
+def test_a_refused_start_is_ready_with_its_reason_and_waits_fed_to_the_watchdog(tmp_path,
+                                                                                 systemd):
+    # A journal of this config that this firmware cannot understand (an input it does not know).
+    unknown_input_journal(tmp_path / "state", parse_config(MOCK_TEXT, "mock.toml"))
+    proc = start_run(tmp_path, systemd.env(watchdog_s=0.4), tmp_path)
+    try:
+        told = systemd.wait_for("READY=1")
+        assert any("STATUS=refused to start" in m for m in told)
+        assert systemd.read(0.8).count("WATCHDOG=1") >= 2       # not restarted by the watchdog
+        proc.send_signal(signal.SIGTERM)
+        systemd.wait_for("STOPPING=1")
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1
+    assert "chord" in err
+
+
+# --- where the arbiter's socket is -----------------------------------------------------------
+
+def test_the_client_asks_where_it_is_told_then_where_the_service_serves(tmp_path, monkeypatch):
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+    assert asking_path(tmp_path, "/var/lib/gammonclock") == tmp_path / "arbiter.sock"
+    expected = (Path(RUNTIME_DIR) / "arbiter.sock" if (Path(RUNTIME_DIR) / "arbiter.sock").exists()
+                else Path("/var/lib/gammonclock/arbiter.sock"))
+    assert asking_path(None, "/var/lib/gammonclock") == expected
+    monkeypatch.setenv("RUNTIME_DIRECTORY", str(tmp_path / "run"))
+    assert asking_path(None, "/var/lib/gammonclock") == tmp_path / "run" / "arbiter.sock"
+    assert serving_path(tmp_path / "state") == tmp_path / "run" / "arbiter.sock"
+    monkeypatch.delenv("RUNTIME_DIRECTORY")
+    assert serving_path(tmp_path / "state") == tmp_path / "state" / "arbiter.sock"
+
+
+# --- a backend that is installed but fails to start --------------------------------------------
+
+class BrokenFactory:
+    """Stands in for lgpio on a Pi where the clock started in a folder it cannot write."""
+
+    def __init__(self) -> None:
+        raise OSError("xCreatePipe: Can't set permissions (0664) for //.lgd-nfy0")
+
+
+def test_a_backend_that_is_there_but_fails_says_what_usually_causes_it(monkeypatch):
+    lgpio = PIN_FACTORIES["lgpio"]
+    monkeypatch.setitem(PIN_FACTORIES, "lgpio",
+                        PinFactory("test_systemd.BrokenFactory", lgpio.hint, lgpio.running_hint))
+    with pytest.raises(HardwareError) as error:
+        make_pin_factory("lgpio")
+    message = str(error.value)
+    assert ".lgd-nfy0" in message and "LG_WD" in message and "gpio group" in message
+    assert "apt install" not in message                 # installing is not the cure here
+
+
+# --- the unit -------------------------------------------------------------------------------
+
+def unit_settings() -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in (ROOT / "systemd" / "gammonclock.service").read_text().splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, value = line.split("=", 1)
+            settings.setdefault(key, []).append(value)
+    return settings
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("Type", "notify"), ("NotifyAccess", "main"), ("WatchdogSec", "10"),
+    ("Restart", "always"), ("StartLimitIntervalSec", "0"),
+    ("RuntimeDirectory", "gammonclock"), ("WorkingDirectory", "/run/gammonclock"),
+    ("Environment", "LG_WD=/run/gammonclock"), ("StateDirectory", "gammonclock"),
+    ("Environment", "GAMMONCLOCK_STATE_DIR=/var/lib/gammonclock"), ("UMask", "0027"),
+    ("CapabilityBoundingSet", ""), ("DevicePolicy", "closed"), ("ProtectSystem", "strict"),
+])
+def test_the_unit_says(key, value):
+    assert value in unit_settings().get(key, []), f"{key}={value}"
+
+
+def test_the_units_stop_time_leaves_room_for_the_drain():
+    assert int(unit_settings()["TimeoutStopSec"][0]) >= 10
+    assert "MemoryDenyWriteExecute" not in unit_settings()
