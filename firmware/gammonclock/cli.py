@@ -229,6 +229,25 @@ def _verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_config(args: argparse.Namespace) -> int:
+    """Every problem of each file (exit 2), or the match read back in words (exit 0)."""
+    from .readback import readback_text
+
+    status = 0
+    for index, path in enumerate(args.files):
+        try:
+            config = load_config(path)
+        except ConfigError as exc:
+            print(exc, file=sys.stderr)
+            status = EXIT_BAD_INPUT
+            continue
+        if index:
+            print()
+        print(f"{path}: good")
+        print(readback_text(config))
+    return status
+
+
 def _export(args: argparse.Namespace) -> int:
     from .export import ExportError, export_journal
     from .journal import KeyRefused
@@ -361,6 +380,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
                           "[SIDE], status")
     arb.set_defaults(handler=_arbiter)
+
+    chk = commands.add_parser("check-config", help="check match configs: every problem, or "
+                                                   "the match read back in words")
+    chk.add_argument("files", nargs="+", metavar="FILE", help="a config file (TOML)")
+    chk.set_defaults(handler=_check_config)
 
     exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")
     which = exp.add_mutually_exclusive_group(required=True)

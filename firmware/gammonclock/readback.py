@@ -1,0 +1,76 @@
+"""A match config read back in words (SPEC §13.1): what an arbiter reads to the players before
+the clock starts, so that a wrong length, time control or name is caught at the table.
+
+    discipline   backgammon, a match to 7 points, Crawford rule
+    start        0-0
+    time         14:00 each, + 12 s delay (simple); a flag loses the match
+    breaks       1 per player, 5:00 each
+    players      left: Anna, right: Boris
+"""
+
+from __future__ import annotations
+
+from .config import Config
+from .durations import NS_PER_S, format_seconds
+from .rules import Family, format_score
+from .timecontrol import FlagRule, TimeMode
+
+
+def minutes_seconds(ns: int) -> str:
+    """A span as a clock shows it, hours when there are some: 14:00, 1:40:00, 0:30.5."""
+    whole, rest = divmod(ns, NS_PER_S)
+    hours, left = divmod(whole, 3600)
+    minutes, seconds = divmod(left, 60)
+    text = f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+    return text + (format_seconds(rest)[1:] if rest else "")
+
+
+def readback(config: Config) -> list[tuple[str, str]]:
+    """(label, words) lines of the match a config sets up."""
+    rules = config.rules
+    d = rules.discipline
+    cube = ("no cube" if not rules.cube
+            else "Crawford rule" if rules.crawford else "no Crawford rule")
+    lines = [("discipline", f"{d.name}, a match to {rules.length} point"
+                            f"{'s' if rules.length != 1 else ''}, {cube}")]
+    start = rules.start_score
+    played = (", Crawford game already played" if rules.crawford_played
+              and max(start) == rules.length - 1 else "")
+    lines.append(("start", f"{format_score(start.left)}-{format_score(start.right)}{played}"))
+    lines.append(("time", _time_words(config)))
+    lines.append(("breaks", _break_words(config)))
+    if d.family is Family.LONGGAMMON:
+        lines.append(("draws", f"{format_score(rules.draw_points)} point each"))
+    lines.append(("players", f"left: {rules.names.left}, right: {rules.names.right}"))
+    if config.event.name or config.event.round:
+        lines.append(("event", ", ".join(p for p in (config.event.name, config.event.round) if p)))
+    return lines
+
+
+def _time_words(config: Config) -> str:
+    rules, tc = config.rules, config.rules.time
+    delay = f"{format_seconds(tc.delay_ns)} s"
+    extra = {TimeMode.DELAY: f" + {delay} delay (simple)",
+             TimeMode.BRONSTEIN: f" + {delay} delay (Bronstein)",
+             TimeMode.FISCHER: f" + {delay} a move (Fischer)",
+             TimeMode.NONE: ", no delay"}[tc.mode]
+    if tc.mode is not TimeMode.NONE and tc.delay_ns == 0:
+        extra = ", no delay"
+    flag = ("a flag loses the match" if tc.flag_rule is FlagRule.MATCH_LOSS
+            else f"a first flag gives {minutes_seconds(tc.overtime_ns)} once, a second loses")
+    return f"{minutes_seconds(rules.reserve_ns)} each{extra}; {flag}"
+
+
+def _break_words(config: Config) -> str:
+    rules = config.rules
+    if rules.breaks_per_player == 0:
+        return "none"
+    length = minutes_seconds(rules.break_ns)
+    if rules.discipline.shared_break:
+        return f"{rules.breaks_per_player} in the whole match, shared, {length}, from 45:00"
+    return f"{rules.breaks_per_player} per player, {length} each"
+
+
+def readback_text(config: Config) -> str:
+    width = max(len(label) for label, _ in readback(config))
+    return "\n".join(f"{label:<{width}}  {words}" for label, words in readback(config))
