@@ -45,7 +45,13 @@ from gammonclock.journal import (
     read_key,
     verify,
 )
-from gammonclock.session import Session, journal_header, latest_journal, replay
+from gammonclock.session import (
+    COPY_RETRY_NS,
+    Session,
+    journal_header,
+    latest_journal,
+    replay,
+)
 from gammonclock.sides import Button, Side
 from journal_helpers import CONFIG, fake_stamps, journaled_run
 
@@ -621,3 +627,86 @@ def test_fuzz_any_sealed_record_gives_a_result_or_an_error_naming_it(fuzz_base, 
             pass                                     # a header config that is no config
         except JournalError as exc:
             assert str(exc).startswith(f"{path}: "), exc
+
+
+# --- the continuation of a damaged journal: all of it, or none of it --------------------------
+
+def damaged_in_the_middle(state: Path) -> Path:
+    first, _ = session_at(CONFIG_A, state)
+    for n in range(6):
+        press(first, Button.LEFT if n % 2 == 0 else Button.RIGHT, 1 + 10 * n)
+    first.close()
+    original = first.journal.path                   # type: ignore[union-attr]
+    lines = original.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"t":', b'"t" :', 1)
+    original.write_bytes(b"".join(lines))
+    return original
+
+
+def test_a_continuation_cut_short_never_stands_as_the_journal(tmp_path, monkeypatch):
+    """A copy killed half-way (a power cut, a start that timed out) is no journal: the next start
+    copies the original again, whole."""
+    state = tmp_path / "state"
+    original = damaged_in_the_middle(state)
+    appended = 0
+    real_append = JournalWriter.append
+
+    def dies_half_way(self, *args, **kwargs):
+        nonlocal appended
+        if self.path.name.endswith(".partial"):
+            appended += 1
+            if appended == 2:
+                raise KeyboardInterrupt   # the process dies mid-copy: nothing cleans up
+        return real_append(self, *args, **kwargs)
+
+    monkeypatch.setattr(JournalWriter, "append", dies_half_way)
+    with pytest.raises(KeyboardInterrupt):
+        session_at(CONFIG_A, state)
+    monkeypatch.undo()
+    names = sorted(p.name for p in (state / JOURNALS_DIR).iterdir())
+    assert [n for n in names if n.endswith(".continued.jsonl")] == []   # no half copy as one
+    second, notes = session_at(CONFIG_A, state)
+    continued = second.journal.path                  # type: ignore[union-attr]
+    assert continued.name == original.stem + ".continued.jsonl"
+    second.close()
+    read = read_journal(continued)
+    assert read.header.data["continues"]["records"] == len(read_journal(original).records)
+    assert not list((state / JOURNALS_DIR).glob("*.partial"))
+
+
+def test_a_continuation_that_cannot_be_written_is_retried_seconds_apart_not_at_every_press(
+        tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    damaged_in_the_middle(state)
+    copies = 0
+    real_create = JournalWriter.create
+
+    def full_card(path, *args, **kwargs):
+        nonlocal copies
+        copies += 1
+        raise JournalError(f"{path}: cannot create the journal: No space left on device")
+
+    monkeypatch.setattr(JournalWriter, "create", full_card)
+    session, _ = session_at(CONFIG_A, state)
+    assert copies == 1 and session.journal_error is not None
+    for n in range(20):                               # twenty presses in four seconds
+        press(session, Button.LEFT if n % 2 == 0 else Button.RIGHT, 100 + n * 0.2)
+    assert copies == 1                                # not a copy per press, on the loop
+    session.journal._tried_at -= COPY_RETRY_NS        # five seconds later (host time)
+    press(session, Button.LEFT, 200)
+    assert copies == 2
+    monkeypatch.setattr(JournalWriter, "create", real_create)
+    session.close()                                   # the stop tries once more: all kept
+    assert session.backlog == []
+    assert replay(read_journal(session.journal.path)).engine.state_json() == \
+        session.engine.state_json()
+
+
+def test_a_key_on_a_card_without_hard_links_is_made_by_rename(tmp_path, monkeypatch):
+    def no_links(*_: object) -> None:
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "link", no_links)
+    key = load_or_create_key(tmp_path)
+    assert len(key) == 32 and read_key(tmp_path) == key
+    assert [p.name for p in tmp_path.iterdir()] == ["device.key"]   # no temporary left

@@ -305,6 +305,26 @@ def test_a_release_lost_in_bounce_is_applied_at_the_settle_instant_in_service_ti
     assert len(pins.inputs()) == 3
 
 
+def test_a_new_press_before_the_loop_runs_the_settle_does_not_swallow_the_lost_release(pins):
+    pins.edge(1.000, L, True)             # a tap: game 1, right's clock runs
+    pins.edge(1.010, L, False)            # released inside debounce_ms: the engine ignores it
+    due = 1_010 * MS + SETTLE_NS
+    # The same player presses again 40 ms after the settle's instant, before the loop has run
+    # the settle (it waits out the timer grace): the pin reads "pressed" again by then.
+    again = due + 40 * MS
+    pins.edge(again / S, L, True)
+    pins.at(due + TIMER_GRACE_NS + 10 * MS)
+    edges = [(r.t, r.data["input"]["pressed"]) for r in pins.inputs()]
+    assert edges[-2:] == [(due, False), (again, True)]   # the release, then the new press
+    assert pins.engine.button(L).down is True
+    # The new press is a press of its own: 2 s after the first press's edge it is no hold yet
+    # (merged with the first, it would have opened the result entry at 3.000 s).
+    pins.at(3_050 * MS)
+    assert pins.engine.match.phase.value == "running"
+    pins.at(again + 2 * S + TIMER_GRACE_NS)
+    assert pins.engine.match.phase.value == "result_entry"
+
+
 def test_a_settle_the_engine_agrees_with_adds_no_record(pins):
     pins.edge(1.000, L, True)
     pins.edge(1.200, L, False)             # accepted

@@ -318,3 +318,66 @@ def test_the_unit_says(key, value):
 def test_the_units_stop_time_leaves_room_for_the_drain():
     assert int(unit_settings()["TimeoutStopSec"][0]) >= 10
     assert "MemoryDenyWriteExecute" not in unit_settings()
+
+
+def test_a_long_step_of_chattering_edges_still_pings_the_watchdog(systemd):
+    """Progress is not a hang: a backlog of edges, each journaled slowly (an SD card), is
+    applied in one step of the loop, and the pings go on between them."""
+    class SlowPanels(Panels):
+        def present(self, engine: Engine, t: int, effects: list) -> int | None:
+            time.sleep(0.01)            # a slow write per input
+            return None
+
+    now = time.monotonic_ns()
+    session = Session(Engine.start(MatchRules.defaults("backgammon", 7), at=0))
+    origin = now - 5 * 10**9            # the edges all lie in the past: every one is due
+    service = ClockService(session, [SlowPanels()], origin=origin,
+                           notifier=Notifier(systemd.env(watchdog_s=0.1)))
+    for n in range(100):                # a chattering pin: 100 edges, 1 s of work
+        service.submit(ButtonEdge(origin + n * 40 * MS, Button.CUBE, n % 2 == 0))
+    service._ping_if_due()
+    told: list[str] = []
+    reader = threading.Thread(target=lambda: told.extend(systemd.read(2.0)))
+    reader.start()
+    started = time.monotonic()
+    service.step()                      # one step applies them all
+    assert time.monotonic() - started >= 0.9
+    reader.join()
+    assert told.count("WATCHDOG=1") >= 10
+
+
+def test_a_notify_socket_nobody_reads_never_blocks_the_loop(systemd):
+    notifier = Notifier(systemd.env(watchdog_s=1))
+    started = time.monotonic()
+    for _ in range(1000):               # far more than the socket's queue holds
+        notifier.watchdog()
+    assert time.monotonic() - started < 5
+
+
+def test_a_login_that_may_not_use_the_socket_is_told_so(monkeypatch, capsys, tmp_path):
+    import gammonclock.arbiter_socket as arbiter_socket
+    from gammonclock.cli import main
+
+    def not_allowed(*_: object, **__: object) -> dict[str, object]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(arbiter_socket, "ask", not_allowed)
+    assert main(["arbiter", "--state-dir", str(tmp_path), "status"]) == 5
+    err = capsys.readouterr().err
+    assert "permission denied" in err and "--arbiter" in err and "no clock answers" not in err
+
+
+def test_a_runtime_directory_this_login_may_not_look_into_is_still_where_it_asks(monkeypatch):
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+
+    def forbidden(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "exists", forbidden)
+    assert asking_path(None, "/var/lib/gammonclock") == Path(RUNTIME_DIR) / "arbiter.sock"
+
+
+def test_the_units_filter_lets_chown_through_and_fails_calls_rather_than_killing():
+    settings = unit_settings()
+    assert "@chown" in settings["SystemCallFilter"]
+    assert settings["SystemCallErrorNumber"] == ["EPERM"]

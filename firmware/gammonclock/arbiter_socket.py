@@ -41,6 +41,7 @@ journaled before it acts and its reply says what it did (or why it was refused).
     3  no clock answers at the socket
     4  the command was not applied (the clock was busy or did not take it in time), or its outcome
        is unknown: check with `gammonclock arbiter status` before repeating it
+    5  this login may not use the socket (not in the service's or the arbiters' group)
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ LISTEN_BACKLOG = 128
 NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 
 EXIT_ACTED, EXIT_REFUSED, EXIT_BAD, EXIT_NO_CLOCK, EXIT_NOT_DONE = 0, 1, 2, 3, 4
+EXIT_NOT_ALLOWED = 5          # a login outside the socket's group
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,10 @@ def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> 
     runtime = _runtime_directory()
     if runtime:
         return socket_path(runtime)
-    if socket_path(RUNTIME_DIR).exists():
+    try:
+        if socket_path(RUNTIME_DIR).exists():
+            return socket_path(RUNTIME_DIR)
+    except PermissionError:           # it is there, but this login may not look in: say so
         return socket_path(RUNTIME_DIR)
     return socket_path(default_state_dir)
 

@@ -278,7 +278,14 @@ def _arbiter(args: argparse.Namespace) -> int:
     """Send one arbiter command (or `status`) to the clock running with this state directory.
     Exit status: 0 acted, 1 refused, 2 bad words or a bad reply, 3 no clock, 4 not applied (busy,
     timed out) or outcome unknown: see arbiter_socket."""
-    from .arbiter_socket import EXIT_NO_CLOCK, ClientError, ask, asking_path, exit_status
+    from .arbiter_socket import (
+        EXIT_NO_CLOCK,
+        EXIT_NOT_ALLOWED,
+        ClientError,
+        ask,
+        asking_path,
+        exit_status,
+    )
 
     if not args.words:
         return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
@@ -288,6 +295,11 @@ def _arbiter(args: argparse.Namespace) -> int:
         answer = ask(path, args.words)
     except ClientError as exc:
         return _fail(f"arbiter: {exc}", status=exc.exit_status)
+    except PermissionError:
+        return _fail(f"arbiter: {path}: permission denied: this login may not use the clock's "
+                     f"socket; an administrator adds it to the arbiters' groups (sudo "
+                     f"scripts/install --arbiter $USER), then log in again",
+                     status=EXIT_NOT_ALLOWED)
     except OSError as exc:
         return _fail(f"arbiter: no clock answers at {path} ({exc.strerror or exc})",
                      status=EXIT_NO_CLOCK)

@@ -28,12 +28,14 @@ empty, short or malformed one is refused (KeyRefused), never used to seal or ver
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import json
 import os
 import re
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,7 +92,14 @@ def _create_key(path: Path) -> None:
             os.link(temporary, path)      # never replaces a key that is already there
         except FileExistsError:
             pass                          # another process made one first: that one is the key
-        _fsync_dir(path.parent)
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+            # A file system without hard links (FAT, exFAT): rename, which replaces, after a
+            # last look (the folder's lock keeps a second clock out meanwhile).
+            if not path.exists():
+                os.rename(temporary, path)
+        fsync_dir(path.parent)
     except OSError as exc:
         raise JournalError(f"{path}: cannot create the device key: "
                            f"{exc.strerror or exc}") from None
@@ -500,7 +509,7 @@ class JournalWriter:
             writer.discard()     # an empty file would stand in the way of the next try
             raise
         if fsync:
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         return writer
 
     @staticmethod
@@ -569,6 +578,13 @@ class JournalWriter:
             os.close(self.fd)
             self.fd = -1
 
+    def sync(self) -> None:
+        """fsync what was appended without it (a copy written in one go)."""
+        try:
+            os.fsync(self.fd)
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot sync the journal: {exc.strerror}") from None
+
     def discard(self) -> None:
         """Close and remove a journal this writer created that holds nothing whole yet."""
         self.close()
@@ -596,10 +612,19 @@ class DeferredJournal:
     disk until that works, so the session keeps its records in order meanwhile; once it opens,
     its header (or its `torn` record) is on disk before the records that waited."""
 
-    def __init__(self, path: Path, opener: Callable[[], JournalWriter], last_t: int | None
-                 ) -> None:
+    def __init__(self, path: Path, opener: Callable[[], JournalWriter], last_t: int | None,
+                 retry_ns: int = 0, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
         self._planned, self._open, self._last_t = path, opener, last_t
         self.writer: JournalWriter | None = None
+        # An opener that copies a whole journal (a match continued after damage) is not tried
+        # again at every press, on the clock's loop, but at most every `retry_ns`.
+        self._retry_ns, self._clock_ns = retry_ns, clock_ns
+        self._tried_at: int | None = clock_ns()
+        self._why = "not opened yet"
+
+    def retry_now(self) -> None:
+        """The next append tries to open it whatever the wait (the clock is stopping)."""
+        self._tried_at = None
 
     @property
     def path(self) -> Path:
@@ -611,7 +636,16 @@ class DeferredJournal:
 
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
         if self.writer is None:
-            self.writer = self._open()
+            now = self._clock_ns()
+            if self._tried_at is not None and now - self._tried_at < self._retry_ns:
+                raise JournalError(f"{self._planned}: {self._why} (tried again every "
+                                   f"{self._retry_ns / 1e9:g} s)")
+            self._tried_at = now
+            try:
+                self.writer = self._open()
+            except JournalError as exc:
+                self._why = str(exc)
+                raise
         return self.writer.append(kind, t, data, stamp)
 
     def close(self) -> None:
@@ -619,8 +653,8 @@ class DeferredJournal:
             self.writer.close()
 
 
-def open_or_defer(path: Path, opener: Callable[[], JournalWriter], last_t: int | None
-                  ) -> tuple[JournalSink, str | None]:
+def open_or_defer(path: Path, opener: Callable[[], JournalWriter], last_t: int | None,
+                  retry_ns: int = 0) -> tuple[JournalSink, str | None]:
     """The journal `opener` opens, or, when it cannot be opened now, one that will be opened
     on a later append; and why not, for the displays."""
     try:
@@ -628,7 +662,9 @@ def open_or_defer(path: Path, opener: Callable[[], JournalWriter], last_t: int |
     except KeyRefused:
         raise                 # a bad key is not a full disk: it is refused, not retried
     except JournalError as exc:
-        return DeferredJournal(path, opener, last_t), str(exc)
+        deferred = DeferredJournal(path, opener, last_t, retry_ns)
+        deferred._why = str(exc)
+        return deferred, str(exc)
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -640,7 +676,7 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     """Make a new file's directory entry durable too."""
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -52,7 +52,8 @@ class Notifier:
             return
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
-                sock.sendto(message.encode(), self._address)
+                # Never wait: a notify socket that is not read must not stop the clock's loop.
+                sock.sendto(message.encode(), socket.MSG_DONTWAIT, self._address)
         except OSError as exc:            # systemd gone: nothing to tell, and the clock goes on
             if not self._failed:
                 log.warning("cannot notify systemd at %r: %s", self._address, exc)

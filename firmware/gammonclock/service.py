@@ -212,14 +212,21 @@ class ClockService:
     def _heartbeat(self, wake: int | None) -> int | None:
         """Tell systemd's watchdog the loop is alive, twice per interval; return when the loop
         must wake at the latest (the next input, timer or redraw, or the next ping)."""
+        self._ping_if_due()
+        if self._next_ping is None:
+            return wake
+        return self._next_ping if wake is None else min(wake, self._next_ping)
+
+    def _ping_if_due(self) -> None:
+        """WATCHDOG=1 when half the interval has passed: between sleeps, and between the
+        inputs of a long step (a backlog of chattering edges, each fsynced, is progress)."""
         interval = self.notifier.watchdog_ns
         if interval is None:
-            return wake
+            return
         now = self.clock_ns()
         if self._next_ping is None or now >= self._next_ping:
             self.notifier.watchdog()
             self._next_ping = now + interval // 2
-        return self._next_ping if wake is None else min(wake, self._next_ping)
 
     def _status_line(self) -> str:
         state = self.session.engine.state_json()
@@ -272,6 +279,7 @@ class ClockService:
                 self._apply_first()
             else:
                 break
+            self._ping_if_due()
         self._redraw_due(now)
         return self._next_wake(timer)     # presenters change no timer: `timer` still stands
 

@@ -9,6 +9,7 @@ paused at the instant of its last record, so the outage is charged to nobody.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -27,6 +28,7 @@ from .errors import GammonclockError
 from .journal import (
     JOURNALS_DIR,
     MAX_SEQ,
+    DeferredJournal,
     JournalError,
     JournalRead,
     JournalSink,
@@ -34,6 +36,7 @@ from .journal import (
     Record,
     RecordError,
     Stamp,
+    fsync_dir,
     header_data_unchecked,
     open_or_defer,
     read_header,
@@ -223,7 +226,12 @@ class Session:
         return due
 
     def close(self) -> None:
+        """Close the journal, once more trying to write the records that wait for it."""
         if self.journal is not None:
+            if self.backlog:
+                if isinstance(self.journal, DeferredJournal):
+                    self.journal.retry_now()
+                self._write_backlog(self.engine.now)
             self.journal.close()
 
     def _next_checkpoint(self) -> int | None:
@@ -245,8 +253,11 @@ class Session:
         """Journal a record; if the journal fails, keep it (and every later one) in order until
         a write succeeds again. The match goes on in memory meanwhile, and the displays say the
         record is not being kept."""
-        assert self.journal is not None
         self.backlog.append((kind, t, data, self.stamps()))
+        self._write_backlog(t)
+
+    def _write_backlog(self, t: int) -> None:
+        assert self.journal is not None
         while self.backlog:
             try:
                 self.journal.append(*self.backlog[0])
@@ -286,9 +297,12 @@ def new_journal_path(state_dir: str | Path, wall_ns: int, suffix: str = "") -> P
     directory = Path(state_dir) / JOURNALS_DIR
     path = directory / f"match-{stamp}{suffix}.jsonl"
     n = 1
-    while path.exists():
-        n += 1
-        path = directory / f"match-{stamp}{suffix}-{n}.jsonl"
+    try:
+        while path.exists():
+            n += 1
+            path = directory / f"match-{stamp}{suffix}-{n}.jsonl"
+    except OSError as exc:        # a dying card: EIO on a lookup
+        raise JournalError(f"{directory}: cannot look for journals: {exc.strerror}") from None
     return path
 
 
@@ -454,7 +468,8 @@ def resume(replayed: Replayed, key: bytes | KeySource, stamps: StampSource, *,
     if read.stopped:
         path = Path(read.path).with_name(Path(read.path).stem + ".continued.jsonl")
         journal, problem = open_or_defer(
-            path, lambda: _continue_in_new_journal(read, path, key_of(), stamp), last.t)
+            path, lambda: _continue_in_new_journal(read, path, key_of(), stamp), last.t,
+            retry_ns=COPY_RETRY_NS)
         notes.append(f"the match goes on in {path}")
     else:
         journal, problem = open_or_defer(
@@ -475,6 +490,9 @@ def _key_source(key: bytes | KeySource) -> KeySource:
     return lambda: fixed
 
 
+COPY_RETRY_NS = 5_000_000_000   # a continuation that could not be copied: tried this often
+
+
 def _continue_in_new_journal(read: JournalRead, path: Path, key: bytes, stamp: Stamp
                              ) -> JournalWriter:
     header = dict(read.header.data)
@@ -482,13 +500,27 @@ def _continue_in_new_journal(read: JournalRead, path: Path, key: bytes, stamp: S
         header.pop(name, None)
     header["continues"] = {"file": Path(read.path).name, "records": len(read.records),
                            "last_mac": read.last.mac}
-    writer = JournalWriter.create(path, key, header, read.header.t, stamp)
+    # The copy is written under a name no reader takes for a journal, synced once, and only
+    # then given its name: a copy cut short (a kill, a power cut, a start that timed out) never
+    # stands as the match's journal beside its original. One fsync, not one per record: on an
+    # SD card thousands of fsyncs would take a minute.
+    partial = path.with_name(path.name + ".partial")
+    with contextlib.suppress(OSError):
+        partial.unlink()      # what an earlier cut-short copy left
+    writer = JournalWriter.create(partial, key, header, read.header.t, stamp, fsync=False)
     try:
         for record in read.records[1:]:
             writer.append(record.kind, record.t, record.data, _stamp_of(record))
-    except JournalError:
+        writer.sync()
+        os.rename(partial, path)
+    except (JournalError, OSError) as exc:
         writer.discard()      # half a copy would stand in the way of the next try
-        raise
+        if isinstance(exc, JournalError):
+            raise
+        raise JournalError(f"{path}: cannot continue the match here: {exc.strerror}") from None
+    writer.path = path
+    writer.fsync = True
+    fsync_dir(path.parent)
     return writer
 
 

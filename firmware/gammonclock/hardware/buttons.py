@@ -112,6 +112,10 @@ class ButtonBoard:
         self._schedule = schedule
         self._last_raw: dict[Button, int] = {}
         self._settle_due: dict[Button, int] = {}   # the instant of each button's latest settle
+        # The first edge after a settle's instant, when one came before the loop ran the settle:
+        # the pin then no longer shows the level at that instant, but this edge tells it (the
+        # pin was quiet for settle_ns before it, so it is a real change, not bounce).
+        self._after_settle: dict[Button, bool] = {}
         self._settlers: dict[Button, threading.Timer] = {}
         self._factory = factory
         self._sink = sink
@@ -168,6 +172,9 @@ class ButtonBoard:
                 if (self._settle_ns is not None and previous is not None
                         and t - previous < self._settle_ns):
                     self._settle_later(button, t + self._settle_ns)
+                elif (button in self._settle_due and t > self._settle_due[button]
+                        and button not in self._after_settle):
+                    self._after_settle[button] = not state
         except Exception:
             # The callback runs on the backend's thread: an exception there would be lost or
             # stop that thread; the clock must go on.
@@ -177,6 +184,7 @@ class ButtonBoard:
         """Deliver the button's level once its edges have been quiet for `settle_ns` (at
         `due`); a later bounce moves the settle on. Called with the lock held."""
         self._settle_due[button] = due
+        self._after_settle.pop(button, None)
         if self._schedule is not None:
             self._schedule(due, lambda engine: self._settled_edge(button, due, engine))
             return
@@ -196,7 +204,10 @@ class ButtonBoard:
             device = self._devices.get(button)
             if device is None or self._settle_due.get(button) != due:
                 return None
-            pressed = bool(device.is_active)
+            after = self._after_settle.pop(button, None)
+            # The level at `due`: the opposite of the first change after it, if one came while
+            # the settle waited for the loop; else the pin as it reads now.
+            pressed = (not after) if after is not None else bool(device.is_active)
         if engine.button(button).down == pressed:
             return None
         return ButtonEdge(due, button, pressed)
