@@ -710,3 +710,23 @@ def test_a_key_on_a_card_without_hard_links_is_made_by_rename(tmp_path, monkeypa
     key = load_or_create_key(tmp_path)
     assert len(key) == 32 and read_key(tmp_path) == key
     assert [p.name for p in tmp_path.iterdir()] == ["device.key"]   # no temporary left
+
+
+def test_while_the_journal_is_not_written_both_panels_say_so_in_words_a_player_can_act_on(
+        tmp_path, monkeypatch):
+    from gammonclock.hardware.notices import JOURNAL_ALERT
+    from gammonclock.hardware.screens import panel_view
+
+    state = tmp_path / "state"
+    state.mkdir()
+    make_unwritable(monkeypatch, state, "full")
+    device = build_device(parse_config(MOCK_TEXT, "mock.toml"), state, panels=dummy_panels())
+    try:
+        device.service.present_all([])
+        engine = device.session.engine
+        for side in Side:
+            shown = device.panels[side].device.image.convert("1")
+            expected = render(panel_view(engine.match, side, engine.now, JOURNAL_ALERT))
+            assert shown.tobytes() == expected.convert("1").tobytes()   # not a cut file path
+    finally:
+        device.close()

@@ -268,6 +268,7 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
            stamps: StampSource | None, clock_ns: Callable[[], int]) -> Device:
     from .hardware.buttons import ButtonBoard, make_pin_factory
     from .hardware.buzzer import make_buzzer
+    from .hardware.notices import journal_alert
     from .hardware.panels import Panel
     from .hardware.presenters import BuzzerPresenter, PanelPresenter
 
@@ -286,7 +287,8 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
         show_refusal(panels, exc.panel)
         factory.close()
         raise
-    presenters: list[Any] = [PanelPresenter(panels, alert=lambda: session.journal_error)]
+    presenters: list[Any] = [PanelPresenter(panels,
+                                            alert=lambda: journal_alert(session.journal_error))]
     buzzer = make_buzzer(device_config.buzzer_enabled, device_config.buzzer_pin, factory)
     presenters.append(BuzzerPresenter(buzzer, device_config.low_time_ns))
     service = ClockService(session, presenters, origin=origin, clock_ns=clock_ns)

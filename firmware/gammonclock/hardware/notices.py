@@ -27,6 +27,15 @@ from .views import INFO_PAGE, INNER_W, format_countdown
 
 _NOTICE_CHARS = 2 * TINY.chars(INNER_W - 4)    # two lines in the notice box
 
+# While records cannot be written (a full, failing or read-only card), both panels say so for as
+# long as it lasts; the log names the file and the cause, which a player cannot act on.
+JOURNAL_ALERT = "journal not written: call the arbiter"
+
+
+def journal_alert(journal_error: str | None) -> str | None:
+    """The standing notice for a session's `journal_error` (None: the journal is written)."""
+    return JOURNAL_ALERT if journal_error else None
+
 
 def _short(reason: str) -> str:
     """An engine's reason cut to what fits a notice: parentheses first, then the tail after ': '."""
