@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from .arbiter import Command, parse_command
+from .durations import has_control_characters
 from .effects import Effect, Refused
 from .errors import GammonclockError
 from .match import ArbiterAction
@@ -180,16 +181,15 @@ def parse_request(line: bytes, max_request: int = MAX_REQUEST) -> Request:
 
 
 def _words(text: str) -> list[str]:
-    try:
-        text.encode("utf-8")          # a JSON "\udcff" escape decodes to a lone surrogate
-    except UnicodeEncodeError:
+    refused = [char for char in text if char != "\t" and has_control_characters(char)]
+    if not refused:
+        return text.split()
+    # A JSON "\udcff" escape decodes to a lone surrogate (category Cs): not text at all.
+    if any(unicodedata.category(char) == "Cs" for char in refused):
         raise RequestError("the request is not UTF-8 text (a lone surrogate); nothing was "
-                           "done") from None
-    for char in text:
-        if unicodedata.category(char) == "Cc" and char not in " \t":
-            raise RequestError(f"the request holds a control character (U+{ord(char):04X}); "
-                               "nothing was done")
-    return text.split()
+                           "done")
+    raise RequestError(f"the request holds a control character (U+{ord(refused[0]):04X}); "
+                       "nothing was done")
 
 
 def _valid_id(value: object) -> bool:
@@ -269,12 +269,12 @@ class Responder:
         except ValueError as exc:        # ArbiterSyntaxError, and any number `int` refuses
             return {"ok": False, "error": str(exc)}
         if request.id is None:
-            return self._apply(command, _Outcome(request.words))
+            return self._apply(command)[0]
         outcome, first = self._outcomes.claim(request.id, request.words)
         if not first:
             return self._repeat(request, outcome)
         try:
-            answer = self._apply(command, outcome)
+            answer, outcome.reply = self._apply(command)
             if answer.get("applied") is False:
                 self._outcomes.forget(request.id)
             outcome.answer = answer
@@ -282,22 +282,22 @@ class Responder:
         finally:
             outcome.done.set()
 
-    def _apply(self, command: Command, outcome: _Outcome) -> dict[str, Any]:
-        """Submit the command to the loop and wait, bounded, for what it did."""
+    def _apply(self, command: Command) -> tuple[dict[str, Any], Reply | None]:
+        """Submit the command to the loop and wait, bounded, for what it did: the answer, and
+        the Reply still to deliver the outcome when that is unknown yet (else None)."""
         reply = Reply()
         if not self.service.submit(ArbiterAction(self.clock_ns(), command), reply):
             return _not_applied("the clock is busy (too many inputs waiting); the command was "
-                                "NOT applied: try again", busy=True)
+                                "NOT applied: try again", busy=True), None
         effects = reply.wait(self.limits.reply_timeout_s)
         if effects is None:
             if reply.withdraw():
                 return _not_applied("the clock did not answer in time; the command was NOT "
-                                    "applied")
+                                    "applied"), None
             effects = reply.wait(self.limits.outcome_grace_s)   # taken: its outcome is coming
         if effects is None:
-            outcome.reply = reply
-            return _unknown(command)
-        return self._acted(effects)
+            return _unknown(command), reply
+        return self._acted(effects), None
 
     def _repeat(self, request: Request, outcome: _Outcome) -> dict[str, Any]:
         if outcome.words != request.words:

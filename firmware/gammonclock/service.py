@@ -30,10 +30,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from .effects import Effect
 from .engine import ButtonEdge, Engine, Input
+from .rules import format_score
 from .sdnotify import Notifier
 from .session import Session
 
@@ -229,16 +230,25 @@ class ClockService:
             self._next_ping = now + interval // 2
 
     def _status_line(self) -> str:
-        state = self.session.engine.state_json()
-        score: Any = state.get("score", {})
-        return (f"{state['phase']}, game {state['game']}, score {score.get('left')}-"
-                f"{score.get('right')}")
+        match = self.session.engine.match
+        return (f"{match.phase.value}, game {match.game}, score "
+                f"{format_score(match.score.left)}-{format_score(match.score.right)}")
 
     def drain(self) -> None:
         """Apply every input still waiting out its grace, in order (the loop is stopping)."""
         self.step()
         self.grace_ns = self.timer_grace_ns = 0
         self.step()
+
+    def _take_arrivals(self) -> None:
+        """Move everything in the inbox into its heap."""
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                self._take(item)
 
     def _take(self, item: _Arrival) -> None:
         """Move an arrived input (or call) into its heap, stamped in engine time."""
@@ -256,13 +266,7 @@ class ClockService:
 
     def step(self) -> int | None:
         """Do everything due by now; return the monotonic instant of the next thing due."""
-        while True:
-            try:
-                item = self._inbox.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None:
-                self._take(item)
+        self._take_arrivals()
         now = self.engine_time(self.clock_ns())
         while True:
             timer, own = self._next_timer()
@@ -273,6 +277,7 @@ class ClockService:
                     break
                 if own:
                     self._call()
+                    self._take_arrivals()     # the call may have made another (a settle moved on)
                 else:
                     self.present_all(self.session.advance(timer))
             elif first is not None and first <= now - self.grace_ns:

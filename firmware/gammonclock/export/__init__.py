@@ -45,10 +45,6 @@ def read_match(journal_path: str | Path) -> MatchRecord:
     except ConfigError as exc:
         raise ExportError(f"{journal_path}: the match config in its header is not valid:\n"
                           f"{exc}") from None
-    except (KeyError, ValueError, TypeError, AttributeError) as exc:
-        raise ExportError(f"{journal_path}: a record cannot be replayed "
-                          f"({type(exc).__name__}: {exc}); not a journal of this clock, or "
-                          f"written by an incompatible version") from None
     for note in match.notes:
         log.warning("%s", note)
     return match

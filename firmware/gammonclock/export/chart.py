@@ -10,7 +10,6 @@ interactive backend are never touched.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..durations import NS_PER_MIN
@@ -35,63 +34,50 @@ if TYPE_CHECKING:
 Series = dict[Side, list[tuple[int, int]]]     # (instant ns, reserve ns) per side
 
 
-@dataclass
-class _Running:
-    """The chart's view of the turn in progress: the engine's own `Turn`, its reserve at the
-    start moved by penalties and overtime as they come."""
-
-    turn: Turn
-
-    @property
-    def side(self) -> Side:
-        return self.turn.side
-
-    def shown(self, t: int) -> int:
-        return self.turn.reserve_at(t)
-
-    def knee(self, t: int) -> int | None:
-        """The instant the simple delay ran out between `since` and `t`, if it did."""
-        since = self.turn.since
-        if since is None:
-            return None
-        left = self.turn.delay_left_at(since)
-        return since + left if left and since + left < t else None
+def _knee(turn: Turn, t: int) -> int | None:
+    """The instant the turn's simple delay ran out between its last start and `t`, if it did."""
+    since = turn.since
+    if since is None:
+        return None
+    left = turn.delay_left_at(since)
+    return since + left if left and since + left < t else None
 
 
 def reserve_series(match: MatchRecord) -> Series:
     mode = match.rules.time.mode
     points: Series = {s: [(match.origin_t, match.rules.reserve_ns)] for s in Side}
-    run: _Running | None = None
+    # The turn in progress: the engine's own `Turn`, its reserve at the start moved by penalties
+    # and overtime as they come.
+    run: Turn | None = None
 
     def mark(side: Side, t: int, value: int) -> None:
         points[side].append((t, value))
 
     def catch_up(t: int) -> None:
-        if run is not None and (knee := run.knee(t)) is not None:
-            mark(run.side, knee, run.turn.start_reserve)
+        if run is not None and (knee := _knee(run, t)) is not None:
+            mark(run.side, knee, run.start_reserve)
 
     for item in match.effects:
         e, t = item.effect, item.effect.t
         if isinstance(e, TurnStarted):
-            run = _Running(Turn.begin(e.side, t, e.reserve, mode, e.delay))
+            run = Turn.begin(e.side, t, e.reserve, mode, e.delay)
             mark(e.side, t, e.reserve)
-        elif isinstance(e, (Paused, ResultEntryStarted)) and run is not None \
-                and run.turn.running:
+        elif isinstance(e, (Paused, ResultEntryStarted)) and run is not None and run.running:
             catch_up(t)
-            mark(run.side, t, run.shown(t))
-            run.turn = run.turn.frozen(t)
+            mark(run.side, t, run.reserve_at(t))
+            run = run.frozen(t)
         elif isinstance(e, (Resumed, ResultEntryCancelled)) and run is not None:
-            if not run.turn.running:
-                run.turn = run.turn.resumed(t)
-                mark(run.side, t, run.shown(t))
+            if not run.running:
+                run = run.resumed(t)
+                mark(run.side, t, run.reserve_at(t))
         elif isinstance(e, (ReserveChanged, OvertimeGiven)):
             side = e.side
             change = e.change if isinstance(e, ReserveChanged) else e.amount
             if run is not None and run.side is side:
                 catch_up(t)
-                before = run.shown(t)
-                run.turn = replace(run.turn, start_reserve=run.turn.start_reserve + change)
-                after = run.shown(t)
+                before = run.reserve_at(t)
+                run, _ = run.with_reserve_change(t, change)
+                after = run.reserve_at(t)
             else:
                 after = e.reserve if isinstance(e, ReserveChanged) else change
                 before = after - change
@@ -106,7 +92,8 @@ def reserve_series(match: MatchRecord) -> Series:
     end = match.end_t
     catch_up(end)
     for side in Side:
-        shown = run.shown(end) if run is not None and run.side is side else points[side][-1][1]
+        shown = run.reserve_at(end) if run is not None and run.side is side \
+            else points[side][-1][1]
         mark(side, end, shown)
     return {s: sorted(p, key=lambda x: x[0]) for s, p in points.items()}
 

@@ -43,8 +43,8 @@ class Stream:
 
 
 def load_stream(path: str | Path) -> Stream:
-    """Read and replay a journal; raises JournalError, ConfigError or a ValueError/KeyError of
-    a record the engine cannot take (the caller names the journal)."""
+    """Read and replay a journal; raises JournalError (RecordError for a record the engine
+    cannot take, naming the file, the record and its line) or ConfigError (of its header)."""
     read = read_journal(path)
     stamped: list[Stamped] = []
 

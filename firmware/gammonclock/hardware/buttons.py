@@ -34,7 +34,9 @@ its level as one more edge, which the engine takes.
 
 That settle is a timer of the clock's loop (`schedule`, the service's `call_at`): due in service
 time, run on the loop's thread in the order of the instants, it reads the pin and looks at the
-engine as it stands then, so it is exact on a fake clock too. A board used on its own (no loop)
+engine as it stands then, so it is exact on a fake clock too. A button has one such call waiting
+at most: a later bounce moves its instant on, and the call, run at the old instant, asks again for
+the new one (so a chattering pin cannot grow the loop's timers). A board used on its own (no loop)
 reads the pin on a wall-clock timer instead and always delivers the level to the sink.
 """
 
@@ -111,7 +113,9 @@ class ButtonBoard:
         self._settle_ns = settle_ns
         self._schedule = schedule
         self._last_raw: dict[Button, int] = {}
-        self._settle_due: dict[Button, int] = {}   # the instant of each button's latest settle
+        self._settle_due: dict[Button, int] = {}   # the instant of each button's settle to run
+        # Buttons with a settle call in the loop: at most one each, however fast a pin chatters.
+        self._settle_called: set[Button] = set()
         # The first edge after a settle's instant, when one came before the loop ran the settle:
         # the pin then no longer shows the level at that instant, but this edge tells it (the
         # pin was quiet for settle_ns before it, so it is a real change, not bounce).
@@ -186,8 +190,11 @@ class ButtonBoard:
         self._settle_due[button] = due
         self._after_settle.pop(button, None)
         if self._schedule is not None:
-            self._schedule(due, lambda engine: self._settled_edge(button, due, engine))
+            if button not in self._settle_called:   # else the pending call moves itself on
+                self._settle_called.add(button)
+                self._call_settle(button, due)
             return
+        # A board used on its own (tests/test_buttons.py); the device always has a loop.
         assert self._settle_ns is not None
         if (old := self._settlers.get(button)) is not None:
             old.cancel()
@@ -196,14 +203,24 @@ class ButtonBoard:
         self._settlers[button] = timer
         timer.start()
 
+    def _call_settle(self, button: Button, due: int) -> None:
+        """Have the loop run the button's settle at `due`. Called with the lock held."""
+        assert self._schedule is not None
+        self._schedule(due, lambda engine: self._settled_edge(button, due, engine))
+
     def _settled_edge(self, button: Button, due: int, engine: Engine) -> ButtonEdge | None:
         """The settle due at `due`, in the clock's loop: the pin's level as an edge at `due`
-        when the engine believes otherwise; None when it agrees, when a later bounce moved the
-        settle on, or when the board is closed."""
+        when the engine believes otherwise; None when it agrees, when the board is closed, or
+        when a later bounce moved the settle on (the call is then made again for that instant)."""
         with self._lock:
             device = self._devices.get(button)
-            if device is None or self._settle_due.get(button) != due:
+            if device is None:
                 return None
+            if (moved := self._settle_due[button]) != due:
+                self._call_settle(button, moved)
+                return None
+            del self._settle_due[button]
+            self._settle_called.discard(button)
             after = self._after_settle.pop(button, None)
             # The level at `due`: the opposite of the first change after it, if one came while
             # the settle waited for the loop; else the pin as it reads now.
@@ -219,6 +236,7 @@ class ButtonBoard:
                 device = self._devices.get(button)
                 if device is None:
                     return                          # closed meanwhile
+                self._settle_due.pop(button, None)
                 t = max(self._clock_ns(), self._last_t or 0)
                 self._last_t = t
                 self._sink(ButtonEdge(t, button, bool(device.is_active)))

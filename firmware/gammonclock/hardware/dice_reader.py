@@ -130,7 +130,6 @@ class DiceReader:
         self._budget = LineBudget(burst_lines, lines_per_s)
         self._drop_report_ns = int(drop_report_s * 1e9)
         self.dropped = 0                      # lines dropped since the last DiceDropped
-        self.dropped_total = 0
         self._flood_since: int | None = None  # when the unreported drops began
 
     # --- control ----------------------------------------------------------------------------
@@ -298,7 +297,6 @@ class DiceReader:
         if self._flood_since is None:
             self._flood_since = t
         self.dropped += count
-        self.dropped_total += count
 
     def _report_drops(self, t: int) -> None:
         """Tell the clock how many lines were dropped since the last report."""
