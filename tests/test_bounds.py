@@ -23,6 +23,7 @@ from gammonclock.arbiter import (
 )
 from gammonclock.cli import main
 from gammonclock.config import ConfigError, parse_config
+from gammonclock.config_schema import FIELDS, Duration
 from gammonclock.durations import (
     MAX_DURATION_NS,
     DurationError,
@@ -49,18 +50,19 @@ def one_short_line(message: str) -> None:
 # --- the config (TOML) ----------------------------------------------------------------------
 
 M = "[match]\nlength = 7\n"
+DURATION_KEYS = [f.key for f in FIELDS if isinstance(f.type, Duration)]
+
+
+def toml_of(key: str, value: str) -> str:
+    """`[match] length = 7` and `key = value` in its section."""
+    section, name = key.rsplit(".", 1)
+    return M + f"[{section}]\n{name} = {value}"
+
+
 CONFIGS = [
     # (id, TOML, the problem's start (key path), fragment)
-    ("reserve-1e999999999", M + "[time]\nreserve = 1e999999999", "time.reserve", "at most 1000h"),
-    ("per_point-1e999999999", M + "[time]\nper_point = 1e999999999", "time.per_point",
-     "at most 1000h"),
-    ("delay-1e999999999", M + "[time]\ndelay = 1e999999999", "time.delay", "at most 1000h"),
-    ("overtime-1e999999999", M + "[time]\novertime = 1e999999999", "time.overtime",
-     "at most 1000h"),
-    ("break-length-1e999999999", M + "[breaks]\nlength = 1e999999999", "breaks.length",
-     "at most 1000h"),
-    ("low_time-1e999999999", M + "[buzzer]\nlow_time = 1e999999999", "buzzer.low_time",
-     "at most 1000h"),
+    *((f"{key}-1e999999999", toml_of(key, "1e999999999"), key, "at most 1000h")
+      for key in DURATION_KEYS),
     ("delay-1e-999999999", M + "[time]\ndelay = 1e-999999999", "time.delay", "too many digits"),
     ("start_score-1e999999999", M + "start_score = [1e999999999, 0]", "match.start_score",
      "below the match length 7"),
@@ -89,7 +91,19 @@ CONFIGS = [
      "control character"),
     ("name-direction-override", M + '[players]\nleft = "\\u202eanna"', "players.left",
      "control character"),
+    # The reserve per_point × length has the bound of any duration, not 99 times it.
+    ("per_point-times-99-over-1000h", "[match]\nlength = 99\n[time]\nper_point = \"1000h\"",
+     "time.per_point", "99000h; a reserve is at most 1000h"),
+    ("per_point-times-length-less-the-start-score", "[match]\nlength = 99\n"
+     "start_score = [2, 2]\n[time]\nper_point = \"10h25m\"", "time.per_point",
+     "× 97 points is a reserve of"),
 ]
+
+
+def test_every_duration_key_of_issue_7_has_its_1e999999999_row():
+    # The rows follow the schema; a key that stopped being a Duration would silently drop one.
+    assert {"time.reserve", "time.per_point", "time.delay", "time.overtime", "breaks.length",
+            "buzzer.low_time"} <= set(DURATION_KEYS)
 
 
 @pytest.mark.parametrize("toml, key, fragment", [r[1:] for r in CONFIGS],
@@ -100,6 +114,16 @@ def test_a_config_value_beyond_the_bounds(toml, key, fragment):
     [problem] = info.value.problems
     assert problem.startswith(key) and fragment in problem, problem
     one_short_line(str(info.value))
+
+
+@pytest.mark.parametrize("toml, reserve_h", [
+    ("[match]\nlength = 99\n[time]\nper_point = \"10h\"", 990),
+    ("[match]\nlength = 99\n[time]\nper_point = \"1000h\"\nreserve = \"1000h\"", 1000),
+    ("[match]\nlength = 99\nstart_score = [2, 2]\n[time]\nper_point = \"10h18m\"", 999.1),
+], ids=["per_point-10h-times-99", "reserve-wins-over-per_point", "start-score-brings-it-under"])
+def test_a_reserve_from_per_point_within_the_bound_is_taken(toml, reserve_h):
+    rules = parse_config(toml + "\n", "table.toml").rules
+    assert rules.reserve_ns == round(reserve_h * 3600 * S) <= MAX_DURATION_NS
 
 
 # --- the simulation script -------------------------------------------------------------------
@@ -120,8 +144,10 @@ SCRIPTS = [
      "29 ms after its press (line 1)"),
     ("lost-release-then-a-new-press", "5 down left\n5.01 up left\n8 down left\n8.5 up left",
      2, "stays down"),
+    # Its release, in the script, is ignored as the engine would: the button stays down.
     ("hold-shorter-than-debounce", "0 tap right\n5 hold left 0.01\n9 end", 2,
-     "shorter than debounce_ms"),
+     "10 ms after its press (line 2), less than debounce_ms (30 ms): ignored as a bounce (SPEC "
+     "fine point 3), the button stays down"),
 ]
 
 
@@ -143,6 +169,7 @@ STILL_VALID = [
     ("a-tap-then-a-lost-down", "0 tap left\n0.1 down left\n1 up left"),
     ("time-of-exactly-1000h", "3600000 tap left"),
     ("hold-of-exactly-debounce", "0 hold left 0.03"),
+    ("a-short-hold-cut-by-the-end", "5 hold left 0.01\n5.005 end"),
 ]
 
 

@@ -17,12 +17,15 @@ from .durations import (
     MAX_POINTS,
     MAX_TEXT_LENGTH,
     DurationError,
+    LineFault,
+    PointsError,
+    PointsProblem,
+    bounded_points,
     format_seconds,
-    has_control_characters,
-    is_small_decimal,
+    line_fault,
     parse_duration,
     parse_signed_duration,
-    shorten,
+    quoted,
 )
 from .errors import GammonclockError
 from .rules import format_score
@@ -152,35 +155,31 @@ USAGE = {
 }
 
 
-def _quoted(word: str) -> str:
-    return shorten(repr(word))
-
-
 def _side(word: str) -> Side:
     try:
         return Side(word.lower())
     except ValueError:
-        raise ArbiterSyntaxError(f"{_quoted(word)} is not a side (left or right)") from None
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a side (left or right)") from None
 
 
 def _points(word: str) -> Fraction:
-    """A score: whole or half points from 0 to `MAX_POINTS`, its size checked before any
-    arithmetic (`Fraction(Decimal("1e999999999"))` would compute 10**999999999)."""
+    """A score: whole or half points from 0 to `MAX_POINTS` (`bounded_points`)."""
     try:
         if not word.isascii() or len(word) > MAX_DIGITS:   # Decimal reads other scripts' digits
             raise ValueError(word)
         number = Decimal(word)
     except (InvalidOperation, ValueError):
-        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score") from None
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a score") from None
     if not number.is_finite():
-        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score")
-    if number > MAX_POINTS:   # compared by exponents: cheap however many zeros the word means
-        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score (at most {MAX_POINTS}, "
-                                 "the longest match)")
-    if number < 0 or not is_small_decimal(number) or (Fraction(number) * 2).denominator != 1:
-        raise ArbiterSyntaxError(f"{_quoted(word)} is not a score (whole or half points, "
-                                 "not negative)")
-    return Fraction(number)
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a score")
+    try:
+        return bounded_points(number, MAX_POINTS)
+    except PointsError as exc:
+        if exc.problem is PointsProblem.OVER:
+            raise ArbiterSyntaxError(f"{quoted(word)} is not a score (at most {MAX_POINTS}, "
+                                     "the longest match)") from None
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a score (whole or half points, "
+                                 "not negative)") from None
 
 
 def _whole(word: str, high: int) -> int | None:
@@ -197,10 +196,11 @@ def _text(words: list[str]) -> str:
     """A warning's text: at most `MAX_TEXT_LENGTH` characters, none of them a control character
     (it goes to the log and the panels as it is)."""
     text = " ".join(words)
-    if len(text) > MAX_TEXT_LENGTH:
+    fault = line_fault(text, MAX_TEXT_LENGTH)
+    if fault is LineFault.TOO_LONG:
         raise ArbiterSyntaxError(f"the text is {len(text)} characters long; "
                                  f"at most {MAX_TEXT_LENGTH}")
-    if has_control_characters(text):
+    if fault is LineFault.CONTROL:
         raise ArbiterSyntaxError("the text holds a control character (NUL, newline, escape, …); "
                                  "use printable characters only")
     return text
@@ -219,7 +219,7 @@ def parse_command(words: list[str]) -> Command:
         raise ArbiterSyntaxError(f"no command; expected one of: {', '.join(USAGE)}")
     name, args = words[0].lower(), words[1:]
     if name not in USAGE:
-        raise ArbiterSyntaxError(f"unknown arbiter command {_quoted(words[0])}; "
+        raise ArbiterSyntaxError(f"unknown arbiter command {quoted(words[0])}; "
                                  f"expected one of: {', '.join(USAGE)}")
     try:
         return _build(name, args)
@@ -249,7 +249,7 @@ def _build(name: str, args: list[str]) -> Command:
         if len(args) == 2:
             points = _whole(args[1], MAX_POINTS)
             if points is None or points < 1:
-                raise ArbiterSyntaxError(f"{_quoted(args[1])} is not a number of points "
+                raise ArbiterSyntaxError(f"{quoted(args[1])} is not a number of points "
                                          f"(1 to {MAX_POINTS})")
         return Forfeit(_side(args[0]), points)
     if name == "cube":
@@ -257,7 +257,7 @@ def _build(name: str, args: list[str]) -> Command:
             raise ArbiterSyntaxError("cube takes a value and optionally the owner")
         value = _whole(args[0], MAX_CUBE)
         if value is None or value < 1 or value & (value - 1):
-            raise ArbiterSyntaxError(f"{_quoted(args[0])} is not a cube value (a power of two "
+            raise ArbiterSyntaxError(f"{quoted(args[0])} is not a cube value (a power of two "
                                      f"from 1 to {MAX_CUBE})")
         owner = _side(args[1]) if len(args) == 2 else None
         if value == 1 and owner is not None:
@@ -272,7 +272,7 @@ def _build(name: str, args: list[str]) -> Command:
     if name == "challenge":
         exactly(2)
         if args[1].lower() not in ("upheld", "rejected"):
-            raise ArbiterSyntaxError(f"{_quoted(args[1])} is not an outcome (upheld or rejected)")
+            raise ArbiterSyntaxError(f"{quoted(args[1])} is not an outcome (upheld or rejected)")
         return Challenge(_side(args[0]), args[1].lower() == "upheld")
     exactly(2)   # adjust, deduct, add
     side = _side(args[0])

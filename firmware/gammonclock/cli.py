@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, ConfigError, load_config
-from .durations import MAX_SPEED, MIN_SPEED, shorten
+from .durations import MAX_SPEED, MIN_SPEED, quoted
 from .effects import Effect
 from .engine import Engine
 from .journal import JournalError, JournalWriter, Stamp, load_or_create_key, read_journal, read_key
@@ -277,7 +277,7 @@ def _export(args: argparse.Namespace) -> int:
 def _arbiter(args: argparse.Namespace) -> int:
     """Send one arbiter command (or `status`) to the clock running with this state directory.
     Exit status: 0 acted, 1 refused, 2 bad words or a bad reply, 3 no clock, 4 not applied (busy,
-    timed out) or outcome unknown: see arbiter_socket."""
+    timed out) or outcome unknown, 5 this login may not use the socket: see arbiter_socket."""
     from .arbiter_socket import (
         EXIT_NO_CLOCK,
         EXIT_NOT_ALLOWED,
@@ -335,7 +335,7 @@ def _speed(text: str) -> float:
     except ValueError:
         speed = float("nan")
     if not MIN_SPEED <= speed <= MAX_SPEED:     # nan and inf fail here too
-        raise argparse.ArgumentTypeError(f"{shorten(repr(text))} is not a speed; use a number "
+        raise argparse.ArgumentTypeError(f"{quoted(text)} is not a speed; use a number "
                                          f"from {MIN_SPEED} to {MAX_SPEED}, e.g. 10")
     return speed
 

@@ -28,17 +28,22 @@ from .config_schema import (
     Field,
     broker_is_tls,
 )
-from .durations import SHOWN_LENGTH, escaped, shorten
+from .durations import (
+    MAX_DURATION_NS,
+    MAX_DURATION_TEXT,
+    SHOWN_LENGTH,
+    duration_text,
+    escaped,
+    shorten,
+)
 from .errors import GammonclockError
-from .rules import DISCIPLINES, MatchRules, initial_reserve_ns
+from .rules import DISCIPLINES, MatchRules, format_score, initial_reserve_ns
 from .sides import Button, Pair
 from .timecontrol import FlagRule, TimeControl, TimeMode
 
-__all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "PANEL_KEYS",
-           "PIN_FACTORIES", "SCHEMA", "Config", "ConfigError", "DeviceConfig", "EventConfig",
-           "HallConfig", "PanelConfig", "load_config", "parse_config"]
-
-PANEL_KEYS = SCHEMA["displays.left"]
+__all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "PIN_FACTORIES",
+           "SCHEMA", "Config", "ConfigError", "DeviceConfig", "EventConfig", "HallConfig",
+           "PanelConfig", "load_config", "parse_config"]
 
 
 class ConfigError(GammonclockError, ValueError):
@@ -211,12 +216,33 @@ def _check_together(r: _Reader, v: dict[str, Any]) -> None:
     if (v["hall.ca_file"] is not None and v["hall.broker"] is not None
             and not broker_is_tls(v["hall.broker"])):
         r.problem("hall.ca_file", "only with an mqtts:// broker; use mqtts:// or remove the key")
+    _check_reserve(r, v)
+
+
+def _check_reserve(r: _Reader, v: dict[str, Any]) -> None:
+    """A reserve computed from per_point has the bound of any duration: each key is bounded, but
+    "1000h" × 99 points would be 99 000 h."""
+    if v["time.reserve"] is not None:
+        return                       # the reserve as written wins, and was bounded as it was read
+    reserve = _reserve(v)
+    if reserve > MAX_DURATION_NS:
+        points = v["match.length"] - sum(v["match.start_score"]) / 2
+        r.problem("time.per_point", f"{duration_text(v['time.per_point'])} × "
+                  f"{format_score(points)} points is a reserve of {duration_text(reserve)}; a "
+                  f"reserve is at most {MAX_DURATION_TEXT}: lower per_point or set time.reserve")
+
+
+def _reserve(v: dict[str, Any]) -> int:
+    """Each player's reserve at the start: `time.reserve`, else per_point × the length left."""
+    reserve: int | None = v["time.reserve"]
+    if reserve is not None:
+        return reserve
+    return initial_reserve_ns(v["time.per_point"], v["match.length"], v["match.start_score"])
 
 
 def _rules(v: dict[str, Any]) -> MatchRules:
     length: int = v["match.length"]
     start_score: Pair[Fraction] = v["match.start_score"]
-    reserve: int | None = v["time.reserve"]
     return MatchRules(
         discipline=DISCIPLINES[v["match.discipline"]], length=length, cube=v["match.cube"],
         crawford=v["match.crawford"], start_score=start_score,
@@ -224,8 +250,7 @@ def _rules(v: dict[str, Any]) -> MatchRules:
         draw_points=Fraction(1, 2) if v["match.draw_points"] == "half" else Fraction(1),
         time=TimeControl(TimeMode(v["time.mode"]), v["time.delay"],
                          FlagRule(v["time.flag_rule"]), v["time.overtime"]),
-        reserve_ns=reserve if reserve is not None else initial_reserve_ns(v["time.per_point"],
-                                                                          length, start_score),
+        reserve_ns=_reserve(v),
         breaks_per_player=v["breaks.per_player"], break_ns=v["breaks.length"],
         hold_ns=v["buttons.hold_s"], debounce_ns=v["buttons.debounce_ms"],
         names=Pair(v["players.left"], v["players.right"]))

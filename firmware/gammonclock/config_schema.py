@@ -29,19 +29,24 @@ from urllib.parse import urlsplit
 
 from .durations import (
     DURATION_HINT,
-    MAX_DIGITS,
     MAX_POINTS,
     NS_PER_MS,
     NS_PER_S,
     DurationError,
     DurationRangeError,
+    LineFault,
+    PointsError,
+    PointsProblem,
+    bounded_points,
     decimal_to_ns,
+    duration_text,
     escaped,
     format_seconds,
     has_control_characters,
-    is_small_decimal,
+    line_fault,
     parse_duration,
     shorten,
+    shown_number,
 )
 from .rules import (
     DEFAULT_DEBOUNCE_NS,
@@ -93,12 +98,9 @@ PIN_FACTORIES: dict[str, PinFactory] = {
         "gpiozero's MockFactory should always load; check the gpiozero installation"),
 }
 
-# The panel drivers: each name is a class of `luma.oled.device`, all of them 128x64.
-PANEL_DRIVERS: dict[str, str] = {
-    "ssd1306": "SSD1306 (0.96\" modules)",
-    "sh1106": "SH1106 (1.3\" modules)",
-    "ssd1309": "SSD1309 (2.42\" modules)",
-}
+# The panel drivers: each name is a class of `luma.oled.device`, all of them 128x64
+# (SSD1306: 0.96" modules, SH1106: 1.3", SSD1309: 2.42").
+PANEL_DRIVERS: tuple[str, ...] = ("ssd1306", "sh1106", "ssd1309")
 
 BAUDRATES = (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200)
 LANGUAGES = ("en", "ru")
@@ -122,9 +124,7 @@ def _written(value: Any, depth: int) -> str:
         return "[" + ", ".join(_written(v, depth + 1) for v in value) + "]"
     if isinstance(value, dict):
         return "a table"
-    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
-        return "a number with too many digits"   # str() itself fails over 4 300 digits
-    return shorten(str(value))
+    return shown_number(value)   # a number, or a TOML date as str() writes it
 
 
 def is_number(value: Any) -> bool:
@@ -219,27 +219,25 @@ class Choice(Converter):
         return value
 
 
+def _check_line(value: str, max_length: int, printable: str) -> None:
+    """Text for the panels and the log: one printable line of at most `max_length` characters;
+    `printable` is the advice after a control character."""
+    fault = line_fault(value, max_length)
+    if fault is LineFault.TOO_LONG:
+        raise ValueError(f"{shown(value)} is longer than {max_length} characters")
+    if fault is LineFault.CONTROL:
+        raise ValueError(f"{shown(value)} holds a control character (NUL, newline, tab, "
+                         f"escape, …); {printable}")
+
+
 class Name(Converter):
     allowed = f"a name, 1–{MAX_NAME_LENGTH} characters"
 
     def check(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{shown(value)} is not a name (a non-empty string)")
-        if len(value) > MAX_NAME_LENGTH:
-            raise ValueError(f"{shown(value)} is longer than {MAX_NAME_LENGTH} characters")
-        if has_control_characters(value):
-            raise ValueError(f"{shown(value)} holds a control character (NUL, newline, tab, "
-                             "escape, …); a name is printable characters only")
+        _check_line(value, MAX_NAME_LENGTH, "a name is printable characters only")
         return value.strip()
-
-
-def duration_text(ns: int) -> str:
-    """A duration as the config writes it, in the largest unit that holds it whole ("5m")."""
-    for unit, scale in (("h", 3600 * NS_PER_S), ("m", 60 * NS_PER_S), ("s", NS_PER_S),
-                        ("ms", NS_PER_MS)):
-        if ns and ns % scale == 0:
-            return f"{ns // scale}{unit}"
-    return f"{format_seconds(ns)}s"
 
 
 @dataclass(frozen=True)
@@ -317,22 +315,23 @@ class StartScore(Converter):
         halves = DISCIPLINES[read["match.discipline"]].family is Family.LONGGAMMON
         if not isinstance(value, list) or len(value) != 2 or not all(map(is_number, value)):
             raise ValueError(f"{shown(value)} is not a score; use [left, right], e.g. [0, 0]")
-        # Bounds first, by comparison: `Fraction(Decimal("1e999999999"))` computes 10**999999999.
+        score: list[Fraction] = []
+        problems: set[PointsProblem] = set()
         for v in value:
-            if v < 0 or v >= (length or MAX_POINTS):
-                raise ValueError(f"{shown(value)}: each score must be 0 or more and below the "
-                                 + (f"match length {length}" if length
-                                    else f"longest match length, {MAX_POINTS}"))
-        not_halves = (f"{shown(value)}: "
-                      + ("scores are whole or half points" if halves
-                         else "half points exist only in longgammon"))
-        if not all(is_small_decimal(Decimal(v)) for v in value):
-            raise ValueError(not_halves)
-        score = Pair(Fraction(value[0]), Fraction(value[1]))
-        for v in score:
-            if v.denominator != 1 and not (halves and v.denominator == 2):
-                raise ValueError(not_halves)
-        return score
+            try:
+                score.append(bounded_points(v, length or MAX_POINTS, high_allowed=False))
+            except PointsError as exc:
+                problems.add(exc.problem)
+        # Out of range is told before finer than halves, whichever score holds which.
+        if problems - {PointsProblem.NOT_HALVES}:
+            raise ValueError(f"{shown(value)}: each score must be 0 or more and below the "
+                             + (f"match length {length}" if length
+                                else f"longest match length, {MAX_POINTS}"))
+        if problems or (not halves and any(v.denominator != 1 for v in score)):
+            raise ValueError(f"{shown(value)}: "
+                             + ("scores are whole or half points" if halves
+                                else "half points exist only in longgammon"))
+        return Pair(score[0], score[1])
 
 
 class Port(Converter):
@@ -344,9 +343,6 @@ class Port(Converter):
         if not isinstance(value, str):
             raise ValueError(f"{shown(value)} is not a string")
         return value.strip() or None
-
-    def written(self, default: Any) -> str:
-        return '""'
 
 
 @dataclass(frozen=True)
@@ -376,11 +372,7 @@ class FreeText(Converter):
     def check(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError(f"{shown(value)} is not text (a string)")
-        if len(value) > self.max_length:
-            raise ValueError(f"{shown(value)} is longer than {self.max_length} characters")
-        if has_control_characters(value):
-            raise ValueError(f"{shown(value)} holds a control character (NUL, newline, tab, "
-                             "escape, …); use printable characters only")
+        _check_line(value, self.max_length, "use printable characters only")
         return value.strip()
 
 
@@ -509,8 +501,8 @@ FIELDS: tuple[Field, ...] = (
     # --- the match (SPEC §10) ---
     Field("match.discipline", Choice(tuple(DISCIPLINES)), "backgammon",
           "the discipline (SPEC §1): the defaults of the cube, the time and the breaks"),
-    Field("match.length", Integer(1, 99, "points"), 0, "the match length",
-          required="required: the match length in points, 1..99"),
+    Field("match.length", Integer(1, MAX_POINTS, "points"), 0, "the match length",
+          required=f"required: the match length in points, 1..{MAX_POINTS}"),
     Field("match.crawford", Boolean(), True, "the Crawford rule (acts only with a cube)"),
     Field("match.start_score", StartScore(), Pair(Fraction(0), Fraction(0)),
           "the score when the match starts on this clock"),
@@ -600,9 +592,6 @@ SECTIONS: dict[str, str] = {
     "displays.left": DEVICE, "displays.right": DEVICE, "dice": DEVICE, "journal": DEVICE,
     "table": DEVICE, "arbiter": DEVICE, "hall": DEVICE,
 }
-
-FIELD_BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
-
 
 def _schema() -> dict[str, tuple[str, ...]]:
     schema: dict[str, list[str]] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .durations import shorten
+from .durations import quoted
 from .errors import GammonclockError
 from .sides import Side
 
@@ -50,7 +50,7 @@ _SIDE_LETTER = {"L": Side.LEFT, "R": Side.RIGHT}
 
 def _die(word: str) -> int:
     if len(word) != 1 or word not in "123456":
-        raise DiceSyntaxError(f"{shorten(repr(word))} is not a die (1-6)")
+        raise DiceSyntaxError(f"{quoted(word)} is not a die (1-6)")
     return int(word)
 
 
@@ -64,7 +64,7 @@ def parse_words(words: list[str]) -> DiceMessage:
             raise DiceSyntaxError("VOID takes nothing after it")
         return Void()
     if head != "ROLL":
-        raise DiceSyntaxError(f"{shorten(repr(words[0]))} is neither ROLL nor VOID")
+        raise DiceSyntaxError(f"{quoted(words[0])} is neither ROLL nor VOID")
     side = None
     if args and args[0].upper() in _SIDE_LETTER:
         side = _SIDE_LETTER[args[0].upper()]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
+from enum import Enum
 from fractions import Fraction
 
 from .errors import GammonclockError
@@ -38,8 +39,6 @@ _GROUP = re.compile(r"(\d+(?:\.\d+)?|\.\d+)(ms|h|m|s)", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
 
 DURATION_HINT = 'use e.g. "12s", "2m30s", "2.5m", "1500ms"'
-MAX_DURATION_TEXT = "1000h"         # MAX_DURATION_NS as the messages say it
-_TOO_LONG = f"is too long; at most {MAX_DURATION_TEXT}"
 _TOO_MANY_DIGITS = f"has too many digits; at most {MAX_DIGITS}"
 
 
@@ -55,9 +54,34 @@ class DurationRangeError(DurationError):
         super().__init__(f"{shown} {reason}")
 
 
+class PointsProblem(Enum):
+    NEGATIVE = "below 0"
+    OVER = "over the bound"
+    NOT_HALVES = "not whole or half points"
+
+
+class PointsError(GammonclockError, ValueError):
+    """Points that `bounded_points` refuses; `problem` says why, each caller words its message
+    (a config key, an arbiter word)."""
+
+    def __init__(self, problem: PointsProblem) -> None:
+        self.problem = problem
+        super().__init__(problem.value)
+
+
+class LineFault(Enum):
+    TOO_LONG = "too long"
+    CONTROL = "a control character"
+
+
 def shorten(text: str, limit: int = SHOWN_LENGTH) -> str:
     """`text` cut to `limit` characters for a message: a 5 000-digit number is not repeated."""
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def quoted(word: str) -> str:
+    """A word from outside as a message quotes it: in quotes, escaped, cut short."""
+    return shorten(repr(word))
 
 
 def escaped(text: str) -> str:
@@ -77,6 +101,22 @@ def has_control_characters(text: str) -> bool:
     return any(map(_is_control, text))
 
 
+def line_fault(text: str, max_length: int) -> LineFault | None:
+    """What keeps `text` from being one printable line of at most `max_length` characters (a
+    name, a warning: they go to the panels and the log as they are), or None."""
+    if len(text) > max_length:
+        return LineFault.TOO_LONG
+    if has_control_characters(text):
+        return LineFault.CONTROL
+    return None
+
+
+def has_too_many_digits(value: object) -> bool:
+    """An int too long for a message or for arithmetic, judged from its bits (about 4 a digit):
+    `str()` of it may itself fail (over 4 300 digits)."""
+    return isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS
+
+
 def is_small_decimal(number: Decimal) -> bool:
     """A finite number of at most `MAX_DIGITS` digits whose exponent stays within `MAX_DIGITS`:
     exact arithmetic on it (a `Fraction`) is cheap. Checked from its digits, not its value."""
@@ -87,10 +127,28 @@ def is_small_decimal(number: Decimal) -> bool:
     return len(digits) <= MAX_DIGITS and -MAX_DIGITS <= exponent <= MAX_DIGITS
 
 
-def _shown_number(value: Decimal | int) -> str:
-    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
-        return "a number with too many digits"   # str() of it may itself fail (over 4 300 digits)
+def shown_number(value: object) -> str:
+    """A number as a message shows it, cut short; a huge int is not written out."""
+    if has_too_many_digits(value):
+        return "a number with too many digits"
     return shorten(str(value))
+
+
+def bounded_points(number: Decimal | int, high: int, *, high_allowed: bool = True) -> Fraction:
+    """`number` as exact whole or half points from 0 to `high` (below it unless `high_allowed`).
+
+    The bounds are compared first (cheap however many zeros the number means), its digits
+    checked before any arithmetic: `Fraction(Decimal("1e999999999"))` computes 10**999999999.
+    Raises PointsError naming the problem; `number` is finite (the caller checked).
+    """
+    if number > high or (number == high and not high_allowed):
+        raise PointsError(PointsProblem.OVER)
+    if number < 0:
+        raise PointsError(PointsProblem.NEGATIVE)
+    exact = Decimal(number)
+    if not is_small_decimal(exact) or (Fraction(exact) * 2).denominator != 1:
+        raise PointsError(PointsProblem.NOT_HALVES)
+    return Fraction(exact)
 
 
 def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S, *,
@@ -102,8 +160,8 @@ def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S, *,
     `inf` and `nan` reach here as Decimals too. The size is checked from the digits first.
     `shown` is how messages quote the value (the text it came from).
     """
-    shown = shown or _shown_number(value)
-    if isinstance(value, int) and value.bit_length() > 4 * MAX_DIGITS:
+    shown = shown or shown_number(value)
+    if has_too_many_digits(value):
         raise DurationRangeError(shown, _TOO_LONG)
     number = Decimal(value)
     if not number.is_finite():
@@ -123,18 +181,18 @@ def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S, *,
 def _decimal(text: str, what: str) -> Decimal:
     """The Decimal of a number's text already matched by a pattern, its length checked first."""
     if sum(c.isdigit() for c in text) > MAX_DIGITS:
-        raise DurationRangeError(shorten(repr(text)), _TOO_MANY_DIGITS)
+        raise DurationRangeError(quoted(text), _TOO_MANY_DIGITS)
     try:
         return Decimal(text)
     except InvalidOperation as exc:  # pragma: no cover - the patterns already reject these
-        raise DurationError(f"{shorten(repr(text))} is not {what}") from exc
+        raise DurationError(f"{quoted(text)} is not {what}") from exc
 
 
 def seconds_to_ns(text: str) -> int:
     """A plain decimal number of seconds ("12", "12.5", "+3", "-0.25") as nanoseconds."""
     if not _NUMBER.fullmatch(text):
-        raise DurationError(f"{shorten(repr(text))} is not a number of seconds")
-    return decimal_to_ns(_decimal(text, "a number of seconds"), shown=shorten(repr(text)))
+        raise DurationError(f"{quoted(text)} is not a number of seconds")
+    return decimal_to_ns(_decimal(text, "a number of seconds"), shown=quoted(text))
 
 
 def parse_duration(text: str, *, bare_seconds: bool = False) -> int:
@@ -151,12 +209,12 @@ def parse_duration(text: str, *, bare_seconds: bool = False) -> int:
         if match.start() != pos:
             break
         total += decimal_to_ns(_decimal(match.group(1), "a duration"), _UNIT_NS[match.group(2)],
-                               shown=shorten(repr(text)))
+                               shown=quoted(text))
         if total > MAX_DURATION_NS:   # "999h999h…": each group is bounded, so is their sum
-            raise DurationRangeError(shorten(repr(text)), _TOO_LONG)
+            raise DurationRangeError(quoted(text), _TOO_LONG)
         pos = match.end()
     if pos == 0 or pos != len(stripped):
-        raise DurationError(f"{shorten(repr(text))} is not a duration; {DURATION_HINT}")
+        raise DurationError(f"{quoted(text)} is not a duration; {DURATION_HINT}")
     return total
 
 
@@ -187,3 +245,15 @@ def format_seconds(ns: int) -> str:
     if not frac:
         return f"{sign}{whole}"
     return f"{sign}{whole}.{frac:09d}".rstrip("0")
+
+
+def duration_text(ns: int) -> str:
+    """A duration as the config writes it, in the largest unit that holds it whole ("5m")."""
+    for unit, scale in (("h", NS_PER_H), ("m", NS_PER_MIN), ("s", NS_PER_S), ("ms", NS_PER_MS)):
+        if ns and ns % scale == 0:
+            return f"{ns // scale}{unit}"
+    return f"{format_seconds(ns)}s"
+
+
+MAX_DURATION_TEXT = duration_text(MAX_DURATION_NS)   # "1000h": the bound as messages say it
+_TOO_LONG = f"is too long; at most {MAX_DURATION_TEXT}"

@@ -63,6 +63,13 @@ class Press:
     recognised: bool = False   # it has been down for hold_s
 
 
+def edge_taken(down: bool, last_edge_at: int | None, pressed: bool, t: int,
+               debounce_ns: int) -> bool:
+    """SPEC fine point 3: an edge at `t` counts only when it changes the button's state (`down`)
+    and comes at least `debounce_ns` after the last accepted edge (None: there was none)."""
+    return pressed != down and (last_edge_at is None or t - last_edge_at >= debounce_ns)
+
+
 @dataclass(frozen=True)
 class ButtonState:
     last_edge_at: int | None = None   # the last accepted edge, for debounce
@@ -218,11 +225,9 @@ class Engine:
 
     def _edge(self, edge: ButtonEdge) -> tuple[Engine, list[Effect]]:
         current = self.button(edge.button)
-        if current.down == edge.pressed:
-            return self, []          # no change of state: a repeated edge
-        if (current.last_edge_at is not None
-                and edge.t - current.last_edge_at < self.rules.debounce_ns):
-            return self, []          # bounce
+        if not edge_taken(current.down, current.last_edge_at, edge.pressed, edge.t,
+                          self.rules.debounce_ns):
+            return self, []          # a repeated edge, or a bounce
         if not edge.pressed:
             return self._with_button(edge.button, ButtonState(edge.t, None)), []
         engine, effects = self._fold(Tap(edge.t, edge.button))

@@ -19,23 +19,14 @@ from .arbiter_actions import Arbiter
 from .dice import DiceMessage
 from .dice_rules import Dice
 from .effects import Effect
-from .match_state import (
-    BreakState,
-    CubeOffer,
-    LastRoll,
-    MatchState,
-    Phase,
-    ResultEntry,
-    copy_state,
-)
+from .match_state import MatchState, Phase, copy_state
 from .play import Play
 from .rules import MatchRules, crawford_due, json_points
 from .sides import Button, Pair, Side
 
 __all__ = [
-    "ArbiterAction", "BreakState", "CubeOffer", "DiceDropped", "DiceEvent", "Event", "Hold",
-    "LastRoll", "MatchState", "Phase", "Recover", "ResultEntry", "Tap", "advance", "apply",
-    "start", "state_json",
+    "ArbiterAction", "DiceDropped", "DiceEvent", "Event", "Hold", "MatchState", "Phase", "Recover",
+    "Tap", "advance", "apply", "start", "state_json",
 ]
 
 

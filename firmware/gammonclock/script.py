@@ -25,10 +25,10 @@ from .durations import (
     DurationError,
     format_seconds,
     parse_duration,
+    quoted,
     seconds_to_ns,
-    shorten,
 )
-from .engine import ButtonEdge, Input
+from .engine import ButtonEdge, Input, edge_taken
 from .errors import GammonclockError
 from .match import ArbiterAction, DiceEvent
 from .sides import Button
@@ -55,7 +55,7 @@ def _button(word: str) -> Button:
     try:
         return Button(word.lower())
     except ValueError:
-        raise ValueError(f"{shorten(repr(word))} is not a button (left, right or cube)") from None
+        raise ValueError(f"{quoted(word)} is not a button (left, right or cube)") from None
 
 
 def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
@@ -84,7 +84,7 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
             raise ScriptError(path, lineno, f"no action after the time; expected one of: "
                                             f"{', '.join(ACTIONS)}")
         try:
-            inputs = _expand(t, words[1].lower(), words[2:], hold_ns, debounce_ns)
+            inputs = _expand(t, words[1].lower(), words[2:], hold_ns)
         except (ValueError, ArbiterSyntaxError, DiceSyntaxError, DurationError) as exc:
             raise ScriptError(path, lineno, str(exc)) from None
         if inputs is None:
@@ -102,14 +102,14 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
 def _time(word: str, previous: int) -> int:
     if word.startswith("+"):
         if word.startswith(("++", "+-")):
-            raise DurationError(f"{shorten(repr(word))}: one + before the seconds, e.g. +2.5")
+            raise DurationError(f"{quoted(word)}: one + before the seconds, e.g. +2.5")
         t = previous + seconds_to_ns(word[1:])
     elif word.startswith("-"):
-        raise DurationError(f"{shorten(repr(word))}: a time is not negative")
+        raise DurationError(f"{quoted(word)}: a time is not negative")
     else:
         t = seconds_to_ns(word)
     if t > MAX_DURATION_NS:
-        raise DurationError(f"{shorten(repr(word))} is more than {MAX_DURATION_TEXT} after the "
+        raise DurationError(f"{quoted(word)} is more than {MAX_DURATION_TEXT} after the "
                             "start")
     return t
 
@@ -125,25 +125,25 @@ def _check_releases(keyed: list[tuple[int, int, int, Input]], debounce_ns: int,
     edge, is ignored). A release ignored as a bounce is an error unless the next edge of that
     button is a down within the same window (a scripted chatter, released later): otherwise the
     button stays down, and a press becomes a hold nobody made."""
-    accepted: dict[Button, tuple[bool, int, int]] = {}   # button: (down, instant, line)
+    # button: (down, instant, line) of its last accepted edge; before any, one long ago
+    accepted: dict[Button, tuple[bool, int, int]] = {}
     lost: dict[Button, tuple[int, int]] = {}             # button: (line, instant) of a lost up
     for t, line, _, item in keyed:
         if not isinstance(item, ButtonEdge):
             continue
         down, since, press_line = accepted.get(item.button, (False, -debounce_ns, 0))
-        bounce = t - since < debounce_ns
+        taken = edge_taken(down, since, item.pressed, t, debounce_ns)
         if item.button in lost:
             lost_line, lost_t = lost.pop(item.button)
-            if not (item.pressed and bounce):
+            # The button is down: only a down edge within the lost up's window is chatter.
+            in_window = not edge_taken(down, since, not down, t, debounce_ns)
+            if not (item.pressed and in_window):
                 raise _phantom(path, lost_line, lost_t, since, press_line, item.button,
                                debounce_ns)
-        if down == item.pressed:
-            continue                      # no change of state: ignored
-        if bounce:
-            if not item.pressed:
-                lost[item.button] = (line, t)
-            continue
-        accepted[item.button] = (item.pressed, t, line)
+        if taken:
+            accepted[item.button] = (item.pressed, t, line)
+        elif down and not item.pressed:   # a release ignored as a bounce: the button stays down
+            lost[item.button] = (line, t)
     for button, (lost_line, lost_t) in sorted(lost.items(), key=lambda b: b[1]):
         _, since, press_line = accepted[button]
         raise _phantom(path, lost_line, lost_t, since, press_line, button, debounce_ns)
@@ -157,8 +157,7 @@ def _phantom(path: str, line: int, t: int, press_t: int, press_line: int, button
                                    "bounce (SPEC fine point 3), the button stays down")
 
 
-def _expand(t: int, action: str, args: list[str], hold_ns: int,
-            debounce_ns: int) -> list[Input] | None:
+def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] | None:
     """The inputs of one line; None for `end`."""
     if action in ("down", "up", "tap", "hold"):
         if not args:
@@ -179,10 +178,8 @@ def _expand(t: int, action: str, args: list[str], hold_ns: int,
                       else hold_ns + HOLD_EXTRA_NS)
             if length <= 0:
                 raise ValueError("a hold lasts more than 0 seconds")
-        if length < debounce_ns:
-            raise ValueError(f"{action} {button} {format_seconds(length)}: a press shorter than "
-                             f"debounce_ms ({_ms(debounce_ns)}) is never released (its release "
-                             "is ignored as a bounce, SPEC fine point 3)")
+        # A press shorter than the debounce is `_check_releases`'s to refuse, once it is known
+        # whether `end` cuts it first.
         return [ButtonEdge(t, button, True), ButtonEdge(t + length, button, False)]
     if action == "roll":
         side_words = {"left": "L", "right": "R"}
@@ -197,7 +194,7 @@ def _expand(t: int, action: str, args: list[str], hold_ns: int,
         if args:
             raise ValueError("end takes nothing after it")
         return None
-    raise ValueError(f"unknown action {shorten(repr(action))}; "
+    raise ValueError(f"unknown action {quoted(action)}; "
                      f"expected one of: {', '.join(ACTIONS)}")
 
 
