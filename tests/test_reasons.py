@@ -349,8 +349,7 @@ INPUTS = [
 
 
 def test_each_journaled_input_type_has_its_reader():
-    assert session._INPUT_READERS.keys() == session.INPUT_FIELDS.keys()
-    assert {session.input_data(event)["type"] for event in INPUTS} == set(session.INPUT_FIELDS)
+    assert {session.input_data(event)["type"] for event in INPUTS} == set(session.INPUT_TYPES)
 
 
 @pytest.mark.parametrize("event", INPUTS, ids=lambda e: type(e).__name__)
@@ -373,3 +372,11 @@ def test_points_have_one_json_form():
     written = [path.relative_to(FIRMWARE).as_posix() for path in FIRMWARE.rglob("*.py")
                if re.search(r"denominator == 1 else float\(", path.read_text())]
     assert written == ["rules.py"]
+
+
+def test_every_refusal_a_player_meets_has_its_panel_words():
+    from gammonclock.hardware.notices import _PLAYER_NOTICES
+
+    player_refusals = {r for r in Reason if r.name.startswith(("DOUBLE_", "BREAK_"))}
+    assert player_refusals | {Reason.TAKE_HINT} == set(_PLAYER_NOTICES)
+    assert not player_refusals & ARBITER_REFUSALS

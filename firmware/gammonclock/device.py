@@ -16,7 +16,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +165,7 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
     clock: the journal is made when the disk works again, and the panels say so meanwhile.
     Raises StartRefused for a bad device key or a journal of this config it cannot understand.
     """
-    key_of, key_problem = _device_key(state_dir)
+    key_of = _device_key(state_dir)
     checkpoint = config.device.checkpoint_ns
     heads = journal_order(journal_heads(state_dir))
     mine = [head for head in heads if head.config == config.text]
@@ -185,7 +185,6 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
     journal, problem = open_or_defer(path, create, 0)
     session = Session(Engine.start(config.rules, at=0), journal, stamps, checkpoint)
     notes = [f"new match in {path}"]
-    problem = problem or key_problem
     if problem is not None:
         session.journal_error = problem
         notes.append(f"the journal cannot be written now; its records wait in memory: "
@@ -193,17 +192,18 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
     return session, clock_ns(), notes
 
 
-def _device_key(state_dir: str | Path) -> tuple[KeySource, str | None]:
+def _device_key(state_dir: str | Path) -> KeySource:
     """The device key, or, when it cannot be made now (a read-only or full card), a function
-    that tries again; a key file that is there but bad is refused."""
+    that tries again (the journal that needs it is then deferred, and says why); a key file
+    that is there but bad is refused."""
     try:
         key = load_or_create_key(state_dir)
     except KeyRefused as exc:
         raise StartRefused(str(exc), "the device key is bad (see the log): move device.key "
                                      "away, then restart") from None
-    except JournalError as exc:
-        return lambda: load_or_create_key(state_dir), str(exc)
-    return lambda: key, None
+    except JournalError:
+        return lambda: load_or_create_key(state_dir)
+    return lambda: key
 
 
 def _replay_for_resume(head: JournalHead) -> Replayed:
@@ -224,13 +224,12 @@ def _replay_for_resume(head: JournalHead) -> Replayed:
 
 
 def show_refusal(panels: Pair[Any], panel_text: str) -> None:
-    """Both panels say why the clock does not start (the config-error screen, retitled)."""
+    """Both panels say why the clock does not start."""
     from .hardware.presenters import PanelPresenter
     from .hardware.screens import config_error_view
 
     try:
-        view = replace(config_error_view(panel_text), title="JOURNAL ERROR")
-        PanelPresenter(panels).show_message(view)
+        PanelPresenter(panels).show_message(config_error_view(panel_text, "JOURNAL ERROR"))
     except Exception:   # a panel that fails must not hide the message in the log
         log.exception("cannot show the problem on the panels")
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
 from . import __version__
+from .backoff import Backoff
 from .errors import GammonclockError
 
 FORMAT = 1
@@ -211,7 +212,6 @@ class RecordError(JournalError):
     missing or of the wrong type, an unknown kind, a newer format. Never skipped silently."""
 
 
-KINDS = ("header", "input", "tick", "torn")
 MAX_NS = 2**63 - 1       # every instant fits an int64, as the host's clocks do
 MAX_SEQ = 2**53          # far beyond any match, and exact in every JSON reader
 NEWER = ("is unknown to this firmware (version {version}); the journal may come from a newer "
@@ -293,7 +293,7 @@ def _field_problem(obj: dict[str, Any]) -> str | None:
             return f"the field {name!r} is missing"
         if not valid(obj[name]):
             return f"the field {name!r} is {_show(obj[name])}; it must be {allowed}"
-    if obj["kind"] not in KINDS:
+    if obj["kind"] not in _DATA_CHECKS:     # the kinds this firmware writes
         return f"kind {_show(obj['kind'])} " + NEWER.format(version=__version__)
     return None
 
@@ -613,18 +613,19 @@ class DeferredJournal:
     its header (or its `torn` record) is on disk before the records that waited."""
 
     def __init__(self, path: Path, opener: Callable[[], JournalWriter], last_t: int | None,
-                 retry_ns: int = 0, clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
-        self._planned, self._open, self._last_t = path, opener, last_t
+                 why: str, retry_ns: int = 0,
+                 clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
+        self._planned, self._open, self._last_t, self._why = path, opener, last_t, why
         self.writer: JournalWriter | None = None
         # An opener that copies a whole journal (a match continued after damage) is not tried
         # again at every press, on the clock's loop, but at most every `retry_ns`.
-        self._retry_ns, self._clock_ns = retry_ns, clock_ns
-        self._tried_at: int | None = clock_ns()
-        self._why = "not opened yet"
+        self.clock_ns = clock_ns
+        self._backoff = Backoff(retry_ns, retry_ns)
+        self._backoff.failed_at(clock_ns())
 
     def retry_now(self) -> None:
         """The next append tries to open it whatever the wait (the clock is stopping)."""
-        self._tried_at = None
+        self._backoff.ready_at = None
 
     @property
     def path(self) -> Path:
@@ -636,15 +637,15 @@ class DeferredJournal:
 
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
         if self.writer is None:
-            now = self._clock_ns()
-            if self._tried_at is not None and now - self._tried_at < self._retry_ns:
+            now = self.clock_ns()
+            if not self._backoff.ready(now):
                 raise JournalError(f"{self._planned}: {self._why} (tried again every "
-                                   f"{self._retry_ns / 1e9:g} s)")
-            self._tried_at = now
+                                   f"{self._backoff.initial / 1e9:g} s)")
             try:
                 self.writer = self._open()
             except JournalError as exc:
                 self._why = str(exc)
+                self._backoff.failed_at(now)
                 raise
         return self.writer.append(kind, t, data, stamp)
 
@@ -662,9 +663,7 @@ def open_or_defer(path: Path, opener: Callable[[], JournalWriter], last_t: int |
     except KeyRefused:
         raise                 # a bad key is not a full disk: it is refused, not retried
     except JournalError as exc:
-        deferred = DeferredJournal(path, opener, last_t, retry_ns)
-        deferred._why = str(exc)
-        return deferred, str(exc)
+        return DeferredJournal(path, opener, last_t, str(exc), retry_ns), str(exc)
 
 
 def _ends_with_newline(path: Path) -> bool:

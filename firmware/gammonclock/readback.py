@@ -10,9 +10,10 @@ the clock starts, so that a wrong length, time control or name is caught at the 
 
 from __future__ import annotations
 
+from . import match
 from .config import Config
 from .durations import NS_PER_S, format_seconds
-from .rules import Family, format_score
+from .rules import SPRINT_BREAK_AFTER_NS, Family, format_points, format_score
 from .timecontrol import FlagRule, TimeMode
 
 
@@ -33,14 +34,15 @@ def readback(config: Config) -> list[tuple[str, str]]:
             else "Crawford rule" if rules.crawford else "no Crawford rule")
     lines = [("discipline", f"{d.name}, a match to {rules.length} point"
                             f"{'s' if rules.length != 1 else ''}, {cube}")]
-    start = rules.start_score
-    played = (", Crawford game already played" if rules.crawford_played
-              and max(start) == rules.length - 1 else "")
-    lines.append(("start", f"{format_score(start.left)}-{format_score(start.right)}{played}"))
+    start, first = rules.start_score, match.start(rules)   # the engine's own decision
+    crawford = (", game 1 is the Crawford game" if first.crawford_game
+                else ", Crawford game already played" if first.crawford_done
+                and rules.crawford_active else "")
+    lines.append(("start", f"{format_score(start.left)}-{format_score(start.right)}{crawford}"))
     lines.append(("time", _time_words(config)))
     lines.append(("breaks", _break_words(config)))
     if d.family is Family.LONGGAMMON:
-        lines.append(("draws", f"{format_score(rules.draw_points)} point each"))
+        lines.append(("draws", f"{format_points(rules.draw_points)} each"))
     lines.append(("players", f"left: {rules.names.left}, right: {rules.names.right}"))
     if config.event.name or config.event.round:
         lines.append(("event", ", ".join(p for p in (config.event.name, config.event.round) if p)))
@@ -67,10 +69,12 @@ def _break_words(config: Config) -> str:
         return "none"
     length = minutes_seconds(rules.break_ns)
     if rules.discipline.shared_break:
-        return f"{rules.breaks_per_player} in the whole match, shared, {length}, from 45:00"
+        return (f"{rules.breaks_per_player} in the whole match, shared, {length}, from "
+                f"{minutes_seconds(SPRINT_BREAK_AFTER_NS)}")
     return f"{rules.breaks_per_player} per player, {length} each"
 
 
 def readback_text(config: Config) -> str:
-    width = max(len(label) for label, _ in readback(config))
-    return "\n".join(f"{label:<{width}}  {words}" for label, words in readback(config))
+    lines = readback(config)
+    width = max(len(label) for label, _ in lines)
+    return "\n".join(f"{label:<{width}}  {words}" for label, words in lines)

@@ -147,11 +147,11 @@ class GameResult:
 
     def describe(self) -> str:
         if self.winner is None:
-            return f"draw ({_fmt_points(self.points)} each)"
-        return f"{self.winner} wins {self.kind.value} ({_fmt_points(self.points)})"
+            return f"draw ({format_points(self.points)} each)"
+        return f"{self.winner} wins {self.kind.value} ({format_points(self.points)})"
 
 
-def _fmt_points(points: Fraction) -> str:
+def format_points(points: Fraction) -> str:
     noun = "point" if points == 1 else "points"
     return f"{format_score(points)} {noun}"
 

@@ -21,7 +21,7 @@ from ..effects import (
     Undone,
     Warned,
 )
-from ..reasons import ARBITER_REFUSALS, Reason
+from ..reasons import Reason
 from .glyphs import TINY
 from .views import INFO_PAGE, INNER_W, format_countdown
 
@@ -37,14 +37,31 @@ def journal_alert(journal_error: str | None) -> str | None:
     return JOURNAL_ALERT if journal_error else None
 
 
-def _short(reason: str) -> str:
-    """An engine's reason cut to what fits a notice: parentheses first, then the tail after ': '."""
-    if len(reason) > _NOTICE_CHARS and "(" in reason:
-        reason = reason.split("(", 1)[0].rstrip()
-    if len(reason) > _NOTICE_CHARS and ": " in reason:
-        reason = reason.split(": ", 1)[0]
-    return reason
+def _short(text: str) -> str:
+    """A free text (an arbiter's warning) cut to what fits a notice: parentheses first, then the
+    tail after ': '."""
+    if len(text) > _NOTICE_CHARS and "(" in text:
+        text = text.split("(", 1)[0].rstrip()
+    if len(text) > _NOTICE_CHARS and ": " in text:
+        text = text.split(": ", 1)[0]
+    return text
 
+
+# What the panels say to a player whose double or break is refused, and for the hints: worded
+# here, for a 128-pixel panel, from the reason alone (the engine's text is for the journal).
+_PLAYER_NOTICES: dict[Reason, str] = {
+    Reason.DOUBLE_NO_CUBE: "no doubling cube in this match",
+    Reason.DOUBLE_CRAWFORD: "Crawford game: no doubling",
+    Reason.DOUBLE_NOT_OWNER: "the cube belongs to the opponent",
+    Reason.DOUBLE_FIRST_TURN: "no double on the first turn",
+    Reason.DOUBLE_AFTER_ROLL: "the dice are already rolled this turn",
+    Reason.BREAK_BLITZ: "no breaks in blitz",
+    Reason.BREAK_FIRST_GAME: "breaks only after the first game",
+    Reason.BREAK_SHARED_TAKEN: "the match's break is taken",
+    Reason.BREAK_NONE_LEFT: "no breaks left",
+    Reason.BREAK_TOO_EARLY: "break allowed from 45:00 of match time",
+    Reason.TAKE_HINT: "take: press your clock",
+}
 
 # The ignored taps the player is told about, and how; the rest (the match is over, the dice
 # reader's) need no word.
@@ -64,12 +81,13 @@ def notice_for(effect: Effect) -> str | None:
     Refusals of an arbiter's command are the arbiter's business (their console shows them); a
     player's refused double or break shows why.
     """
-    if isinstance(effect, Refused):
-        return None if effect.reason in ARBITER_REFUSALS else _short(effect.why)
+    if isinstance(effect, Refused):       # one without a code (made by hand): its text, cut
+        return _short(effect.why) if effect.reason is None else _PLAYER_NOTICES.get(effect.reason)
     if isinstance(effect, Ignored):
         return None if effect.reason is None else _IGNORED_NOTICES.get(effect.reason)
     if isinstance(effect, Shown):
-        return INFO_PAGE if effect.reason is Reason.INFO_PAGE else _short(effect.text)
+        return INFO_PAGE if effect.reason is Reason.INFO_PAGE else (
+            None if effect.reason is None else _PLAYER_NOTICES.get(effect.reason))
     if isinstance(effect, Recovered):
         return ("recovered: paused, hold cube to resume" if effect.paused
                 else "recovered after an outage")

@@ -247,14 +247,14 @@ def _match_over_view(state: MatchState, head: _Header) -> PanelView:
     return PanelView(Layout.MESSAGE, **head, title="MATCH OVER", lines=(first, (why, "")))
 
 
-def config_error_view(message: str) -> PanelView:
+def config_error_view(message: str, title: str = "CONFIG ERROR") -> PanelView:
     """The screen for a config the clock refuses (both panels): its first problem, and how many
-    more there are."""
+    more there are. `title` names the kind of problem (a journal it cannot read, too)."""
     problems = [line for line in message.splitlines() if line.strip()] or ["(no details)"]
     width = TINY.chars(INNER_W)
     more = len(problems) - 1
     lines = glyphs.wrap(problems[0], width, 3 if more else 4)
     if more:
         lines.append(f"(+{more} more problem{'s' if more > 1 else ''})")
-    return PanelView(Layout.TEXT, header="gammonclock", title="CONFIG ERROR",
+    return PanelView(Layout.TEXT, header="gammonclock", title=title,
                      lines=tuple((line, "") for line in lines))
