@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_CONFIG = ROOT / "config" / "backgammon.toml"
@@ -38,3 +44,33 @@ def handles_sigterm(pid: int) -> bool:
         if line.startswith("SigCgt:"):
             return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
     return False
+
+
+def start_run(tmp_path: Path, processes: list[subprocess.Popen[str]],
+              env: dict[str, str] | None = None, cwd: Path | None = None,
+              config_text: str = MOCK_TEXT) -> subprocess.Popen[str]:
+    """`gammonclock run` as a process, on tmp_path/mock.toml (`config_text`) and the state
+    folder tmp_path/state, with `env` added to this process's environment; its stdout and stderr
+    are pipes. It goes into `processes` (the conftest fixture kills it if the test does not stop
+    it)."""
+    config = tmp_path / "mock.toml"
+    config.write_text(config_text, encoding="utf-8")
+    proc = subprocess.Popen(gammonclock("run", "--config", str(config), "--state-dir",
+                                        str(tmp_path / "state")),
+                            env={**os.environ, **(env or {})}, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    processes.append(proc)
+    return proc
+
+
+def wait_until_running(proc: subprocess.Popen[str], ready: Callable[[], bool] = lambda: True,
+                       what: str = "gammonclock run did not start", timeout_s: float = 15
+                       ) -> None:
+    """Wait until `proc` handles SIGTERM (a stop now is a clean one) and `ready()` holds; fail
+    with its stderr if it exits first, with `what` if it takes longer than `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not (handles_sigterm(proc.pid) and ready()):
+        if proc.poll() is not None:
+            pytest.fail(f"gammonclock run exited {proc.returncode}: {proc.communicate()[1]}")
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)

@@ -1,17 +1,32 @@
-"""Building journals for the tests: a scripted match run through a journaled session."""
+"""Building journals for the tests: a scripted match run through a journaled session, a match
+opened in a state folder as the device opens it, and journals re-sealed after an edit (what a
+holder of the device key could write)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from gammonclock.config import Config, parse_config
-from gammonclock.engine import Engine
-from gammonclock.journal import JournalWriter, Stamp, load_or_create_key
+from gammonclock.device import open_match
+from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.journal import (
+    GENESIS,
+    JournalWriter,
+    Stamp,
+    encode,
+    load_or_create_key,
+    read_key,
+)
 from gammonclock.script import parse_script
 from gammonclock.session import Session, journal_header
+from gammonclock.sides import Button
 from gammonclock.simulate import run_script
+
+S = 1_000_000_000
 
 CONFIG = """\
 [match]
@@ -81,3 +96,82 @@ def line_offsets(path: Path) -> list[int]:
         if byte == 0x0A:
             offsets.append(i + 1)
     return offsets
+
+
+# --- a match in a state folder, as the device opens it ---------------------------------------
+
+def session_at(config: Config, state: Path, clock_ns: int = 0) -> tuple[Session, list[str]]:
+    """The match `open_match` gives `config` in `state` (recovered, continued or new), and its
+    notes."""
+    session, _, notes = open_match(config, state, fake_stamps(),  # type: ignore[arg-type]
+                                   lambda: clock_ns)
+    return session, notes
+
+
+def press(session: Session, button: Button, at_s: float) -> None:
+    """A press of `button` at `at_s` seconds, released 0.1 s later."""
+    t = round(at_s * S)
+    session.feed(ButtonEdge(t, button, True))
+    session.feed(ButtonEdge(t + S // 10, button, False))
+
+
+def journal_of_config(state: Path, config: Config) -> Path:
+    """An unfinished match of `config` in `state`: a tap (right's clock runs) and a checkpoint
+    at 9 s."""
+    session, _ = session_at(config, state)
+    press(session, Button.LEFT, 1)
+    session.checkpoint(9 * S)
+    session.close()
+    return session.journal.path                     # type: ignore[union-attr]
+
+
+# --- journals edited and sealed anew ---------------------------------------------------------
+
+def bodies_of(path: Path) -> list[dict[str, Any]]:
+    """Each record of a journal as its body (without checksum and seal)."""
+    out = []
+    for line in path.read_bytes().splitlines():
+        obj = json.loads(line)
+        obj.pop("sum")
+        obj.pop("mac")
+        out.append(obj)
+    return out
+
+
+def sealed(key: bytes, bodies: list[dict[str, Any]], keep_prev: frozenset[int] = frozenset()
+           ) -> bytes:
+    """The records sealed with `key` and chained anew (what a holder of the key can write); the
+    `prev` of the records in `keep_prev` stays as it is (or absent)."""
+    out, prev = [], GENESIS
+    for index, body in enumerate(bodies):
+        if index not in keep_prev:
+            body = {**body, "prev": prev}
+        line = encode(key, body)
+        prev = line[-67:-3].decode()
+        out.append(line)
+    return b"".join(out)
+
+
+DELETE = object()   # as a value for `set_in`: remove the field
+
+
+def set_in(body: dict[str, Any], where: str, value: Any) -> None:
+    """Set (or, with value DELETE, remove) a field; `where` is a dotted path into the body."""
+    *parents, last = where.split(".")
+    for name in parents:
+        body = body[name]
+    if value is DELETE:
+        del body[last]
+    else:
+        body[last] = value
+
+
+def unknown_input_journal(state: Path, config: Config, index: int = 1,
+                          where: str = "data.input.type", value: Any = "chord") -> Path:
+    """An unfinished match of `config` in `state` whose record `index` holds what this firmware
+    cannot understand (by default an input type it does not know), sealed with the device key."""
+    path = journal_of_config(state, config)
+    bodies = bodies_of(path)
+    set_in(bodies[index], where, value)
+    path.write_bytes(sealed(read_key(state), bodies))
+    return path

@@ -8,10 +8,10 @@ where the interesting values (1e999999999, 4 400 digits, control characters) hid
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, event, given
 from hypothesis import strategies as st
 
 from gammonclock.arbiter import (
@@ -19,6 +19,7 @@ from gammonclock.arbiter import (
     AddTime,
     Adjust,
     ArbiterSyntaxError,
+    Command,
     Deduct,
     Forfeit,
     SetCube,
@@ -35,17 +36,19 @@ from gammonclock.durations import (
     MAX_TEXT_LENGTH,
     has_control_characters,
 )
-from gammonclock.engine import ButtonEdge
-from gammonclock.match import ArbiterAction
+from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.rules import MatchRules
 from gammonclock.script import ACTIONS, ScriptError, parse_script
+from gammonclock.sides import Button
+from property_helpers import property_settings
 
 MS = 1_000_000
 MAX_MESSAGE = 400
+HOLD_NS = 2_000_000_000
 
-# Deterministic by default, as in test_properties.py; GAMMONCLOCK_PROPERTY_EXAMPLES=5000 explores.
-EXPLORE = int(os.environ.get("GAMMONCLOCK_PROPERTY_EXAMPLES", "0") or 0)
-FUZZ = settings(max_examples=EXPLORE or 200, derandomize=not EXPLORE, database=None,
-                deadline=timedelta(seconds=2), suppress_health_check=[HealthCheck.too_slow])
+# Deterministic by default; GAMMONCLOCK_PROPERTY_EXAMPLES=5000 explores (property_helpers.py).
+FUZZ = property_settings(200, deadline=timedelta(seconds=2),
+                         suppress_health_check=[HealthCheck.too_slow])
 
 
 def short_lines(message: str) -> None:
@@ -83,11 +86,52 @@ WORD = st.one_of(NUMBER, DURATION, TEXT.filter(lambda t: t.split() == [t]),
 
 # --- arbiter words ---------------------------------------------------------------------------
 
+SIDE = st.sampled_from(["left", "right", "LEFT", "Right", "left", "right", "middle"])
+SIGN = st.sampled_from(["", "", "", "+", "-"])
+SMALL_DURATION = st.builds("{}{}{}".format, SIGN, st.one_of(
+    st.integers(min_value=0, max_value=4000).map(str),
+    st.decimals(min_value=0, max_value=4000, places=9).map(str),
+    st.sampled_from(["0.000000001", "0.0000000001", "3600000", "3600000.000000001", "999",
+                     "1000"])), st.sampled_from(["", "s", "ms", "m", "h"]))
+POINTS = st.one_of(st.integers(min_value=0, max_value=MAX_POINTS + 2).map(str),
+                   st.integers(min_value=0, max_value=2 * MAX_POINTS + 2).map(lambda n: str(n / 2)),
+                   NUMBER)
+PRINTABLE = st.characters(categories=["L", "M", "N", "P", "S"])
+TEXT_WORD = st.one_of(st.text(PRINTABLE, min_size=1, max_size=12).filter(
+                          lambda t: t.split() == [t]),
+                      TEXT.filter(lambda t: t.split() == [t]),
+                      st.builds("{}{}{}".format, st.text("ab", max_size=3), CONTROL,
+                                st.text("cd", max_size=3)),
+                      st.integers(min_value=1, max_value=MAX_TEXT_LENGTH + 5).map(
+                          lambda n: "x" * n))
+# Words near each command's grammar, so that the bounds of what parses are reached: without them
+# nearly every drawn list fails on its first argument and only pause, resume and undo parse.
+NEARLY_VALID_WORDS = st.one_of(
+    st.tuples(st.just("score"), POINTS, POINTS),
+    st.builds(lambda n, owner: ["cube", str(2 ** n), *owner],
+              st.integers(min_value=0, max_value=14),
+              st.sampled_from([[], ["left"], ["right"], ["middle"]])),
+    *(st.tuples(st.just(name), SIDE, st.one_of(SMALL_DURATION, SMALL_DURATION, DURATION))
+      for name in ("add", "deduct", "adjust")),
+    st.builds(lambda side, points: ["forfeit", side, *points], SIDE,
+              st.one_of(st.just([]), st.lists(POINTS, min_size=1, max_size=1))),
+    st.builds(lambda side, words: ["warn", side, *words], SIDE,
+              st.lists(TEXT_WORD, min_size=1, max_size=4)),
+).map(list)
 ARBITER_WORDS = st.one_of(
     st.lists(st.text(max_size=12), max_size=5),
     st.builds(lambda name, args: [name, *args], st.sampled_from(list(USAGE)),
               st.lists(WORD, max_size=4)),
+    NEARLY_VALID_WORDS,
 )
+# The types the nearly valid words must reach, and one example of each shape.
+SHAPES = [
+    (["score", "3", "2.5"], SetScore), (["cube", "4096", "left"], SetCube),
+    (["cube", "1"], SetCube), (["add", "right", "30s"], AddTime),
+    (["deduct", "Left", "0.000000001"], Deduct), (["adjust", "left", "-1.5m"], Adjust),
+    (["adjust", "right", "+1000h"], Adjust), (["forfeit", "left", "99"], Forfeit),
+    (["forfeit", "right"], Forfeit), (["warn", "left", "slow", "play"], Warn),
+]
 
 
 @FUZZ
@@ -96,9 +140,11 @@ def test_arbiter_words_parse_within_the_bounds_or_fail_clearly(words):
     try:
         command = parse_command(words)
     except ArbiterSyntaxError as exc:
+        event("ArbiterSyntaxError")
         short_lines(str(exc))
         assert "\n" not in str(exc)
         return
+    event(type(command).__name__)
     if isinstance(command, Adjust):
         assert abs(command.delta_ns) <= MAX_DURATION_NS
     if isinstance(command, (Deduct, AddTime)):
@@ -112,6 +158,27 @@ def test_arbiter_words_parse_within_the_bounds_or_fail_clearly(words):
     if isinstance(command, Warn):
         assert len(command.text) <= MAX_TEXT_LENGTH and not has_control_characters(command.text)
     assert parse_command(command.describe().split()) == command   # the log's words parse back
+
+
+@pytest.mark.parametrize("words, kind", SHAPES, ids=[" ".join(w) for w, _ in SHAPES])
+def test_each_nearly_valid_shape_can_parse_to_its_command(words, kind):
+    assert type(parse_command(words)) is kind
+
+
+def test_the_nearly_valid_words_reach_every_bounded_command():
+    """The fuzz above checks the bounds of a command only if some drawn words parse to it."""
+    reached: set[type[Command]] = set()
+
+    @FUZZ
+    @given(NEARLY_VALID_WORDS)
+    def draw(words: list[str]) -> None:
+        try:
+            reached.add(type(parse_command(words)))
+        except ArbiterSyntaxError:
+            pass
+
+    draw()
+    assert {kind for _, kind in SHAPES} <= reached, reached
 
 
 # --- dice lines ------------------------------------------------------------------------------
@@ -163,20 +230,37 @@ LINE = st.one_of(
 )
 
 
+# Presses and releases a few milliseconds apart: bounces the engine ignores, around the debounce.
+EDGE_LINE = st.builds("{} {} {}".format,
+                      st.sampled_from(["+0", "+0.001", "+0.01", "+0.02", "+0.029", "+0.03",
+                                       "+0.049", "+0.05", "+0.1"]),
+                      st.sampled_from(["down", "up", "down", "up", "tap", "hold"]),
+                      st.sampled_from(["left", "left", "right", "cube"]))
+
+
 @FUZZ
-@given(st.lists(LINE, max_size=8).map("\n".join),
+@given(st.one_of(st.lists(LINE, max_size=8), st.lists(EDGE_LINE, max_size=8)).map("\n".join),
        st.sampled_from([0, 1, 30 * MS, 50 * MS]))
 def test_a_script_parses_within_the_bounds_or_names_its_line(text, debounce_ns):
     try:
-        script = parse_script(text, 2_000_000_000, "fuzz.script", debounce_ns=debounce_ns)
+        script = parse_script(text, HOLD_NS, "fuzz.script", debounce_ns=debounce_ns)
     except ScriptError as exc:
         short_lines(str(exc))
         assert "\n" not in str(exc) and str(exc).startswith("fuzz.script:")
         return
     assert 0 <= script.end <= MAX_DURATION_NS
     assert all(0 <= i.t <= script.end for i in script.inputs)
-    assert all(isinstance(i, (ButtonEdge, ArbiterAction)) or hasattr(i, "message")
-               for i in script.inputs)
+    # The edges through an engine with that debounce: no release the script made is lost as a
+    # bounce (a phantom hold), which parse_script promises to refuse.
+    edges = [i for i in script.inputs if isinstance(i, ButtonEdge)]
+    engine = Engine.start(MatchRules.defaults(hold_ns=HOLD_NS, debounce_ns=debounce_ns))
+    for edge in edges:
+        engine, _ = engine.feed(edge)
+    released = {edge.button: not edge.pressed for edge in edges}
+    event("edges" if edges else "no edges")
+    for button in Button:
+        if released.get(button):
+            assert not engine.button(button).down, (button, text)
 
 
 # --- config files ----------------------------------------------------------------------------
@@ -257,5 +341,5 @@ def test_a_config_parses_within_the_bounds_or_names_every_problem(text):
     for ns in (rules.time.delay_ns, rules.time.overtime_ns, rules.break_ns,
                config.device.low_time_ns):
         assert 0 <= ns <= MAX_DURATION_NS
-    assert 0 < rules.reserve_ns <= MAX_POINTS * MAX_DURATION_NS   # per_point × length at most
+    assert 0 < rules.reserve_ns <= MAX_DURATION_NS                # per_point × length too
     assert not any(has_control_characters(name) for name in rules.names)

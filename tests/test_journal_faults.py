@@ -19,18 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given
 from hypothesis import strategies as st
 
-from device_helpers import MOCK_TEXT, gammonclock, handles_sigterm
+from device_helpers import MOCK_TEXT, start_run, wait_until_running
 from gammonclock import __version__
 from gammonclock.cli import main
-from gammonclock.config import Config, ConfigError, parse_config
-from gammonclock.device import StartRefused, StateInUse, build_device, dummy_panels, open_match
-from gammonclock.engine import ButtonEdge
+from gammonclock.config import ConfigError, parse_config
+from gammonclock.device import StartRefused, StateInUse, build_device, dummy_panels
 from gammonclock.hardware.screens import config_error_view, render
 from gammonclock.journal import (
-    GENESIS,
     JOURNALS_DIR,
     DeferredJournal,
     JournalError,
@@ -38,7 +36,6 @@ from gammonclock.journal import (
     KeyRefused,
     RecordError,
     Stamp,
-    encode,
     load_or_create_key,
     read_header,
     read_journal,
@@ -47,56 +44,29 @@ from gammonclock.journal import (
 )
 from gammonclock.session import (
     COPY_RETRY_NS,
-    Session,
     journal_header,
     latest_journal,
     replay,
 )
 from gammonclock.sides import Button, Side
-from journal_helpers import CONFIG, fake_stamps, journaled_run
+from journal_helpers import (
+    CONFIG,
+    DELETE,
+    S,
+    bodies_of,
+    journaled_run,
+    press,
+    sealed,
+    session_at,
+    set_in,
+    unknown_input_journal,
+)
+from property_helpers import property_settings
 
-S = 1_000_000_000
 STAMP = Stamp(1, "b", 2)
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-def bodies_of(path: Path) -> list[dict[str, Any]]:
-    """Each record of a journal as its body (without checksum and seal)."""
-    out = []
-    for line in path.read_bytes().splitlines():
-        obj = json.loads(line)
-        obj.pop("sum")
-        obj.pop("mac")
-        out.append(obj)
-    return out
-
-
-def sealed(key: bytes, bodies: list[dict[str, Any]], keep_prev: frozenset[int] = frozenset()
-           ) -> bytes:
-    """The records sealed with `key` and chained anew (what a holder of the key can write); the
-    `prev` of the records in `keep_prev` stays as it is (or absent)."""
-    out, prev = [], GENESIS
-    for index, body in enumerate(bodies):
-        if index not in keep_prev:
-            body = {**body, "prev": prev}
-        line = encode(key, body)
-        prev = line[-67:-3].decode()
-        out.append(line)
-    return b"".join(out)
-
-
-def session_at(config: Config, state: Path, clock_ns: int = 0) -> tuple[Session, list[str]]:
-    session, _, notes = open_match(config, state, fake_stamps(),  # type: ignore[arg-type]
-                                   lambda: clock_ns)
-    return session, notes
-
-
-def press(session: Session, button: Button, at_s: float) -> None:
-    t = round(at_s * S)
-    session.feed(ButtonEdge(t, button, True))
-    session.feed(ButtonEdge(t + S // 10, button, False))
-
 
 def journals(state: Path) -> list[Path]:
     return sorted((state / JOURNALS_DIR).glob("match-*.jsonl"))
@@ -270,29 +240,10 @@ def test_a_second_device_on_the_same_state_folder_is_refused_and_touches_nothing
     again.close()
 
 
-def start_run(tmp_path: Path, processes: list[subprocess.Popen[str]]) -> subprocess.Popen[str]:
-    config = tmp_path / "mock.toml"
-    config.write_text(MOCK_TEXT, encoding="utf-8")
-    proc = subprocess.Popen(gammonclock("run", "--config", str(config), "--state-dir",
-                                        str(tmp_path / "state")),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    processes.append(proc)
-    return proc
-
-
-def wait_until(done: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> None:
-    deadline = time.monotonic() + 15
-    while not done():
-        if proc.poll() is not None:
-            pytest.fail(f"gammonclock run exited {proc.returncode}: {proc.communicate()[1]}")
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 def test_a_second_run_exits_1_naming_the_first(tmp_path, processes):
     first = start_run(tmp_path, processes)
-    wait_until(lambda: handles_sigterm(first.pid), first, "the first run did not start")
+    wait_until_running(first, what="the first run did not start")
     second = start_run(tmp_path, processes)
     _, err = second.communicate(timeout=15)
     assert second.returncode == 1
@@ -306,19 +257,6 @@ def test_a_second_run_exits_1_naming_the_first(tmp_path, processes):
 
 
 # --- records this firmware cannot understand -------------------------------------------------
-
-def set_in(body: dict[str, Any], where: str, value: Any) -> None:
-    """Set (or, with value DELETE, remove) a field; `where` is a dotted path into the body."""
-    *parents, last = where.split(".")
-    for name in parents:
-        body = body[name]
-    if value is DELETE:
-        del body[last]
-    else:
-        body[last] = value
-
-
-DELETE = object()
 
 # (case, record, field, value, what the error says)
 NOT_UNDERSTOOD = [
@@ -382,23 +320,6 @@ def test_seals_are_checked_before_the_schema(tmp_path, capsys):
     path.write_bytes(b"".join(lines))
     assert main(["verify", str(path), "--state-dir", str(tmp_path / "state")]) == 1
     assert "TAMPERED: line 10: record 9 was altered" in capsys.readouterr().out
-
-
-def journal_of_config(state: Path, config: Config) -> Path:
-    session, _ = session_at(config, state)
-    press(session, Button.LEFT, 1)
-    session.checkpoint(9 * S)
-    session.close()
-    return session.journal.path                     # type: ignore[union-attr]
-
-
-def unknown_input_journal(state: Path, config: Config, index: int = 1,
-                          where: str = "data.input.type", value: Any = "chord") -> Path:
-    path = journal_of_config(state, config)
-    bodies = bodies_of(path)
-    set_in(bodies[index], where, value)
-    path.write_bytes(sealed(read_key(state), bodies))
-    return path
 
 
 @pytest.mark.parametrize("index, where, value, fragment", [
@@ -597,8 +518,7 @@ def fuzz_base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict
     return path, bodies_of(path), load_or_create_key(base / "state")
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@property_settings(150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=mutations())
 def test_fuzz_any_sealed_record_gives_a_result_or_an_error_naming_it(fuzz_base, changes):
     source, originals, key = fuzz_base
@@ -692,7 +612,8 @@ def test_a_continuation_that_cannot_be_written_is_retried_seconds_apart_not_at_e
     for n in range(20):                               # twenty presses in four seconds
         press(session, Button.LEFT if n % 2 == 0 else Button.RIGHT, 100 + n * 0.2)
     assert copies == 1                                # not a copy per press, on the loop
-    session.journal._tried_at -= COPY_RETRY_NS        # five seconds later (host time)
+    later = session.journal.clock_ns() + COPY_RETRY_NS
+    session.journal.clock_ns = lambda: later         # five seconds later (host time)
     press(session, Button.LEFT, 200)
     assert copies == 2
     monkeypatch.setattr(JournalWriter, "create", real_create)

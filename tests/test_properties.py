@@ -31,11 +31,10 @@ afresh with N random examples per property.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from fractions import Fraction
 
-from hypothesis import HealthCheck, assume, example, given, note, settings
+from hypothesis import HealthCheck, assume, example, given, note
 from hypothesis import event as tally
 from hypothesis import strategies as st
 
@@ -79,24 +78,15 @@ from gammonclock.rules import DISCIPLINES, EndReason, Family, MatchRules, Result
 from gammonclock.script import parse_script
 from gammonclock.sides import Button, Pair, Side
 from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
+from property_helpers import property_settings
 
 NS = 1_000_000_000
 MS = 1_000_000
 
-# Deterministic by default (derandomize, no example database): the suite gives the same verdict
-# on every run and leaves no files behind; a failure prints its shrunk example. To search afresh
-# with random examples, set GAMMONCLOCK_PROPERTY_EXAMPLES (e.g. 5000) for that many per property.
-EXPLORE = int(os.environ.get("GAMMONCLOCK_PROPERTY_EXAMPLES", "0") or 0)
-
-
-def _settings(examples: int) -> settings:
-    return settings(max_examples=EXPLORE or examples, derandomize=not EXPLORE, deadline=None,
-                    database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-
-
-PROPS = _settings(300)
-MANY = _settings(500)
+# Deterministic by default; GAMMONCLOCK_PROPERTY_EXAMPLES explores (see property_helpers.py).
+_HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much]
+PROPS = property_settings(300, suppress_health_check=_HEALTH)
+MANY = property_settings(500, suppress_health_check=_HEALTH)
 
 
 # =================================================================================================

@@ -28,7 +28,7 @@ from gammonclock.script import parse_script
 from gammonclock.service import TIMER_GRACE_NS, ClockService
 from gammonclock.session import ReplayStep, Session, effects_data, effects_diverge, replay
 from gammonclock.sides import Button, Side
-from gammonclock.simulate import run_script
+from gammonclock.simulate import VirtualClock, run_script
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -142,31 +142,20 @@ def test_inputs_of_one_instant_keep_their_order_in_a_scripted_run():
 ORIGIN = 1_000 * S
 
 
-@dataclass
-class FakeClock:
-    ns: int = ORIGIN
-
-    def __call__(self) -> int:
-        return self.ns
-
-    def seconds(self) -> float:
-        return self.ns / S
-
-
-def service_on(clock: FakeClock, presenters: list[Any] | None = None) -> ClockService:
+def service_on(clock: VirtualClock, presenters: list[Any] | None = None) -> ClockService:
     session = Session(Engine.start(_short_rules(), at=0))
     return ClockService(session, presenters or [], origin=ORIGIN, clock_ns=clock, grace_ns=0,
                         timer_grace_ns=0)
 
 
 def test_a_call_runs_after_the_timer_of_its_instant_and_before_its_inputs():
-    clock = FakeClock()
+    clock = VirtualClock(ORIGIN)
     order: list[str] = []
     recorder = Recorder()
     service = service_on(clock, [recorder])
     service.submit(ButtonEdge(ORIGIN, L, True))             # a tap: right's clock runs from 0
     service.submit(ButtonEdge(ORIGIN + 100 * MS, L, False))
-    clock.ns = ORIGIN + 200 * MS
+    clock.move_to(ORIGIN + 200 * MS)
     service.step()
     turn = service.session.engine.match.turn
     flag_at = turn.flag_at() if turn is not None else None
@@ -178,7 +167,7 @@ def test_a_call_runs_after_the_timer_of_its_instant_and_before_its_inputs():
 
     service.submit(ButtonEdge(ORIGIN + flag_at, R, True))
     service.call_at(ORIGIN + flag_at, call)
-    clock.ns = ORIGIN + flag_at + service.grace_ns
+    clock.move_to(ORIGIN + flag_at + service.grace_ns)
     service.step()
     assert order == ["flag fallen"]                           # after the match's timer
     last = recorder.calls[-1][1]
@@ -190,28 +179,28 @@ def test_a_call_runs_after_the_timer_of_its_instant_and_before_its_inputs():
     (50, 50, True),           # due (timer grace 0 here)
 ])
 def test_a_call_runs_in_service_time(due_ms, step_ms, runs):
-    clock = FakeClock()
+    clock = VirtualClock(ORIGIN)
     seen: list[int] = []
     service = service_on(clock)
     service.call_at(ORIGIN + due_ms * MS, lambda engine: seen.append(engine.now) or None)
-    clock.ns = ORIGIN + step_ms * MS
+    clock.move_to(ORIGIN + step_ms * MS)
     wake = service.step()
     assert bool(seen) is runs
     assert wake == (None if runs else ORIGIN + due_ms * MS)
 
 
 def test_the_input_a_call_returns_is_applied_at_its_instant():
-    clock = FakeClock()
+    clock = VirtualClock(ORIGIN)
     service = service_on(clock)
     service.call_at(ORIGIN + 70 * MS, lambda engine: ButtonEdge(ORIGIN + 70 * MS, L, True))
-    clock.ns = ORIGIN + S
+    clock.move_to(ORIGIN + S)
     service.step()
     turn = service.session.engine.match.turn
     assert turn is not None and (turn.side, turn.started_at) == (Side.RIGHT, 70 * MS)
 
 
 def test_a_call_that_raises_is_logged_and_the_loop_goes_on(caplog):
-    clock = FakeClock()
+    clock = VirtualClock(ORIGIN)
     service = service_on(clock)
 
     def broken(engine: Engine) -> Input | None:
@@ -219,7 +208,7 @@ def test_a_call_that_raises_is_logged_and_the_loop_goes_on(caplog):
 
     service.call_at(ORIGIN + 10 * MS, broken)
     service.submit(ButtonEdge(ORIGIN + 20 * MS, L, True))
-    clock.ns = ORIGIN + S
+    clock.move_to(ORIGIN + S)
     with caplog.at_level(logging.ERROR, logger="gammonclock.service"):
         service.step()
     assert "failed" in caplog.text
@@ -233,14 +222,16 @@ class Pins:
     """A mock device stepped by hand on a fake clock (engine instants)."""
 
     device: Device
-    clock: FakeClock
+    clock: VirtualClock
 
     @property
     def engine(self) -> Engine:
         return self.device.session.engine
 
     def at(self, t: int) -> None:
-        self.clock.ns = self.device.service.origin + t
+        at = self.device.service.origin + t
+        assert at >= self.clock.ns, "a host clock never goes back"
+        self.clock.move_to(at)
         self.device.service.step()
 
     def edge(self, seconds: float, button: Button, pressed: bool) -> None:
@@ -256,8 +247,11 @@ class Pins:
 
 @pytest.fixture
 def pins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Pins]:
-    clock = FakeClock()
-    monkeypatch.setattr(gpiozero.pins.mock, "monotonic", clock.seconds)
+    clock = VirtualClock(ORIGIN)
+    def seconds() -> float:           # gpiozero's time, on the same clock
+        return clock.ns / S
+
+    monkeypatch.setattr(gpiozero.pins.mock, "monotonic", seconds)
     started: list[object] = []
 
     class NoWallTimer:
@@ -276,7 +270,7 @@ def pins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Pins]:
     monkeypatch.setattr(buttons_module.threading, "Timer", NoWallTimer)
     device = build_device(parse_config(MOCK_TEXT, "mock.toml"), tmp_path / "state",
                           clock_ns=clock)
-    device.factory.ticks = clock.seconds
+    device.factory.ticks = seconds
     device.service.present_all([])
     yield Pins(device, clock)
     device.close()

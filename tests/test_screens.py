@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
@@ -53,6 +53,7 @@ from gammonclock.hardware.screens import (
 )
 from gammonclock.match import Phase, Recover
 from gammonclock.sides import Pair, Side
+from property_helpers import property_settings
 
 S = 10**9
 MS = 10**6
@@ -486,7 +487,7 @@ def test_the_taker_runs_on_both_panels_during_a_double():
     assert next_change_at(m, RIGHT, m.now) == 134 * S + 1
 
 
-@settings(max_examples=200, deadline=None)
+@property_settings(200)
 @given(st.integers(min_value=0, max_value=60 * S), st.sampled_from([LEFT, RIGHT]),
        st.sampled_from([25 * S, 14 * 60 * S]))
 def test_the_view_holds_until_next_change_and_changes_then(offset, facing, reserve):

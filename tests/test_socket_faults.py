@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from gammonclock.arbiter import ArbiterSyntaxError, Command, Deduct, parse_command
@@ -37,6 +37,8 @@ from gammonclock.rules import MatchRules
 from gammonclock.service import ClockService, Reply
 from gammonclock.session import Session
 from gammonclock.sides import Side
+from gammonclock.simulate import VirtualClock
+from property_helpers import property_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
@@ -228,21 +230,11 @@ def test_a_client_that_sends_a_byte_at_a_time_is_cut_off_while_others_are_served
 
 # --- a command the clock does not answer in time ----------------------------------------------
 
-class StoppedClock:
-    """A host clock that stands still until told: the loop applies nothing until it moves."""
-
-    def __init__(self) -> None:
-        self.ns = 1_000 * S
-
-    def __call__(self) -> int:
-        return self.ns
-
-
 QUICK = Limits(reply_timeout_s=0.05, outcome_grace_s=0.05)
 
 
 def test_a_command_the_loop_did_not_take_in_time_is_never_applied_later(tmp_path, capsys):
-    clock = StoppedClock()
+    clock = VirtualClock(1_000 * S)         # the host clock stands still until moved
     session = Session(Engine.start(MatchRules.defaults("backgammon", 7), at=0))
     service = ClockService(session, [], origin=clock.ns, clock_ns=clock)   # its loop stands
     server = ArbiterServer(socket_path(tmp_path), service, QUICK, clock_ns=clock)
@@ -254,13 +246,13 @@ def test_a_command_the_loop_did_not_take_in_time_is_never_applied_later(tmp_path
     assert answer["ok"] is False and answer["applied"] is False
     assert answer["outcome"] == "not applied" and "NOT applied" in answer["error"]
     assert "NOT applied" in capsys.readouterr().err
-    clock.ns += 10 * MS
+    clock.move_to(clock.ns + 10 * MS)
     service.step()                            # the loop gets there at last: applies nothing
     assert service.waiting() == 0
     assert session.engine.state_json()["clock"]["left"]["reserve_ms"] == FULL_RESERVE_MS
 
 
-class ScriptedService:
+class FakeLoop:
     """The service as the socket sees it, with a loop that takes a command at once, later, or
     never, and says what it did at once, later, or never."""
 
@@ -296,7 +288,7 @@ class ScriptedService:
 ], ids=["at-once", "late", "never-taken", "taken-silent", "inbox-full"])
 def test_every_command_reply_says_what_became_of_it(tmp_path, capsys, loop, outcome_grace_s,
                                                      outcome, exit_status):
-    service = ScriptedService(**loop)
+    service = FakeLoop(**loop)
     limits = Limits(reply_timeout_s=0.05, outcome_grace_s=outcome_grace_s)
     server = ArbiterServer(socket_path(tmp_path), service, limits)    # type: ignore[arg-type]
     try:
@@ -353,7 +345,7 @@ def test_a_client_that_lost_its_reply_retries_with_its_id_and_the_command_acts_o
 
 
 def test_a_command_not_applied_may_be_sent_again_with_its_id():
-    service = ScriptedService(takes=False)
+    service = FakeLoop(takes=False)
     responder = Responder(service, QUICK)                              # type: ignore[arg-type]
     request = json_request("again", "deduct left 30s").strip()
     assert responder.respond(request)["outcome"] == "not applied"
@@ -364,7 +356,7 @@ def test_a_command_not_applied_may_be_sent_again_with_its_id():
 
 
 def test_a_repeat_of_an_unknown_outcome_reports_it_once_it_has_come():
-    service = ScriptedService(answers_after_s=None)
+    service = FakeLoop(answers_after_s=None)
     responder = Responder(service, QUICK)                              # type: ignore[arg-type]
     request = json_request("slow", "deduct left 30s").strip()
     assert responder.respond(request)["outcome"] == "unknown"
@@ -502,7 +494,7 @@ def test_beyond_the_handlers_a_client_hears_busy_at_once_and_nothing_is_done(run
     (b"", "no command"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_a_malformed_request_is_refused_with_the_reason(request_line, error):
-    service = ScriptedService()
+    service = FakeLoop()
     answer = Responder(service).respond(request_line)            # type: ignore[arg-type]
     assert answer["ok"] is False and error in answer["error"]
     assert service.submitted == []
@@ -560,11 +552,11 @@ def expected_command(line: bytes) -> Command | None:
         return None
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@property_settings(150)
 @given(request_lines())
 def test_fuzz_every_request_gets_a_reply_and_only_a_valid_command_acts(line):
     line = line.split(b"\n", 1)[0]         # the server hands on what precedes the newline
-    service = ScriptedService()
+    service = FakeLoop()
     answer = Responder(service).respond(line)                    # type: ignore[arg-type]
     json.dumps(answer)                                            # a JSON reply, always
     assert isinstance(answer["ok"], bool)
@@ -575,8 +567,7 @@ def test_fuzz_every_request_gets_a_reply_and_only_a_valid_command_acts(line):
     assert answer["ok"] is (expected is not None or answer.get("state") == {"phase": "scripted"})
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@property_settings(40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=request_lines())
 def test_fuzz_over_the_real_socket_every_request_gets_a_json_reply(running, request):
     device, state_dir = running
@@ -623,7 +614,7 @@ def test_the_server_never_raises_sigpipe_even_at_its_default_disposition():
     assert (done.returncode, done.stdout.strip()) == (0, "True"), done.stderr
 
 
-class FaultyService(ScriptedService):
+class FaultyService(FakeLoop):
     def __init__(self) -> None:
         super().__init__()
         self.faults = 1

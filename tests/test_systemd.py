@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from device_helpers import MOCK_TEXT, ROOT, gammonclock
+from device_helpers import MOCK_TEXT, ROOT, start_run
 from gammonclock.arbiter_socket import RUNTIME_DIR, ask, asking_path, serving_path, socket_path
 from gammonclock.config import parse_config
 from gammonclock.config_schema import PIN_FACTORIES, PinFactory
@@ -29,7 +28,7 @@ from gammonclock.sdnotify import Notifier
 from gammonclock.service import ClockService
 from gammonclock.session import Session
 from gammonclock.sides import Button
-from test_journal_faults import unknown_input_journal
+from journal_helpers import journal_of_config, unknown_input_journal
 
 MS = 1_000_000
 
@@ -184,75 +183,52 @@ def test_the_loop_is_ready_after_its_first_frame_and_pings_only_while_it_runs(sy
 
 # --- gammonclock run under a fake systemd ----------------------------------------------------
 
-def start_run(tmp_path: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
-    config = tmp_path / "mock.toml"
-    config.write_text(MOCK_TEXT, encoding="utf-8")
-    return subprocess.Popen(gammonclock("run", "--config", str(config), "--state-dir",
-                                        str(tmp_path / "state")),
-                            env={**os.environ, **env}, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def test_run_is_ready_after_recovery_pings_from_its_loop_and_stops_cleanly(tmp_path, systemd):
+def test_run_is_ready_after_recovery_pings_from_its_loop_and_stops_cleanly(tmp_path, systemd,
+                                                                          processes):
     runtime = tmp_path / "run"
     runtime.mkdir()
     workdir = tmp_path / "cwd"        # the unit's working directory: the clock writes nothing there
     workdir.mkdir()
+    # An unfinished match of this config: the start recovers it (right's clock runs, so the
+    # recovery pauses it) before it may say READY.
+    journal = journal_of_config(tmp_path / "state", parse_config(MOCK_TEXT, "mock.toml"))
+    recorded = len(read_journal(journal).records)
     env = {**systemd.env(watchdog_s=0.4), "RUNTIME_DIRECTORY": str(runtime)}
-    proc = start_run(tmp_path, env, workdir)
-    try:
-        systemd.wait_for("READY=1")
-        # READY came after the journal was made (or recovered) and the socket opened.
-        journal = next((tmp_path / "state" / JOURNALS_DIR).glob("match-*.jsonl"))
-        assert read_journal(journal).header.kind == "header"
-        assert socket_path(runtime).exists()                   # in the runtime directory
-        assert not socket_path(tmp_path / "state").exists()
-        assert systemd.read(0.8).count("WATCHDOG=1") >= 2
-        answer = ask(serving_path_for(runtime), ["status"])
-        assert answer["ok"] is True
-        proc.send_signal(signal.SIGTERM)
-        told = systemd.wait_for("STOPPING=1")
-        assert "READY=1" not in told
-        _, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    proc = start_run(tmp_path, processes, env, workdir)
+    told = systemd.wait_for("READY=1")
+    records = read_journal(journal).records      # read at once: what was there at READY
+    # READY came after the journal was recovered and the socket opened.
+    assert told[0].startswith("READY=1\nSTATUS=paused, "), told
+    assert records[0].kind == "header" and len(records) > recorded
+    assert records[-1].kind == "input"
+    assert records[-1].data["input"]["type"] == "recover"
+    assert list((tmp_path / "state" / JOURNALS_DIR).glob("match-*.jsonl")) == [journal]
+    assert socket_path(runtime).exists()                   # in the runtime directory
+    assert not socket_path(tmp_path / "state").exists()
+    assert systemd.read(0.8).count("WATCHDOG=1") >= 2
+    answer = ask(socket_path(runtime), ["status"])
+    assert answer["ok"] is True
+    proc.send_signal(signal.SIGTERM)
+    told = systemd.wait_for("STOPPING=1")
+    assert "READY=1" not in told
+    _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert read_journal(journal).last.kind == "tick"          # the stop's instant, journaled
     assert not socket_path(runtime).exists()
     assert list(workdir.iterdir()) == []
 
 
-def serving_path_for(runtime: Path) -> Path:
-    """Where a clock whose unit gave it `runtime` serves (as the service computes it)."""
-    saved = os.environ.get("RUNTIME_DIRECTORY")
-    os.environ["RUNTIME_DIRECTORY"] = str(runtime)
-    try:
-        return serving_path("/unused")
-    finally:
-        if saved is None:
-            del os.environ["RUNTIME_DIRECTORY"]
-        else:
-            os.environ["RUNTIME_DIRECTORY"] = saved
-
-
-def test_a_refused_start_is_ready_with_its_reason_and_waits_fed_to_the_watchdog(tmp_path,
-                                                                                 systemd):
+def test_a_refused_start_is_ready_with_its_reason_and_waits_fed_to_the_watchdog(
+        tmp_path, systemd, processes):
     # A journal of this config that this firmware cannot understand (an input it does not know).
     unknown_input_journal(tmp_path / "state", parse_config(MOCK_TEXT, "mock.toml"))
-    proc = start_run(tmp_path, systemd.env(watchdog_s=0.4), tmp_path)
-    try:
-        told = systemd.wait_for("READY=1")
-        assert any("STATUS=refused to start" in m for m in told)
-        assert systemd.read(0.8).count("WATCHDOG=1") >= 2       # not restarted by the watchdog
-        proc.send_signal(signal.SIGTERM)
-        systemd.wait_for("STOPPING=1")
-        _, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    proc = start_run(tmp_path, processes, systemd.env(watchdog_s=0.4), tmp_path)
+    told = systemd.wait_for("READY=1")
+    assert any("STATUS=refused to start" in m for m in told)
+    assert systemd.read(0.8).count("WATCHDOG=1") >= 2       # not restarted by the watchdog
+    proc.send_signal(signal.SIGTERM)
+    systemd.wait_for("STOPPING=1")
+    _, err = proc.communicate(timeout=10)
     assert proc.returncode == 1
     assert "chord" in err
 
