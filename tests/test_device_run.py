@@ -27,6 +27,7 @@ from gammonclock.hardware.panels import SHIFT_PERIOD_NS, shift_at, shifted
 from gammonclock.hardware.screens import panel_view, render
 from gammonclock.journal import JOURNALS_DIR, read_journal
 from gammonclock.match import Phase
+from gammonclock.rules import MatchRules
 from gammonclock.service import GRACE_NS, ClockService
 from gammonclock.session import replay
 from gammonclock.sides import Button, Side
@@ -80,7 +81,7 @@ class Rig:
     def edge(self, t: int, button: Button, pressed: bool) -> None:
         """The pin of `button` changes at engine instant `t` (pressed: driven low)."""
         self.at(t)
-        pin = self.device.factory.pin(self.device.config.device.button_pins[button])
+        pin = self.device.factory.pin(self.device.config.button_pins[button])
         pin.drive_low() if pressed else pin.drive_high()
         self.edges.append(ButtonEdge(t, button, pressed))
 
@@ -94,9 +95,9 @@ class Rig:
         return self.engine.advance(t)[0]
 
 
-def direct(config: Config, edges: list[ButtonEdge], t: int) -> Engine:
+def direct(rules: MatchRules, edges: list[ButtonEdge], t: int) -> Engine:
     """The same edges fed straight to the engine, brought to `t`."""
-    engine = Engine.start(config.rules, at=0)
+    engine = Engine.start(rules, at=0)
     for e in edges:
         engine, _ = engine.feed(e)
     return engine.advance(t)[0]
@@ -177,7 +178,7 @@ def test_a_game_through_the_pins_ends_where_the_engine_fed_the_same_edges_ends(o
     rig.play(GAME)
     end = 150 * S
     device_engine = rig.settle(end)
-    expected = direct(rig.device.config, rig.edges, end)
+    expected = direct(rig.engine.rules, rig.edges, end)
 
     assert device_engine.state_json() == expected.state_json()
     assert device_engine.match == expected.match
@@ -232,7 +233,7 @@ def test_a_game_through_the_pins_with_the_service_on_a_thread(monkeypatch, tmp_p
         edges = [ButtonEdge(e.t - origin, e.button, e.pressed) for e in submitted]
         t = max(device.session.engine.now, edges[-1].t)
         ours = device.session.engine.advance(t)[0]
-        assert ours.state_json() == direct(config, edges, t).state_json()
+        assert ours.state_json() == direct(config.rules, edges, t).state_json()
         state = ours.state_json()
         assert (state["phase"], state["game"]) == ("between_games", 2)
         assert state["score"]["right"] == 2               # a single game with the cube at 2
@@ -252,7 +253,7 @@ def test_bounce_on_a_pin_is_debounced_by_the_engine(open_device):
     assert kinds.count("game_started") == 1
     assert "ignored" not in kinds
     assert engine.state_json()["running"] == "right"
-    assert engine.state_json() == direct(rig.device.config, rig.edges, end).state_json()
+    assert engine.state_json() == direct(rig.engine.rules, rig.edges, end).state_json()
     # Every edge reached the engine (and the journal); the bounces did nothing there.
     inputs = [r for r in read_journal(journal_of(rig)).records if r.kind == "input"]
     assert len(inputs) == 6
@@ -275,7 +276,7 @@ def test_a_hold_of_the_cube_pin_pauses_and_another_resumes(open_device):
     rig.play([(60.0, C, DOWN), (62.5, C, UP)])      # held again: resumed at 60 s
     engine = rig.settle(70 * S)
     assert engine.match.phase is Phase.RUNNING and engine.match.running_side is Side.RIGHT
-    assert engine.state_json() == direct(rig.device.config, rig.edges, 70 * S).state_json()
+    assert engine.state_json() == direct(rig.engine.rules, rig.edges, 70 * S).state_json()
     assert engine.match.reserve_at(Side.RIGHT) <= frozen
     kinds = effect_kinds(journal_of(rig))
     assert kinds.count("paused") == 1 and kinds.count("resumed") == 1
@@ -353,7 +354,9 @@ def test_a_restart_on_the_same_state_dir_recovers_the_match_paused(open_device, 
     assert [r.data["input"]["type"] for r in records if r.kind == "input"][-1] == "recover"
 
 
-def test_a_different_config_starts_a_new_match(open_device, clock, tmp_path):
+def test_an_unfinished_match_is_resumed_whatever_the_config_says_now(open_device, clock, tmp_path):
+    # SPEC §13.2: at boot the newest journal's match is resumed if it is not over, whatever the
+    # match file says now; the other match waits to be loaded (new-match, --force if need be).
     first = open_device()
     first.play([(1.0, L, DOWN), (1.1, L, UP)])
     first.at(5 * S)
@@ -361,11 +364,11 @@ def test_a_different_config_starts_a_new_match(open_device, clock, tmp_path):
     clock.ns += 60 * S
     other = mock_config(mock_config_text(('right = "Boris"', 'right = "Carla"')))
     second = open_device(other)
-    assert second.device.notes[0].startswith("new match")
-    assert journal_of(second) != journal_of(first)
-    assert second.engine.match.phase is Phase.BETWEEN_GAMES
-    assert second.engine.rules.names.right == "Carla"
-    assert len(list((tmp_path / "state" / JOURNALS_DIR).glob("match-*.jsonl"))) == 2
+    assert second.device.notes[0].startswith("recovered")
+    assert journal_of(second) == journal_of(first)
+    assert second.engine.match.phase is Phase.PAUSED
+    assert second.engine.rules.names.right == "Boris"
+    assert len(list((tmp_path / "state" / JOURNALS_DIR).glob("match-*.jsonl"))) == 1
 
 
 def test_a_finished_match_is_not_recovered(open_device, clock):

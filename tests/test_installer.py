@@ -1,7 +1,8 @@
-"""scripts/install (issue 9) into a staging root: the files it places and their modes, a second
-run that changes nothing and says so, an arbiter's match file never overwritten, a dry run that
-touches nothing, I²C turned on in config.txt once, and the example table config that loads.
-No venv here (--skip-venv): CI runs the installer with one, twice."""
+"""scripts/install (issue 9) into a staging root: the files it places and their modes (the device
+and the match config, the units, the USB stick's udev rule), a second run that changes nothing and
+says so, an arbiter's files never overwritten, a match.toml from before the device/match split
+reported and left alone, a dry run that touches nothing, I²C turned on in config.txt once, and the
+example configs that load. No venv here (--skip-venv): CI runs the installer with one, twice."""
 
 from __future__ import annotations
 
@@ -10,32 +11,90 @@ import os
 import shutil
 import stat
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from gammonclock.config import load_config
-from gammonclock.config_schema import table_id_from_host
+from gammonclock.config import parse_config
+from gammonclock.config_schema import DEVICE, SECTIONS, table_id_from_host
+from gammonclock.config_schema import MATCH as MATCH_KIND
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "install"
-TABLE_CONFIG = ROOT / "config" / "table.toml"
-UNIT_SOURCE = ROOT / "systemd" / "gammonclock.service"
+DEVICE_EXAMPLE = "config/device.toml"
+MATCH_EXAMPLE = "config/match.toml"
+UNIT_SOURCE = "systemd/gammonclock.service"
+USB_RULE_SOURCE = "systemd/90-gammonclock-usb.rules"
+USB_UNIT_SOURCE = "systemd/gammonclock-usb@.service"
 
 CODE = "opt/gammonclock"
 CONFIG_DIR = "etc/gammonclock"
+DEVICE_FILE = "etc/gammonclock/device.toml"
 MATCH = "etc/gammonclock/match.toml"
 UNIT = "etc/systemd/system/gammonclock.service"
+USB_RULE = "etc/udev/rules.d/90-gammonclock-usb.rules"
+USB_UNIT = "etc/systemd/system/gammonclock-usb@.service"
+COMMAND_LINK = "usr/local/bin/gammonclock"
+
+# A match.toml as the installer placed it before the device/match split (config/table.toml).
+OLD_COMBINED_MATCH = """\
+[match]
+length = 7
+
+[players]
+left = "Anna"
+right = "Boris"
+
+[table]
+# id = "table-12"
+
+[arbiter]
+socket_group = "gammonclock-arbiters"
+
+[hardware]
+pin_factory = "lgpio"
+
+[displays.left]
+address = 0x3C
+"""
 
 
-def install(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(SCRIPT), "--root", str(root), *args],
+def _make_checkout(into: Path) -> Path:
+    """A copy of this work tree (tracked and new files) with stand-ins for the USB stick's udev
+    rule and unit, for as long as they are not in the checkout yet. Never written into ROOT."""
+    listed = subprocess.run(["git", "-c", f"safe.directory={ROOT}", "-C", str(ROOT), "ls-files",
+                             "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, text=True, check=True).stdout
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+    (into / "scripts/install").chmod(0o755)
+    for name in (USB_RULE_SOURCE, USB_UNIT_SOURCE):
+        if not (into / name).exists():
+            (into / name).write_text(f"# a stand-in for {name} (tests/test_installer.py)\n")
+    return into
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The checkout the installer runs from: this one once it holds every file it installs."""
+    if all((ROOT / name).is_file() for name in (USB_RULE_SOURCE, USB_UNIT_SOURCE)):
+        return ROOT
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("the USB stick's files are not in this checkout yet, and it is not git's")
+    return _make_checkout(tmp_path_factory.mktemp("checkout"))
+
+
+def install(checkout: Path, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(checkout / "scripts/install"), "--root", str(root), *args],
                           capture_output=True, text=True, timeout=60)
 
 
-def staged(root: Path, *args: str) -> str:
+def staged(checkout: Path, root: Path, *args: str) -> str:
     """The output of an installer run into `root` that must succeed (no venv)."""
-    run = install(root, "--skip-venv", *args)
+    run = install(checkout, root, "--skip-venv", *args)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
@@ -59,8 +118,11 @@ def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def tracked_files() -> list[str]:
-    """The checkout's tracked files that exist in its work tree (what the installer copies)."""
+def installed_files(checkout: Path) -> list[str]:
+    """What the installer copies: the tracked files that exist in the work tree of a git
+    checkout, every file of one that is not git's."""
+    if checkout != ROOT:
+        return sorted(str(p.relative_to(checkout)) for p in checkout.rglob("*") if p.is_file())
     if not (ROOT / ".git").exists() or shutil.which("git") is None:
         pytest.skip("not a git checkout")
     out = subprocess.run(["git", "-c", f"safe.directory={ROOT}", "-C", str(ROOT), "ls-files",
@@ -72,46 +134,85 @@ def lines_with(output: str, *words: str) -> list[str]:
     return [line for line in output.splitlines() if all(w in line for w in words)]
 
 
-# --- the example config --------------------------------------------------------------------------
+# --- the example configs -------------------------------------------------------------------------
 
-def test_the_table_config_loads_as_the_reference_build_and_a_match_to_7():
-    config = load_config(TABLE_CONFIG)
+def sections(path: Path) -> set[str]:
+    """The file's sections as SECTIONS names them (`displays.left`, not `displays`)."""
+    found = set()
+    for name, value in tomllib.loads(path.read_text(encoding="utf-8")).items():
+        nested = name == "displays"
+        found |= {f"{name}.{side}" for side in value} if nested else {name}
+    return found
+
+
+@pytest.mark.parametrize(("example", "kind"), [(DEVICE_EXAMPLE, DEVICE),
+                                               (MATCH_EXAMPLE, MATCH_KIND)])
+def test_each_example_holds_only_its_own_kind_of_section(example, kind):
+    found = sections(ROOT / example)
+    assert found and {SECTIONS[name] for name in found} == {kind}, found
+
+
+def test_the_examples_together_are_the_reference_build_and_a_match_to_7():
+    device_text = (ROOT / DEVICE_EXAMPLE).read_text(encoding="utf-8")
+    match_text = (ROOT / MATCH_EXAMPLE).read_text(encoding="utf-8")
+    config = parse_config(match_text + "\n" + device_text, "both.toml")
     device = config.device
     assert (config.rules.length, config.rules.discipline.name) == (7, "backgammon")
     assert device.pin_factory == "lgpio"
     assert device.state_dir == "/var/lib/gammonclock"
     assert device.arbiter_socket_group == "gammonclock-arbiters"
+    assert device.match_file == "/etc/gammonclock/match.toml"            # loaded at boot
     assert device.table_id == table_id_from_host(os.uname().nodename)   # [table] id commented
+
+
+def test_the_match_example_says_how_to_change_a_match_and_that_a_restart_does_not():
+    text = (ROOT / MATCH_EXAMPLE).read_text(encoding="utf-8")
+    assert "gammonclock arbiter new-match /etc/gammonclock/match.toml" in text
+    assert "check-config /etc/gammonclock/match.toml" in text
+    assert "USB stick" in text and "A restart is NOT how to change the match" in text
+
+
+def test_the_unit_runs_the_clock_on_the_device_config():
+    unit = (ROOT / UNIT_SOURCE).read_text(encoding="utf-8")
+    exec_start = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    assert exec_start == ["ExecStart=/opt/gammonclock/.venv/bin/gammonclock run "
+                          "--device /etc/gammonclock/device.toml"]
 
 
 # --- a first run into a staging root -------------------------------------------------------------
 
-def test_a_first_run_places_the_code_the_config_and_the_unit(tmp_path):
-    out = staged(tmp_path)
-    unit, match = tmp_path / UNIT, tmp_path / MATCH
-    assert unit.read_bytes() == UNIT_SOURCE.read_bytes() and mode(unit) == 0o644
-    assert match.read_bytes() == TABLE_CONFIG.read_bytes() and mode(match) == 0o640
+def test_a_first_run_places_the_code_the_configs_the_units_and_the_usb_rule(checkout, tmp_path):
+    out = staged(checkout, tmp_path)
+    for placed, source, wanted_mode in ((DEVICE_FILE, DEVICE_EXAMPLE, 0o640),
+                                        (MATCH, MATCH_EXAMPLE, 0o640),
+                                        (UNIT, UNIT_SOURCE, 0o644),
+                                        (USB_UNIT, USB_UNIT_SOURCE, 0o644),
+                                        (USB_RULE, USB_RULE_SOURCE, 0o644)):
+        path = tmp_path / placed
+        assert path.read_bytes() == (checkout / source).read_bytes(), placed
+        assert mode(path) == wanted_mode, placed
     assert mode(tmp_path / CONFIG_DIR) == 0o750
+    assert os.readlink(tmp_path / COMMAND_LINK) == "/opt/gammonclock/.venv/bin/gammonclock"
     code = tmp_path / CODE
     assert (code / "pyproject.toml").read_bytes() == (ROOT / "pyproject.toml").read_bytes()
     assert (code / "firmware/gammonclock/cli.py").is_file()
     assert not (code / ".git").exists() and not (code / ".venv").exists()
     assert "the virtual environment left out (--skip-venv)" in out
-    assert "done: " in out and "already done" not in out
+    assert "done: " in out and "already done" not in out and "WARNING" not in out
 
 
-def test_the_code_is_the_tracked_files_none_writable_but_by_their_owner(tmp_path):
-    staged(tmp_path)
+def test_the_code_is_the_tracked_files_none_writable_but_by_their_owner(checkout, tmp_path):
+    staged(checkout, tmp_path)
     code = tmp_path / CODE
     copied = sorted(str(p.relative_to(code)) for p in code.rglob("*") if not p.is_dir())
-    assert copied == tracked_files()
+    assert copied == installed_files(checkout)
     for path in [code, *code.rglob("*")]:
         assert mode(path) & 0o022 == 0, path
         assert path.stat().st_uid == os.geteuid()     # root's when run as root
 
 
-def test_the_system_steps_are_only_printed_in_a_staging_root(tmp_path):
-    out = staged(tmp_path, "--arbiter", "anna", "--arbiter", "boris")
+def test_the_system_steps_are_only_printed_in_a_staging_root(checkout, tmp_path):
+    out = staged(checkout, tmp_path, "--arbiter", "anna", "--arbiter", "boris")
     for words in (("would run apt-get install -y", "python3-venv python3-lgpio i2c-tools"),
                   ("would run groupadd --system gammonclock-arbiters",),
                   ("would run useradd --system", "--home-dir /var/lib/gammonclock",
@@ -119,41 +220,120 @@ def test_the_system_steps_are_only_printed_in_a_staging_root(tmp_path):
                   ("would run usermod -a -G gpio,i2c,dialout,gammonclock-arbiters gammonclock",),
                   ("would run usermod -a -G gammonclock-arbiters,gammonclock anna",),
                   ("would run usermod -a -G gammonclock-arbiters,gammonclock boris",),
-                  ("would run systemctl daemon-reload && systemctl enable gammonclock",)):
+                  ("would run systemctl daemon-reload && systemctl enable gammonclock",),
+                  ("would run udevadm control --reload", "not in a staging root")):
         assert len(lines_with(out, "install: ", *words)) == 1, words
+
+
+def test_the_next_steps_are_the_new_match_flow(checkout, tmp_path):
+    out = staged(checkout, tmp_path)
+    steps = out[out.index("install: next steps:"):]
+    for words in (("sudo nano /etc/gammonclock/match.toml", "[table] id"),
+                  ("gammonclock check-config /etc/gammonclock/device.toml "
+                   "/etc/gammonclock/match.toml",),
+                  ("sudo systemctl stop gammonclock; gammonclock check-hardware "
+                   "--device /etc/gammonclock/device.toml",),
+                  ("sudo systemctl start gammonclock",),
+                  ("gammonclock arbiter new-match FILE", "USB", "restart does NOT change"),):
+        assert len(lines_with(steps, "install:   ", *words)) == 1, words
+    assert "split" not in steps                      # nothing old to split
 
 
 # --- a second run ---------------------------------------------------------------------------------
 
-def test_a_second_run_changes_nothing_and_says_so(tmp_path):
-    staged(tmp_path)
+def test_a_second_run_changes_nothing_and_says_so(checkout, tmp_path):
+    staged(checkout, tmp_path)
     before = listing(tmp_path)
-    out = staged(tmp_path)
+    out = staged(checkout, tmp_path)
     assert listing(tmp_path) == before
     for what in (f"the code in {tmp_path}/{CODE}", f"{tmp_path}/{CONFIG_DIR} (mode 0750)",
-                 f"{tmp_path}/{MATCH} kept", f"the unit {tmp_path}/{UNIT}"):
+                 f"{tmp_path}/{DEVICE_FILE} kept", f"{tmp_path}/{MATCH} kept",
+                 f"the unit {tmp_path}/{UNIT}", f"the USB stick's unit {tmp_path}/{USB_UNIT}",
+                 f"the USB stick's udev rule {tmp_path}/{USB_RULE}",
+                 f"the command /{COMMAND_LINK} ->"):
         assert len(lines_with(out, what, "(already done")) == 1, what
     assert "install: nothing changed: everything was already done" in out
 
 
-def test_an_arbiters_match_file_is_kept(tmp_path):
-    staged(tmp_path)
+def test_the_arbiters_config_files_are_kept(checkout, tmp_path):
+    staged(checkout, tmp_path)
+    edited = {MATCH: '[match]\nlength = 11\n[players]\nleft = "Anna"\nright = "Boris"\n',
+              DEVICE_FILE: '[table]\nid = "table-12"\n'}
+    for name, text in edited.items():
+        (tmp_path / name).write_text(text)
+    out = staged(checkout, tmp_path)
+    for name, text in edited.items():
+        assert (tmp_path / name).read_text() == text
+        assert lines_with(out, f"{tmp_path / name} kept as it is, never overwritten")
+    assert "WARNING" not in out
+
+
+def test_a_changed_usb_rule_is_put_back(checkout, tmp_path):
+    staged(checkout, tmp_path)
+    rule = tmp_path / USB_RULE
+    rule.write_text("# edited\n")
+    out = staged(checkout, tmp_path)
+    assert rule.read_bytes() == (checkout / USB_RULE_SOURCE).read_bytes()
+    assert lines_with(out, "installed the USB stick's udev rule", str(rule))
+
+
+def test_a_command_that_is_not_ours_is_left_alone(checkout, tmp_path):
+    link = tmp_path / COMMAND_LINK
+    link.parent.mkdir(parents=True)
+    link.write_text("#!/bin/sh\necho another gammonclock\n")
+    out = staged(checkout, tmp_path)
+    assert link.read_text() == "#!/bin/sh\necho another gammonclock\n"
+    assert lines_with(out, "warning:", str(link), "left as it is")
+
+
+# --- a match.toml from before the device/match split ---------------------------------------------
+
+def test_an_old_combined_match_file_is_reported_and_left_as_it_is(checkout, tmp_path):
     match = tmp_path / MATCH
-    match.write_text('[match]\nlength = 11\n[players]\nleft = "Anna"\nright = "Boris"\n')
-    edited = match.read_bytes()
-    out = staged(tmp_path)
-    assert match.read_bytes() == edited
-    assert lines_with(out, f"{match} kept as it is, never overwritten")
+    match.parent.mkdir(parents=True)
+    match.write_text(OLD_COMBINED_MATCH)
+    first, second = staged(checkout, tmp_path), staged(checkout, tmp_path)
+    assert match.read_text() == OLD_COMBINED_MATCH
+    assert (tmp_path / DEVICE_FILE).read_bytes() == (checkout / DEVICE_EXAMPLE).read_bytes()
+    for out in (first, second):
+        warning = lines_with(out, "install: WARNING:", str(match), "device sections")
+        assert len(warning) == 1
+        assert ("(line 8 [table], line 11 [arbiter], line 14 [hardware], "
+                "line 17 [displays.left])") in warning[0]
+        assert "the clock will refuse it as a match file. Split it by hand" in warning[0]
+        steps = out[out.index("install: next steps:"):]
+        assert lines_with(steps, "install:   1. FIRST split /etc/gammonclock/match.toml")
+        assert lines_with(steps, "install:   2. set the match")
+    assert "install: nothing changed: everything was already done" in second
 
 
-def test_new_code_replaces_the_old_and_keeps_the_venv(tmp_path):
-    staged(tmp_path)
+@pytest.mark.parametrize(("text", "old"), [
+    ('[match]\nlength = 7\n[pins]\nleft = 17\n', True),
+    ('[match]\nlength = 7\n  [ hall ]\nbroker = "mqtt://h"\n', True),     # spaces are TOML too
+    ('[match]\nlength = 7\n[displays.right]\naddress = 0x3D\n', True),
+    ('[match]\nlength = 7\n[buttons]\nhold_s = 2.0\n', True),       # a device section too
+    ('[match]\nlength = 7\n[players]\nleft = "A"\n[time]\nmode = "none"\n[breaks]\n'
+     'length = "5m"\n[event]\nname = "Open"\n[display]\nlanguage = "ru"\n', False),
+    ('[match]\nlength = 7\n# [pins] left for the device.toml\n', False),   # a comment
+    ('[match]\nlength = 7\n[tablet]\n', False),          # not a device section's name
+])
+def test_only_device_sections_make_a_match_file_old(checkout, tmp_path, text, old):
+    match = tmp_path / MATCH
+    match.parent.mkdir(parents=True)
+    match.write_text(text)
+    out = staged(checkout, tmp_path)
+    assert bool(lines_with(out, "WARNING:", "device sections")) == old
+    assert match.read_text() == text
+
+
+def test_new_code_replaces_the_old_and_keeps_the_venv(checkout, tmp_path):
+    staged(checkout, tmp_path)
     code = tmp_path / CODE
     (code / "gone.py").write_text("# a file of an older version\n")
     (code / "pyproject.toml").write_text("# changed\n")
     (code / ".venv").mkdir()
     (code / ".venv" / "kept").write_text("the venv's\n")
-    out = staged(tmp_path)
+    out = staged(checkout, tmp_path)
     assert lines_with(out, "copied the code", f"to {code}")
     assert not (code / "gone.py").exists()
     assert (code / "pyproject.toml").read_bytes() == (ROOT / "pyproject.toml").read_bytes()
@@ -163,28 +343,34 @@ def test_new_code_replaces_the_old_and_keeps_the_venv(tmp_path):
 
 # --- a dry run ------------------------------------------------------------------------------------
 
-def test_a_dry_run_changes_nothing_and_says_what_each_step_would_do(tmp_path):
-    run = install(tmp_path, "--dry-run", "--arbiter", "anna")    # the venv's steps too
+def test_a_dry_run_changes_nothing_and_says_what_each_step_would_do(checkout, tmp_path):
+    run = install(checkout, tmp_path, "--dry-run", "--arbiter", "anna")   # the venv's steps too
     assert run.returncode == 0, run.stderr
     assert list(tmp_path.iterdir()) == []
     for words in (("would run apt-get install",),                       # 1. packages
                   ("would leave I2C as it is",),                       # 2. I2C (no config.txt)
                   ("would run useradd",), ("would run usermod", "anna"),   # 3. users
                   ("would copy the code", f"to {tmp_path}/{CODE}"),    # 4. the code
+                  ("would link", COMMAND_LINK),
                   ("would run /", "-m venv --system-site-packages"),
                   ("would run", "/.venv/bin/pip install -q", "[report]"),
-                  ("would make", CONFIG_DIR), ("would place", MATCH),  # 5. the config
-                  ("would install the unit", UNIT),                    # 6. the unit
-                  ("would run systemctl daemon-reload && systemctl enable gammonclock",)):
+                  ("would make", CONFIG_DIR), ("would place", DEVICE_FILE),   # 5. the config
+                  ("would place", MATCH),
+                  ("would install the unit", UNIT),                    # 6. the units, USB rule
+                  ("would install the USB stick's unit", USB_UNIT),
+                  ("would install the USB stick's udev rule", USB_RULE),
+                  ("would run systemctl daemon-reload && systemctl enable gammonclock",),
+                  ("would run udevadm control --reload",)):
         assert len(lines_with(run.stdout, "install: ", *words)) == 1, words
-    assert "install: dry run: 6 changes to make; nothing was changed" in run.stdout
-    assert lines_with(run.stdout, "check-config /etc/gammonclock/match.toml")   # 7. next steps
+    assert "install: dry run: 10 changes to make; nothing was changed" in run.stdout
+    assert lines_with(run.stdout, "check-config /etc/gammonclock/device.toml "
+                                  "/etc/gammonclock/match.toml")            # 7. next steps
 
 
-def test_a_dry_run_after_a_run_has_nothing_to_do(tmp_path):
-    staged(tmp_path)
+def test_a_dry_run_after_a_run_has_nothing_to_do(checkout, tmp_path):
+    staged(checkout, tmp_path)
     before = listing(tmp_path)
-    out = staged(tmp_path, "--dry-run")
+    out = staged(checkout, tmp_path, "--dry-run")
     assert listing(tmp_path) == before
     assert "install: dry run: 0 changes to make; nothing was changed" in out
 
@@ -224,11 +410,11 @@ otg_mode=1
     ("boot/firmware", "dtparam=i2c=on\n", "dtparam=i2c=on\n"),
     ("boot/firmware", "dtparam=spi=on,i2c_arm=on\n", "dtparam=spi=on,i2c_arm=on\n"),
 ])
-def test_i2c_is_turned_on_in_config_txt_once(tmp_path, place, text, expected):
+def test_i2c_is_turned_on_in_config_txt_once(checkout, tmp_path, place, text, expected):
     config_txt = tmp_path / place / "config.txt"
     config_txt.parent.mkdir(parents=True)
     config_txt.write_text(text)
-    first, second = staged(tmp_path), staged(tmp_path)
+    first, second = staged(checkout, tmp_path), staged(checkout, tmp_path)
     assert config_txt.read_text() == expected
     assert lines_with(second, f"I2C on in {config_txt} (already done)")
     assert (tmp_path / "etc/modules-load.d/gammonclock.conf").read_text().endswith("\ni2c-dev\n")
@@ -236,30 +422,37 @@ def test_i2c_is_turned_on_in_config_txt_once(tmp_path, place, text, expected):
     assert ("turned I2C on" in first) == (text != expected)
 
 
-def test_i2c_dev_already_in_etc_modules_is_left_alone(tmp_path):
+def test_i2c_dev_already_in_etc_modules_is_left_alone(checkout, tmp_path):
     (tmp_path / "boot/firmware").mkdir(parents=True)
     (tmp_path / "boot/firmware/config.txt").write_text("dtparam=i2c_arm=on\n")
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc/modules").write_text("i2c-dev\n")
-    out = staged(tmp_path)
+    out = staged(checkout, tmp_path)
     assert not (tmp_path / "etc/modules-load.d").exists()
     assert lines_with(out, "i2c-dev module loaded at boot (already done)")
 
 
-def test_without_a_config_txt_i2c_is_a_warning_not_a_failure(tmp_path):
-    out = staged(tmp_path)
+def test_without_a_config_txt_i2c_is_a_warning_not_a_failure(checkout, tmp_path):
+    out = staged(checkout, tmp_path)
     assert lines_with(out, "install: warning: no", "config.txt", "I2C left as it is")
 
 
 # --- failures -------------------------------------------------------------------------------------
 
-def test_a_failing_step_is_named_and_stops_the_run(tmp_path):
-    (tmp_path / "etc").mkdir()
-    (tmp_path / CONFIG_DIR).write_text("a file where the config folder goes\n")
-    run = install(tmp_path, "--skip-venv")
+@pytest.mark.parametrize(("in_the_way", "step", "not_done"), [
+    (CONFIG_DIR, "5/7 (the config)", UNIT),                     # a file where a folder goes
+    ("etc/udev", "6/7 (the units, USB rule)", None),
+])
+def test_a_failing_step_is_named_and_stops_the_run(checkout, tmp_path, in_the_way, step,
+                                                   not_done):
+    (tmp_path / in_the_way).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / in_the_way).write_text("a file where a folder goes\n")
+    run = install(checkout, tmp_path, "--skip-venv")
     assert run.returncode != 0
-    assert "install: FAILED in step 5/7 (the config)" in run.stderr
-    assert not (tmp_path / UNIT).exists()          # nothing after it was done
+    assert f"install: FAILED in step {step}" in run.stderr
+    assert "next steps" not in run.stdout                   # nothing after it was done
+    if not_done:
+        assert not (tmp_path / not_done).exists()
 
 
 @pytest.mark.parametrize(("args", "status", "error"), [
@@ -268,20 +461,52 @@ def test_a_failing_step_is_named_and_stops_the_run(tmp_path):
     (["--arbiter", "Bob Smith"], 1, "--arbiter Bob Smith: not a login name"),
     (["--arbiter", "x;rm"], 1, "not a login name"),
 ])
-def test_bad_arguments_are_refused_before_any_change(tmp_path, args, status, error):
-    run = install(tmp_path, *args)
+def test_bad_arguments_are_refused_before_any_change(checkout, tmp_path, args, status, error):
+    run = install(checkout, tmp_path, *args)
     assert (run.returncode, list(tmp_path.iterdir())) == (status, [])
     assert error in run.stderr
 
 
-def test_a_staging_root_that_does_not_exist_is_refused(tmp_path):
-    run = install(tmp_path / "nowhere")
+@pytest.mark.parametrize("missing", [USB_RULE_SOURCE, USB_UNIT_SOURCE, DEVICE_EXAMPLE,
+                                     MATCH_EXAMPLE])
+def test_a_checkout_without_a_file_it_installs_is_refused(tmp_path, missing):
+    checkout = _make_checkout(tmp_path / "checkout")
+    (checkout / missing).unlink()
+    (tmp_path / "root").mkdir()
+    run = install(checkout, tmp_path / "root")
+    assert run.returncode == 1
+    assert f"is not a gammonclock checkout: no {missing}" in run.stderr
+    assert list((tmp_path / "root").iterdir()) == []
+
+
+def test_a_staging_root_that_does_not_exist_is_refused(checkout, tmp_path):
+    run = install(checkout, tmp_path / "nowhere")
     assert run.returncode == 1
     assert f"--root {tmp_path}/nowhere: no such folder" in run.stderr
 
 
 def test_the_usage_is_the_documented_one():
-    run = subprocess.run(["bash", str(SCRIPT), "--help"], capture_output=True, text=True)
+    run = subprocess.run(["bash", str(ROOT / "scripts/install"), "--help"], capture_output=True,
+                         text=True)
     assert run.returncode == 0
     assert run.stdout.splitlines()[0] == (
         "usage: sudo scripts/install [--root DIR] [--dry-run] [--arbiter LOGIN]... [--skip-venv]")
+
+
+# --- the docs follow the installer ---------------------------------------------------------------
+
+def test_install_md_gives_the_commands_the_installer_prints_and_no_restart_for_a_new_match(
+        checkout, tmp_path):
+    out = staged(checkout, tmp_path)
+    doc = (ROOT / "hardware_docs/install.md").read_text(encoding="utf-8")
+    for command in ("gammonclock check-config /etc/gammonclock/device.toml "
+                    "/etc/gammonclock/match.toml",
+                    "gammonclock check-hardware --device /etc/gammonclock/device.toml",
+                    "gammonclock arbiter new-match", "journalctl -u 'gammonclock-usb@*'"):
+        assert command in doc, command
+    for command in ("gammonclock check-config /etc/gammonclock/device.toml "
+                    "/etc/gammonclock/match.toml",
+                    "gammonclock check-hardware --device /etc/gammonclock/device.toml",
+                    "gammonclock arbiter new-match"):
+        assert command in out, command
+    assert "a changed file starts a new match" not in doc

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from device_helpers import MOCK_TEXT, start_run, wait_until_running
 from gammonclock import __version__
+from gammonclock.arbiter import Abandon
 from gammonclock.cli import main
 from gammonclock.config import ConfigError, parse_config
 from gammonclock.device import StartRefused, StateInUse, build_device, dummy_panels
@@ -42,6 +43,7 @@ from gammonclock.journal import (
     read_key,
     verify,
 )
+from gammonclock.match import ArbiterAction
 from gammonclock.session import (
     COPY_RETRY_NS,
     journal_header,
@@ -154,10 +156,11 @@ def test_a_journal_resealed_with_the_empty_key_is_not_intact(tmp_path, capsys):
 
 # --- resume by content, not by mtime ---------------------------------------------------------
 
-def test_the_unfinished_match_is_resumed_though_another_configs_journal_is_newer(tmp_path):
+def test_the_unfinished_match_is_resumed_though_an_older_journal_looks_newer(tmp_path):
     state = tmp_path / "state"
     other, _ = session_at(CONFIG_B, state)
     press(other, Button.LEFT, 1)
+    other.feed(ArbiterAction(2 * S, Abandon()))       # over: the next boot starts a new match
     other.close()
     mine, _ = session_at(CONFIG_A, state)
     press(mine, Button.LEFT, 1)                     # right's clock runs
@@ -213,6 +216,10 @@ def test_journals_without_match_no_count_as_0_then_go_by_name(tmp_path):
     future = time.time() + 86_400
     os.utime(old[1], (future, future))               # the one named older is newer by mtime
     assert latest_journal(state) == old[0]
+    resumed, notes = session_at(CONFIG_A, state)     # the newest is unfinished: resumed
+    assert notes[0] == f"recovered {old[0]}"
+    resumed.feed(ArbiterAction(S, Abandon()))
+    resumed.close()
     session, notes = session_at(CONFIG_A, state)
     new = session.journal.path                       # type: ignore[union-attr]
     session.close()
@@ -327,7 +334,7 @@ def test_seals_are_checked_before_the_schema(tmp_path, capsys):
     (0, "data.format", 2, "record 0 (line 1): journal format 2 is newer"),
     (2, "data.input", DELETE, "record 2 (line 3): the input is null"),
 ])
-def test_open_match_refuses_a_journal_of_its_config_it_cannot_understand(
+def test_open_match_refuses_a_journal_it_cannot_understand(
         tmp_path, index, where, value, fragment):
     state = tmp_path / "state"
     path = unknown_input_journal(state, CONFIG_A, index, where, value)
@@ -338,10 +345,9 @@ def test_open_match_refuses_a_journal_of_its_config_it_cannot_understand(
     assert f"{path}: {fragment}" in message
     assert f"move {path.name} out of {state / JOURNALS_DIR}" in message
     assert path.read_bytes() == before and journals(state) == [path]
-    # Another config's match is not held up by it.
-    other, notes = session_at(CONFIG_B, state)
-    assert notes[0].startswith("new match")
-    other.close()
+    # Nor on another config: the newest journal's match comes first, whatever the config.
+    with pytest.raises(StartRefused):
+        session_at(CONFIG_B, state)
 
 
 def test_the_device_shows_the_problem_on_both_panels_and_keeps_the_folder(tmp_path):

@@ -72,6 +72,9 @@ REASON_CODES = {
     "UNDO_PAST_ARBITER": "undo_past_arbiter",
     "VOID_NO_ROLL": "void_no_roll",
     "DICE_DROPPED": "dice_dropped",
+    "NO_MATCH": "no_match",
+    "MATCH_IN_PROGRESS": "match_in_progress",
+    "MATCH_FILE_BAD": "match_file_bad",
 }
 
 # The journal's `kind` of every effect, as journals written before issue 8 have them.
@@ -232,8 +235,13 @@ def test_dropped_dice_lines_are_ignored_with_their_reason():
     assert notice_for(effect) is None
 
 
+# The lifecycle's reasons answer the arbiter's socket, never a match's journal: their tests are
+# in test_lifecycle.py.
+LIFECYCLE_REASONS = {Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD}
+
+
 def test_every_reason_is_emitted_somewhere():
-    emitted = {row[0] for row in EMITTED} | {Reason.DICE_DROPPED}
+    emitted = {row[0] for row in EMITTED} | {Reason.DICE_DROPPED} | LIFECYCLE_REASONS
     assert emitted == set(Reason)
 
 

@@ -236,7 +236,7 @@ class Pins:
 
     def edge(self, seconds: float, button: Button, pressed: bool) -> None:
         self.at(round(seconds * S))
-        pin = self.device.factory.pin(self.device.config.device.button_pins[button])
+        pin = self.device.factory.pin(self.device.config.button_pins[button])
         pin.drive_low() if pressed else pin.drive_high()
 
     def inputs(self) -> list[Record]:

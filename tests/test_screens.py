@@ -53,6 +53,7 @@ from gammonclock.hardware.screens import (
 )
 from gammonclock.match import Phase, Recover
 from gammonclock.sides import Pair, Side
+from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
 from property_helpers import property_settings
 
 S = 10**9
@@ -173,9 +174,25 @@ def test_before_the_first_game():
     p, v = views("1 end")
     assert p.match.phase is Phase.BETWEEN_GAMES
     assert v.left.own == Clock("14:00") and v.left.opponent == Clock("14:00", name="Boris")
-    assert v.left.status == ("game 1: tap to start",)
+    # Ready (SPEC §13.2): the time control is on the panels before the first game.
+    assert v.left.status == ("12s delay: tap to start",)
     check_screen("between-games-left", v.left)
     check_screen("between-games-right", v.right)
+
+
+@pytest.mark.parametrize("mode, delay_s, words", [
+    (TimeMode.DELAY, 12, "12s delay: tap to start"),
+    (TimeMode.BRONSTEIN, 8, "8s Bronstein: tap to start"),
+    (TimeMode.FISCHER, 5, "+5s a move: tap to start"),
+    (TimeMode.NONE, 12, "no delay: tap to start"),
+    (TimeMode.DELAY, 0, "no delay: tap to start"),
+])
+def test_the_ready_screen_says_the_time_control_and_game_2_does_not(mode, delay_s, words):
+    time = TimeControl(mode, delay_s * S, FlagRule.MATCH_LOSS, 60 * S)
+    _, v = views("1 end", time=time)
+    assert v.left.status == (words,) and v.right.status == (words,)
+    _, later = views("0 tap left\n5 tap right\n10 hold left\n13 tap right\n20 end", time=time)
+    assert later.left.status == ("game 2: tap to start",)
 
 
 def test_longgammon_next_game_names_who_plays_white():

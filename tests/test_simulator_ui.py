@@ -135,7 +135,7 @@ def test_keys_press_and_release_the_pins_and_a_long_key_is_a_hold(window: Window
     import pygame
 
     device = window.device
-    left_pin = device.factory.pin(device.config.device.button_pins[Button.LEFT])
+    left_pin = device.factory.pin(device.config.button_pins[Button.LEFT])
     window.start()
 
     window.key(True, pygame.K_a)                       # A: the left button goes down ...

@@ -120,6 +120,14 @@ class Challenge:
 
 
 @dataclass(frozen=True)
+class Abandon:
+    """The match ends here with no winner (SPEC §13.2: a next match forced in mid-match)."""
+
+    def describe(self) -> str:
+        return "abandon"
+
+
+@dataclass(frozen=True)
 class Undo:
     def describe(self) -> str:
         return "undo"
@@ -144,14 +152,14 @@ class SetCube:
 
 
 Command = (Pause | Resume | Adjust | Deduct | AddTime | PointPenalty | Forfeit | Disqualify | Warn
-           | Challenge | Undo | SetScore | SetCube)
+           | Challenge | Undo | SetScore | SetCube | Abandon)
 
 USAGE = {
     "pause": "pause", "resume": "resume", "adjust": "adjust SIDE ±DURATION",
     "deduct": "deduct SIDE DURATION", "add": "add SIDE DURATION", "point": "point SIDE",
     "forfeit": "forfeit SIDE [POINTS]", "disqualify": "disqualify SIDE", "warn": "warn SIDE TEXT",
     "challenge": "challenge SIDE upheld|rejected", "undo": "undo", "score": "score LEFT RIGHT",
-    "cube": "cube VALUE [SIDE]",
+    "cube": "cube VALUE [SIDE]", "abandon": "abandon",
 }
 
 
@@ -233,10 +241,10 @@ def _build(name: str, args: list[str]) -> Command:
         if len(args) != n:
             raise ArbiterSyntaxError(f"{name} takes {n} argument{'s' if n != 1 else ''}")
 
-    if name in ("pause", "resume", "undo"):
+    if name in ("pause", "resume", "undo", "abandon"):
         exactly(0)
-        bare: dict[str, type[Pause | Resume | Undo]] = {"pause": Pause, "resume": Resume,
-                                                        "undo": Undo}
+        bare: dict[str, type[Pause | Resume | Undo | Abandon]] = {
+            "pause": Pause, "resume": Resume, "undo": Undo, "abandon": Abandon}
         return bare[name]()
     if name == "warn":
         if len(args) < 2:

@@ -62,6 +62,8 @@ class Arbiter(Step):
                 self.forfeit(command, text)
             case cmd.Disqualify(side=side):
                 self.lose_match(side, EndReason.DISQUALIFIED)
+            case cmd.Abandon():
+                self.abandon()
             case cmd.Warn(side=side, text=warning):
                 self.out.append(Warned(self.t, side, warning))
             case cmd.Challenge(side=side, upheld=upheld):

@@ -18,8 +18,13 @@ and the reply says which of these it is (`outcome`), so a client never has to gu
                   (the clock was busy, or did not take it in time: it never will)
     unknown      {"ok": false, "outcome": "unknown", "error": "queued, outcome unknown: …"}
                   (the clock took it but did not say what it did in time: check `status`)
-    status       {"ok": true, "state": {...}}          (the SPEC §9 state, now)
+    status       {"ok": true, "state": {...}}          (the SPEC §9 state, now; idle: the table)
     bad request  {"ok": false, "error": "unknown arbiter command 'dedct'; …"}   (nothing done)
+
+The next match (SPEC §13.2) comes as `{"id", "command": "new-match [--force]", "text": TOML,
+"file": NAME}`: the match file's text, read on the device's config and loaded on the clock's loop
+in order with the presses; refused mid-match unless `--force`. `usb-stick DIR` (from the root
+helper that mounted a stick at DIR) exports the journals to the stick and loads its next match.
 
 A request with an id gets it back (`"id"`), and a repeated id gets the first answer again
 (`"repeated": true`) without acting twice: the server remembers the last `remembered_ids` ids.
@@ -64,13 +69,16 @@ from .arbiter import Command, parse_command
 from .durations import has_control_characters
 from .effects import Effect, Refused
 from .errors import GammonclockError
+from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, load_next_match
 from .match import ArbiterAction
-from .service import ClockService, Reply
+from .service import ClockService, Reply, Task
 
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "arbiter.sock"
-MAX_REQUEST = 4096            # bytes in a request line, without its newline
+# Bytes in a request line, without its newline: a command is short, a new-match request carries
+# a whole match file (non-ASCII text is sent as UTF-8, not escaped).
+MAX_REQUEST = 2 * MAX_MATCH_FILE + 4096
 MAX_ID = 64                   # characters in a request id
 MAX_REPLY = 1 << 20           # bytes the client reads at most
 LISTEN_BACKLOG = 128
@@ -145,6 +153,8 @@ class RequestError(GammonclockError, ValueError):
 class Request:
     words: list[str]
     id: str | None = None
+    match_text: str | None = None  # new-match: the match file's text
+    file: str | None = None       # … and its name, for the errors
 
 
 def parse_request(line: bytes, max_request: int = MAX_REQUEST) -> Request:
@@ -166,10 +176,13 @@ def parse_request(line: bytes, max_request: int = MAX_REQUEST) -> Request:
                            "nothing was done") from None
     if not isinstance(obj, dict):
         raise RequestError("the request is JSON but not an object; nothing was done")
-    unknown = sorted(set(obj) - {"id", "command"})
+    unknown = sorted(set(obj) - {"id", "command", "text", "file"})
     if unknown:
         raise RequestError(f"unknown key {unknown[0]!r} in the request; allowed: 'id', "
-                           "'command'; nothing was done")
+                           "'command', 'text', 'file'; nothing was done")
+    for key in ("text", "file"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise RequestError(f"the request's {key!r} must be a string; nothing was done")
     command, request_id = obj.get("command"), obj.get("id")
     if not isinstance(command, str):
         raise RequestError("the request's 'command' must be a string of words, e.g. "
@@ -177,7 +190,7 @@ def parse_request(line: bytes, max_request: int = MAX_REQUEST) -> Request:
     if request_id is not None and not _valid_id(request_id):
         raise RequestError(f"the request's 'id' must be 1 to {MAX_ID} ASCII letters, digits, "
                            "'-', '_', '.' or ':'; nothing was done")
-    return Request(_words(command), request_id)
+    return Request(_words(command), request_id, obj.get("text"), obj.get("file"))
 
 
 def _words(text: str) -> list[str]:
@@ -245,10 +258,13 @@ class Responder:
     """The answer to one request line; any thread (one per connection)."""
 
     def __init__(self, service: ClockService, limits: Limits = Limits(),
-                 clock_ns: Callable[[], int] = time.monotonic_ns) -> None:
+                 clock_ns: Callable[[], int] = time.monotonic_ns, table: Table | None = None,
+                 on_stick: Callable[[Path], dict[str, Any]] | None = None) -> None:
         self.service = service
         self.limits = limits
         self.clock_ns = clock_ns
+        self.table = table                # None: this clock takes no next match (a test rig)
+        self.on_stick = on_stick
         self._outcomes = _Outcomes(limits.remembered_ids)
 
     def respond(self, line: bytes) -> dict[str, Any]:
@@ -264,17 +280,30 @@ class Responder:
     def _answer(self, request: Request) -> dict[str, Any]:
         if request.words == ["status"]:
             return {"ok": True, "state": self.service.status()}
-        try:
-            command = parse_command(request.words)
-        except ValueError as exc:        # ArbiterSyntaxError, and any number `int` refuses
-            return {"ok": False, "error": str(exc)}
+        if request.match_text is not None and request.words[:1] != ["new-match"]:
+            return {"ok": False, "error": "only new-match carries a match file ('text'); "
+                                          "nothing was done"}
+        if request.words[:1] == ["usb-stick"]:
+            return self._stick(request.words[1:])
+        action: Callable[[], tuple[dict[str, Any], Reply | None]]
+        if request.words[:1] == ["new-match"]:
+            problem = self._new_match_problem(request)
+            if problem is not None:
+                return {"ok": False, "error": problem}
+            action = lambda: self._load(request)            # noqa: E731
+        else:
+            try:
+                command = parse_command(request.words)
+            except ValueError as exc:     # ArbiterSyntaxError, and any number `int` refuses
+                return {"ok": False, "error": str(exc)}
+            action = lambda: self._apply(command)           # noqa: E731
         if request.id is None:
-            return self._apply(command)[0]
+            return action()[0]
         outcome, first = self._outcomes.claim(request.id, request.words)
         if not first:
             return self._repeat(request, outcome)
         try:
-            answer, outcome.reply = self._apply(command)
+            answer, outcome.reply = action()
             if answer.get("applied") is False:
                 self._outcomes.forget(request.id)
             outcome.answer = answer
@@ -289,15 +318,76 @@ class Responder:
         if not self.service.submit(ArbiterAction(self.clock_ns(), command), reply):
             return _not_applied("the clock is busy (too many inputs waiting); the command was "
                                 "NOT applied: try again", busy=True), None
-        effects = reply.wait(self.limits.reply_timeout_s)
-        if effects is None:
+        if not self._wait(reply):
+            return _not_applied("the clock did not answer in time; the command was NOT "
+                                "applied"), None
+        if not reply.done.is_set():
+            return _unknown(command.describe()), reply
+        return self._acted(reply.effects), None
+
+    def _wait(self, reply: Reply) -> bool:
+        """Wait, bounded, for the loop: False when it never took the input (withdrawn, never
+        to be applied); True when it did (its outcome is in `reply`, or still on its way)."""
+        if reply.wait(self.limits.reply_timeout_s) is None:
             if reply.withdraw():
-                return _not_applied("the clock did not answer in time; the command was NOT "
-                                    "applied"), None
-            effects = reply.wait(self.limits.outcome_grace_s)   # taken: its outcome is coming
-        if effects is None:
-            return _unknown(command), reply
-        return self._acted(effects), None
+                return False
+            reply.wait(self.limits.outcome_grace_s)   # taken: its outcome is coming
+        return True
+
+    # --- the next match (SPEC §13.2) ------------------------------------------------------------
+
+    def _new_match_problem(self, request: Request) -> str | None:
+        if self.table is None:
+            return "this clock takes no next match"
+        if request.words[1:] not in ([], ["--force"]):
+            return "usage: new-match [--force] (the match file's text in the request's 'text')"
+        if request.match_text is None:
+            return ("new-match needs the match file's text: `gammonclock arbiter new-match "
+                    "FILE` sends it")
+        return None
+
+    def _load(self, request: Request) -> tuple[dict[str, Any], Reply | None]:
+        """Load the match file of a new-match request on the clock's loop."""
+        assert self.table is not None and request.match_text is not None
+        table, text = self.table, request.match_text
+        name, force, at = request.file or "<new-match>", "--force" in request.words, \
+            self.clock_ns()
+        return self.run_loading(lambda: load_next_match(self.service, table, text, name,
+                                                        force=force, at=at), at)
+
+    def run_loading(self, load: Callable[[], LoadOutcome], at: int
+                    ) -> tuple[dict[str, Any], Reply | None]:
+        """Run a load on the clock's loop and wait for what it did."""
+        reply = Reply()
+        if not self.service.submit(Task(at, load), reply):
+            return _not_applied("the clock is busy (too many inputs waiting); the match was "
+                                "NOT loaded: try again", busy=True), None
+        if not self._wait(reply):
+            return _not_applied("the clock did not answer in time; the match was NOT "
+                                "loaded"), None
+        if not reply.done.is_set():
+            return _unknown("new-match"), reply
+        return self._loaded(reply), None
+
+    def _loaded(self, reply: Reply) -> dict[str, Any]:
+        outcome = reply.value
+        assert isinstance(outcome, LoadOutcome)
+        answer: dict[str, Any] = {"ok": outcome.ok,
+                                  "outcome": "acted" if outcome.ok else "refused",
+                                  "said": outcome.said, "state": self.service.status()}
+        if not outcome.ok:
+            answer["refused"] = True
+            answer["error"] = outcome.error
+            answer["reason"] = outcome.reason.value if outcome.reason else None
+        return answer
+
+    def _stick(self, words: list[str]) -> dict[str, Any]:
+        if self.on_stick is None:
+            return {"ok": False, "error": "this clock takes no USB stick"}
+        if len(words) != 1:
+            return {"ok": False, "error": "usage: usb-stick DIR (the folder the stick is "
+                                          "mounted at)"}
+        return self.on_stick(Path(words[0]))
 
     def _repeat(self, request: Request, outcome: _Outcome) -> dict[str, Any]:
         if outcome.words != request.words:
@@ -309,9 +399,11 @@ class Responder:
                              "waiting for the clock; check with `gammonclock arbiter status` "
                              "before repeating it"}
         if outcome.reply is not None:           # it was unknown: has its outcome come since?
-            effects = outcome.reply.wait(0)
-            if effects is not None:
-                outcome.answer, outcome.reply = self._acted(effects), None
+            reply = outcome.reply
+            if reply.done.is_set():
+                outcome.answer = (self._loaded(reply) if isinstance(reply.value, LoadOutcome)
+                                  else self._acted(reply.effects))
+                outcome.reply = None
         return {**outcome.answer, "repeated": True}
 
     def _acted(self, effects: list[Effect]) -> dict[str, Any]:
@@ -333,9 +425,9 @@ def _not_applied(error: str, busy: bool = False) -> dict[str, Any]:
     return answer
 
 
-def _unknown(command: Command) -> dict[str, Any]:
+def _unknown(what: str) -> dict[str, Any]:
     return {"ok": False, "outcome": "unknown",
-            "error": f"queued, outcome unknown: the clock took `{command.describe()}` but did not "
+            "error": f"queued, outcome unknown: the clock took `{what}` but did not "
                      "say what it did in time; check with `gammonclock arbiter status` before "
                      "repeating it"}
 
@@ -377,10 +469,12 @@ class ArbiterServer:
     on its own short-lived thread (at most `limits.max_handlers` at once)."""
 
     def __init__(self, path: Path, service: ClockService, limits: Limits = Limits(),
-                 clock_ns: Callable[[], int] = time.monotonic_ns, group: str | None = None) -> None:
+                 clock_ns: Callable[[], int] = time.monotonic_ns, group: str | None = None,
+                 table: Table | None = None,
+                 on_stick: Callable[[Path], dict[str, Any]] | None = None) -> None:
         self.path = path
         self.limits = limits
-        self.responder = Responder(service, limits, clock_ns)
+        self.responder = Responder(service, limits, clock_ns, table, on_stick)
         self.turned_away = 0
         if path.exists() or path.is_symlink():
             path.unlink()          # a socket left by a previous run (a crash, a power cut)
@@ -519,7 +613,8 @@ def _send(conn: socket.socket, answer: dict[str, Any], timeout_s: float) -> None
 
 def _shown(request: bytes) -> str:
     """A request as the log shows it: short, and safe whatever its bytes."""
-    return repr(request[:120].decode("utf-8", "replace")) + ("…" if len(request) > 120 else "")
+    text = request[:480].decode("utf-8", "replace")    # whole characters, then cut
+    return repr(text[:120]) + ("…" if len(text) > 120 else "")
 
 
 # --- the client -------------------------------------------------------------------------------
@@ -556,30 +651,41 @@ class _NoReply(GammonclockError):
         self.empty = empty
 
 
-def encode_request(words: list[str], request_id: str) -> bytes:
-    """The JSON request line for these words; raises UnsendableRequest."""
+def encode_request(words: list[str], request_id: str, text: str | None = None,
+                   file: str | None = None) -> bytes:
+    """The JSON request line for these words (and a match file's `text`, named `file`); raises
+    UnsendableRequest."""
     for number, word in enumerate(words, 1):
         try:
             word.encode("utf-8")
         except UnicodeEncodeError:
             raise UnsendableRequest(f"word {number} ({word!r}) is not UTF-8 text; nothing was "
                                     "sent") from None
-    line = json.dumps({"id": request_id, "command": " ".join(words)}).encode()
+    request: dict[str, str] = {"id": request_id, "command": " ".join(words)}
+    if text is not None:
+        request["text"] = text
+        if file is not None:
+            request["file"] = file
+    try:
+        line = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnsendableRequest("the file is not UTF-8 text; nothing was sent") from None
     if len(line) > MAX_REQUEST:
-        raise UnsendableRequest(f"the command is longer than the socket takes ({MAX_REQUEST} "
+        raise UnsendableRequest(f"the request is longer than the socket takes ({MAX_REQUEST} "
                                 "bytes as JSON); nothing was sent")
     return line + b"\n"
 
 
 def ask(path: Path, words: list[str], timeout_s: float = CLIENT_TIMEOUT_S,
-        request_id: str | None = None) -> dict[str, Any]:
+        request_id: str | None = None, text: str | None = None,
+        file: str | None = None) -> dict[str, Any]:
     """Send one request to a running clock and return its reply (without the id).
 
     Raises OSError when no clock listens at `path` (nothing sent), and ClientError when the words
     cannot be sent, the reply is not one, or no reply came. A connection that fails after the
     request went out is retried once with the same id, which the clock never applies twice."""
     request_id = request_id or uuid.uuid4().hex
-    request = encode_request(words, request_id)
+    request = encode_request(words, request_id, text, file)
     give_up_busy = time.monotonic() + CONNECT_RETRY_S
     while True:
         data = _exchange_with_a_retry(path, request, timeout_s, " ".join(words))

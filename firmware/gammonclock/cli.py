@@ -13,7 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .config import Config, ConfigError, load_config
+from .config import (
+    Config,
+    ConfigError,
+    DeviceConfig,
+    DeviceFile,
+    load_config,
+    load_device_config,
+    read_config_text,
+)
 from .durations import MAX_SPEED, MIN_SPEED, quoted
 from .effects import Effect
 from .engine import Engine
@@ -33,13 +41,13 @@ def _fail(message: object, status: int = EXIT_BAD_INPUT) -> int:
     return status
 
 
-def _state_dir(args: argparse.Namespace, config: Config | None = None) -> str:
+def _state_dir(args: argparse.Namespace, device: DeviceConfig | None = None) -> str:
     """--state-dir, else $GAMMONCLOCK_STATE_DIR, else the config's (or the default)."""
     if getattr(args, "state_dir", None):
         return str(args.state_dir)
     if os.environ.get("GAMMONCLOCK_STATE_DIR"):
         return os.environ["GAMMONCLOCK_STATE_DIR"]
-    return config.device.state_dir if config is not None else DEFAULT_STATE_DIR
+    return device.state_dir if device is not None else DEFAULT_STATE_DIR
 
 
 def _print_account(engine: Engine, effects: list[Effect]) -> None:
@@ -69,7 +77,7 @@ def _simulate(args: argparse.Namespace) -> int:
     session.stamps = stamps
     if args.journal:
         try:
-            key = load_or_create_key(_state_dir(args, config))
+            key = load_or_create_key(_state_dir(args, config.device))
             session.journal = JournalWriter.create(
                 args.journal, key, journal_header(config.text, str(args.config)), 0, stamps())
         except JournalError as exc:
@@ -119,12 +127,25 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _run_source(args: argparse.Namespace) -> tuple[Config | DeviceFile, DeviceConfig]:
+    """What `run` starts from: a device config (`--device`; `--config` is then the match file
+    loaded at boot), or one file holding both (`--config`). Raises ConfigError."""
+    if args.device:
+        device = load_device_config(args.device)
+        return device, device.device
+    config = load_config(args.config)
+    return config, config.device
+
+
 def _run(args: argparse.Namespace) -> int:
     """The device: run the clock in real time until stopped (SIGTERM, SIGINT)."""
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.device and not args.config:
+        return _fail("run: give --device FILE (the device config; its table.match_file is the "
+                     "match at boot) or --config FILE (one file holding the device and a match)")
     try:
-        config = load_config(args.config)
+        source, device_config = _run_source(args)
     except ConfigError as exc:
         _show_config_error(str(exc))
         return _fail(exc)
@@ -138,7 +159,8 @@ def _run(args: argparse.Namespace) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     try:
         try:
-            device = build_device(config, _state_dir(args, config))
+            device = build_device(source, _state_dir(args, device_config),
+                                  match_path=args.config if args.device else None)
         except StartRefused as exc:
             # Shown on the panels; wait to be stopped, so that systemd does not restart a
             # clock that would refuse again (the arbiter moves the file away, then restarts).
@@ -230,13 +252,14 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    """Every problem of each file (exit 2), or the match read back in words (exit 0)."""
-    from .readback import readback_text
+    """Every problem of each file (exit 2), or each read back in words (exit 0). A device
+    config given before a match file is the device that match is read on."""
+    from .readback import check_file
 
-    status = 0
+    status, device = 0, None
     for index, path in enumerate(args.files):
         try:
-            config = load_config(path)
+            words, device = check_file(path, device)
         except ConfigError as exc:
             print(exc, file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -244,7 +267,7 @@ def _check_config(args: argparse.Namespace) -> int:
         if index:
             print()
         print(f"{path}: good")
-        print(readback_text(config))
+        print(words)
     return status
 
 
@@ -289,10 +312,16 @@ def _arbiter(args: argparse.Namespace) -> int:
 
     if not args.words:
         return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
+    words, text, file = args.words, None, None
+    if words[0] == "new-match":
+        try:
+            words, text, file = _new_match_request(words)
+        except ConfigError as exc:
+            return _fail(f"arbiter: {exc}")
     told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
     path = asking_path(told, DEFAULT_STATE_DIR)
     try:
-        answer = ask(path, args.words)
+        answer = ask(path, words, text=text, file=file)
     except ClientError as exc:
         return _fail(f"arbiter: {exc}", status=exc.exit_status)
     except PermissionError:
@@ -314,6 +343,43 @@ def _arbiter(args: argparse.Namespace) -> int:
     if not answer.get("ok"):
         print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
     return exit_status(answer)
+
+
+def _new_match_request(words: list[str]) -> tuple[list[str], str, str]:
+    """`new-match FILE [--force]` (the flag on either side): the words to send, the match
+    file's text and its name. Raises ConfigError for a file that cannot be read."""
+    force = "--force" in words[1:]
+    files = [word for word in words[1:] if word != "--force"]
+    if len(files) != 1:
+        raise ConfigError("new-match", ["give one match file: new-match FILE [--force]"])
+    text = read_config_text(files[0])
+    return ["new-match"] + (["--force"] if force else []), text, files[0]
+
+
+USB_STICK_TIMEOUT_S = 600.0     # a stick's copy of many matches' reports (the unit allows 10 min)
+
+
+def _usb_stick(args: argparse.Namespace) -> int:
+    """A stick was plugged in (the udev-started unit, as root): mount it, have the clock export
+    to it and load its next match, unmount it."""
+    from .arbiter_socket import ask, asking_path
+    from .usb_mount import usb_stick_main
+
+    told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
+    path = asking_path(told, DEFAULT_STATE_DIR)
+    return usb_stick_main(args.target,
+                          lambda words: ask(path, words, timeout_s=USB_STICK_TIMEOUT_S))
+
+
+def _check_hardware(args: argparse.Namespace) -> int:
+    """The wiring check: both panels show LEFT or RIGHT, every press is printed."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        device = load_device_config(args.device)
+    except ConfigError as exc:
+        return _fail(exc)
+    from .hardware_check import check_hardware
+    return check_hardware(device.device, out=sys.stdout, seconds=args.seconds)
 
 
 def _match_summary(path: str) -> str:
@@ -364,7 +430,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(handler=_simulate)
 
     run = commands.add_parser("run", help="run the clock on the device, in real time")
-    run.add_argument("--config", required=True, help="the match config (TOML)")
+    run.add_argument("--device", help="the device config (TOML; /etc/gammonclock/device.toml): "
+                                      "its table.match_file is the match loaded at boot")
+    run.add_argument("--config", help="with --device: the match file loaded at boot (instead of "
+                                      "table.match_file); alone: one file holding the device "
+                                      "and the match")
     run.add_argument("--state-dir", type=Path,
                      help="journals and the device key (default: $GAMMONCLOCK_STATE_DIR or the "
                           "config's journal.state_dir)")
@@ -393,10 +463,31 @@ def build_parser() -> argparse.ArgumentParser:
                           "[SIDE], status")
     arb.set_defaults(handler=_arbiter)
 
-    chk = commands.add_parser("check-config", help="check match configs: every problem, or "
-                                                   "the match read back in words")
-    chk.add_argument("files", nargs="+", metavar="FILE", help="a config file (TOML)")
+    chk = commands.add_parser("check-config", help="check config files (match, device, or one "
+                                                   "holding both): every problem, or each read "
+                                                   "back in words")
+    chk.add_argument("files", nargs="+", metavar="FILE",
+                     help="a config file (TOML); a device config before a match file is the "
+                          "device that match is read on")
     chk.set_defaults(handler=_check_config)
+
+    usb = commands.add_parser(
+        "usb-stick", help="a USB stick was plugged in (run as root by gammonclock-usb@.service): "
+                          "mount it, export the journals to it, load its next match, unmount")
+    usb.add_argument("target", help="the stick's device (/dev/sda1), or a folder standing for it")
+    usb.add_argument("--state-dir", type=Path, help="the clock's state directory (its socket)")
+    usb.set_defaults(handler=_usb_stick)
+
+    hw = commands.add_parser(
+        "check-hardware",
+        help="test a newly wired clock (stop the service first): each panel shows LEFT or "
+             "RIGHT in a frame, every button press and release is printed; exit 0 when both "
+             "panels answer and every button was pressed, else 1")
+    hw.add_argument("--device", default="/etc/gammonclock/device.toml",
+                    help="the device config to check (default: %(default)s)")
+    hw.add_argument("--seconds", type=float, help="end after this many seconds (default: run "
+                                                  "until Ctrl-C)")
+    hw.set_defaults(handler=_check_hardware)
 
     exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")
     which = exp.add_mutually_exclusive_group(required=True)

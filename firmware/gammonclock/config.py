@@ -20,13 +20,18 @@ from typing import Any
 
 from .config_schema import (
     BAUDRATES,
+    DEVICE,
     FIELDS,
+    MATCH,
+    MATCH_FILE_SECTIONS,
     MAX_NAME_LENGTH,
     PANEL_DRIVERS,
     PIN_FACTORIES,
     SCHEMA,
     Field,
     broker_is_tls,
+    fields_of,
+    kind_of_section,
 )
 from .durations import (
     MAX_DURATION_NS,
@@ -43,7 +48,9 @@ from .timecontrol import FlagRule, TimeControl, TimeMode
 
 __all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "PIN_FACTORIES",
            "SCHEMA", "Config", "ConfigError", "DeviceConfig", "EventConfig", "HallConfig",
-           "PanelConfig", "load_config", "parse_config"]
+           "DeviceFile", "PanelConfig", "config_of_header", "device_part", "file_kind",
+           "load_config", "load_device_config", "load_match_config", "parse_config",
+           "parse_device_config", "parse_match_config"]
 
 
 class ConfigError(GammonclockError, ValueError):
@@ -90,9 +97,12 @@ class DeviceConfig:
     dice_baudrate: int
     state_dir: str
     checkpoint_ns: int
+    debounce_ns: int                 # the buttons' (the match's rules carry them too)
+    hold_ns: int
     # SPEC §13.1 (read and checked; nothing uses them yet)
     table_id: str                    # 1-32 of A-Z a-z 0-9 _ -; default: the host name
     table_event: str                 # "" when not set
+    match_file: str | None           # loaded at boot when no match is unfinished (SPEC §13.2)
     arbiter_pin: str | None          # 4-8 of L, R, C (SPEC §13.4); None: the chord does nothing
     arbiter_chord_ns: int
     arbiter_socket_group: str | None
@@ -174,31 +184,109 @@ class _Reader:
         return values
 
 
-def parse_config(text: str, path: str = "<config>") -> Config:
-    """The match config in `text`; `path` names it in errors. Raises ConfigError."""
+def _toml(text: str, path: str) -> dict[str, Any]:
+    """The TOML document in `text`; ConfigError naming `path` when it is not one."""
     try:
-        data = tomllib.loads(text, parse_float=Decimal)
+        return tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, [f"not valid TOML: {exc}"]) from None
     except ValueError:   # tomllib lets int() refuse a number over 4 300 digits
         raise ConfigError(path, ["not valid TOML: a number with too many digits"]) from None
     except RecursionError:   # arrays or inline tables nested thousands deep
         raise ConfigError(path, ["not valid TOML: arrays or tables nested too deeply"]) from None
+
+
+def file_kind(text: str, path: str = "<config>") -> str:
+    """What a config file holds by its sections: MATCH, DEVICE, or "both" (also for a file with
+    no known section: it is checked as one file holding both). Raises ConfigError for a file
+    that is not TOML."""
+    kinds = {kind for name in _toml(text, path) if (kind := kind_of_section(name)) is not None}
+    return kinds.pop() if len(kinds) == 1 else "both"
+
+
+def parse_config(text: str, path: str = "<config>") -> Config:
+    """The config in `text`, one file holding the match and the device (either may be left to
+    its defaults); `path` names it in errors. Raises ConfigError."""
+    return _config(_Reader(_toml(text, path)), path, text)
+
+
+def parse_match_config(text: str, path: str = "<match>", device: DeviceFile | None = None
+                       ) -> Config:
+    """A match file (SPEC §13.1) on the device `device` (None: the reference build): only the
+    match's sections; a device section in it is an error naming it, and nothing changes. The
+    device's `[buttons]` and `[display]` count, and `[display]` in the match file wins."""
+    data = _toml(text, path)
+    r = _Reader(_merged(device.data if device else {}, data))
+    for name in data:
+        if kind_of_section(name) == DEVICE and name not in MATCH_FILE_SECTIONS:
+            r.problem(name, "a device section: a match file holds only "
+                      f"{', '.join(f'[{s}]' for s in MATCH_FILE_SECTIONS)}; the device's "
+                      "settings live in its device config (/etc/gammonclock/device.toml)")
+    return _config(r, path, text, device.text if device else None)
+
+
+def parse_device_config(text: str, path: str = "<device>") -> DeviceFile:
+    """A device config (SPEC §13.1): only the device's sections; a match section in it is an
+    error naming it. Raises ConfigError."""
+    data = _toml(text, path)
     r = _Reader(data)
+    for name in data:
+        if kind_of_section(name) == MATCH:
+            r.problem(name, "a match section: it belongs in a match file (the device "
+                      "config's table.match_file, or `gammonclock arbiter new-match FILE`), "
+                      "not in the device config")
+    return _device_file(r, path, text)
+
+
+def device_part(text: str, path: str) -> DeviceFile:
+    """The device settings of a file that may hold a match too (`run --config` with one file;
+    a journal's header): its match sections are set aside. Raises ConfigError."""
+    data = _toml(text, path)
+    return _device_file(_Reader({name: value for name, value in data.items()
+                                 if kind_of_section(name) != MATCH}), path, text)
+
+
+def _device_file(r: _Reader, path: str, text: str) -> DeviceFile:
+    r.check_keys()
+    values = r.read(fields_of(DEVICE))
+    _check_device(r, values)
+    if r.problems:
+        raise ConfigError(path, r.problems)
+    return DeviceFile(path, text, _device(values), r.data)
+
+
+def _merged(device: dict[str, Any], match: dict[str, Any]) -> dict[str, Any]:
+    """The device's tables with the match file's laid over them (a key in both: the match's)."""
+    merged = dict(device)
+    for name, value in match.items():
+        under = merged.get(name)
+        merged[name] = ({**under, **value} if isinstance(under, dict) and isinstance(value, dict)
+                        else value)
+    return merged
+
+
+def _config(r: _Reader, path: str, text: str, device_text: str | None = None) -> Config:
     r.check_keys()
     values = r.read(FIELDS)
-    _check_together(r, values)
+    _check_device(r, values)
+    _check_match(r, values)
     if r.problems:
         raise ConfigError(path, r.problems)
     return Config(path, text=text, device=_device(values), rules=_rules(values),
-                  event=EventConfig(values["event.round"], values["event.name"]))
+                  event=EventConfig(values["event.round"], values["event.name"]),
+                  device_text=device_text)
 
 
-def _check_together(r: _Reader, v: dict[str, Any]) -> None:
-    """The checks across keys, after each key was read on its own."""
+def _check_match(r: _Reader, v: dict[str, Any]) -> None:
+    """The checks across the match's keys, after each key was read on its own."""
     discipline = DISCIPLINES[v["match.discipline"]]
     if r.raw("breaks.per_player") is not MISSING and discipline.blitz:
         r.problem("breaks.per_player", f"{discipline.name} has no breaks, ever; remove the key")
+    _check_reserve(r, v)
+
+
+def _check_device(r: _Reader, v: dict[str, Any]) -> None:
+    """The checks across the device's keys."""
     used: dict[int, str] = {}
     for name in ("left", "right", "cube", "buzzer"):
         pin = v[f"pins.{name}"]
@@ -216,7 +304,6 @@ def _check_together(r: _Reader, v: dict[str, Any]) -> None:
     if (v["hall.ca_file"] is not None and v["hall.broker"] is not None
             and not broker_is_tls(v["hall.broker"])):
         r.problem("hall.ca_file", "only with an mqtts:// broker; use mqtts:// or remove the key")
-    _check_reserve(r, v)
 
 
 def _check_reserve(r: _Reader, v: dict[str, Any]) -> None:
@@ -274,7 +361,8 @@ def _device(v: dict[str, Any]) -> DeviceConfig:
         panels=Pair(_panel(v, "left"), _panel(v, "right")),
         dice_port=v["dice.port"], dice_baudrate=v["dice.baudrate"],
         state_dir=v["journal.state_dir"], checkpoint_ns=v["journal.checkpoint_s"],
-        table_id=v["table.id"], table_event=v["table.event"],
+        debounce_ns=v["buttons.debounce_ms"], hold_ns=v["buttons.hold_s"],
+        table_id=v["table.id"], table_event=v["table.event"], match_file=v["table.match_file"],
         arbiter_pin=v["arbiter.pin"], arbiter_chord_ns=v["arbiter.chord_s"],
         arbiter_socket_group=v["arbiter.socket_group"], hall=hall,
         language=v["display.language"])
@@ -285,20 +373,54 @@ DEFAULT_DEVICE = _device(_Reader({}).read(FIELDS))
 
 
 @dataclass(frozen=True)
+class DeviceFile:
+    """A device config as read: its settings, its text (a journal's header keeps it) and its
+    tables (a match file's are laid over them)."""
+
+    path: str
+    text: str
+    device: DeviceConfig
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Config:
     path: str
     rules: MatchRules
     device: DeviceConfig = DEFAULT_DEVICE
     text: str = ""          # the file as written: a journal's header keeps it
     event: EventConfig = EventConfig()
+    device_text: str | None = None   # a match file's: the device config it was read on
+
+
+def config_of_header(header: dict[str, Any], name: str) -> Config:
+    """The config a journal's header holds: one file, or a match file and its device config.
+    Raises ConfigError naming `name` (the journal)."""
+    device_text = header.get("device")
+    if isinstance(device_text, str):
+        device = device_part(device_text, f"{name} (header: device config)")
+        return parse_match_config(header["config"], f"{name} (header)", device)
+    return parse_config(header["config"], f"{name} (header)")
 
 
 def load_config(path: str | Path) -> Config:
     """Read and check the config file at `path`. Raises ConfigError naming the file."""
+    return parse_config(read_config_text(path), str(path))
+
+
+def read_config_text(path: str | Path) -> str:
+    """The text of a config file; ConfigError naming it when it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(str(path), [f"cannot read the file: {exc.strerror or exc}"]) from None
     except UnicodeDecodeError:
         raise ConfigError(str(path), ["not a UTF-8 text file"]) from None
-    return parse_config(text, str(path))
+
+
+def load_device_config(path: str | Path) -> DeviceFile:
+    return parse_device_config(read_config_text(path), str(path))
+
+
+def load_match_config(path: str | Path, device: DeviceFile | None = None) -> Config:
+    return parse_match_config(read_config_text(path), str(path), device)

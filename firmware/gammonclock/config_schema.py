@@ -563,6 +563,8 @@ FIELDS: tuple[Field, ...] = (
           table_id_from_host(socket.gethostname()), "the table, in journal names and the hall",
           shown_default="the host name"),
     Field("table.event", FreeText(), "", "the event the table is at, on the idle panels"),
+    Field("table.match_file", FilePath(), None,
+          "the match loaded at boot when no match is unfinished (SPEC §13.2); none: idle"),
     Field("arbiter.pin", Pattern(r"[LRC]{4,8}", "a PIN",
                                  '4–8 button names of L, R, C, e.g. "LRCLR"'), None,
           "opens the arbiter's menu at the panels (SPEC §13.4); none: the chord does nothing"),
@@ -592,6 +594,19 @@ SECTIONS: dict[str, str] = {
     "displays.left": DEVICE, "displays.right": DEVICE, "dice": DEVICE, "journal": DEVICE,
     "table": DEVICE, "arbiter": DEVICE, "hall": DEVICE,
 }
+
+# What a match file may hold (SPEC §13.1): the match's sections, and the panels' language
+# (SPEC §15: in the device or the match config). Anything else of the device is refused in it.
+MATCH_FILE_SECTIONS = tuple(s for s in SECTIONS if SECTIONS[s] == MATCH) + ("display",)
+
+
+def kind_of_section(name: str) -> str | None:
+    """MATCH or DEVICE for a top-level section name (`displays` holds device tables), None for
+    one the config does not know."""
+    if name in SECTIONS:
+        return SECTIONS[name]
+    return DEVICE if any(s.startswith(name + ".") for s in SECTIONS) else None
+
 
 def _schema() -> dict[str, tuple[str, ...]]:
     schema: dict[str, list[str]] = {}

@@ -20,32 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Config, ConfigError
-from .engine import Engine
-from .journal import (
-    JournalError,
-    JournalWriter,
-    KeyRefused,
-    load_or_create_key,
-    open_or_defer,
-    read_journal,
+from .config import (
+    Config,
+    ConfigError,
+    DeviceConfig,
+    DeviceFile,
+    device_part,
+    load_match_config,
 )
+from .journal import JournalError
+from .lifecycle import StartRefused, StickHandler, Table, device_key
+
+__all__ = ["Device", "StartRefused", "StateInUse", "build_device", "dummy_panels",
+           "lock_state_dir", "open_match", "show_refusal"]
+from .network import local_addresses
 from .service import ClockService
-from .session import (
-    JournalHead,
-    KeySource,
-    Replayed,
-    Session,
-    StampSource,
-    journal_header,
-    journal_heads,
-    journal_order,
-    new_journal_path,
-    next_match_no,
-    replay,
-    resume,
-    system_stamps,
-)
+from .session import Session, StampSource, system_stamps
 from .sides import Pair, Side
 
 log = logging.getLogger(__name__)
@@ -124,26 +114,21 @@ def _pid_in(fd: int) -> str:
 
 # --- the device --------------------------------------------------------------------------------
 
-class StartRefused(JournalError):
-    """The clock will not start a match on top of a problem it cannot judge: a bad device key,
-    or a journal of this config it cannot understand. The file is kept untouched; `panel` is
-    the short text for the panels, and `release` gives up the state folder's lock."""
-
-    def __init__(self, message: str, panel: str) -> None:
-        super().__init__(message)
-        self.panel = panel
-        self.release: Callable[[], None] = lambda: None
-
-
 @dataclass
 class Device:
-    config: Config
-    session: Session
+    config: DeviceConfig
+    table: Table
     service: ClockService
     factory: Any                          # the gpiozero pin factory
     panels: Pair[Any]                     # hardware.panels.Panel
     closers: list[Callable[[], None]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    problem: ConfigError | None = None    # a match file refused at boot (the clock is idle)
+
+    @property
+    def session(self) -> Session | None:
+        """The match being played; None while idle."""
+        return self.service.session
 
     def close(self) -> None:
         """Stop the input sources, journal the instant, leave the panels lit, give up the
@@ -157,70 +142,16 @@ class Device:
 
 def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
                clock_ns: Callable[[], int]) -> tuple[Session, int, list[str]]:
-    """The session to run and its time origin: the newest journal of this very config (newest
-    by the journals' own `match_no`, not by the wall clock) when its match is not over
-    (recovered, paused), else a new journal and a new match at instant 0.
-
-    A state folder that cannot be written (a read-only or full SD card) does not stop the
-    clock: the journal is made when the disk works again, and the panels say so meanwhile.
-    Raises StartRefused for a bad device key or a journal of this config it cannot understand.
-    """
-    key_of = _device_key(state_dir)
-    checkpoint = config.device.checkpoint_ns
-    heads = journal_order(journal_heads(state_dir))
-    mine = [head for head in heads if head.config == config.text]
-    if mine:
-        replayed = _replay_for_resume(mine[-1])
-        if replayed.engine.match.end_reason is None:
-            session, notes = resume(replayed, key_of, stamps, checkpoint_ns=checkpoint)
-            return (session, clock_ns() - session.engine.now,
-                    [f"recovered {mine[-1].path}"] + notes)
-    stamp = stamps()
-    path = new_journal_path(state_dir, stamp.wall)
-    header = journal_header(config.text, config.path, match_no=next_match_no(heads))
-
-    def create() -> JournalWriter:
-        return JournalWriter.create(new_journal_path(state_dir, stamp.wall), key_of(), header,
-                                    0, stamp)
-    journal, problem = open_or_defer(path, create, 0)
-    session = Session(Engine.start(config.rules, at=0), journal, stamps, checkpoint)
-    notes = [f"new match in {path}"]
-    if problem is not None:
-        session.journal_error = problem
-        notes.append(f"the journal cannot be written now; its records wait in memory: "
-                     f"{problem}")
-    return session, clock_ns(), notes
-
-
-def _device_key(state_dir: str | Path) -> KeySource:
-    """The device key, or, when it cannot be made now (a read-only or full card), a function
-    that tries again (the journal that needs it is then deferred, and says why); a key file
-    that is there but bad is refused."""
-    try:
-        key = load_or_create_key(state_dir)
-    except KeyRefused as exc:
-        raise StartRefused(str(exc), "the device key is bad (see the log): move device.key "
-                                     "away, then restart") from None
-    except JournalError:
-        return lambda: load_or_create_key(state_dir)
-    return lambda: key
-
-
-def _replay_for_resume(head: JournalHead) -> Replayed:
-    """The match of the journal to resume; StartRefused when it cannot be understood, for a
-    match must never silently start again at 0-0 beside an unfinished one."""
-    path = head.path
-    try:
-        if head.problem is not None:
-            raise JournalError(head.problem)
-        return replay(read_journal(path))
-    except (JournalError, ConfigError) as exc:
-        raise StartRefused(
-            f"{exc}\nThe clock starts nothing while this journal stands: move {path.name} out "
-            f"of {path.parent} (keep it for the arbiter) and restart the clock to start a new "
-            f"match, or run a firmware that can read it to resume this one.",
-            "a journal cannot be read (see the log): move it out of journals/, then restart",
-        ) from None
+    """The session a boot with one config file (`run --config`) plays, and its time origin:
+    the newest journal's match when it is not over (recovered, paused), else a new match of
+    `config` at instant 0 (SPEC §13.2). Raises StartRefused for a bad device key or a journal
+    it cannot understand."""
+    table = Table(device_part(config.text, config.path) if config.text
+                  else DeviceFile(config.path, "", config.device, {}),
+                  state_dir, device_key(state_dir), stamps, clock_ns)
+    boot = table.boot(lambda: config)
+    assert boot.opened is not None       # a parsed config is never refused
+    return boot.opened.session, boot.opened.origin, boot.notes
 
 
 def show_refusal(panels: Pair[Any], panel_text: str) -> None:
@@ -243,17 +174,23 @@ def dummy_panels() -> Pair[Any]:
                 Panel.for_device(dummy(width=128, height=64, mode="1"), "right panel"))
 
 
-def build_device(config: Config, state_dir: str | Path, *, panels: Pair[Any] | None = None,
+MatchSource = Callable[[], Config] | None
+
+
+def build_device(source: Config | DeviceFile, state_dir: str | Path, *,
+                 match_path: str | None = None, panels: Pair[Any] | None = None,
                  stamps: StampSource | None = None,
                  clock_ns: Callable[[], int] = time.monotonic_ns) -> Device:
     """Everything the config describes, wired to one service (not yet running).
 
-    Raises StateInUse (nothing touched) when another clock holds the state folder, and
-    StartRefused (shown on the panels, the lock kept until its `release`) for a bad key or a
-    journal it cannot understand."""
+    `source` is one file holding the device and a match (`run --config`: that match is the one
+    loaded at boot), or a device config (`run --device`: the boot match is `match_path`, else
+    its `table.match_file`, else none: idle). Raises StateInUse (nothing touched) when another
+    clock holds the state folder, and StartRefused (shown on the panels, the lock kept until its
+    `release`) for a bad key or a journal it cannot understand."""
     lock = lock_state_dir(state_dir)
     try:
-        device = _build(config, state_dir, lock, panels, stamps, clock_ns)
+        device = _build(source, match_path, state_dir, lock, panels, stamps, clock_ns)
     except StartRefused as exc:
         exc.release = lock.release
         raise
@@ -263,15 +200,38 @@ def build_device(config: Config, state_dir: str | Path, *, panels: Pair[Any] | N
     return device
 
 
-def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[Any] | None,
-           stamps: StampSource | None, clock_ns: Callable[[], int]) -> Device:
+def _boot_match(source: Config | DeviceFile, match_path: str | None
+                ) -> tuple[DeviceFile, MatchSource]:
+    """The device file later match files are read on, and the match to load at boot."""
+    if isinstance(source, Config):
+        device = (device_part(source.text, source.path) if source.text
+                  else DeviceFile(source.path, "", source.device, {}))
+        return device, lambda: source
+    path = match_path or source.device.match_file
+    if path is None:
+        return source, None
+    return source, lambda: load_match_config(path, source)
+
+
+def _idle_state(device: DeviceConfig) -> Callable[[], dict[str, object]]:
+    def state() -> dict[str, object]:
+        return {"phase": "idle", "table": device.table_id, "event": device.table_event,
+                "addresses": local_addresses()}
+    return state
+
+
+def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str | Path,
+           lock: StateLock, panels: Pair[Any] | None, stamps: StampSource | None,
+           clock_ns: Callable[[], int]) -> Device:
     from .hardware.buttons import ButtonBoard, make_pin_factory
     from .hardware.buzzer import make_buzzer
     from .hardware.notices import journal_alert
     from .hardware.panels import Panel
     from .hardware.presenters import BuzzerPresenter, PanelPresenter
+    from .hardware.screens import config_error_view
 
-    device_config = config.device
+    device_file, boot_match = _boot_match(source, match_path)
+    device_config = device_file.device
     factory = make_pin_factory(device_config.pin_factory)
     if panels is None:
         if device_config.pin_factory == "mock":
@@ -280,18 +240,29 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
             panels = Pair(*(Panel.from_config(device_config.panels[side], f"{side} panel")
                             for side in Side))
     try:
-        session, origin, notes = open_match(config, state_dir, stamps or system_stamps(),
-                                            clock_ns)
+        table = Table(device_file, state_dir, device_key(state_dir),
+                      stamps or system_stamps(), clock_ns)
+        boot = table.boot(boot_match)
     except StartRefused as exc:
         show_refusal(panels, exc.panel)
         factory.close()
         raise
-    presenters: list[Any] = [PanelPresenter(panels,
-                                            alert=lambda: journal_alert(session.journal_error))]
+    opened = boot.opened
+    service: ClockService
+
+    def alert() -> str | None:
+        session = service.session
+        return journal_alert(session.journal_error if session is not None else None)
+    presenters: list[Any] = [PanelPresenter(panels, alert=alert)]
     buzzer = make_buzzer(device_config.buzzer_enabled, device_config.buzzer_pin, factory)
     presenters.append(BuzzerPresenter(buzzer, device_config.low_time_ns))
-    service = ClockService(session, presenters, origin=origin, clock_ns=clock_ns)
-    device = Device(config, session, service, factory, panels, notes=notes)
+    service = ClockService(opened.session if opened else None, presenters,
+                           origin=opened.origin if opened else clock_ns(), clock_ns=clock_ns,
+                           idle_state=_idle_state(device_config))
+    device = Device(device_config, table, service, factory, panels, notes=boot.notes,
+                    problem=boot.problem)
+    if boot.problem is not None:
+        service.show_message(config_error_view(str(boot.problem), "MATCH REFUSED"))
     if device_config.dice_port:
         from .hardware.dice_reader import DiceReader
         reader = DiceReader(device_config.dice_port, device_config.dice_baudrate,
@@ -301,7 +272,8 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
     from .arbiter_socket import ArbiterServer, serving_path
     try:
         arbiter = ArbiterServer(serving_path(state_dir), service,
-                                group=device_config.arbiter_socket_group)
+                                group=device_config.arbiter_socket_group, table=table,
+                                on_stick=StickHandler(service, table))
         device.closers.append(arbiter.close)
     except OSError as exc:    # a read-only card: the clock runs without its control socket
         log.error("%s: cannot serve the arbiter's socket: %s", serving_path(state_dir),
@@ -309,12 +281,19 @@ def _build(config: Config, state_dir: str | Path, lock: StateLock, panels: Pair[
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
     # A bounced button's level is read by the service's loop, in its time (never a wall timer).
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
-                          settle_ns=config.rules.debounce_ns + SETTLE_MARGIN_NS,
+                          settle_ns=device_config.debounce_ns + SETTLE_MARGIN_NS,
                           schedule=service.call_at)
     # Close in this order: no more inputs, apply those that arrived, journal the instant, and
     # only then let another clock have the folder.
     device.closers += [buttons.close, factory.close, service.drain,
-                       lambda: session.checkpoint(max(session.engine.now,
-                                                      service.engine_time(clock_ns()))),
-                       session.close, lock.release]
+                       lambda: _close_session(service, clock_ns), lock.release]
     return device
+
+
+def _close_session(service: ClockService, clock_ns: Callable[[], int]) -> None:
+    """Journal the instant of the stop and close the journal of the match being played."""
+    session = service.session
+    if session is None:
+        return
+    session.checkpoint(max(session.engine.now, service.engine_time(clock_ns())))
+    session.close()

@@ -292,7 +292,8 @@ class Engine:
     def _undo(self, t: int) -> tuple[Engine, list[Effect]]:
         said = ArbiterCommand(t, "undo")
         state = self.match
-        if state.end_reason in (EndReason.FLAG, EndReason.DISQUALIFIED, EndReason.CHALLENGES):
+        if state.end_reason in (EndReason.FLAG, EndReason.DISQUALIFIED, EndReason.CHALLENGES,
+                                EndReason.ABANDONED):
             return self._report([said, Refused(t, "undo", f"the match was lost on "
                                                           f"{state.end_reason.value}",
                                                Reason.UNDO_MATCH_LOST)])

@@ -11,7 +11,17 @@ the clock starts, so that a wrong length, time control or name is caught at the 
 from __future__ import annotations
 
 from . import match
-from .config import Config
+from .config import (
+    Config,
+    DeviceConfig,
+    DeviceFile,
+    file_kind,
+    parse_config,
+    parse_device_config,
+    parse_match_config,
+    read_config_text,
+)
+from .config_schema import DEVICE, MATCH
 from .durations import NS_PER_S, format_seconds
 from .rules import SPRINT_BREAK_AFTER_NS, Family, format_points, format_score
 from .timecontrol import FlagRule, TimeMode
@@ -75,6 +85,45 @@ def _break_words(config: Config) -> str:
 
 
 def readback_text(config: Config) -> str:
-    lines = readback(config)
+    return _lines_text(readback(config))
+
+
+def device_readback(device: DeviceConfig) -> list[tuple[str, str]]:
+    """(label, words) lines of a device config: what a director checks on a table's Pi."""
+    pins = device.button_pins
+    lines = [("table", device.table_id + (f", {device.table_event}" if device.table_event
+                                          else "")),
+             ("match file", device.match_file or "none: the clock waits for a match (idle)"),
+             ("buttons", ", ".join(f"{b.value} GPIO {pin}" for b, pin in pins.items())),
+             ("panels", "; ".join(f"{side} {p.driver} on bus {p.port} at {p.address:#04x}"
+                                  for side, p in zip(("left", "right"), device.panels,
+                                                     strict=True))),
+             ("dice reader", device.dice_port or "none"),
+             ("journals", device.state_dir),
+             ("arbiter", (f"socket group {device.arbiter_socket_group}"
+                          if device.arbiter_socket_group else "socket: the service's group")
+              + (", panel PIN set" if device.arbiter_pin else ", no panel PIN")),
+             ("hall", device.hall.broker if device.hall else "none")]
+    return lines
+
+
+def _lines_text(lines: list[tuple[str, str]]) -> str:
     width = max(len(label) for label, _ in lines)
     return "\n".join(f"{label:<{width}}  {words}" for label, words in lines)
+
+
+def check_file(path: str, device: DeviceFile | None) -> tuple[str, DeviceFile | None]:
+    """`gammonclock check-config` for one file: its read-back, and the device config that the
+    files after it are read on (after a device file, every file is checked as a match file).
+    Raises ConfigError with every problem."""
+    text = read_config_text(path)
+    kind = file_kind(text, path)
+    if kind == DEVICE and device is None:
+        checked = parse_device_config(text, path)
+        return _lines_text(device_readback(checked.device)), checked
+    if kind == MATCH or device is not None:
+        # After a device config every file is a match file: a device section in one is the
+        # error the clock would give when loading it.
+        config = parse_match_config(text, path, device)
+        return readback_text(config), device
+    return readback_text(parse_config(text, path)), device

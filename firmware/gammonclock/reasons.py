@@ -55,6 +55,11 @@ class Reason(str, Enum):
     UNDO_NOTHING = "undo_nothing"                # undo: no player action to take back
     UNDO_PAST_ARBITER = "undo_past_arbiter"      # undo: the arbiter ended the match after it
 
+    # --- the table's lifecycle (SPEC §13.2; answers only, never in a match's journal) ---
+    NO_MATCH = "no_match"                        # a command or a roll while no match is loaded
+    MATCH_IN_PROGRESS = "match_in_progress"      # new-match: a match is being played
+    MATCH_FILE_BAD = "match_file_bad"            # new-match: the match file has problems
+
     # --- the dice reader (Ignored) ---
     VOID_NO_ROLL = "void_no_roll"                # a void with no roll to void
     DICE_DROPPED = "dice_dropped"                # lines faster than dice are rolled, dropped
@@ -67,4 +72,5 @@ ARBITER_REFUSALS = frozenset({
     Reason.FORFEIT_IN_BREAK, Reason.SCORE_AT_LENGTH, Reason.SCORE_HALF_POINT,
     Reason.CUBE_NOT_IN_GAME, Reason.CUBE_DOUBLE_OFFERED, Reason.CUBE_IN_BREAK,
     Reason.CUBE_NO_OWNER, Reason.UNDO_MATCH_LOST, Reason.UNDO_NOTHING, Reason.UNDO_PAST_ARBITER,
+    Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD,
 })

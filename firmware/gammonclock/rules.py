@@ -224,6 +224,7 @@ class EndReason(str, Enum):
     FLAG = "flag"
     DISQUALIFIED = "disqualified"
     CHALLENGES = "challenges"
+    ABANDONED = "abandoned"    # by the arbiter: no winner, the score as it stood
 
 
 def winner_by_score(score: Pair[Fraction], match_length: int) -> tuple[bool, Side | None]:

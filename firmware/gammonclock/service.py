@@ -18,6 +18,11 @@ the very code that orders them on the device (SPEC §3 fine point 4).
 
 Engine time is host monotonic time minus `origin`: 0 when a new match starts, and the instant of
 the last journal record when a match is recovered, so an outage is charged to nobody.
+
+A table plays one match after another (SPEC §13.2): `replace_session` swaps the next match in, on
+this thread, and with no match loaded (`session` None, idle) the panels show the table and the
+inputs act on nothing. Work that must happen on this thread in order with the inputs (loading a
+match) comes as a `Task`.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
-from .effects import Effect
+from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input
+from .match import ArbiterAction
+from .reasons import Reason
 from .rules import format_score
 from .sdnotify import Notifier
 from .session import Session
@@ -48,6 +55,7 @@ LATE_NS = 50_000_000          # an input later than that is logged (and applied 
 # neither starve a press nor grow memory without bound.
 MAX_WAITING_EDGES = 4096
 MAX_WAITING_OTHERS = 64
+MESSAGE_NS = 10_000_000_000   # a message over the panels (a match loaded, a file refused) stays
 
 
 class Presenter(Protocol):
@@ -57,6 +65,18 @@ class Presenter(Protocol):
         """Show the match at engine instant `t`; return when to be called again, or None."""
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Task:
+    """Work for the loop's thread at instant `t` (monotonic, as `submit` takes inputs), in order
+    with the inputs: loading the next match. Its return value goes to the Reply's `value`."""
+
+    t: int
+    run: Callable[[], object]
+
+    def __str__(self) -> str:
+        return f"task at {self.t} ns"
 
 
 class Reply:
@@ -71,6 +91,7 @@ class Reply:
     def __init__(self) -> None:
         self.done = threading.Event()
         self.effects: list[Effect] = []
+        self.value: object = None            # a Task's result
         self._lock = threading.Lock()
         self._state = "waiting"          # waiting | taken (by the loop) | withdrawn (by the caller)
 
@@ -91,8 +112,8 @@ class Reply:
             self._state = "withdrawn"
             return True
 
-    def deliver(self, effects: list[Effect]) -> None:
-        self.effects = effects
+    def deliver(self, effects: list[Effect], value: object = None) -> None:
+        self.effects, self.value = effects, value
         self.done.set()
 
     def wait(self, timeout: float) -> list[Effect] | None:
@@ -100,9 +121,9 @@ class Reply:
 
 
 # A call the loop makes at its instant (a button's settle): it is given the engine as it stands
-# then and may return an input (stamped on the monotonic clock, as `submit` takes them) to apply
-# at once.
-TimedCall = Callable[[Engine], Input | None]
+# then (None: no match loaded) and may return an input (stamped on the monotonic clock, as
+# `submit` takes them) to apply at once.
+TimedCall = Callable[[Engine | None], Input | None]
 
 
 @dataclass(frozen=True)
@@ -111,15 +132,19 @@ class _Call:
     action: TimedCall
 
 
-_Arrival = tuple[Input, Reply | None] | _Call
+_Arrival = tuple[Input | Task, Reply | None] | _Call
 
 
 class ClockService:
-    def __init__(self, session: Session, presenters: list[Presenter], *, origin: int,
+    def __init__(self, session: Session | None, presenters: list[Presenter], *, origin: int,
                  clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS,
                  timer_grace_ns: int = TIMER_GRACE_NS,
-                 notifier: Notifier | None = None) -> None:
-        self.session = session
+                 notifier: Notifier | None = None,
+                 idle_state: Callable[[], dict[str, object]] | None = None) -> None:
+        self.session = session          # None: no match loaded (idle)
+        # The state JSON, and what the idle panels show, while no match is loaded.
+        self.idle_state = idle_state or (lambda: {"phase": "idle"})
+        self._message: tuple[Any, int] | None = None    # a view over the panels, until (mono)
         # systemd: READY once the panels show the match, WATCHDOG from this loop only, so a loop
         # that hangs (in an I2C write, on a dead disk) stops the pings and is restarted.
         self.notifier = notifier or Notifier({})
@@ -131,7 +156,7 @@ class ClockService:
         self.timer_grace_ns = max(timer_grace_ns, grace_ns)
         self._inbox: queue.SimpleQueue[_Arrival | None] = queue.SimpleQueue()
         # Heaps by instant (engine time), then arrival: the inputs, and the loop's own calls.
-        self._pending: list[tuple[int, int, Input, Reply | None]] = []
+        self._pending: list[tuple[int, int, Input | Task, Reply | None]] = []
         self._calls: list[tuple[int, int, TimedCall]] = []
         self._arrivals = itertools.count()
         self._redraw_at: list[int | None] = [None] * len(presenters)
@@ -142,7 +167,7 @@ class ClockService:
 
     # --- from any thread --------------------------------------------------------------------
 
-    def submit(self, event: Input, reply: Reply | None = None) -> bool:
+    def submit(self, event: Input | Task, reply: Reply | None = None) -> bool:
         """Hand over an input stamped with the host's monotonic time (any thread); `reply`, if
         given, receives its effects once the loop has applied (and journaled) it. False: too
         many inputs of its kind are waiting, and this one is turned away (never applied)."""
@@ -176,7 +201,10 @@ class ClockService:
     def status(self) -> dict[str, object]:
         """The SPEC §9 state at this instant (any thread: the engine is an immutable value, and
         bringing a copy to now changes nothing in the loop)."""
-        engine = self.session.engine
+        session = self.session
+        if session is None:
+            return self.idle_state()
+        engine = session.engine
         now = max(engine.now, self.engine_time(self.clock_ns()))
         return engine.advance(now)[0].state_json()
 
@@ -230,6 +258,8 @@ class ClockService:
             self._next_ping = now + interval // 2
 
     def _status_line(self) -> str:
+        if self.session is None:
+            return "idle: waiting for the next match"
         match = self.session.engine.match
         return (f"{match.phase.value}, game {match.game}, score "
                 f"{format_score(match.score.left)}-{format_score(match.score.right)}")
@@ -260,7 +290,7 @@ class ClockService:
         event = self._in_engine_time(event)
         heapq.heappush(self._pending, (event.t, next(self._arrivals), event, reply))
 
-    def _in_engine_time(self, event: Input) -> Input:
+    def _in_engine_time(self, event: Input | Task) -> Input | Task:
         at = self.engine_time(event.t)
         return event if at == event.t else replace(event, t=at)
 
@@ -279,6 +309,7 @@ class ClockService:
                     self._call()
                     self._take_arrivals()     # the call may have made another (a settle moved on)
                 else:
+                    assert self.session is not None      # a match timer needs a match
                     self.present_all(self.session.advance(timer))
             elif first is not None and first <= now - self.grace_ns:
                 self._apply_first()
@@ -291,7 +322,7 @@ class ClockService:
     def _next_timer(self) -> tuple[int | None, bool]:
         """The instant of the next timer, and whether it is one of the loop's own calls rather
         than the match's (a flag, a hold, a break's end, a checkpoint: first at a tie)."""
-        timer = self.session.next_wakeup()
+        timer = self.session.next_wakeup() if self.session is not None else None
         if self._calls and (timer is None or self._calls[0][0] < timer):
             return self._calls[0][0], True
         return timer, False
@@ -299,12 +330,14 @@ class ClockService:
     def _call(self) -> None:
         at, _, action = heapq.heappop(self._calls)
         try:
-            event = action(self.session.engine)
+            event = action(self.session.engine if self.session is not None else None)
         except Exception:   # a pin that cannot be read never stops the clock
             log.exception("the loop's call due at %d ns (engine time) failed", at)
             return
         if event is not None:
-            self._feed(self._in_engine_time(event))
+            moved = self._in_engine_time(event)
+            assert not isinstance(moved, Task)
+            self._feed(moved)
 
     def _apply_first(self) -> None:
         """Apply the first pending input (unless its sender withdrew it)."""
@@ -314,11 +347,22 @@ class ClockService:
         if reply is not None and not reply.take():
             log.info("input %s withdrawn by its sender before it was applied", event)
             return
+        if isinstance(event, Task):
+            value = event.run()
+            if reply is not None:
+                reply.deliver([], value)
+            return
         effects = self._feed(event)
         if reply is not None:
             reply.deliver(effects)
 
+    def apply(self, event: Input) -> list[Effect]:
+        """Apply an input at once (the loop's thread only: a Task's work)."""
+        return self._feed(event)
+
     def _feed(self, event: Input) -> list[Effect]:
+        if self.session is None:
+            return self._no_match(event)
         engine_now = self.session.engine.now
         if event.t < engine_now:
             # Its callback ran later than the grace: apply it now rather than rewrite history.
@@ -330,13 +374,79 @@ class ClockService:
         self.present_all(effects)
         return effects
 
-    def present_all(self, effects: list[Effect]) -> None:
-        t = self.session.engine.now
-        for i, presenter in enumerate(self.presenters):
-            self._redraw_at[i] = self._present(presenter, t, effects)
+    def _no_match(self, event: Input) -> list[Effect]:
+        """An input while no match is loaded: a press or a roll does nothing; a command is
+        refused (and, with no match, journaled nowhere)."""
+        if isinstance(event, ArbiterAction):
+            return [Refused(event.t, event.command.describe(), "no match is loaded: load one "
+                            "with `gammonclock arbiter new-match FILE` (or a USB stick)",
+                            Reason.NO_MATCH)]
+        return []
 
-    def _present(self, presenter: Presenter, t: int, effects: list[Effect]) -> int | None:
+    # --- the next match (the loop's thread only) -------------------------------------------
+
+    def replace_session(self, session: Session | None, origin: int) -> list[str]:
+        """Play `session` from now on (None: idle), its engine's 0 at monotonic `origin`. The
+        inputs still waiting were made for the match before: those from before the swap are
+        dropped (a command's sender hears it was not applied), later ones are kept; the loop's
+        own calls are kept, in the new engine time. Returns what was dropped, for the log."""
+        swap_at, old_origin = self.clock_ns(), self.origin
+        self.session, self.origin = session, origin
+        kept, dropped = [], []
+        for at, n, event, reply in self._pending:
+            mono = at + old_origin
+            if mono < swap_at:
+                dropped.append(str(event))
+                with self._waiting_lock:
+                    self._waiting[isinstance(event, ButtonEdge)] -= 1
+                if reply is not None and reply.take():
+                    reply.deliver([Refused(at, str(event), "a next match was loaded before it "
+                                           "applied", Reason.NO_MATCH)])
+                continue
+            kept.append((mono - origin, n, replace(event, t=mono - origin), reply))
+        self._pending = kept
+        heapq.heapify(self._pending)
+        self._calls = [(at + old_origin - origin, n, action) for at, n, action in self._calls]
+        heapq.heapify(self._calls)
+        self._redraw_at = [None] * len(self.presenters)
+        self.present_all([])
+        return dropped
+
+    def show_message(self, view: Any, duration_ns: int = MESSAGE_NS) -> None:
+        """A screen over both panels for a while (a match loaded, a match file refused); the
+        loop's thread only. Never over a game in progress: the players' clocks stay in view
+        (the caller shows a short notice instead)."""
+        self._message = (view, self.clock_ns() + duration_ns)
+        self.present_all([])
+
+    def notify(self, text: str) -> None:
+        """A short notice on the panels' notice line (the loop's thread only)."""
+        t = self.session.engine.now if self.session is not None else 0
+        for presenter in self.presenters:
+            notify = getattr(presenter, "notify", None)
+            if notify is not None:
+                notify(text, t)
+        self.present_all([])
+
+    def present_all(self, effects: list[Effect]) -> None:
+        now = self.engine_time(self.clock_ns())
+        t = self.session.engine.now if self.session is not None else now
+        message = self._message
+        if message is not None and self.clock_ns() >= message[1]:
+            message = self._message = None
+        for i, presenter in enumerate(self.presenters):
+            self._redraw_at[i] = self._present(presenter, t, effects, message)
+
+    def _present(self, presenter: Presenter, t: int, effects: list[Effect],
+                 message: tuple[Any, int] | None = None) -> int | None:
         try:
+            show_message = getattr(presenter, "show_message", None)
+            if message is not None and show_message is not None:
+                show_message(message[0], t)
+                return self.engine_time(message[1])
+            if self.session is None:
+                present_idle = getattr(presenter, "present_idle", None)
+                return None if present_idle is None else present_idle(self.idle_state(), t)
             return presenter.present(self.session.engine, t, effects)
         except Exception:   # a display or buzzer fault never stops the clock
             log.exception("presenter %r failed", presenter)
@@ -346,7 +456,10 @@ class ClockService:
         for i, presenter in enumerate(self.presenters):
             due = self._redraw_at[i]
             if due is not None and due <= now:
-                self._redraw_at[i] = self._present(presenter, now, [])
+                message = self._message
+                if message is not None and self.clock_ns() >= message[1]:
+                    message = self._message = None
+                self._redraw_at[i] = self._present(presenter, now, [], message)
 
     def _next_wake(self, timer: int | None) -> int | None:
         """The monotonic instant of the next input, timer (at `timer`) or redraw due."""

@@ -20,7 +20,7 @@ from typing import Any, assert_never
 
 from . import __version__
 from .arbiter import parse_command
-from .config import Config, parse_config
+from .config import Config, config_of_header
 from .dice import parse_line
 from .effects import Effect
 from .engine import ButtonEdge, Engine, Input
@@ -275,13 +275,20 @@ class Session:
 
 # --- starting, replaying and recovering a match ----------------------------------------------
 
-def journal_header(config_text: str, config_path: str, match_no: int | None = None
+def journal_header(config_text: str, config_path: str, match_no: int | None = None, *,
+                   device_text: str | None = None, table: str | None = None
                    ) -> dict[str, Any]:
     """A new journal's header; `match_no` orders the journals of a state folder by their own
-    content (see `journal_order`), not by the wall clock."""
+    content (see `journal_order`), not by the wall clock. A match file read on a device config
+    keeps that config's text too (`device`): the match's buttons and panels' language are in
+    it, and a replay must read the match as the clock did."""
     host = os.uname().nodename if hasattr(os, "uname") else "unknown"
     header: dict[str, Any] = {"config": config_text, "config_path": config_path,
                               "version": __version__, "host": host}
+    if device_text is not None:
+        header["device"] = device_text
+    if table is not None:
+        header["table"] = table
     if match_no is not None:
         header["match_no"] = match_no
     return header
@@ -387,7 +394,7 @@ def replay(read: JournalRead, observe: Observer | None = None, *,
     `observe` sees the engine and the effects of each record that has some (as a session's
     observers do); `observe_steps` sees every record replayed, with its effects."""
     header = read.header
-    config = parse_config(header.data["config"], f"{read.path} (header)")
+    config = config_of_header(header.data, str(read.path))
     engine = Engine.start(config.rules, at=header.t)
     diverged = []
     for record in read.records[1:]:

@@ -66,8 +66,8 @@ class MockPresser:
 
     def __init__(self, device: Device) -> None:
         self.pins = {b: device.factory.pin(gpio)
-                     for b, gpio in device.config.device.button_pins.items()}
-        self.hold_ns = device.config.rules.hold_ns
+                     for b, gpio in device.config.button_pins.items()}
+        self.hold_ns = device.config.hold_ns
         self._timers: list[threading.Timer] = []
 
     def set(self, button: Button, pressed: bool) -> None:

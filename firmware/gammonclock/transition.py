@@ -132,6 +132,17 @@ class Step:
         s.score = award_match(loser, s.score, s.rules.length)
         self.end_match(loser.other, reason, flag=loser if reason is EndReason.FLAG else None)
 
+    def abandon(self) -> None:
+        """The match ends where it stands, with no winner: the running turn ends by the normal
+        rule, the score stays."""
+        s = self.s
+        if s.turn is not None:
+            self.end_turn(TurnEndReason.ARBITER)
+        phase = s.resume_phase if s.phase is Phase.PAUSED else s.phase
+        if phase in (Phase.BETWEEN_GAMES, Phase.BREAK):
+            s.game = max(1, s.game - 1)   # no game in progress: `game` is the last one played
+        self.end_match(None, EndReason.ABANDONED)
+
     def end_match(self, winner: Side | None, reason: EndReason, flag: Side | None = None) -> None:
         s = self.s
         s.phase = Phase.MATCH_OVER

@@ -63,8 +63,9 @@ MAX_EDGE_AGE_NS = 10 * NS_PER_S
 log = logging.getLogger("gammonclock.hardware.buttons")
 
 EdgeSink = Callable[[ButtonEdge], object]
-# What the clock's loop calls at a settle's instant: given the engine then, the edge to apply.
-Settle = Callable[[Engine], ButtonEdge | None]
+# What the clock's loop calls at a settle's instant: given the engine then (None: no match
+# loaded, when no edge is due), the edge to apply.
+Settle = Callable[[Engine | None], ButtonEdge | None]
 # Has the loop call a Settle at a monotonic instant (the service's `call_at`).
 Schedule = Callable[[int, Settle], object]
 
@@ -208,7 +209,7 @@ class ButtonBoard:
         assert self._schedule is not None
         self._schedule(due, lambda engine: self._settled_edge(button, due, engine))
 
-    def _settled_edge(self, button: Button, due: int, engine: Engine) -> ButtonEdge | None:
+    def _settled_edge(self, button: Button, due: int, engine: Engine | None) -> ButtonEdge | None:
         """The settle due at `due`, in the clock's loop: the pin's level as an edge at `due`
         when the engine believes otherwise; None when it agrees, when the board is closed, or
         when a later bounce moved the settle on (the call is then made again for that instant)."""
@@ -225,7 +226,7 @@ class ButtonBoard:
             # The level at `due`: the opposite of the first change after it, if one came while
             # the settle waited for the loop; else the pin as it reads now.
             pressed = (not after) if after is not None else bool(device.is_active)
-        if engine.button(button).down == pressed:
+        if engine is None or engine.button(button).down == pressed:
             return None
         return ButtonEdge(due, button, pressed)
 

@@ -16,9 +16,10 @@ from ..engine import Engine
 from ..sides import Pair, Side
 from .buzzer import Buzzer
 from .panels import Panel, next_shift_at
-from .screens import PanelView, next_change_at, notice_for, panel_view, render
+from .screens import PanelView, idle_view, next_change_at, notice_for, panel_view, render
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
+IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
 
 
 def _earliest(*instants: int | None) -> int | None:
@@ -57,9 +58,25 @@ class PanelPresenter:
                          next_shift_at(t), self.notice_until if notice and not alert else None)
 
     def show_message(self, view: PanelView, t: int = 0) -> None:
-        """A fixed screen on both panels (a config error)."""
+        """A fixed screen on both panels (a config error, a match loaded)."""
+        self._show_both(view, t)
+
+    def present_idle(self, idle: dict[str, object], t: int) -> int | None:
+        """No match loaded: the table, the event, the address, "waiting for the next match"."""
+        addresses = idle.get("addresses")
+        self._show_both(idle_view(str(idle.get("table", "")), str(idle.get("event", "")),
+                                  [str(a) for a in addresses]
+                                  if isinstance(addresses, list) else []), t)
+        return t + IDLE_REDRAW_NS
+
+    def notify(self, text: str, t: int) -> None:
+        """A notice on the bottom line for a while (the clock stays in view)."""
+        self.notice, self.notice_until = text, t + NOTICE_NS
+
+    def _show_both(self, view: PanelView, t: int) -> None:
         image = render(view)
         for side in Side:
+            self._drawn.pop(side, None)
             self.panels[side].show(image, t)
 
     def close(self) -> None:

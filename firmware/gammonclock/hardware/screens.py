@@ -31,6 +31,8 @@ from .views import (
     config_error_view,
     format_countdown,
     format_reserve,
+    idle_view,
+    message_view,
     panel_view,
 )
 
@@ -51,6 +53,8 @@ __all__ = [
     "format_countdown",
     "format_reserve",
     "glyphs",
+    "idle_view",
+    "message_view",
     "next_change_at",
     "notice_for",
     "panel_view",

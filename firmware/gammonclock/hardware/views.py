@@ -16,11 +16,11 @@ from enum import Enum
 from fractions import Fraction
 from typing import TypedDict
 
-from ..durations import NS_PER_S
+from ..durations import NS_PER_S, format_seconds
 from ..match import MatchState, Phase
 from ..rules import EndReason, GameResult, ResultKind, format_score
 from ..sides import Side
-from ..timecontrol import Turn
+from ..timecontrol import TimeControl, TimeMode, Turn
 from . import glyphs
 from .glyphs import TINY
 
@@ -125,6 +125,15 @@ def _clock(state: MatchState, side: Side, t: int, named: bool) -> Clock:
         name=state.rules.names[side] if named else "")
 
 
+def _time_control_words(tc: TimeControl) -> str:
+    """The time control in a few characters, for the ready screen: "12s delay"."""
+    if tc.mode is TimeMode.NONE or tc.delay_ns == 0:
+        return "no delay"
+    seconds = format_seconds(tc.delay_ns)
+    return {TimeMode.DELAY: f"{seconds}s delay", TimeMode.BRONSTEIN: f"{seconds}s Bronstein",
+            TimeMode.FISCHER: f"+{seconds}s a move"}[tc.mode]
+
+
 # --- panel_view ------------------------------------------------------------------------------
 
 def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = None) -> PanelView:
@@ -177,8 +186,11 @@ def _phase_view(state: MatchState, facing: Side, t: int) -> PanelView:
     status: tuple[str, ...] = ()
     if phase is Phase.BETWEEN_GAMES:
         white_starts = state.must_start is facing
-        status = (f"game {state.game}: " + ("you play white" if white_starts
-                                            else "tap to start"),)
+        how = "you play white" if white_starts else "tap to start"
+        # Ready (SPEC §13.2): before the first game the time control is on the panels too.
+        first = (_time_control_words(state.rules.time) if state.match_started_at is None
+                 else f"game {state.game}")
+        status = (f"{first}: {how}",)
     elif phase is Phase.CUBE_OFFERED:
         assert state.offer is not None
         value = 2 * state.offer.value
@@ -227,6 +239,11 @@ def _result_view(state: MatchState, facing: Side, head: _Header) -> PanelView:
 
 def _match_over_view(state: MatchState, head: _Header) -> PanelView:
     names, score, winner = state.rules.names, state.score, state.winner
+    if state.end_reason is EndReason.ABANDONED:
+        return PanelView(Layout.MESSAGE, **head, title="ABANDONED",
+                         lines=(("score", f"{format_score(score.left)}-"
+                                          f"{format_score(score.right)}"),
+                                ("by the arbiter", "")))
     if winner is None:
         first = ("tie", f"{format_score(score.left)}-{format_score(score.right)}")
     else:
@@ -245,6 +262,24 @@ def _match_over_view(state: MatchState, head: _Header) -> PanelView:
     else:
         why = "by score"
     return PanelView(Layout.MESSAGE, **head, title="MATCH OVER", lines=(first, (why, "")))
+
+
+def message_view(title: str, lines: list[str], header: str = "gammonclock") -> PanelView:
+    """A screen of small print under a title (a match loaded, a stick's exports): up to four
+    lines, each wrapped to the panel's width."""
+    width = TINY.chars(INNER_W)
+    wrapped = [part for line in lines for part in glyphs.wrap(line, width, 4)][:4]
+    return PanelView(Layout.TEXT, header=header, title=title,
+                     lines=tuple((line, "") for line in wrapped))
+
+
+def idle_view(table: str, event: str, addresses: list[str]) -> PanelView:
+    """No match loaded (SPEC §13.2): the table, the event, where the device is on the network,
+    and that it waits for the next match."""
+    lines = [event] if event else []
+    lines.append("IP " + ", ".join(addresses) if addresses else "no network")
+    lines.append("waiting for the next match")
+    return message_view(f"TABLE {table}", lines)
 
 
 def config_error_view(message: str, title: str = "CONFIG ERROR") -> PanelView:

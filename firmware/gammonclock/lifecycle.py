@@ -1,0 +1,404 @@
+"""A table's matches, one after another (SPEC §13.2): what the clock plays at boot, and how the
+next match replaces the last.
+
+    idle ──load──▶ ready (between_games, game 1) ──play──▶ … ──▶ match_over ──load──▶ ready …
+
+At boot the newest journal's match is resumed, paused, if it is not over, whatever the match
+file says now (a power cut never restarts a match); otherwise the match file is loaded, or the
+clock is idle. A next match is accepted in idle, ready and match_over; in mid-match only when
+forced, and then the current match first ends `abandoned` in its own journal. A match replaced
+while ready (loaded, never started) ends `abandoned` too, so that no journal is left unfinished
+behind a newer one. Each match has its own journal, named from its start time, the table and the
+players; a journal is never deleted or overwritten.
+
+`Table` makes the sessions; the service swaps them in on its own thread (`ClockService.load`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .config import Config, ConfigError, DeviceFile, parse_match_config
+from .engine import Engine
+from .journal import (
+    JOURNALS_DIR,
+    JournalError,
+    JournalWriter,
+    KeyRefused,
+    load_or_create_key,
+    open_or_defer,
+    read_journal,
+)
+from .match_state import Phase
+from .reasons import Reason
+from .rules import format_score
+from .session import (
+    JournalHead,
+    KeySource,
+    Replayed,
+    Session,
+    StampSource,
+    journal_header,
+    journal_heads,
+    journal_order,
+    next_match_no,
+    replay,
+    resume,
+)
+
+if TYPE_CHECKING:
+    from .service import ClockService
+
+log = logging.getLogger(__name__)
+
+MAX_MATCH_FILE = 64 * 1024    # bytes: a match file is a few hundred
+NAME_IN_FILE = 16             # characters of each player's name in a journal's file name
+
+
+# --- what the clock refuses to start on --------------------------------------------------------
+
+class StartRefused(JournalError):
+    """The clock will not start a match on top of a problem it cannot judge: a bad device key,
+    or a journal it cannot understand. The file is kept untouched; `panel` is the short text
+    for the panels, and `release` gives up the state folder's lock."""
+
+    def __init__(self, message: str, panel: str) -> None:
+        super().__init__(message)
+        self.panel = panel
+        self.release: Callable[[], None] = lambda: None
+
+
+def device_key(state_dir: str | Path) -> KeySource:
+    """The device key, or, when it cannot be made now (a read-only or full card), a function
+    that tries again (the journal that needs it is then deferred, and says why); a key file
+    that is there but bad is refused."""
+    try:
+        key = load_or_create_key(state_dir)
+    except KeyRefused as exc:
+        raise StartRefused(str(exc), "the device key is bad (see the log): move device.key "
+                                     "away, then restart") from None
+    except JournalError:
+        return lambda: load_or_create_key(state_dir)
+    return lambda: key
+
+
+def replay_for_resume(head: JournalHead) -> Replayed:
+    """The match of the journal to resume; StartRefused when it cannot be understood, for a
+    match must never silently start again at 0-0 beside an unfinished one."""
+    path = head.path
+    try:
+        if head.problem is not None:
+            raise JournalError(head.problem)
+        return replay(read_journal(path))
+    except (JournalError, ConfigError) as exc:
+        raise StartRefused(
+            f"{exc}\nThe clock starts nothing while this journal stands: move {path.name} out "
+            f"of {path.parent} (keep it for the arbiter) and restart the clock to start a new "
+            f"match, or run a firmware that can read it to resume this one.",
+            "a journal cannot be read (see the log): move it out of journals/, then restart",
+        ) from None
+
+
+# --- names ------------------------------------------------------------------------------------
+
+def _file_word(text: str, limit: int = NAME_IN_FILE) -> str:
+    """`text` as part of a file name: letters (any alphabet) and digits kept, anything else one
+    `_`; never empty."""
+    word = re.sub(r"[\W_]+", "_", text, flags=re.UNICODE).strip("_")[:limit].strip("_")
+    return word or "_"
+
+
+def journal_path(state_dir: str | Path, wall_ns: int, table: str, config: Config) -> Path:
+    """A new journal's path: `match-YYYYmmdd-HHMMSS-TABLE-LEFT-RIGHT.jsonl` (UTC), with `-2`,
+    `-3`… when that name is taken (two matches loaded within a second)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(wall_ns // 1_000_000_000))
+    names = config.rules.names
+    stem = "-".join(["match", stamp, _file_word(table, 32), _file_word(names.left),
+                     _file_word(names.right)])
+    directory = Path(state_dir) / JOURNALS_DIR
+    path, n = directory / f"{stem}.jsonl", 1
+    try:
+        while path.exists():
+            n += 1
+            path = directory / f"{stem}-{n}.jsonl"
+    except OSError as exc:        # a dying card: EIO on a lookup
+        raise JournalError(f"{directory}: cannot look for journals: {exc.strerror}") from None
+    return path
+
+
+def match_words(config: Config) -> str:
+    """The match in a few words, for the panels and replies: "Anna–Boris, 11 points"."""
+    rules = config.rules
+    return (f"{rules.names.left}-{rules.names.right}, {rules.length} "
+            f"point{'s' if rules.length != 1 else ''}")
+
+
+# --- the table --------------------------------------------------------------------------------
+
+@dataclass
+class Opened:
+    """A match made ready to play: its session and the monotonic instant of its engine's 0."""
+
+    session: Session
+    origin: int
+    notes: list[str]
+
+
+@dataclass
+class Boot:
+    """What the clock plays after a boot: a match (resumed or new), or none (idle); `problem`
+    is a match file refused at boot (shown on the panels for a while)."""
+
+    opened: Opened | None
+    notes: list[str]
+    problem: ConfigError | None = None
+
+
+def in_progress(engine: Engine) -> bool:
+    """A match that has started and is not over: a next match needs `--force`."""
+    match = engine.match
+    return match.phase is not Phase.MATCH_OVER and match.match_started_at is not None
+
+
+class Table:
+    """The device's side of the lifecycle: reads match files on the device config, and makes
+    each match's session and journal. Pure of the loop: the service calls it on its thread."""
+
+    def __init__(self, device: DeviceFile, state_dir: str | Path, key_of: KeySource,
+                 stamps: StampSource, clock_ns: Callable[[], int]) -> None:
+        self.device = device
+        self.state_dir = Path(state_dir)
+        self.key_of = key_of
+        self.stamps = stamps
+        self.clock_ns = clock_ns
+
+    @property
+    def table_id(self) -> str:
+        return self.device.device.table_id
+
+    def read_match(self, text: str, name: str) -> Config:
+        """A match file's text read on this device (SPEC §13.1); ConfigError with every
+        problem, naming `name`."""
+        if len(text.encode("utf-8", "replace")) > MAX_MATCH_FILE:
+            raise ConfigError(name, [f"longer than {MAX_MATCH_FILE // 1024} KiB: not a match "
+                                     "file"])
+        return parse_match_config(text, name, self.device)
+
+    def start(self, config: Config) -> Opened:
+        """A new match of `config`, ready (between games, game 1), in a journal of its own. A
+        card that cannot be written does not stop it: its records wait in memory (and the
+        panels say so) until the journal can be made."""
+        heads = journal_heads(self.state_dir)
+        stamp = self.stamps()
+        path = journal_path(self.state_dir, stamp.wall, self.table_id, config)
+        header = journal_header(config.text, config.path, match_no=next_match_no(heads),
+                                device_text=config.device_text, table=self.table_id)
+
+        def create() -> JournalWriter:
+            return JournalWriter.create(path, self.key_of(), header, 0, stamp)
+        journal, problem = open_or_defer(path, create, 0)
+        session = Session(Engine.start(config.rules, at=0), journal, self.stamps,
+                          self.device.device.checkpoint_ns)
+        notes = [f"new match in {path}"]
+        if problem is not None:
+            session.journal_error = problem
+            notes.append(f"the journal cannot be written now; its records wait in memory: "
+                         f"{problem}")
+        return Opened(session, self.clock_ns(), notes)
+
+    def boot(self, match: Callable[[], Config] | None) -> Boot:
+        """The newest journal's match if it is not over (resumed, paused); else the match
+        `match` gives (ready), else none (idle). A bad match file leaves the clock idle, with
+        the problem. Raises StartRefused for a journal it cannot understand."""
+        heads = journal_order(journal_heads(self.state_dir))
+        if heads:
+            replayed = replay_for_resume(heads[-1])
+            if replayed.engine.match.end_reason is None:
+                session, notes = resume(replayed, self.key_of, self.stamps,
+                                        checkpoint_ns=self.device.device.checkpoint_ns)
+                origin = self.clock_ns() - session.engine.now
+                return Boot(Opened(session, origin, notes),
+                            [f"recovered {heads[-1].path}"] + notes)
+        if match is None:
+            return Boot(None, ["no match file: idle, waiting for the next match"])
+        try:
+            config = match()
+        except ConfigError as exc:
+            return Boot(None, [f"the match file is refused: idle\n{exc}"], exc)
+        opened = self.start(config)
+        return Boot(opened, opened.notes)
+
+
+# --- the next match, on the clock's loop ---------------------------------------------------------
+
+@dataclass
+class LoadOutcome:
+    """What `new-match` (or a stick, or the hall) did: `said` lines for the arbiter; `error`
+    and `reason` when refused (nothing changed)."""
+
+    ok: bool
+    said: list[str]
+    error: str | None = None
+    reason: Reason | None = None
+
+
+def load_next_match(service: ClockService, table: Table, text: str, name: str, *,
+                    force: bool = False, at: int | None = None) -> LoadOutcome:
+    """Load the match file `text` (named `name` in errors) as the table's next match, under the
+    rules of SPEC §13.2. Runs on the clock's loop (a `Task`): the current match's last record,
+    the new journal and the swap happen in order with the presses. `at` is the monotonic instant
+    of the request (the abandon is stamped with it)."""
+    from .arbiter import Abandon
+    from .hardware.screens import config_error_view, message_view
+    from .match import ArbiterAction
+
+    try:
+        config = table.read_match(text, name)
+    except ConfigError as exc:
+        if not _game_on(service):
+            service.show_message(config_error_view(str(exc), "MATCH REFUSED"))
+        return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD)
+    said: list[str] = []
+    session = service.session
+    if (session is not None and not in_progress(session.engine)
+            and session.engine.match.phase is not Phase.MATCH_OVER
+            and session.engine.rules == config.rules):
+        # The same match again while it waits to start (a stick plugged in twice): kept as is.
+        return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"])
+    if session is not None and session.engine.match.phase is not Phase.MATCH_OVER:
+        if in_progress(session.engine) and not force:
+            return LoadOutcome(False, [], _in_progress_words(session.engine),
+                               Reason.MATCH_IN_PROGRESS)
+        t = service.clock_ns() if at is None else at
+        said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon()))]
+    if session is not None:
+        session.close()
+    opened = table.start(config)
+    for dropped in service.replace_session(opened.session, opened.origin):
+        log.info("dropped with the match before: %s", dropped)
+    journal = opened.session.journal
+    said += [f"next match loaded: {match_words(config)}"]
+    if journal is not None:
+        said.append(f"journal: {Path(journal.path).name}")
+    service.show_message(message_view("NEXT MATCH", [match_words(config),
+                                                     readback_time(config)]))
+    return LoadOutcome(True, said)
+
+
+def _game_on(service: ClockService) -> bool:
+    return service.session is not None and in_progress(service.session.engine)
+
+
+def _in_progress_words(engine: Engine) -> str:
+    match = engine.match
+    score = f"{format_score(match.score.left)}-{format_score(match.score.right)}"
+    return (f"a match is in progress (game {match.game}, score {score}): the next match loads "
+            f"once it is over; `new-match --force` ends it now as abandoned, on the record")
+
+
+def readback_time(config: Config) -> str:
+    from .readback import minutes_seconds
+    return f"{minutes_seconds(config.rules.reserve_ns)} each"
+
+
+# --- a USB stick (SPEC §13.3) --------------------------------------------------------------------
+
+STICK_LOAD_WAIT_S = 30.0      # the loop takes a load at once; this is for a loop stuck on a card
+
+
+def run_on_loop(service: ClockService, work: Callable[[], object],
+                wait_s: float = STICK_LOAD_WAIT_S) -> tuple[bool, object]:
+    """Run `work` on the clock's loop, in order with the presses, and wait for it: (True, what
+    it returned), or (False, None) when the loop did not take it in time (then it never will)."""
+    from .service import Reply, Task
+
+    reply = Reply()
+    if not service.submit(Task(service.clock_ns(), work), reply):
+        return False, None
+    if reply.wait(wait_s) is None and reply.withdraw():
+        return False, None
+    reply.wait(wait_s)
+    return reply.done.is_set(), reply.value
+
+
+class StickHandler:
+    """What the clock does when a stick is mounted (the `usb-stick DIR` request): copy the
+    journals and their exports to the stick (on the asking thread: the copy never holds up the
+    clock's loop), then load the stick's next match on the loop, then say on the panels what
+    was done. One stick at a time."""
+
+    def __init__(self, service: ClockService, table: Table) -> None:
+        self.service = service
+        self.table = table
+        self._one_at_a_time = threading.Lock()
+
+    def __call__(self, folder: Path) -> dict[str, object]:
+        from .usb_stick import StickError, export_to_stick, next_match_on_stick
+
+        with self._one_at_a_time:
+            finished, in_progress = self._journals()
+            report = export_to_stick(folder, self.table.table_id, finished, in_progress,
+                                     self._key())
+            for note in report.notes:
+                log.info("USB stick: %s", note)
+            said, ok = [report.summary()], report.problem is None
+            try:
+                found = next_match_on_stick(folder, self.table.table_id)
+            except StickError as exc:
+                found, ok = None, False
+                said.append(f"next match: {exc}")
+            if found is not None:
+                path, text = found
+                done, outcome = run_on_loop(self.service, lambda: load_next_match(
+                    self.service, self.table, text, str(path), force=False))
+                ok = ok and done and isinstance(outcome, LoadOutcome) and outcome.ok
+                said += self._load_words(done, outcome)
+            else:
+                said.append("no next match on the stick (gammonclock/"
+                            f"{self.table.table_id}.toml or gammonclock/match.toml)")
+            run_on_loop(self.service, lambda: self._announce(said))
+            return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
+                    "state": self.service.status()}
+
+    def _journals(self) -> tuple[list[Path], Path | None]:
+        """The finished journals, and the journal of the match in progress (None: none)."""
+        session = self.service.session       # a reference read once: the loop may swap it
+        current = None
+        if session is not None and session.journal is not None:
+            current = Path(session.journal.path)
+            if session.engine.match.phase is Phase.MATCH_OVER:
+                current = None
+        heads = journal_order(journal_heads(self.table.state_dir))
+        finished = [head.path for head in heads if head.path != current and head.path.exists()]
+        return finished, current if current is not None and current.exists() else None
+
+    def _key(self) -> bytes | None:
+        try:
+            return self.table.key_of()
+        except JournalError:
+            return None        # the exports then say the seal was not checked
+
+    @staticmethod
+    def _load_words(done: bool, outcome: object) -> list[str]:
+        if not done or not isinstance(outcome, LoadOutcome):
+            return ["next match NOT loaded: the clock did not take it in time"]
+        if outcome.ok:
+            return [line for line in outcome.said if line.startswith("next match")]
+        return [f"next match NOT loaded: {(outcome.error or '').splitlines()[0]}"]
+
+    def _announce(self, said: list[str]) -> None:
+        """The panels say what was done: over the screen for a while, or, in a game, as a
+        notice that leaves the clocks in view."""
+        from .hardware.screens import message_view
+
+        if _game_on(self.service):
+            self.service.notify(said[0])
+        else:
+            self.service.show_message(message_view("USB STICK", said))
