@@ -120,8 +120,8 @@ def journal_path(state_dir: str | Path, wall_ns: int, table: str, config: Config
     `-3`… when that name is taken (two matches loaded within a second)."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(wall_ns // 1_000_000_000))
     names = config.rules.names
-    stem = "-".join(["match", stamp, _file_word(table, 32), _file_word(names.left),
-                     _file_word(names.right)])
+    # The table id is a file name already (its config pattern); the names are anything.
+    stem = "-".join(["match", stamp, table, _file_word(names.left), _file_word(names.right)])
     directory = Path(state_dir) / JOURNALS_DIR
     path, n = directory / f"{stem}.jsonl", 1
     try:
