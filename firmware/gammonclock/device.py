@@ -146,10 +146,9 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
     the newest journal's match when it is not over (recovered, paused), else a new match of
     `config` at instant 0 (SPEC §13.2). Raises StartRefused for a bad device key or a journal
     it cannot understand."""
-    table = Table(device_part(config.text, config.path) if config.text
-                  else DeviceFile(config.path, "", config.device, {}),
-                  state_dir, device_key(state_dir), stamps, clock_ns)
-    boot = table.boot(lambda: config)
+    device_file, boot_match = _boot_match(config, None)
+    table = Table(device_file, state_dir, device_key(state_dir), stamps, clock_ns)
+    boot = table.boot(boot_match)
     assert boot.opened is not None       # a parsed config is never refused
     return boot.opened.session, boot.opened.origin, boot.notes
 
@@ -204,9 +203,10 @@ def _boot_match(source: Config | DeviceFile, match_path: str | None
                 ) -> tuple[DeviceFile, MatchSource]:
     """The device file later match files are read on, and the match to load at boot."""
     if isinstance(source, Config):
-        device = (device_part(source.text, source.path) if source.text
-                  else DeviceFile(source.path, "", source.device, {}))
-        return device, lambda: source
+        # The config's own device (the simulator's has mock pins whatever its text says); its
+        # text's device tables are what later match files are laid over.
+        data = device_part(source.text, source.path).data if source.text else {}
+        return DeviceFile(source.path, source.text, source.device, data), lambda: source
     path = match_path or source.device.match_file
     if path is None:
         return source, None
