@@ -558,3 +558,20 @@ def test_run_refuses_a_bad_start(tmp_path, capsys, args, status, fragment):
     args = [a.format(bad=bad) for a in args]
     assert main(["run", *args, "--state-dir", str(tmp_path / "state")]) == status
     assert fragment in capsys.readouterr().err
+
+
+def test_a_one_file_config_keeps_its_own_device_whatever_its_text_says(tmp_path):
+    # The interactive simulator runs a config whose text says lgpio on mock pins.
+    from dataclasses import replace
+
+    from device_helpers import REFERENCE_CONFIG
+    config = parse_config(REFERENCE_CONFIG.read_text(encoding="utf-8"), "backgammon.toml")
+    assert config.device.pin_factory == "lgpio"
+    mock = replace(config, device=replace(config.device, pin_factory="mock"))
+    device = build_device(mock, tmp_path / "state")
+    try:
+        assert device.config.pin_factory == "mock"
+        outcome = load_next_match(device.service, device.table, MATCH_TEXT, "m.toml")
+        assert outcome.ok and device.session.engine.rules.names.left == "Анна"
+    finally:
+        device.close()
