@@ -205,7 +205,7 @@ class Table:
             return JournalWriter.create(path, self.key_of(), header, 0, stamp)
         journal, problem = open_or_defer(path, create, 0)
         session = Session(Engine.start(config.rules, at=0), journal, self.stamps,
-                          self.device.device.checkpoint_ns)
+                          self.device.device.checkpoint_ns, language=config.device.language)
         notes = [f"new match in {path}"]
         if problem is not None:
             session.journal_error = problem

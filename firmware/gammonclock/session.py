@@ -187,6 +187,7 @@ class Session:
     failed_at: int | None = None           # the instant of that failure: retry a period later
     # Records not yet on disk (the journal failed), in order, with the stamps of their moment.
     backlog: list[tuple[str, int, dict[str, Any], Stamp]] = field(default_factory=list)
+    language: str = "en"                   # the panels' (SPEC §15: the match's, else the device's)
 
     def feed(self, event: Input) -> list[Effect]:
         """Apply one input; journal it with its effects; then tell the observers."""
@@ -475,7 +476,8 @@ def resume(replayed: Replayed, key: bytes | KeySource, stamps: StampSource, *,
         journal, problem = open_or_defer(
             Path(read.path), lambda: JournalWriter.reopen(read, key_of(), last.t, stamp),
             last.t)
-    session = Session(replayed.engine, journal, stamps, checkpoint_ns, list(observers or []))
+    session = Session(replayed.engine, journal, stamps, checkpoint_ns, list(observers or []),
+                      language=replayed.config.device.language)
     if problem is not None:
         session.journal_error = problem
         notes.append(f"the journal cannot be written now; its records wait in memory: {problem}")
