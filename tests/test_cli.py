@@ -282,3 +282,28 @@ def test_the_readmes_11_point_example_journals_verifies_and_exports(tmp_path, ca
     exported = json.loads((tmp_path / "match11.json").read_text())
     assert exported["final_state"] == final
     assert "data:image/png;base64," in (tmp_path / "match11.html").read_text()
+
+
+@pytest.mark.parametrize("speed, per_record", [(None, False), ("1000", True)])
+def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_paced(
+        tmp_path, capsys, monkeypatch, speed, per_record):
+    import os
+
+    import gammonclock.journal as journal_module
+    root = Path(__file__).resolve().parents[1]
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(journal_module.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    journal = tmp_path / "demo.jsonl"
+    script = tmp_path / "short.script"
+    script.write_text("0 tap left\n30 tap right\n60 tap left\n90 end\n")
+    args = ["simulate", "--config", str(root / "config" / "backgammon.toml"), "--script",
+            str(script), "--journal", str(journal), "--state-dir", str(tmp_path), "--json"]
+    assert main(args + (["--speed", speed] if speed else [])) == 0
+    records = len(journal.read_text().splitlines())
+    assert records > 10                      # the checkpoints of 90 s of play
+    if per_record:
+        assert len(synced) >= records
+    else:
+        assert len(synced) <= 4    # the new key and its folder, the journal once and its folder
+    assert main(["verify", str(journal), "--state-dir", str(tmp_path)]) == 0

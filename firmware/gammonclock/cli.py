@@ -25,7 +25,15 @@ from .config import (
 from .durations import MAX_SPEED, MIN_SPEED, quoted
 from .effects import Effect
 from .engine import Engine
-from .journal import JournalError, JournalWriter, Stamp, load_or_create_key, read_journal, read_key
+from .journal import (
+    JournalError,
+    JournalWriter,
+    Stamp,
+    fsync_dir,
+    load_or_create_key,
+    read_journal,
+    read_key,
+)
 from .journal import verify as verify_journal
 from .script import ScriptError, load_script
 from .sdnotify import Notifier
@@ -78,8 +86,12 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.journal:
         try:
             key = load_or_create_key(_state_dir(args, config.device))
-            session.journal = JournalWriter.create(
-                args.journal, key, journal_header(config.text, str(args.config)), 0, stamps())
+            # A run in virtual time has no power to lose: one fsync at the end, not one a
+            # record. Paced (--speed), it stands for the device: every record is fsynced.
+            journal = JournalWriter.create(
+                args.journal, key, journal_header(config.text, str(args.config)), 0, stamps(),
+                fsync=bool(args.speed))
+            session.journal = journal
         except JournalError as exc:
             return _fail(exc)
     presenters = []
@@ -90,6 +102,12 @@ def _simulate(args: argparse.Namespace) -> int:
     run_script(session, script.inputs, script.end, pace, presenters)
     for presenter in presenters:
         presenter.close()
+    if args.journal and not args.speed:
+        try:
+            journal.sync()
+            fsync_dir(Path(args.journal).parent)
+        except JournalError as exc:
+            return _fail(exc)
     session.close()
     _print_state(session.engine, args.json)
     return 0
@@ -416,7 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--script", help="the script of inputs (SPEC §9)")
     sim.add_argument("--json", action="store_true",
                      help="print only the final state as one JSON object")
-    sim.add_argument("--journal", type=Path, help="write the run's journal to this new file")
+    sim.add_argument("--journal", type=Path,
+                     help="write the run's journal to this new file (in virtual time it is "
+                          "fsynced once, at the end; with --speed every record is fsynced "
+                          "before it shows, as on the device)")
     sim.add_argument("--state-dir", type=Path,
                      help="where the device key is (default: $GAMMONCLOCK_STATE_DIR or the "
                           "config's journal.state_dir)")
