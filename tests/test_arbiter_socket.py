@@ -59,9 +59,14 @@ def test_the_arbiter_command_line(running, capsys):
     base = ["arbiter", "--state-dir", str(state_dir)]
     assert main(base + ["adjust", "right", "-1m"]) == 0          # a word starting with "-"
     assert "right's reserve -60 s -> 13:00.0" in capsys.readouterr().out
-    assert main(base + ["--json", "status"]) == 0                  # options go before COMMAND
+    assert main(base + ["--json", "status"]) == 0
     state = json.loads(capsys.readouterr().out)
     assert state["clock"]["right"]["reserve_ms"] == 13 * 60_000
+    # The options are taken wherever they stand.
+    assert main(["arbiter", "status", "--json", "--state-dir", str(state_dir)]) == 0
+    assert json.loads(capsys.readouterr().out) == state
+    assert main(["arbiter", "status", "--state-dir"]) == 2
+    assert "--state-dir needs a folder" in capsys.readouterr().err
     assert main(base + ["deduct", "left", "10m"]) == 1
     assert "more than half" in capsys.readouterr().err
     assert main(base + ["frob"]) == 2
@@ -83,3 +88,35 @@ def test_a_socket_left_by_a_crash_is_replaced_and_the_socket_goes_at_close(tmp_p
         device.close()
     assert not stale.exists()
     assert (tmp_path / JOURNALS_DIR).is_dir()
+
+
+def test_an_undo_that_acted_exits_0_and_lists_what_no_longer_applies(running, capsys):
+    import time
+
+    from gammonclock.engine import ButtonEdge
+    from gammonclock.sides import Button
+
+    device, state_dir = running
+    service = device.service
+    now = service.clock_ns()
+    service.submit(ButtonEdge(now, Button.LEFT, True))          # game 1 starts: right runs
+    service.submit(ButtonEdge(now + 100_000_000, Button.LEFT, False))
+    deadline = time.monotonic() + 5
+    while service.status()["running"] != "right" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    base = ["arbiter", "--state-dir", str(state_dir)]
+    assert main(base + ["pause"]) == 0
+    assert main(base + ["deduct", "left", "5s"]) == 0
+    assert main(base + ["resume"]) == 0
+    capsys.readouterr()
+    # The undo takes back the start of game 1: the pause and the resume no longer apply (no
+    # clock runs), the deduction is applied again. It acted: exit 0.
+    assert main(base + ["undo"]) == 0
+    out = capsys.readouterr().out
+    assert "undone: the start of game 1" in out
+    assert "applied again: deduct left 5s" in out
+    assert "no longer applies: pause: no clock is running" in out
+    assert "no longer applies: resume:" in out
+    answer = ask(socket_path(state_dir), ["status"])
+    assert answer["state"]["running"] is None
+    assert answer["state"]["clock"]["left"]["reserve_ms"] == 14 * 60_000 - 5_000

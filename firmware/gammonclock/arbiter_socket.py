@@ -67,7 +67,7 @@ from typing import Any
 
 from .arbiter import Command, parse_command
 from .durations import has_control_characters
-from .effects import Effect, Refused
+from .effects import ArbiterCommand, Effect, Refused, Undone
 from .errors import GammonclockError
 from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, load_next_match
 from .match import ArbiterAction
@@ -407,6 +407,8 @@ class Responder:
         return {**outcome.answer, "repeated": True}
 
     def _acted(self, effects: list[Effect]) -> dict[str, Any]:
+        if any(isinstance(e, Undone) for e in effects):
+            return self._undone(effects)
         refused = [e for e in effects if isinstance(e, Refused)]
         answer: dict[str, Any] = {"ok": not refused, "outcome": "refused" if refused else "acted",
                                   "said": [e.describe() for e in effects],
@@ -415,6 +417,20 @@ class Responder:
             answer["refused"] = True
             answer["error"] = "; ".join(f"{e.what}: {e.why}" for e in refused)
         return answer
+
+
+    def _undone(self, effects: list[Effect]) -> dict[str, Any]:
+        """An undo acted: the arbiter's commands made after the undone action were applied
+        again; those that no longer apply there (a `resume` of a pause that is gone) are listed
+        apart. Neither makes the undo a refusal."""
+        dropped = [e for e in effects if isinstance(e, Refused)]
+        gone = {e.what for e in dropped}
+        again = [e.text for e in effects if isinstance(e, ArbiterCommand)
+                 and e.text != "undo" and e.text not in gone]
+        return {"ok": True, "outcome": "acted", "said": [e.describe() for e in effects],
+                "reapplied": again,
+                "no_longer_applied": [f"{e.what}: {e.why}" for e in dropped],
+                "state": self.service.status()}
 
 
 def _not_applied(error: str, busy: bool = False) -> dict[str, Any]:

@@ -328,9 +328,13 @@ def _arbiter(args: argparse.Namespace) -> int:
         exit_status,
     )
 
-    if not args.words:
+    try:
+        words = _arbiter_options(args, args.words)
+    except ValueError as exc:
+        return _fail(f"arbiter: {exc}")
+    if not words:
         return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
-    words, text, file = args.words, None, None
+    text, file = None, None
     if words[0] == "new-match":
         try:
             words, text, file = _new_match_request(words)
@@ -358,9 +362,33 @@ def _arbiter(args: argparse.Namespace) -> int:
     else:
         for line in answer["said"]:
             print(line)
+        for label, key in (("applied again", "reapplied"),
+                           ("no longer applies", "no_longer_applied")):
+            for line in answer.get(key, []):
+                print(f"{label}: {line}")
     if not answer.get("ok"):
         print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
     return exit_status(answer)
+
+
+def _arbiter_options(args: argparse.Namespace, words: list[str]) -> list[str]:
+    """The command's words with `--json` and `--state-dir DIR` taken out wherever they stand
+    (`arbiter status --json` as well as `arbiter --json status`); a command's own words that
+    start with "-" (`adjust left -30s`) are left alone. ValueError for `--state-dir` without a
+    folder."""
+    kept: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        if word == "--json":
+            args.json = True
+        elif word == "--state-dir" or word.startswith("--state-dir="):
+            value = word.partition("=")[2] or next(rest, "")
+            if not value:
+                raise ValueError("--state-dir needs a folder")
+            args.state_dir = Path(value)
+        else:
+            kept.append(word)
+    return kept
 
 
 def _new_match_request(words: list[str]) -> tuple[list[str], str, str]:
@@ -473,15 +501,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     arb = commands.add_parser("arbiter", help="an arbiter's command to the running clock, or "
                                               "`status`")
-    arb.add_argument("--state-dir", type=Path, help="the clock's state directory (before COMMAND)")
-    arb.add_argument("--json", action="store_true", help="print the reply as JSON (before COMMAND)")
+    arb.add_argument("--state-dir", type=Path, help="the clock's state directory")
+    arb.add_argument("--json", action="store_true", help="print the reply as JSON")
     # REMAINDER: the command's own words may start with "-" (`adjust left -30s`); the options
-    # above come first.
+    # above are taken out of them wherever they stand (`_arbiter_options`).
     arb.add_argument("words", nargs=argparse.REMAINDER, metavar="COMMAND",
                      help="pause, resume, adjust SIDE ±DURATION, deduct SIDE DURATION, add SIDE "
                           "DURATION, point SIDE, forfeit SIDE [POINTS], disqualify SIDE, warn SIDE "
                           "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
-                          "[SIDE], status")
+                          "[SIDE], abandon, status, new-match FILE [--force]")
     arb.set_defaults(handler=_arbiter)
 
     chk = commands.add_parser("check-config", help="check config files (match, device, or one "
