@@ -246,7 +246,10 @@ def test_a_script_parses_within_the_bounds_or_names_its_line(text, debounce_ns):
         script = parse_script(text, HOLD_NS, "fuzz.script", debounce_ns=debounce_ns)
     except ScriptError as exc:
         short_lines(str(exc))
-        assert "\n" not in str(exc) and str(exc).startswith("fuzz.script:")
+        # One line per bad line of the script, each naming the file and the line.
+        lines = str(exc).split("\n")
+        assert len(lines) == len(exc.problems)
+        assert all(line.startswith("fuzz.script:") for line in lines)
         return
     assert 0 <= script.end <= MAX_DURATION_NS
     assert all(0 <= i.t <= script.end for i in script.inputs)

@@ -289,3 +289,16 @@ def test_lines_after_end_are_not_run(after):
     script = parse_script(f"0 tap left\n1 end\n{after}\n", HOLD_NS, PATH)
     assert script.end == 1 * S
     assert [(i.t, i.button.value) for i in script.inputs] == [(0, "left"), (S // 10, "left")]
+
+
+def test_a_script_with_several_bad_lines_reports_them_all():
+    text = "0 tap left\n5 tapp right\n3 tap left\n10 hold\n12 tap right\nx tap left\n"
+    with pytest.raises(ScriptError) as caught:
+        parse_script(text, 2 * S, "bad.script")
+    assert [line for line, _ in caught.value.problems] == [2, 3, 4, 6]
+    message = str(caught.value).splitlines()
+    assert message[0].startswith("bad.script:2: unknown action 'tapp'")
+    assert message[1] == "bad.script:3: time goes backwards (3 is before the previous line)"
+    assert message[2].startswith("bad.script:4: hold needs a button")
+    assert message[3].startswith("bad.script:6: bad TIME")
+    assert caught.value.line == 2

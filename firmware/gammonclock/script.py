@@ -40,9 +40,16 @@ ACTIONS = ("down", "up", "tap", "hold", "roll", "void", "arbiter", "end")
 
 
 class ScriptError(GammonclockError, ValueError):
-    def __init__(self, path: str, line: int, message: str) -> None:
-        self.path, self.line = path, line
-        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+    """A script that cannot be run; `problems` lists every bad line found (line 0: the whole
+    file), one per line of the message, each naming the file and the line."""
+
+    def __init__(self, path: str, line: int, message: str,
+                 more: list[tuple[int, str]] | None = None) -> None:
+        self.path = path
+        self.problems = [(line, message)] + (more or [])
+        self.line = line
+        super().__init__("\n".join(f"{path}:{n}: {text}" if n else f"{path}: {text}"
+                                   for n, text in self.problems))
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
     With the config's `debounce_ns`, a press whose release the engine would ignore as a bounce
     is an error (0, the default, checks nothing: a test may script bounces on purpose)."""
     keyed: list[tuple[int, int, int, Input]] = []   # (instant, line, order in line, input)
+    problems: list[tuple[int, str]] = []            # every bad line, reported together
     previous, end = 0, None
     # Lines end at "\n" only (a "\r" before it is whitespace): `str.splitlines` would also split
     # at form feeds and other separators, and the line numbers in errors would not match editors'.
@@ -73,24 +81,20 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
         if not words:
             continue
         try:
-            t = _time(words[0], previous)
-        except DurationError as exc:
-            raise ScriptError(path, lineno, f"bad TIME: {exc}") from None
-        if t < previous:
-            raise ScriptError(path, lineno, f"time goes backwards ({words[0]} is before the "
-                                            f"previous line)")
+            t, inputs = _line(words, previous, hold_ns)
+        except _LineError as exc:
+            problems.append((lineno, str(exc)))
+            previous = exc.t if exc.t is not None else previous
+            if len(problems) >= MAX_PROBLEMS:
+                break
+            continue
         previous = t
-        if len(words) < 2:
-            raise ScriptError(path, lineno, f"no action after the time; expected one of: "
-                                            f"{', '.join(ACTIONS)}")
-        try:
-            inputs = _expand(t, words[1].lower(), words[2:], hold_ns)
-        except (ValueError, ArbiterSyntaxError, DiceSyntaxError, DurationError) as exc:
-            raise ScriptError(path, lineno, str(exc)) from None
         if inputs is None:
             end = t
             break               # the run stops here: later lines are not run
         keyed += [(i.t, lineno, n, i) for n, i in enumerate(inputs)]
+    if problems:
+        raise ScriptError(path, *problems[0], more=problems[1:])
     stop = previous if end is None else end
     keyed.sort(key=lambda k: k[:3])
     kept = [k for k in keyed if k[0] <= stop]
@@ -155,6 +159,34 @@ def _phantom(path: str, line: int, t: int, press_t: int, press_line: int, button
                                    f"{_ms(t - press_t)} after its press (line {press_line}), "
                                    f"less than debounce_ms ({_ms(debounce_ns)}): ignored as a "
                                    "bounce (SPEC fine point 3), the button stays down")
+
+
+MAX_PROBLEMS = 50      # a file that is not a script at all stops being read here
+
+
+class _LineError(GammonclockError, ValueError):
+    """What is wrong with one line of a script; `t`, its instant when that was good (the next
+    line's time is checked against it)."""
+
+    def __init__(self, message: str, t: int | None = None) -> None:
+        super().__init__(message)
+        self.t = t
+
+
+def _line(words: list[str], previous: int, hold_ns: int) -> tuple[int, list[Input] | None]:
+    """One line's instant and inputs (None: `end`); _LineError says what is wrong with it."""
+    try:
+        t = _time(words[0], previous)
+    except DurationError as exc:
+        raise _LineError(f"bad TIME: {exc}") from None
+    if t < previous:
+        raise _LineError(f"time goes backwards ({words[0]} is before the previous line)")
+    if len(words) < 2:
+        raise _LineError(f"no action after the time; expected one of: {', '.join(ACTIONS)}", t)
+    try:
+        return t, _expand(t, words[1].lower(), words[2:], hold_ns)
+    except (ValueError, ArbiterSyntaxError, DiceSyntaxError, DurationError) as exc:
+        raise _LineError(str(exc), t) from None
 
 
 def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] | None:
