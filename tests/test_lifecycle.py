@@ -44,7 +44,7 @@ from gammonclock.reasons import Reason
 from gammonclock.rules import EndReason
 from gammonclock.service import ClockService, Task
 from gammonclock.session import replay
-from gammonclock.sides import Button
+from gammonclock.sides import Button, Side
 
 S = 1_000_000_000
 
@@ -80,13 +80,22 @@ def device_file(tmp_path: Path, match_file: str | None = None):
     return parse_device_config(text, str(tmp_path / "device.toml"))
 
 
+UPTIME_NS = 3 * 3600 * S     # the Pi's monotonic clock is far from 0 when a match is loaded
+
+
+def uptime_clock() -> int:
+    return time.monotonic_ns() + UPTIME_NS
+
+
 @pytest.fixture
 def build(tmp_path):
-    """Builds devices on a device file (not running: the test is the loop's thread)."""
+    """Builds devices on a device file (not running: the test is the loop's thread), on a
+    monotonic clock three hours after boot, so that engine time and monotonic time differ."""
     made: list[Device] = []
 
     def make(match_file: str | None = None, state: Path | None = None) -> Device:
-        device = build_device(device_file(tmp_path, match_file), state or tmp_path / "state")
+        device = build_device(device_file(tmp_path, match_file), state or tmp_path / "state",
+                              clock_ns=uptime_clock)
         made.append(device)
         device.service.present_all([])
         return device
@@ -100,10 +109,20 @@ def journals(state: Path) -> list[Path]:
     return sorted((state / JOURNALS_DIR).glob("match-*.jsonl"))
 
 
+def now(device: Device) -> int:
+    """The device's engine time now (what `service.apply` takes)."""
+    return device.service.engine_time(device.service.clock_ns())
+
+
 def tap(device: Device, button: Button) -> None:
-    t = device.service.clock_ns()
+    t = max(now(device), device.session.engine.now) if device.session else now(device)
     device.service.apply(ButtonEdge(t, button, True))
     device.service.apply(ButtonEdge(t + S // 10, button, False))
+
+
+def command(device: Device, *words: str):
+    t = max(now(device), device.session.engine.now) if device.session else now(device)
+    return device.service.apply(ArbiterAction(t, parse_command(list(words))))
 
 
 def shows(device: Device, view) -> bool:
@@ -187,8 +206,7 @@ def test_without_a_match_file_the_clock_is_idle_and_shows_the_table(build, tmp_p
     assert journals(tmp_path / "state") == []
     # Presses and rolls do nothing; a command is refused and says how to load a match.
     tap(device, Button.LEFT)
-    effects = device.service.apply(ArbiterAction(device.service.clock_ns(),
-                                                 parse_command(["pause"])))
+    effects = command(device, "pause")
     assert [(type(e), e.reason) for e in effects] == [(Refused, Reason.NO_MATCH)]
     assert "new-match" in effects[0].why
     assert journals(tmp_path / "state") == []
@@ -230,7 +248,7 @@ def test_boot_resumes_the_unfinished_match_whatever_the_match_file_says(build, t
     second.close()
     # Once that match is over, the next boot loads the file.
     third = build(str(match_file))
-    third.service.apply(ArbiterAction(third.service.clock_ns(), Abandon()))
+    command(third, "abandon")
     third.close()
     fourth = build(str(match_file))
     assert fourth.session.engine.rules.names.right == "Carla"
@@ -261,16 +279,21 @@ def test_a_match_in_progress_is_not_replaced_unless_forced(build, tmp_path):
     assert not refused.ok and refused.reason is Reason.MATCH_IN_PROGRESS
     assert "game 1, score 0-0" in refused.error and "--force" in refused.error
     assert first.read_bytes() == before and device.session.journal.path == first
+    started = device.session.engine.match.turn.started_at
     forced = load_next_match(device.service, device.table, OTHER_MATCH, "next.toml", force=True)
     assert forced.ok
     assert forced.said[0] == "arbiter: abandon"
     assert "match abandoned by the arbiter at 0-0" in forced.said
+    assert not any("flag" in line for line in forced.said)
     assert forced.said[-2] == "next match loaded: Анна-Carla, 3 points"
     assert device.session.engine.rules.names.right == "Carla"
     # The abandoned match is on its own record, over, with no winner.
     old = replay(read_journal(first)).engine.match
     assert old.phase is Phase.MATCH_OVER and old.end_reason is EndReason.ABANDONED
     assert old.winner is None
+    # The running side was charged the time it really ran, not the Pi's uptime.
+    right = old.reserve_at(Side.RIGHT)
+    assert 0 <= 10 * 60 * S - right < 5 * S, (started, right)
     assert len(journals(tmp_path / "state")) == 2
 
 
@@ -290,8 +313,7 @@ def test_after_a_match_is_over_the_next_loads_without_force(build, tmp_path):
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
     tap(device, Button.LEFT)
-    device.service.apply(ArbiterAction(device.service.clock_ns(),
-                                       parse_command(["disqualify", "left"])))
+    command(device, "disqualify", "left")
     finished = Path(device.session.journal.path)
     before = finished.read_bytes()
     outcome = load_next_match(device.service, device.table, OTHER_MATCH, "next.toml")
@@ -318,14 +340,16 @@ def test_a_bad_match_file_is_refused_with_every_error_and_changes_nothing(build,
     assert not shows(device, config_error_view(outcome.error, "MATCH REFUSED"))
 
 
-def test_inputs_made_for_the_match_before_are_dropped_at_the_swap(build):
+@pytest.mark.parametrize("taken", [True, False], ids=["pending", "still-in-the-inbox"])
+def test_inputs_made_for_the_match_before_are_dropped_at_the_swap(build, taken):
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
     service: ClockService = device.service
-    now = service.clock_ns()
-    service.submit(ButtonEdge(now - S // 50, Button.LEFT, True))     # a tap before the swap
-    service.submit(ButtonEdge(now - S // 100, Button.LEFT, False))
-    service._take_arrivals()
+    mono = service.clock_ns()
+    service.submit(ButtonEdge(mono - S // 50, Button.LEFT, True))    # a tap before the swap
+    service.submit(ButtonEdge(mono - S // 100, Button.LEFT, False))
+    if taken:
+        service._take_arrivals()
     dropped = load_next_match(service, device.table, OTHER_MATCH, "next.toml")
     assert dropped.ok
     service.grace_ns = service.timer_grace_ns = 0
@@ -411,7 +435,7 @@ def test_a_raw_new_match_request_needs_the_text_and_only_it_carries_text(running
 def test_a_stick_gets_the_exports_and_gives_the_next_match(build, tmp_path):
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
-    device.service.apply(ArbiterAction(device.service.clock_ns(), Abandon()))
+    command(device, "abandon")
     finished = Path(device.session.journal.path)
     stick = tmp_path / "stick"
     (stick / "gammonclock").mkdir(parents=True)
@@ -465,15 +489,14 @@ def test_abandon_ends_the_match_with_no_winner_and_undo_cannot_reach_past_it(bui
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
     tap(device, Button.LEFT)
-    effects = device.service.apply(ArbiterAction(device.service.clock_ns(), Abandon()))
+    effects = command(device, "abandon")
     ended = [e for e in effects if isinstance(e, MatchEnded)]
     assert len(ended) == 1 and ended[0].reason is EndReason.ABANDONED and ended[0].winner is None
     match = device.session.engine.match
     assert match.phase is Phase.MATCH_OVER and match.turn is None
-    undo = device.service.apply(ArbiterAction(device.service.clock_ns(),
-                                              parse_command(["undo"])))
+    undo = command(device, "undo")
     assert any(isinstance(e, Refused) and e.reason is Reason.UNDO_MATCH_LOST for e in undo)
-    again = device.service.apply(ArbiterAction(device.service.clock_ns(), Abandon()))
+    again = command(device, "abandon")
     assert any(isinstance(e, Refused) and e.reason is Reason.MATCH_OVER for e in again)
 
 
@@ -511,15 +534,70 @@ def test_the_idle_panels_find_the_address_in_the_routing_table(tmp_path):
 
 def test_a_task_runs_on_the_loop_in_order_with_the_inputs(build):
     device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    tap(device, Button.LEFT)                                   # right's clock runs
     service = device.service
     seen: list[str] = []
-    now = service.clock_ns()
-    service.submit(Task(now + 2, lambda: seen.append("task")))
-    service.submit(ArbiterAction(now + 1, parse_command(["pause"])))
-    service._take_arrivals()
+    mono = service.clock_ns()
+    # Submitted first, stamped later: it runs after the pause stamped before it.
+    service.submit(Task(mono + 2, lambda: seen.append(service.session.engine.match.phase.value)))
+    service.submit(ArbiterAction(mono + 1, parse_command(["pause"])))
     service.grace_ns = service.timer_grace_ns = 0
     service.step()
-    assert seen == ["task"] and service.waiting() == 0
+    assert seen == ["paused"] and service.waiting() == 0
+
+
+def test_a_task_that_fails_costs_its_reply_not_the_loop(build):
+    from gammonclock.service import Reply
+
+    device = build()
+    service, reply = device.service, Reply()
+    service.submit(Task(service.clock_ns(), lambda: 1 // 0), reply)
+    service.grace_ns = service.timer_grace_ns = 0
+    service.step()                                             # does not raise
+    assert isinstance(reply.value, ZeroDivisionError) and reply.done.is_set()
+
+
+def test_a_next_match_waits_while_the_current_journal_is_not_written(build, monkeypatch):
+    from gammonclock.journal import JournalError, JournalWriter
+
+    device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    first = Path(device.session.journal.path)
+
+    def full(*_args, **_kwargs):
+        raise JournalError("no space left on the card")
+    monkeypatch.setattr(JournalWriter, "append", full)
+    tap(device, Button.LEFT)
+    assert device.session.backlog
+    outcome = load_next_match(device.service, device.table, OTHER_MATCH, "next.toml",
+                              force=True)
+    assert not outcome.ok and outcome.reason is Reason.JOURNAL_NOT_WRITTEN
+    assert device.session.journal.path == first and device.session.backlog
+    monkeypatch.undo()
+    assert load_next_match(device.service, device.table, OTHER_MATCH, "next.toml",
+                           force=True).ok                      # the backlog went first
+    old = replay(read_journal(first)).engine.match
+    assert old.end_reason is EndReason.ABANDONED
+
+
+def test_the_next_match_screen_gives_way_to_the_clocks_when_play_starts(build):
+    device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    shown = message_view("NEXT MATCH", ["Анна-Boris, 5 points", "10:00 each"])
+    assert shows(device, shown)
+    tap(device, Button.LEFT)                                   # 10 s have not passed
+    assert not shows(device, shown)
+
+
+def test_a_corrected_file_of_the_waiting_match_replaces_it(build):
+    device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    first = device.session.journal.path
+    corrected = MATCH_TEXT + '[event]\nround = "Final"\n'
+    outcome = load_next_match(device.service, device.table, corrected, "match.toml")
+    assert outcome.ok and "next match loaded: Анна-Boris, 5 points" in outcome.said
+    assert device.session.journal.path != first
 
 
 # --- gammonclock run --device -----------------------------------------------------------------

@@ -75,6 +75,7 @@ REASON_CODES = {
     "NO_MATCH": "no_match",
     "MATCH_IN_PROGRESS": "match_in_progress",
     "MATCH_FILE_BAD": "match_file_bad",
+    "JOURNAL_NOT_WRITTEN": "journal_not_written",
 }
 
 # The journal's `kind` of every effect, as journals written before issue 8 have them.
@@ -237,7 +238,8 @@ def test_dropped_dice_lines_are_ignored_with_their_reason():
 
 # The lifecycle's reasons answer the arbiter's socket, never a match's journal: their tests are
 # in test_lifecycle.py.
-LIFECYCLE_REASONS = {Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD}
+LIFECYCLE_REASONS = {Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD,
+                     Reason.JOURNAL_NOT_WRITTEN}
 
 
 def test_every_reason_is_emitted_somewhere():

@@ -371,7 +371,10 @@ class Responder:
 
     def _loaded(self, reply: Reply) -> dict[str, Any]:
         outcome = reply.value
-        assert isinstance(outcome, LoadOutcome)
+        if not isinstance(outcome, LoadOutcome):      # the load failed (its bug is in the log)
+            return {"ok": False, "outcome": "unknown",
+                    "error": f"the clock failed loading the match ({outcome!r}); check with "
+                             "`gammonclock arbiter status` before repeating it"}
         answer: dict[str, Any] = {"ok": outcome.ok,
                                   "outcome": "acted" if outcome.ok else "refused",
                                   "said": outcome.said, "state": self.service.status()}
@@ -401,8 +404,8 @@ class Responder:
         if outcome.reply is not None:           # it was unknown: has its outcome come since?
             reply = outcome.reply
             if reply.done.is_set():
-                outcome.answer = (self._loaded(reply) if isinstance(reply.value, LoadOutcome)
-                                  else self._acted(reply.effects))
+                outcome.answer = (self._acted(reply.effects) if reply.value is None
+                                  else self._loaded(reply))
                 outcome.reply = None
         return {**outcome.answer, "repeated": True}
 
@@ -423,14 +426,28 @@ class Responder:
         """An undo acted: the arbiter's commands made after the undone action were applied
         again; those that no longer apply there (a `resume` of a pause that is gone) are listed
         apart. Neither makes the undo a refusal."""
-        dropped = [e for e in effects if isinstance(e, Refused)]
-        gone = {e.what for e in dropped}
-        again = [e.text for e in effects if isinstance(e, ArbiterCommand)
-                 and e.text != "undo" and e.text not in gone]
+        again, dropped = _replayed_commands(effects)
         return {"ok": True, "outcome": "acted", "said": [e.describe() for e in effects],
-                "reapplied": again,
-                "no_longer_applied": [f"{e.what}: {e.why}" for e in dropped],
+                "reapplied": again, "no_longer_applied": dropped,
                 "state": self.service.status()}
+
+
+def _replayed_commands(effects: list[Effect]) -> tuple[list[str], list[str]]:
+    """The commands an undo applied again, and why those that no longer apply were refused.
+    The effects are the replay's, then the undo's own command and `Undone`: each replayed
+    command is its `ArbiterCommand` and what follows it up to the next one."""
+    starts = [i for i, e in enumerate(effects) if isinstance(e, ArbiterCommand)][:-1]
+    again, dropped = [], []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(effects)
+        command = effects[start]
+        assert isinstance(command, ArbiterCommand)
+        refusals = [e for e in effects[start + 1:end] if isinstance(e, Refused)]
+        if refusals:
+            dropped += [f"{e.what}: {e.why}" for e in refusals]
+        else:
+            again.append(command.text)
+    return again, dropped
 
 
 def _not_applied(error: str, busy: bool = False) -> dict[str, Any]:

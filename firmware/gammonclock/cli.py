@@ -402,7 +402,9 @@ def _new_match_request(words: list[str]) -> tuple[list[str], str, str]:
     return ["new-match"] + (["--force"] if force else []), text, files[0]
 
 
-USB_STICK_TIMEOUT_S = 600.0     # a stick's copy of many matches' reports (the unit allows 10 min)
+# A stick's copy of many matches' reports; the unit allows 10 min, and this leaves the helper the
+# time to sync and unmount before systemd would kill it.
+USB_STICK_TIMEOUT_S = 540.0
 
 
 def _usb_stick(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import Config, ConfigError, DeviceFile, parse_match_config
 from .engine import Engine
@@ -32,8 +32,10 @@ from .journal import (
     JournalError,
     JournalWriter,
     KeyRefused,
+    Stamp,
     load_or_create_key,
     open_or_defer,
+    read_header,
     read_journal,
 )
 from .match_state import Phase
@@ -142,6 +144,9 @@ def match_words(config: Config) -> str:
 
 # --- the table --------------------------------------------------------------------------------
 
+Planned = tuple[Path, dict[str, Any], Stamp]     # a new journal: its path, header and stamp
+
+
 @dataclass
 class Opened:
     """A match made ready to play: its session and the monotonic instant of its engine's 0."""
@@ -191,15 +196,11 @@ class Table:
                                      "file"])
         return parse_match_config(text, name, self.device)
 
-    def start(self, config: Config) -> Opened:
-        """A new match of `config`, ready (between games, game 1), in a journal of its own. A
-        card that cannot be written does not stop it: its records wait in memory (and the
-        panels say so) until the journal can be made."""
-        heads = journal_heads(self.state_dir)
-        stamp = self.stamps()
-        path = journal_path(self.state_dir, stamp.wall, self.table_id, config)
-        header = journal_header(config.text, config.path, match_no=next_match_no(heads),
-                                device_text=config.device_text, table=self.table_id)
+    def start(self, config: Config, planned: Planned | None = None) -> Opened:
+        """A new match of `config`, ready (between games, game 1), in a journal of its own
+        (`planned`, else planned now). A card that cannot be written does not stop it: its
+        records wait in memory (and the panels say so) until the journal can be made."""
+        path, header, stamp = planned or self.plan(config)
 
         def create() -> JournalWriter:
             return JournalWriter.create(path, self.key_of(), header, 0, stamp)
@@ -212,6 +213,16 @@ class Table:
             notes.append(f"the journal cannot be written now; its records wait in memory: "
                          f"{problem}")
         return Opened(session, self.clock_ns(), notes)
+
+    def plan(self, config: Config) -> Planned:
+        """The new journal's path, header and stamp. Raises JournalError when the state folder
+        cannot even be looked at (a dying card): then nothing may change."""
+        heads = journal_heads(self.state_dir)
+        stamp = self.stamps()
+        path = journal_path(self.state_dir, stamp.wall, self.table_id, config)
+        header = journal_header(config.text, config.path, match_no=next_match_no(heads),
+                                device_text=config.device_text, table=self.table_id)
+        return path, header, stamp
 
     def boot(self, match: Callable[[], Config] | None) -> Boot:
         """The newest journal's match if it is not over (resumed, paused); else the match
@@ -265,22 +276,34 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
         if not _game_on(service):
             service.show_message(config_error_view(str(exc), "MATCH REFUSED"))
         return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD)
-    said: list[str] = []
     session = service.session
-    if (session is not None and not in_progress(session.engine)
-            and session.engine.match.phase is not Phase.MATCH_OVER
-            and session.engine.rules == config.rules):
-        # The same match again while it waits to start (a stick plugged in twice): kept as is.
+    if session is not None and _same_match_waiting(session, config):
+        # The same file again while its match waits to start (a stick plugged in twice).
         return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"])
     if session is not None and session.engine.match.phase is not Phase.MATCH_OVER:
         if in_progress(session.engine) and not force:
             return LoadOutcome(False, [], _in_progress_words(session.engine),
                                Reason.MATCH_IN_PROGRESS)
-        t = service.clock_ns() if at is None else at
+    now = service.engine_time(service.clock_ns() if at is None else at)
+    if session is not None and session.backlog:
+        session.checkpoint(max(session.engine.now, now))     # one more try: the card may be back
+    if session is not None and session.backlog:
+        # Its records (and the abandon to come) must reach its journal before another starts.
+        return LoadOutcome(False, [], "the journal of the current match is not being written "
+                           f"({session.journal_error}): the next match waits until it is",
+                           Reason.JOURNAL_NOT_WRITTEN)
+    try:
+        planned = table.plan(config)
+    except (JournalError, OSError) as exc:
+        return LoadOutcome(False, [], f"the next match cannot start: {exc}",
+                           Reason.JOURNAL_NOT_WRITTEN)
+    said: list[str] = []
+    if session is not None and session.engine.match.phase is not Phase.MATCH_OVER:
+        t = max(session.engine.now, now)          # engine time, never before the last input
         said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon()))]
     if session is not None:
         session.close()
-    opened = table.start(config)
+    opened = table.start(config, planned)
     for dropped in service.replace_session(opened.session, opened.origin):
         log.info("dropped with the match before: %s", dropped)
     journal = opened.session.journal
@@ -290,6 +313,20 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     service.show_message(message_view("NEXT MATCH", [match_words(config),
                                                      readback_time(config)]))
     return LoadOutcome(True, said)
+
+
+def _same_match_waiting(session: Session, config: Config) -> bool:
+    """Whether `session` is a match of this very file (and device config) that has not started:
+    its journal's header says which file it was."""
+    if in_progress(session.engine) or session.engine.match.phase is Phase.MATCH_OVER:
+        return False
+    if session.journal is None:
+        return False
+    try:
+        header = read_header(session.journal.path).data
+    except JournalError:
+        return False                 # not on the card yet: replaced, as a different match is
+    return header.get("config") == config.text and header.get("device") == config.device_text
 
 
 def _game_on(service: ClockService) -> bool:

@@ -59,6 +59,7 @@ class Reason(str, Enum):
     NO_MATCH = "no_match"                        # a command or a roll while no match is loaded
     MATCH_IN_PROGRESS = "match_in_progress"      # new-match: a match is being played
     MATCH_FILE_BAD = "match_file_bad"            # new-match: the match file has problems
+    JOURNAL_NOT_WRITTEN = "journal_not_written"  # new-match: the card does not take the records
 
     # --- the dice reader (Ignored) ---
     VOID_NO_ROLL = "void_no_roll"                # a void with no roll to void
@@ -72,5 +73,5 @@ ARBITER_REFUSALS = frozenset({
     Reason.FORFEIT_IN_BREAK, Reason.SCORE_AT_LENGTH, Reason.SCORE_HALF_POINT,
     Reason.CUBE_NOT_IN_GAME, Reason.CUBE_DOUBLE_OFFERED, Reason.CUBE_IN_BREAK,
     Reason.CUBE_NO_OWNER, Reason.UNDO_MATCH_LOST, Reason.UNDO_NOTHING, Reason.UNDO_PAST_ARBITER,
-    Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD,
+    Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD, Reason.JOURNAL_NOT_WRITTEN,
 })

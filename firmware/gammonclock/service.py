@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input
-from .match import ArbiterAction
+from .match import ArbiterAction, Phase
 from .reasons import Reason
 from .rules import format_score
 from .sdnotify import Notifier
@@ -145,6 +145,7 @@ class ClockService:
         # The state JSON, and what the idle panels show, while no match is loaded.
         self.idle_state = idle_state or (lambda: {"phase": "idle"})
         self._message: tuple[Any, int] | None = None    # a view over the panels, until (mono)
+        self._swap_lock = threading.Lock()               # `session` and `origin` change together
         # systemd: READY once the panels show the match, WATCHDOG from this loop only, so a loop
         # that hangs (in an I2C write, on a dead disk) stops the pings and is restarted.
         self.notifier = notifier or Notifier({})
@@ -201,11 +202,12 @@ class ClockService:
     def status(self) -> dict[str, object]:
         """The SPEC §9 state at this instant (any thread: the engine is an immutable value, and
         bringing a copy to now changes nothing in the loop)."""
-        session = self.session
+        with self._swap_lock:           # the match and its origin, of one and the same match
+            session, origin = self.session, self.origin
         if session is None:
             return self.idle_state()
         engine = session.engine
-        now = max(engine.now, self.engine_time(self.clock_ns()))
+        now = max(engine.now, self.clock_ns() - origin)
         return engine.advance(now)[0].state_json()
 
     def stop(self) -> None:
@@ -348,7 +350,11 @@ class ClockService:
             log.info("input %s withdrawn by its sender before it was applied", event)
             return
         if isinstance(event, Task):
-            value = event.run()
+            try:
+                value = event.run()
+            except Exception as exc:   # a task's bug costs its reply, never the clock
+                log.exception("the loop's task %s failed", event)
+                value = exc
             if reply is not None:
                 reply.deliver([], value)
             return
@@ -390,8 +396,10 @@ class ClockService:
         inputs still waiting were made for the match before: those from before the swap are
         dropped (a command's sender hears it was not applied), later ones are kept; the loop's
         own calls are kept, in the new engine time. Returns what was dropped, for the log."""
+        self._take_arrivals()      # what came before the swap is judged by the match before
         swap_at, old_origin = self.clock_ns(), self.origin
-        self.session, self.origin = session, origin
+        with self._swap_lock:
+            self.session, self.origin = session, origin
         kept, dropped = [], []
         for at, n, event, reply in self._pending:
             mono = at + old_origin
@@ -431,11 +439,22 @@ class ClockService:
     def present_all(self, effects: list[Effect]) -> None:
         now = self.engine_time(self.clock_ns())
         t = self.session.engine.now if self.session is not None else now
-        message = self._message
-        if message is not None and self.clock_ns() >= message[1]:
-            message = self._message = None
+        message = self._message_shown()
         for i, presenter in enumerate(self.presenters):
             self._redraw_at[i] = self._present(presenter, t, effects, message)
+
+    def _message_shown(self) -> tuple[Any, int] | None:
+        """The message over the panels now: none once its time is up, and none as soon as a
+        game is on (the players' clocks are never hidden)."""
+        message, session = self._message, self.session
+        if message is None:
+            return None
+        game_on = (session is not None and session.engine.match.match_started_at is not None
+                   and session.engine.match.phase is not Phase.MATCH_OVER)
+        if game_on or self.clock_ns() >= message[1]:
+            self._message = None
+            return None
+        return message
 
     def _present(self, presenter: Presenter, t: int, effects: list[Effect],
                  message: tuple[Any, int] | None = None) -> int | None:
@@ -456,10 +475,7 @@ class ClockService:
         for i, presenter in enumerate(self.presenters):
             due = self._redraw_at[i]
             if due is not None and due <= now:
-                message = self._message
-                if message is not None and self.clock_ns() >= message[1]:
-                    message = self._message = None
-                self._redraw_at[i] = self._present(presenter, now, [], message)
+                self._redraw_at[i] = self._present(presenter, now, [], self._message_shown())
 
     def _next_wake(self, timer: int | None) -> int | None:
         """The monotonic instant of the next input, timer (at `timer`) or redraw due."""
