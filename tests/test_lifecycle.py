@@ -12,7 +12,7 @@ import pytest
 from PIL import ImageChops
 
 from device_helpers import MOCK_TEXT
-from gammonclock.arbiter import Abandon, parse_command
+from gammonclock.arbiter import parse_command
 from gammonclock.cli import main
 from gammonclock.config import (
     ConfigError,
