@@ -120,3 +120,33 @@ def test_an_undo_that_acted_exits_0_and_lists_what_no_longer_applies(running, ca
     answer = ask(socket_path(state_dir), ["status"])
     assert answer["state"]["running"] is None
     assert answer["state"]["clock"]["left"]["reserve_ms"] == 14 * 60_000 - 5_000
+
+
+def test_the_arbiter_finds_this_logins_simulator_without_flags(tmp_path, monkeypatch):
+    import socket
+    import tempfile
+
+    from gammonclock import arbiter_socket
+    from gammonclock.arbiter_socket import asking_path, simulator_socket_path, someone_serves
+
+    short = Path(tempfile.mkdtemp(prefix="gc-"))      # a socket's path has at most 107 bytes
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(short))
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+    monkeypatch.setattr(arbiter_socket, "RUNTIME_DIR", str(tmp_path / "no-service"))
+    default = tmp_path / "state"
+    assert asking_path(None, default) == default / "arbiter.sock"      # no simulator runs
+    path = simulator_socket_path()
+    assert path.parent.name.startswith("gammonclock-simulator-")
+    path.parent.mkdir()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        assert asking_path(None, default) == path
+        assert someone_serves(path)                     # a second simulator serves elsewhere
+        assert asking_path(tmp_path / "told", default) == tmp_path / "told" / "arbiter.sock"
+    finally:
+        server.close()
+    assert not someone_serves(path)
+    import shutil
+    shutil.rmtree(short)

@@ -55,6 +55,7 @@ import json
 import logging
 import os
 import socket
+import tempfile
 import threading
 import time
 import unicodedata
@@ -127,9 +128,27 @@ def serving_path(state_dir: str | Path) -> Path:
     return socket_path(_runtime_directory() or state_dir)
 
 
+def simulator_socket_path() -> Path:
+    """Where this login's interactive simulator serves its socket (its journals are in a
+    temporary folder, but `gammonclock arbiter` finds it here without being told)."""
+    return Path(tempfile.gettempdir()) / f"gammonclock-simulator-{os.getuid()}" / SOCKET_NAME
+
+
+def someone_serves(path: Path) -> bool:
+    """Whether a clock answers at `path` now."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(0.5)
+            probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+
+
 def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> Path:
     """Where `gammonclock arbiter` asks: the state folder it is told, else the service's runtime
-    directory when a clock serves there, else the default state folder."""
+    directory when a clock serves there, else this login's interactive simulator when one
+    runs, else the default state folder."""
     if state_dir is not None:
         return socket_path(state_dir)
     runtime = _runtime_directory()
@@ -140,6 +159,9 @@ def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> 
             return socket_path(RUNTIME_DIR)
     except PermissionError:           # it is there, but this login may not look in: say so
         return socket_path(RUNTIME_DIR)
+    simulator = simulator_socket_path()
+    if simulator.exists():
+        return simulator
     return socket_path(default_state_dir)
 
 

@@ -133,13 +133,27 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
     if not window_available() and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("simulate: the interactive simulator needs a window or a terminal; "
                      "give --script FILE for a scripted run")
+    from .arbiter_socket import simulator_socket_path, someone_serves
+
     device_config = replace(config.device, pin_factory="mock")
     state_dir = (str(args.state_dir) if args.state_dir
                  else tempfile.mkdtemp(prefix="gammonclock-simulator-"))
+    # `gammonclock arbiter` finds this login's simulator without flags; a second simulator
+    # serves in its own state folder (`--state-dir` finds it).
+    socket_at = None if args.state_dir else simulator_socket_path()
+    if socket_at is not None and someone_serves(socket_at):
+        socket_at = None
+    if socket_at is not None:
+        socket_at.parent.mkdir(mode=0o700, exist_ok=True)
     try:
-        device = build_device(replace(config, device=device_config), state_dir)
+        device = build_device(replace(config, device=device_config), state_dir,
+                              socket_at=socket_at)
     except JournalError as exc:   # another clock on this folder, a bad key or journal
         return _fail(exc, status=1)
+    where = ("`gammonclock arbiter status` finds it" if socket_at is not None
+             else f"`gammonclock arbiter --state-dir {state_dir} status`")
+    shown = socket_at or Path(state_dir) / "arbiter.sock"
+    print(f"gammonclock: the simulator's arbiter socket is {shown}; {where}", file=sys.stderr)
     run_interactive(device, text=True if args.text else None)
     print(f"gammonclock: the match's journal is in {state_dir}/journals")
     return 0

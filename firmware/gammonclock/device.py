@@ -179,17 +179,21 @@ MatchSource = Callable[[], Config] | None
 def build_device(source: Config | DeviceFile, state_dir: str | Path, *,
                  match_path: str | None = None, panels: Pair[Any] | None = None,
                  stamps: StampSource | None = None,
-                 clock_ns: Callable[[], int] = time.monotonic_ns) -> Device:
+                 clock_ns: Callable[[], int] = time.monotonic_ns,
+                 socket_at: Path | None = None) -> Device:
     """Everything the config describes, wired to one service (not yet running).
 
     `source` is one file holding the device and a match (`run --config`: that match is the one
     loaded at boot), or a device config (`run --device`: the boot match is `match_path`, else
-    its `table.match_file`, else none: idle). Raises StateInUse (nothing touched) when another
+    its `table.match_file`, else none: idle). The arbiter's socket is at `socket_at` (the
+    interactive simulator's), else in the runtime or state folder. Raises StateInUse (nothing
+    touched) when another
     clock holds the state folder, and StartRefused (shown on the panels, the lock kept until its
     `release`) for a bad key or a journal it cannot understand."""
     lock = lock_state_dir(state_dir)
     try:
-        device = _build(source, match_path, state_dir, lock, panels, stamps, clock_ns)
+        device = _build(source, match_path, state_dir, lock, panels, stamps, clock_ns,
+                        socket_at)
     except StartRefused as exc:
         exc.release = lock.release
         raise
@@ -222,7 +226,7 @@ def _idle_state(device: DeviceConfig) -> Callable[[], dict[str, object]]:
 
 def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str | Path,
            lock: StateLock, panels: Pair[Any] | None, stamps: StampSource | None,
-           clock_ns: Callable[[], int]) -> Device:
+           clock_ns: Callable[[], int], socket_at: Path | None) -> Device:
     from .hardware.buttons import ButtonBoard, make_pin_factory
     from .hardware.buzzer import make_buzzer
     from .hardware.notices import journal_alert
@@ -270,14 +274,14 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
         reader.start()
         device.closers.append(lambda: None if reader.stop() else None)
     from .arbiter_socket import ArbiterServer, serving_path
+    socket_at = socket_at or serving_path(state_dir)
     try:
-        arbiter = ArbiterServer(serving_path(state_dir), service,
+        arbiter = ArbiterServer(socket_at, service,
                                 group=device_config.arbiter_socket_group, table=table,
                                 on_stick=StickHandler(service, table))
         device.closers.append(arbiter.close)
     except OSError as exc:    # a read-only card: the clock runs without its control socket
-        log.error("%s: cannot serve the arbiter's socket: %s", serving_path(state_dir),
-                  exc.strerror or exc)
+        log.error("%s: cannot serve the arbiter's socket: %s", socket_at, exc.strerror or exc)
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
     # A bounced button's level is read by the service's loop, in its time (never a wall timer).
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
