@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from gammonclock.arbiter_socket import ask, socket_path
@@ -10,6 +11,7 @@ from gammonclock.cli import main
 from gammonclock.config import parse_config
 from gammonclock.device import build_device
 from gammonclock.journal import JOURNALS_DIR, read_journal
+from gammonclock.session import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
@@ -34,7 +36,12 @@ def test_a_command_is_applied_journaled_and_answered_with_what_it_did(running):
     # Journaled before the answer came back.
     records = read_journal(device.session.journal.path).records
     commands = [r.data["input"] for r in records if r.kind == "input"]
-    assert commands == [{"type": "arbiter", "command": "deduct left 30s"}]
+    # With who gave it: the login at the other end of the socket, as the kernel says.
+    import pwd
+    me = pwd.getpwuid(os.getuid()).pw_name
+    assert commands == [{"type": "arbiter", "command": "deduct left 30s", "source": "socket",
+                         "by": me}]
+    assert replay(read_journal(device.session.journal.path)).diverged == []
 
 
 def test_a_refused_command_says_why_and_changes_nothing(running):

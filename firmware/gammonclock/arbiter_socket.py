@@ -289,17 +289,19 @@ class Responder:
         self.on_stick = on_stick
         self._outcomes = _Outcomes(limits.remembered_ids)
 
-    def respond(self, line: bytes) -> dict[str, Any]:
+    def respond(self, line: bytes, peer: str | None = None) -> dict[str, Any]:
+        """The answer to one request line; `peer` is the login that sent it (journaled as the
+        command's author)."""
         try:
             request = parse_request(line, self.limits.max_request)
         except RequestError as exc:
             return {"ok": False, "error": str(exc)}
-        answer = self._answer(request)
+        answer = self._answer(request, peer)
         if request.id is not None:
             answer["id"] = request.id
         return answer
 
-    def _answer(self, request: Request) -> dict[str, Any]:
+    def _answer(self, request: Request, peer: str | None = None) -> dict[str, Any]:
         if request.words == ["status"]:
             return {"ok": True, "state": self.service.status()}
         if request.match_text is not None and request.words[:1] != ["new-match"]:
@@ -318,7 +320,7 @@ class Responder:
                 command = parse_command(request.words)
             except ValueError as exc:     # ArbiterSyntaxError, and any number `int` refuses
                 return {"ok": False, "error": str(exc)}
-            action = lambda: self._apply(command)           # noqa: E731
+            action = lambda: self._apply(command, peer)     # noqa: E731
         if request.id is None:
             return action()[0]
         outcome, first = self._outcomes.claim(request.id, request.words)
@@ -333,11 +335,13 @@ class Responder:
         finally:
             outcome.done.set()
 
-    def _apply(self, command: Command) -> tuple[dict[str, Any], Reply | None]:
+    def _apply(self, command: Command, peer: str | None = None
+               ) -> tuple[dict[str, Any], Reply | None]:
         """Submit the command to the loop and wait, bounded, for what it did: the answer, and
         the Reply still to deliver the outcome when that is unknown yet (else None)."""
         reply = Reply()
-        if not self.service.submit(ArbiterAction(self.clock_ns(), command), reply):
+        action = ArbiterAction(self.clock_ns(), command, "socket", peer)
+        if not self.service.submit(action, reply):
             return _not_applied("the clock is busy (too many inputs waiting); the command was "
                                 "NOT applied: try again", busy=True), None
         if not self._wait(reply):
@@ -583,7 +587,7 @@ class ArbiterServer:
             with conn:
                 try:
                     request = _read_line(conn, deadline, self.limits.max_request)
-                    answer = self.responder.respond(request)
+                    answer = self.responder.respond(request, peer_login(conn))
                 except RequestTimeout:
                     answer = {"ok": False, "error": "the request line did not arrive within "
                               f"{self.limits.request_deadline_s:g} s of connecting; nothing "
@@ -628,6 +632,23 @@ class ArbiterServer:
             self.path.unlink()
         except OSError:
             pass
+
+
+def peer_login(conn: socket.socket) -> str | None:
+    """The login of the process at the other end of a Unix socket (SO_PEERCRED: the kernel's
+    word, not the client's), or its uid when it has no name; None where the kernel cannot say."""
+    import pwd
+    import struct
+
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    _, uid, _ = struct.unpack("3i", creds)
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _read_line(conn: socket.socket, deadline: float, max_request: int) -> bytes:

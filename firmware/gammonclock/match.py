@@ -56,6 +56,10 @@ class Hold:
 class ArbiterAction:
     t: int
     command: cmd.Command
+    # Who gave it, for the record (SPEC §13.4): `source` is "socket", "panel" or "hall", `by`
+    # the login or account. The engine never looks at them.
+    source: str | None = None
+    by: str | None = None
 
     def describe(self) -> str:
         return f"arbiter {self.command.describe()}"

@@ -59,7 +59,10 @@ def input_data(event: Input) -> dict[str, Any]:
         case ButtonEdge():
             return {"type": "edge", "button": event.button.value, "pressed": event.pressed}
         case ArbiterAction():
-            return {"type": "arbiter", "command": event.command.describe()}
+            data = {"type": "arbiter", "command": event.command.describe()}
+            data.update({key: value for key, value in (("source", event.source),
+                                                       ("by", event.by)) if value is not None})
+            return data
         case DiceEvent():
             return {"type": "dice", "line": event.message.to_line()}
         case DiceDropped():
@@ -89,7 +92,8 @@ def _edge_from(t: int, data: dict[str, Any]) -> Input:
 
 def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
     try:
-        return ArbiterAction(t, parse_command(data["command"].split()))
+        return ArbiterAction(t, parse_command(data["command"].split()), data.get("source"),
+                             data.get("by"))
     except ValueError as exc:       # ArbiterSyntaxError
         raise InputError(f"the arbiter input {data['command'][:60]!r} cannot be read: "
                          f"{exc}") from None
@@ -116,12 +120,13 @@ def _recover_from(t: int, _: dict[str, Any]) -> Input:
 class _InputType:
     fields: dict[str, type]                           # each field's JSON type (bool is no int)
     read: Callable[[int, dict[str, Any]], Input]      # once `_input_type` has checked the fields
+    optional: dict[str, type] = field(default_factory=dict)   # checked when present
 
 
 # Every input type a journal holds: its fields, and how it is read back.
 INPUT_TYPES: dict[str, _InputType] = {
     "edge": _InputType({"button": str, "pressed": bool}, _edge_from),
-    "arbiter": _InputType({"command": str}, _arbiter_from),
+    "arbiter": _InputType({"command": str}, _arbiter_from, {"source": str, "by": str}),
     "dice": _InputType({"line": str}, _dice_from),
     "dice_dropped": _InputType({"count": int}, _dice_dropped_from),
     "recover": _InputType({}, _recover_from),
@@ -137,7 +142,8 @@ def _input_type(data: dict[str, Any]) -> str:
     if input_type is None:
         raise InputError(f"input type {kind[:40]!r} is unknown to this firmware (version "
                          f"{__version__}); the journal may come from a newer version")
-    for name, json_type in input_type.fields.items():
+    present = {name: t for name, t in input_type.optional.items() if name in data}
+    for name, json_type in {**input_type.fields, **present}.items():
         value = data.get(name)
         if type(value) is not json_type:
             raise InputError(f"the {kind} input's {name!r} is "
