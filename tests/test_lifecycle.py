@@ -653,3 +653,20 @@ def test_a_one_file_config_keeps_its_own_device_whatever_its_text_says(tmp_path)
         assert outcome.ok and device.session.engine.rules.names.left == "Анна"
     finally:
         device.close()
+
+
+def test_the_journal_header_says_whether_the_wall_clock_was_synchronised(build, tmp_path,
+                                                                         monkeypatch):
+    from gammonclock import lifecycle
+    from gammonclock.wallclock import wall_clock_synchronized
+
+    timesync = tmp_path / "timesync"
+    assert wall_clock_synchronized(timesync) is None          # no time service says
+    timesync.mkdir()
+    assert wall_clock_synchronized(timesync) is False         # timesyncd, not synced yet
+    (timesync / "synchronized").touch()
+    assert wall_clock_synchronized(timesync) is True
+    monkeypatch.setattr(lifecycle, "wall_clock_synchronized", lambda: False)
+    device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    assert read_header(device.session.journal.path).data["wall_clock_synchronized"] is False

@@ -36,7 +36,6 @@ from .journal import (
     load_or_create_key,
     open_or_defer,
     read_header,
-    read_journal,
 )
 from .match_state import Phase
 from .reasons import Reason
@@ -51,9 +50,10 @@ from .session import (
     journal_heads,
     journal_order,
     next_match_no,
-    replay,
+    replay_from_snapshot,
     resume,
 )
+from .wallclock import wall_clock_synchronized
 
 if TYPE_CHECKING:
     from .service import ClockService
@@ -98,7 +98,7 @@ def replay_for_resume(head: JournalHead) -> Replayed:
     try:
         if head.problem is not None:
             raise JournalError(head.problem)
-        return replay(read_journal(path))
+        return replay_from_snapshot(path)
     except (JournalError, ConfigError) as exc:
         raise StartRefused(
             f"{exc}\nThe clock starts nothing while this journal stands: move {path.name} out "
@@ -222,6 +222,7 @@ class Table:
         path = journal_path(self.state_dir, stamp.wall, self.table_id, config)
         header = journal_header(config.text, config.path, match_no=next_match_no(heads),
                                 device_text=config.device_text, table=self.table_id)
+        header["wall_clock_synchronized"] = wall_clock_synchronized()
         return path, header, stamp
 
     def boot(self, match: Callable[[], Config] | None) -> Boot:
