@@ -392,6 +392,11 @@ otg_mode=1
 """
 
 
+# What the installer appends for the panels' bus speed (400 kHz) when none is set.
+FAST_MODE = ("\n# The panels at I2C fast mode (scripts/install)\n[all]\n"
+             "dtparam=i2c_arm_baudrate=400000\n")
+
+
 @pytest.mark.parametrize(("place", "text", "expected"), [
     # Bookworm's default: the commented line is uncommented, where it is
     ("boot/firmware", BOOKWORM_CONFIG_TXT,
@@ -415,11 +420,23 @@ def test_i2c_is_turned_on_in_config_txt_once(checkout, tmp_path, place, text, ex
     config_txt.parent.mkdir(parents=True)
     config_txt.write_text(text)
     first, second = staged(checkout, tmp_path), staged(checkout, tmp_path)
-    assert config_txt.read_text() == expected
+    assert config_txt.read_text() == expected + FAST_MODE
     assert lines_with(second, f"I2C on in {config_txt} (already done)")
+    assert lines_with(second, f"the I2C speed set in {config_txt} (already done")
     assert (tmp_path / "etc/modules-load.d/gammonclock.conf").read_text().endswith("\ni2c-dev\n")
     assert lines_with(second, "i2c-dev module loaded at boot (already done)")
     assert ("turned I2C on" in first) == (text != expected)
+
+
+@pytest.mark.parametrize("line", ["dtparam=i2c_arm_baudrate=100000",
+                                  "dtparam=i2c_arm=on,i2c_arm_baudrate=1000000"])
+def test_an_i2c_speed_already_set_is_kept(checkout, tmp_path, line):
+    config_txt = tmp_path / "boot/firmware/config.txt"
+    config_txt.parent.mkdir(parents=True)
+    config_txt.write_text(f"dtparam=i2c_arm=on\n{line}\n")
+    out = staged(checkout, tmp_path)
+    assert config_txt.read_text() == f"dtparam=i2c_arm=on\n{line}\n"
+    assert lines_with(out, "the I2C speed set in", "kept as it is")
 
 
 def test_i2c_dev_already_in_etc_modules_is_left_alone(checkout, tmp_path):
