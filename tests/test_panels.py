@@ -257,6 +257,7 @@ def test_the_real_driver_path_with_a_stand_in_bus(monkeypatch):
     for driver in ("ssd1306", "sh1106", "ssd1309"):
         panel = Panel.from_config(PanelConfig(driver, 1, 0x3D, 2, 200), "right panel")
         assert panel.show(running_view(13 * S), 0)
+        assert panel.flush()                 # drawn on the bus's writer thread
         assert type(panel.device).__name__ == driver
         assert panel.device.persist and panel.device.rotate == 2
     assert opened == [(1, 0x3D)] * 3
@@ -265,7 +266,9 @@ def test_the_real_driver_path_with_a_stand_in_bus(monkeypatch):
 def test_a_panel_that_is_not_there_does_not_stop_anything():
     # No I²C bus 7 on the machine running the tests: luma raises, the panel reports False.
     panel = Panel.from_config(PanelConfig("ssd1306", 7, 0x3C, 0, 255), "left panel")
-    assert panel.show(running_view(13 * S), 0) is False
+    panel.show(running_view(13 * S), 0)              # handed to the bus's writer thread
+    assert panel.flush() is False
+    assert panel.show(running_view(13 * S), 1) is False
     assert panel.failures == 1
 
 

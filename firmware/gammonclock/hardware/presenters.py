@@ -16,7 +16,8 @@ from ..engine import Engine
 from ..sides import Pair, Side
 from .buzzer import Buzzer
 from .panels import Panel, next_shift_at
-from .screens import PanelView, idle_view, next_change_at, notice_for, panel_view, render
+from .redraw import settled
+from .screens import PanelView, idle_view, in_language, notice_for, panel_view, render
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
 IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
@@ -30,10 +31,11 @@ def _earliest(*instants: int | None) -> int | None:
 class PanelPresenter:
     """Both panels: each shows the match as its player faces it."""
 
-    def __init__(self, panels: Pair[Panel], alert: Callable[[], str | None] | None = None
-                 ) -> None:
+    def __init__(self, panels: Pair[Panel], alert: Callable[[], str | None] | None = None,
+                 language: Callable[[], str] | None = None) -> None:
         self.panels = panels
         self.alert = alert                  # a standing problem to show (the journal failing)
+        self.language = language or (lambda: "en")   # the panels' language (SPEC §15)
         self.notice: str | None = None
         self.notice_until = 0
         self._drawn: dict[Side, tuple[PanelView, Image.Image]] = {}
@@ -48,25 +50,31 @@ class PanelPresenter:
         if alert:
             notice = alert
         state = engine.match
+        changes: list[int | None] = []
         for side in Side:
-            view = panel_view(state, side, t, notice)
+            # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
+            # frame shows what follows, and the next redraw is the next real change.
+            shown, change = settled(state, side, t)
+            changes.append(change)
+            view = panel_view(state, side, shown, notice, self.language())
             drawn = self._drawn.get(side)
             image = drawn[1] if drawn and drawn[0] == view else render(view)
             self._drawn[side] = (view, image)
             self.panels[side].show(image, t)
-        return _earliest(next_change_at(state, Side.LEFT, t), next_change_at(state, Side.RIGHT, t),
-                         next_shift_at(t), self.notice_until if notice and not alert else None)
+        return _earliest(*changes, next_shift_at(t),
+                         self.notice_until if notice and not alert else None)
 
     def show_message(self, view: PanelView, t: int = 0) -> None:
         """A fixed screen on both panels (a config error, a match loaded)."""
-        self._show_both(view, t)
+        self._show_both(in_language(view, self.language()), t)
 
     def present_idle(self, idle: dict[str, object], t: int) -> int | None:
         """No match loaded: the table, the event, the address, "waiting for the next match"."""
         addresses = idle.get("addresses")
         self._show_both(idle_view(str(idle.get("table", "")), str(idle.get("event", "")),
                                   [str(a) for a in addresses]
-                                  if isinstance(addresses, list) else []), t)
+                                  if isinstance(addresses, list) else [],
+                                  self.language()), t)
         return t + IDLE_REDRAW_NS
 
     def notify(self, text: str, t: int) -> None:
@@ -79,7 +87,13 @@ class PanelPresenter:
             self._drawn.pop(side, None)
             self.panels[side].show(image, t)
 
+    def flush(self, timeout: float = 1.0) -> bool:
+        """Wait until both panels' frames are on the glass (panels drawn by a bus writer);
+        whether both are."""
+        return all([self.panels[side].flush(timeout) for side in Side])
+
     def close(self) -> None:
+        """Both panels: their last frames written (bounded), their pictures left on the glass."""
         for side in Side:
             self.panels[side].close()
 

@@ -1,6 +1,8 @@
 """When the digits a panel shows change next (pure: no PIL, no device, no clock reads).
 
-`next_change_at` says when, so the service redraws exactly then and sleeps in between.
+`next_change_at` says when, so the service redraws exactly then and sleeps in between;
+`settled` says which instant's picture to draw, so that a press is drawn once, with its final
+content.
 """
 
 from __future__ import annotations
@@ -10,6 +12,10 @@ from ..match import MatchState, Phase
 from ..sides import Side
 from ..timecontrol import Turn
 from .views import TENTH_NS, TENTHS_BELOW_NS, shown_sides
+
+# After a press, a picture that would stand for less than this is not drawn: no frame reaches the
+# glass that fast (a changed rectangle takes about a millisecond on the bus).
+GLIMPSE_NS = NS_PER_S // 1000
 
 
 def _next_step_down(value: int, step: int) -> int | None:
@@ -54,3 +60,21 @@ def next_change_at(state: MatchState, facing: Side, t: int) -> int | None:
         return None
     due = [c for c in (_reserve_change(turn, t), _delay_change(turn, t)) if c is not None]
     return min(due) if due else None
+
+
+def settled(state: MatchState, facing: Side, t: int) -> tuple[int, int | None]:
+    """The instant whose picture this panel shows at `t`, and the instant its digits change
+    after that (as `next_change_at`, or None).
+
+    Usually (t, next_change_at(t)). At the instant a clock shown here starts running (a press, a
+    resume), its delay stands exactly on a whole second and would show "12" for 1 ns before
+    "11": then the panel shows at once what follows, and the next redraw is the next real
+    change — one frame per press.
+    """
+    shown, change = t, next_change_at(state, facing, t)
+    turn = state.turn
+    if turn is None or turn.since != t:
+        return shown, change
+    while change is not None and change - t < GLIMPSE_NS:
+        shown, change = change, next_change_at(state, facing, change)
+    return shown, change

@@ -1,0 +1,256 @@
+"""luma's OLED drivers sending only what changed: the pages and columns that differ from the glass.
+
+luma.oled's `ssd1306.display()` (and `sh1106`'s) sends the whole 1 024-byte frame on every update,
+where a running clock changes 10–36 bytes. These subclasses keep the bytes last sent (what the
+controller holds) and send the changed rectangle through the controller's own addressing:
+
+- SSD1306/SSD1309 (horizontal addressing, which luma's set-up selects): set column address 0x21
+  and set page address 0x22 open a window, and the data fills it column by column, page by page.
+  Each run of changed bytes gets a window; neighbouring ones share one when that costs fewer
+  bytes (a running clock's digits: one window; an arrow at the left and a badge at the right of
+  the same rows: two).
+- SH1106 (page addressing only): per run of changed bytes, 0xB0+page and the column's low and
+  high nibble (0x0n, 0x1n), counted from its 2-column offset in the 132-column RAM; the bytes.
+
+A full frame is sent instead after the device was (re)opened, after `invalidate()` (the panel
+asks for it at a burn-in move), and when most of the frame changed (a new screen: a window per
+page would cost about as much, and a full frame leaves nothing to doubt). `stale_all()` marks the
+whole glass for rewriting in small pieces (`rewrite_step()`), which the bus writer does while the
+bus is otherwise idle, so that a byte a glitch corrupted cannot stay on the glass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from luma.oled import device as oled  # type: ignore[import-untyped]
+from PIL import Image
+
+PAGE_ROWS = 8
+COMMAND_OVERHEAD = 3       # a transaction: address byte, control byte, START/STOP (≈ 1 byte)
+FULL_SHARE = 0.5           # a plan costing more than this share of a full frame sends a full one
+REWRITE_COLUMNS = 32       # a rewrite piece: 32 columns of one page (≈ 3.7 ms at 100 kHz)
+
+# Bit i of a page byte is row 8·page + i: PIL packs the first pixel into the top bit instead.
+REVERSED_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+
+Pages = list[bytes]
+Span = tuple[int, int]                # first and last column, inclusive
+
+
+def page_bytes(image: Image.Image) -> Pages:
+    """The controller's bytes of a mode-"1" picture: one bytes object of `width` per page."""
+    pages = image.height // PAGE_ROWS
+    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes().translate(REVERSED_BITS)
+    return [columns[p::pages] for p in range(pages)]
+
+
+def changed_runs(old: bytes, new: bytes, gap: int) -> list[Span]:
+    """The column runs where `old` and `new` differ; runs closer than `gap` unchanged bytes are
+    one run (sending the bytes between costs less than another window)."""
+    runs: list[Span] = []
+    if old == new:
+        return runs
+    for column, (a, b) in enumerate(zip(old, new, strict=True)):
+        if a == b:
+            continue
+        if runs and column - runs[-1][1] <= gap:
+            runs[-1] = (runs[-1][0], column)
+        else:
+            runs.append((column, column))
+    return runs
+
+
+Window = tuple[int, int, Span]        # first page, last page, columns
+
+
+def window_cost(window: Window, command_bytes: int) -> int:
+    """Bytes on the bus of one window: its command, its data, two transactions' overhead."""
+    first, last, (left, right) = window
+    return command_bytes + 2 * COMMAND_OVERHEAD + (last - first + 1) * (right - left + 1)
+
+
+def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[Window]:
+    """The changed runs of every page as windows, neighbouring ones merged into their bounding
+    window while that costs fewer bytes than sending them apart (greedy: the best merge first)."""
+    windows: list[Window] = [(p, p, run) for p, page in enumerate(runs) for run in page]
+    while True:
+        best: tuple[int, int, int, Window] | None = None
+        for i, a in enumerate(windows):
+            for j in range(i + 1, len(windows)):
+                b = windows[j]
+                if b[0] > a[1] + 1 or a[0] > b[1] + 1:
+                    continue                      # not on touching pages
+                merged = (min(a[0], b[0]), max(a[1], b[1]),
+                          (min(a[2][0], b[2][0]), max(a[2][1], b[2][1])))
+                saving = (window_cost(a, command_bytes) + window_cost(b, command_bytes)
+                          - window_cost(merged, command_bytes))
+                if saving > 0 and (best is None or saving > best[0]):
+                    best = (saving, i, j, merged)
+        if best is None:
+            return sorted(windows)
+        _, i, j, merged = best
+        windows = [w for k, w in enumerate(windows) if k not in (i, j)] + [merged]
+
+
+class PartialUpdates:
+    """The part shared by the drivers: the bytes on the glass, the plan, the counters.
+
+    A mixin before the luma driver class: luma's constructor already calls `display()` (to clear
+    the panel), so the attributes start as class attributes.
+    """
+
+    _held: Pages | None = None               # the bytes the controller holds, as last sent
+    _stale: tuple[tuple[int, int], ...] = ()  # (page, first column) pieces still to rewrite
+    full_frames = 0
+    partial_frames = 0
+    bytes_sent = 0                           # payload bytes of display() and rewrite_step()
+
+    # provided by luma's device / the driver
+    mode: str
+    size: tuple[int, int]
+    width: int
+
+    def _after_init(self) -> None:
+        # The set-up cleared the panel with a full frame; the first picture is full too.
+        self._held = None
+        self.full_frames = self.partial_frames = self.bytes_sent = 0
+
+    def invalidate(self) -> None:
+        """Send the next frame whole (a burn-in move, a doubt about the glass)."""
+        self._held = None
+
+    def stale_all(self) -> None:
+        """Mark the whole glass for rewriting, piece by piece, by `rewrite_step`."""
+        if self._held is not None:
+            self._stale = tuple((p, c) for p in range(len(self._held))
+                                for c in range(0, self.width, REWRITE_COLUMNS))
+
+    @property
+    def rewriting(self) -> bool:
+        """Whether pieces of the glass are still waiting to be rewritten."""
+        return bool(self._stale) and self._held is not None
+
+    def rewrite_step(self) -> bool:
+        """Rewrite one piece of the glass with the bytes it should hold; whether more remain."""
+        if not self.rewriting:
+            return False
+        assert self._held is not None
+        (page, first), *rest = self._stale
+        last = min(first + REWRITE_COLUMNS, self.width) - 1
+        # Dropped before the write: a failing write must not be retried forever.
+        self._stale = tuple(rest)
+        self._send(self._held, [(page, page, (first, last))])
+        return bool(rest)
+
+    def display(self, image: Image.Image) -> None:
+        assert image.mode == self.mode
+        assert image.size == self.size
+        pages = page_bytes(self.preprocess(image))
+        held, self._held = self._held, None      # unknown while the write is under way
+        plan = None if held is None else self._plan(held, pages)
+        if plan is None:
+            self._send_full(pages)
+            self.full_frames += 1
+            self._stale = ()
+        elif plan:
+            self._send(pages, plan)
+            self.partial_frames += 1
+        self._held = pages
+
+    def _plan(self, held: Pages, pages: Pages) -> list[Window] | None:
+        """The windows to send, or None when a full frame is the better choice."""
+        gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
+        runs = [changed_runs(a, b, gap) for a, b in zip(held, pages, strict=True)]
+        plan = self._windows(runs)
+        cost = sum(window_cost(w, self.command_bytes) for w in plan)
+        return None if cost > FULL_SHARE * len(pages) * self.width else plan
+
+    command_bytes = 6
+
+    def _windows(self, runs: list[list[Span]]) -> list[Window]:
+        raise NotImplementedError
+
+    def _send(self, pages: Pages, plan: list[Window]) -> None:
+        raise NotImplementedError
+
+    def _send_full(self, pages: Pages) -> None:
+        raise NotImplementedError
+
+    if TYPE_CHECKING:   # luma's device provides these (declared here only for the type checker)
+        def preprocess(self, image: Image.Image) -> Image.Image: ...
+        def command(self, *cmd: int) -> None: ...
+        def data(self, data: Any) -> None: ...
+
+
+class _WindowAddressing(PartialUpdates):
+    """SSD1306/SSD1309: one column/page window per group of changed pages."""
+
+    _colstart: int
+
+    command_bytes = 6          # 0x21 first last 0x22 first last
+
+    def _windows(self, runs: list[list[Span]]) -> list[Window]:
+        return merged_windows(runs, self.command_bytes)
+
+    def _send(self, pages: Pages, plan: list[Window]) -> None:
+        for first_page, last_page, (first, last) in plan:
+            self.command(0x21, self._colstart + first, self._colstart + last,
+                         0x22, first_page, last_page)
+            payload = b"".join(pages[p][first:last + 1] for p in range(first_page, last_page + 1))
+            self.data(list(payload))
+            self.bytes_sent += len(payload)
+
+    def _send_full(self, pages: Pages) -> None:
+        self._send(pages, [(0, len(pages) - 1, (0, self.width - 1))])
+
+
+class _PageAddressing(PartialUpdates):
+    """SH1106: page addressing only; each changed page gets its own address and bytes."""
+
+    _page_address_offset: int
+
+    command_bytes = 3          # 0xB0+page, low nibble, high nibble
+
+    def _windows(self, runs: list[list[Span]]) -> list[Window]:
+        return [(p, p, run) for p, page in enumerate(runs) for run in page]
+
+    def _send(self, pages: Pages, plan: list[Window]) -> None:
+        for page, _, (first, last) in plan:
+            column = self._page_address_offset + first
+            self.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
+            payload = pages[page][first:last + 1]
+            self.data(list(payload))
+            self.bytes_sent += len(payload)
+
+    def _send_full(self, pages: Pages) -> None:
+        self._send(pages, [(p, p, (0, self.width - 1)) for p in range(len(pages))])
+
+
+class ssd1306(_WindowAddressing, oled.ssd1306):  # type: ignore[misc]
+    """luma.oled's ssd1306, sending only the changed rectangle."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._after_init()
+
+
+class ssd1309(_WindowAddressing, oled.ssd1309):  # type: ignore[misc]
+    """luma.oled's ssd1309 (the ssd1306's command set), sending only the changed rectangle."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._after_init()
+
+
+class sh1106(_PageAddressing, oled.sh1106):  # type: ignore[misc]
+    """luma.oled's sh1106, sending only the changed columns of the changed pages."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._after_init()
+
+
+DRIVERS: dict[str, Callable[..., PartialUpdates]] = {"ssd1306": ssd1306, "ssd1309": ssd1309,
+                                            "sh1106": sh1106}
