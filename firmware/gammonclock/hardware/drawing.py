@@ -24,9 +24,11 @@ class _Canvas:
         self.draw = ImageDraw.Draw(self.image)
 
     def text(self, x: int, y: int, text: str, face: Face, fill: int = ON) -> None:
-        if text:
-            self.draw.text((MARGIN + x, MARGIN + y), glyphs.printable(text, face),
-                           font=face.font, fill=fill)
+        """`text` from (x, y), each run of Latin or Cyrillic in the face's font for it; a run
+        starts where the cells before it end (every face is monospaced, Cyrillic too)."""
+        for font, run in face.runs(glyphs.printable(text, face)):
+            self.draw.text((MARGIN + x, MARGIN + y), run, font=font, fill=fill)
+            x += face.span(run)
 
     def right(self, x_end: int, y: int, text: str, face: Face, fill: int = ON) -> int:
         """Text ending at `x_end`; returns where it starts."""

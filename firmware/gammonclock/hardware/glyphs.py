@@ -1,13 +1,16 @@
-"""The bundled bitmap fonts (Spleen, fonts/README.md) and text that fits them.
+"""The bundled bitmap fonts (Spleen with Cyrillic beside it, fonts/README.md) and text that fits.
 
-Every face is monospaced, so fitting text is counting characters. A face draws only the characters
-it has: `printable` maps the rest (a Cyrillic name is transliterated, an accent dropped) before
-anything is measured or drawn, so a name from the config can never break a screen. PIL is imported
-only when a font is loaded: the view model measures text with these faces and imports no PIL.
+Every face is monospaced, and its Cyrillic has the same cell, so fitting text is counting
+characters, whatever the alphabet: a name is cut to the same number of characters in Latin or
+Cyrillic letters. A face draws only the characters it has: `printable` maps the rest (an accent
+dropped, another script as "?") before anything is measured or drawn, so a name from the config can
+never break a screen. PIL is imported only when a font is loaded: the view model measures text with
+these faces and imports no PIL.
 """
 
 from __future__ import annotations
 
+import struct
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
@@ -26,10 +29,21 @@ class Face:
     width: int      # the cell, in pixels
     height: int
     latin1: bool    # has the Latin-1 supplement (Spleen's 5x8 has printable ASCII only)
+    cyrillic: str   # the font beside it with the Cyrillic block, in the same cell
 
     @property
     def font(self) -> ImageFont.ImageFont:
         return _load(self.name)
+
+    def runs(self, text: str) -> list[tuple[ImageFont.ImageFont, str]]:
+        """Printable `text` as runs, each to be drawn in one font: a PIL bitmap font holds 256
+        glyphs, so Cyrillic letters are drawn from the Cyrillic font, as the bytes it indexes
+        them by (U+0400 + i is glyph i)."""
+        out: list[tuple[ImageFont.ImageFont, str]] = []
+        for cyrillic, run in _split_runs(text):
+            out.append((_load(self.cyrillic), "".join(chr(ord(ch) - CYRILLIC_BLOCK) for ch in run))
+                       if cyrillic else (self.font, run))
+        return out
 
     def chars(self, pixels: int) -> int:
         """How many characters fit in `pixels`."""
@@ -39,10 +53,12 @@ class Face:
         return len(text) * self.width
 
 
-TINY = Face("spleen-5x8", 5, 8, latin1=False)
-SMALL = Face("spleen-6x12", 6, 12, latin1=True)
-MEDIUM = Face("spleen-12x24", 12, 24, latin1=True)
-BIG = Face("spleen-16x32", 16, 32, latin1=True)
+TINY = Face("spleen-5x8", 5, 8, latin1=False, cyrillic="cyrillic-5x8")
+SMALL = Face("spleen-6x12", 6, 12, latin1=True, cyrillic="cyrillic-6x12")
+MEDIUM = Face("spleen-12x24", 12, 24, latin1=True, cyrillic="cyrillic-12x24")
+BIG = Face("spleen-16x32", 16, 32, latin1=True, cyrillic="cyrillic-16x32")
+
+CYRILLIC_BLOCK = 0x400          # U+0400..U+04FF, the whole block in one 256-glyph font
 
 
 @cache
@@ -52,25 +68,37 @@ def _load(name: str) -> ImageFont.ImageFont:
     return ImageFont.load(str(FONT_DIR / f"{name}.pil"))
 
 
-# Russian and Ukrainian Cyrillic, as on a passport (names at a nardy table often are Cyrillic).
-_CYRILLIC = dict(zip(
-    "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ",
-    ["a", "b", "v", "g", "d", "e", "e", "zh", "z", "i", "y", "k", "l", "m", "n", "o", "p", "r",
-     "s", "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "", "e", "yu", "ya", "i", "yi",
-     "ye", "g"], strict=True))
+@cache
+def _glyph_codes(name: str) -> frozenset[int]:
+    """The codes a .pil font has a glyph for, read from its metrics table (256 entries of ten
+    16-bit values after "DATA"; a missing glyph is all zeros), without PIL."""
+    data = (FONT_DIR / f"{name}.pil").read_bytes()
+    start = data.index(b"DATA\n") + len(b"DATA\n")
+    metrics = struct.unpack(">2560h", data[start:start + 2 * 2560])
+    return frozenset(i for i in range(256) if any(metrics[10 * i:10 * i + 10]))
+
+
+def _is_cyrillic(ch: str) -> bool:
+    return CYRILLIC_BLOCK <= ord(ch) < CYRILLIC_BLOCK + 256
 
 
 def _has(face: Face, ch: str) -> bool:
     code = ord(ch)
+    if _is_cyrillic(ch):
+        return code - CYRILLIC_BLOCK in _glyph_codes(face.cyrillic)
     return 32 <= code < 127 or (face.latin1 and 160 <= code < 256)
 
 
-def _transliterate(ch: str) -> str:
-    lower = ch.lower()
-    if lower in _CYRILLIC:
-        latin = _CYRILLIC[lower]
-        return latin.capitalize() if ch != lower else latin
-    return ch
+def _split_runs(text: str) -> list[tuple[bool, str]]:
+    """`text` cut where it changes between Cyrillic and the rest: (is Cyrillic, run)."""
+    runs: list[tuple[bool, str]] = []
+    for ch in text:
+        cyrillic = _is_cyrillic(ch)
+        if runs and runs[-1][0] is cyrillic:
+            runs[-1] = (cyrillic, runs[-1][1] + ch)
+        else:
+            runs.append((cyrillic, ch))
+    return runs
 
 
 def _base_letter(ch: str, face: Face) -> str:
@@ -83,17 +111,10 @@ def _base_letter(ch: str, face: Face) -> str:
 
 
 def printable(text: str, face: Face) -> str:
-    """`text` with every character `face` lacks replaced by what it has."""
-    out = []
-    for ch in text:
-        if _has(face, ch):
-            out.append(ch)
-            continue
-        for sub in _transliterate(ch):
-            if not _has(face, sub):
-                sub = _base_letter(sub, face)
-            out.append(sub)
-    return "".join(out)
+    """`text` with every character `face` lacks replaced by what it has, one for one (composed
+    first, so that a name typed as "И" + breve is "Й"): Latin and Cyrillic as written."""
+    return "".join(ch if _has(face, ch) else _base_letter(ch, face)
+                   for ch in unicodedata.normalize("NFC", text))
 
 
 def clip(text: str, face: Face, pixels: int) -> str:

@@ -1,7 +1,8 @@
 """The transient texts a panel lays over its screen for an effect (pure: no PIL, no device).
 
 `notice_for` decides which effects the players are told about and in what words; the presenter
-decides how long a notice stays (`presenters.NOTICE_NS`).
+decides how long a notice stays (`presenters.NOTICE_NS`). A notice is a `texts.Text`: English, and
+said in the panel's language by `panel_view` (the words of both are in `texts.py`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from ..effects import (
 )
 from ..reasons import Reason
 from .glyphs import TINY
+from .texts import Text
 from .views import INFO_PAGE, INNER_W, format_countdown
 
 _NOTICE_CHARS = 2 * TINY.chars(INNER_W - 4)    # two lines in the notice box
 
 # While records cannot be written (a full, failing or read-only card), both panels say so for as
 # long as it lasts; the log names the file and the cause, which a player cannot act on.
-JOURNAL_ALERT = "journal not written: call the arbiter"
+JOURNAL_ALERT = Text("alert.journal")
 
 
 def journal_alert(journal_error: str | None) -> str | None:
@@ -50,27 +52,27 @@ def _short(text: str) -> str:
 # What the panels say to a player whose double or break is refused, and for the hints: worded
 # here, for a 128-pixel panel, from the reason alone (the engine's text is for the journal).
 _PLAYER_NOTICES: dict[Reason, str] = {
-    Reason.DOUBLE_NO_CUBE: "no doubling cube in this match",
-    Reason.DOUBLE_CRAWFORD: "Crawford game: no doubling",
-    Reason.DOUBLE_NOT_OWNER: "the cube belongs to the opponent",
-    Reason.DOUBLE_FIRST_TURN: "no double on the first turn",
-    Reason.DOUBLE_AFTER_ROLL: "the dice are already rolled this turn",
-    Reason.BREAK_BLITZ: "no breaks in blitz",
-    Reason.BREAK_FIRST_GAME: "breaks only after the first game",
-    Reason.BREAK_SHARED_TAKEN: "the match's break is taken",
-    Reason.BREAK_NONE_LEFT: "no breaks left",
-    Reason.BREAK_TOO_EARLY: "break allowed from 45:00 of match time",
-    Reason.TAKE_HINT: "take: press your clock",
+    Reason.DOUBLE_NO_CUBE: Text("refused.no_cube"),
+    Reason.DOUBLE_CRAWFORD: Text("refused.crawford"),
+    Reason.DOUBLE_NOT_OWNER: Text("refused.not_owner"),
+    Reason.DOUBLE_FIRST_TURN: Text("refused.first_turn"),
+    Reason.DOUBLE_AFTER_ROLL: Text("refused.after_roll"),
+    Reason.BREAK_BLITZ: Text("refused.blitz"),
+    Reason.BREAK_FIRST_GAME: Text("refused.first_game"),
+    Reason.BREAK_SHARED_TAKEN: Text("refused.shared_taken"),
+    Reason.BREAK_NONE_LEFT: Text("refused.none_left"),
+    Reason.BREAK_TOO_EARLY: Text("refused.too_early"),
+    Reason.TAKE_HINT: Text("hint.take"),
 }
 
 # The ignored taps the player is told about, and how; the rest (the match is over, the dice
 # reader's) need no word.
 _IGNORED_NOTICES: dict[Reason, str] = {
-    Reason.OUT_OF_TURN: "out of turn: not your clock",
-    Reason.WHITE_STARTS: "white starts: black presses",
-    Reason.DOUBLER_WAITS: "waiting for take or pass",
-    Reason.PAUSED: "paused: hold cube to resume",
-    Reason.NOT_BREAK_TAKER: "break: its taker ends it",
+    Reason.OUT_OF_TURN: Text("ignored.out_of_turn"),
+    Reason.WHITE_STARTS: Text("ignored.white_starts"),
+    Reason.DOUBLER_WAITS: Text("ignored.doubler_waits"),
+    Reason.PAUSED: Text("ignored.paused"),
+    Reason.NOT_BREAK_TAKER: Text("ignored.not_break_taker"),
 }
 
 
@@ -79,7 +81,8 @@ def notice_for(effect: Effect) -> str | None:
 
     Decided from the effect's type, its `Reason` and its typed fields, never from its text.
     Refusals of an arbiter's command are the arbiter's business (their console shows them); a
-    player's refused double or break shows why.
+    player's refused double or break shows why. One made by hand, without a reason code, shows
+    the engine's English words.
     """
     if isinstance(effect, Refused):       # one without a code (made by hand): its text, cut
         return _short(effect.why) if effect.reason is None else _PLAYER_NOTICES.get(effect.reason)
@@ -89,25 +92,26 @@ def notice_for(effect: Effect) -> str | None:
         return INFO_PAGE if effect.reason is Reason.INFO_PAGE else (
             None if effect.reason is None else _PLAYER_NOTICES.get(effect.reason))
     if isinstance(effect, Recovered):
-        return ("recovered: paused, hold cube to resume" if effect.paused
-                else "recovered after an outage")
+        return Text("notice.recovered_paused" if effect.paused else "notice.recovered")
     if isinstance(effect, OvertimeGiven):
-        return f"flag: overtime +{format_countdown(effect.amount)}"
+        return Text("notice.overtime", time=format_countdown(effect.amount))
     if isinstance(effect, DiceRolled) and effect.turn == 0:
-        return "opening " + ("die " if len(effect.dice) == 1 else "roll ") + \
-            "-".join(map(str, effect.dice))
+        return Text("notice.opening_die" if len(effect.dice) == 1 else "notice.opening_roll",
+                    dice="-".join(map(str, effect.dice)))
     if isinstance(effect, DiceRolled) and effect.early:
-        return "early roll: logged"
-    if isinstance(effect, Warned):
-        return _short(f"warning: {effect.text}")
+        return Text("notice.early_roll")
+    if isinstance(effect, Warned):          # the arbiter's words as typed, after "warning:"
+        return Text("notice.warning", fit=_short, text=effect.text)
     if isinstance(effect, ChallengeDecided):
-        return "challenge " + ("upheld" if effect.upheld else f"rejected ({effect.rejected})")
-    if isinstance(effect, Undone):
-        return "arbiter: undo"
-    if isinstance(effect, ReserveChanged):
-        return "arbiter: time changed"
-    if isinstance(effect, ScoreChanged):
-        return "arbiter: score changed"
-    if isinstance(effect, CubeSet):
-        return "arbiter: cube set"
-    return None
+        return (Text("notice.challenge_upheld") if effect.upheld
+                else Text("notice.challenge_rejected", n=effect.rejected))
+    return _ARBITER_NOTICES.get(type(effect))
+
+
+# What the arbiter changed, said on the panels (the arbiter's console says how).
+_ARBITER_NOTICES: dict[type[Effect], str] = {
+    Undone: Text("notice.undo"),
+    ReserveChanged: Text("notice.time_changed"),
+    ScoreChanged: Text("notice.score_changed"),
+    CubeSet: Text("notice.cube_set"),
+}

@@ -6,7 +6,8 @@ The parts live in modules of their own, each named for what it holds:
   `PanelView`, exactly what one panel shows (pure, no PIL);
 - `notices.py`: `notice_for`, the transient text an effect lays over the screen (pure);
 - `redraw.py`: `next_change_at`, when the digits a panel shows change next (pure);
-- `drawing.py`: `render`, the 128×64 1-bit PIL picture of a `PanelView`.
+- `drawing.py`: `render`, the 128×64 1-bit PIL picture of a `PanelView`;
+- `texts.py`: every text in each language the panels speak (SPEC §15).
 
 This module re-exports them so that callers keep importing from one place.
 """
@@ -32,7 +33,9 @@ from .views import (
     format_countdown,
     format_reserve,
     idle_view,
+    in_language,
     message_view,
+    next_match_view,
     panel_view,
 )
 
@@ -54,8 +57,10 @@ __all__ = [
     "format_reserve",
     "glyphs",
     "idle_view",
+    "in_language",
     "message_view",
     "next_change_at",
+    "next_match_view",
     "notice_for",
     "panel_view",
     "render",

@@ -6,14 +6,15 @@ the score and the match length, the cube, whose turn it is, and a screen for eve
 as a value the service can compare; `drawing.render` draws it. The panel's geometry is here because
 the view fits its text to it (the config error, the notices) and the drawing draws within it.
 
-Shown times round down: a player never sees more time than they have.
+Every text is said in the panel's language (`lang`, SPEC §15; the words are in `texts.py`);
+names are shown as written. Shown times round down: a player never sees more time than they have.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from fractions import Fraction
 from typing import TypedDict
 
 from ..durations import NS_PER_S, format_seconds
@@ -23,6 +24,9 @@ from ..sides import Side
 from ..timecontrol import TimeControl, TimeMode, Turn
 from . import glyphs
 from .glyphs import TINY
+from .texts import DEFAULT, localized, say, say_lines
+from .texts import length as length_words
+from .texts import points as points_words
 
 WIDTH, HEIGHT = 128, 64
 MARGIN = 2                      # blank on every side: `panels.py` shifts the picture within it
@@ -71,6 +75,9 @@ class PanelView:
     lines: tuple[tuple[str, str], ...] = ()   # MESSAGE: (left, right); TEXT: small print
     footer: str = ""                          # MESSAGE: how to go on
     notice: str | None = None                 # a transient text over the bottom of the screen
+    # A fixed screen made elsewhere (a match loaded, a config refused) made again in another
+    # language: `in_language`. Not part of what is shown, so not compared.
+    remake: Callable[[str], PanelView] | None = field(default=None, compare=False, repr=False)
 
 
 # --- shown times (round down) ----------------------------------------------------------------
@@ -125,29 +132,31 @@ def _clock(state: MatchState, side: Side, t: int, named: bool) -> Clock:
         name=state.rules.names[side] if named else "")
 
 
-def _time_control_words(tc: TimeControl) -> str:
+def _time_control_words(tc: TimeControl, lang: str) -> str:
     """The time control in a few characters, for the ready screen: "12s delay"."""
     if tc.mode is TimeMode.NONE or tc.delay_ns == 0:
-        return "no delay"
-    seconds = format_seconds(tc.delay_ns)
-    return {TimeMode.DELAY: f"{seconds}s delay", TimeMode.BRONSTEIN: f"{seconds}s Bronstein",
-            TimeMode.FISCHER: f"+{seconds}s a move"}[tc.mode]
+        return say("tc.none", lang)
+    key = {TimeMode.DELAY: "tc.delay", TimeMode.BRONSTEIN: "tc.bronstein",
+           TimeMode.FISCHER: "tc.fischer"}[tc.mode]
+    return say(key, lang, s=format_seconds(tc.delay_ns))
 
 
 # --- panel_view ------------------------------------------------------------------------------
 
-def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = None) -> PanelView:
-    """What the panel facing `facing` shows at `t` (the state brought to `t` or just before).
+def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = None,
+               lang: str = DEFAULT) -> PanelView:
+    """What the panel facing `facing` shows at `t` (the state brought to `t` or just before), in
+    the language `lang`.
 
-    `notice` is a transient text (from `notice_for`) laid over the bottom of the screen; the
-    service decides how long it stays.
+    `notice` is a transient text (from `notice_for`) laid over the bottom of the screen, said in
+    `lang` if it is one of the panels' own; the service decides how long it stays.
     """
     if notice == INFO_PAGE:
         if state.phase is Phase.BETWEEN_GAMES:
-            return _info_view(state, facing, t)
+            return _info_view(state, facing, t, lang)
         notice = None          # the info page belongs between games; it lapses when play starts
-    view = _phase_view(state, facing, t)
-    return replace(view, notice=notice) if notice else view
+    view = _phase_view(state, facing, t, lang)
+    return replace(view, notice=localized(notice, lang)) if notice else view
 
 
 class _Header(TypedDict):
@@ -155,28 +164,29 @@ class _Header(TypedDict):
     header_right: str
 
 
-def _header(state: MatchState, facing: Side) -> _Header:
+def _header(state: MatchState, facing: Side, lang: str) -> _Header:
     own, opp = state.score[facing], state.score[facing.other]
-    score = f"{format_score(own)}-{format_score(opp)} to {state.rules.length}"
-    if state.crawford_game:
-        score = "CRAWFORD " + score
+    score = say("header.crawford" if state.crawford_game else "header.score", lang,
+                own=format_score(own), opp=format_score(opp), length=state.rules.length)
     return {"header": state.rules.names[facing], "header_right": score}
 
 
-def _phase_view(state: MatchState, facing: Side, t: int) -> PanelView:
+def _phase_view(state: MatchState, facing: Side, t: int, lang: str) -> PanelView:
     phase, names, other = state.phase, state.rules.names, facing.other
-    head = _header(state, facing)
+    head = _header(state, facing, lang)
 
     if phase is Phase.RESULT_ENTRY:
-        return _result_view(state, facing, head)
+        return _result_view(state, facing, head, lang)
     if phase is Phase.MATCH_OVER:
-        return _match_over_view(state, head)
+        return _match_over_view(state, head, lang)
     if phase is Phase.PAUSED:
-        return PanelView(Layout.MESSAGE, **head, title="PAUSED",
-                         lines=_reserve_lines(state, facing, t), footer="hold cube to resume")
+        return PanelView(Layout.MESSAGE, **head, title=say("pause.title", lang),
+                         lines=_reserve_lines(state, facing, t),
+                         footer=say("pause.how", lang))
     if phase is Phase.BREAK and state.brk is not None and not state.brk.overrun:
         asker = state.brk.side
-        title = "BREAK: tap to end" if asker is facing else f"BREAK: {names[asker]}"
+        title = (say("break.yours", lang) if asker is facing
+                 else say("break.theirs", lang, name=names[asker]))
         return PanelView(Layout.COUNTDOWN, **head, title=title,
                          big=format_countdown(state.brk.ends_at - t))
 
@@ -186,22 +196,23 @@ def _phase_view(state: MatchState, facing: Side, t: int) -> PanelView:
     status: tuple[str, ...] = ()
     if phase is Phase.BETWEEN_GAMES:
         white_starts = state.must_start is facing
-        how = "you play white" if white_starts else "tap to start"
         # Ready (SPEC §13.2): before the first game the time control is on the panels too.
-        first = (_time_control_words(state.rules.time) if state.match_started_at is None
-                 else f"game {state.game}")
-        status = (f"{first}: {how}",)
+        first = (_time_control_words(state.rules.time, lang) if state.match_started_at is None
+                 else say("ready.game", lang, n=state.game))
+        status = (say("ready.white" if white_starts else "ready.tap", lang, first=first),)
     elif phase is Phase.CUBE_OFFERED:
         assert state.offer is not None
         value = 2 * state.offer.value
         if state.offer.doubler is facing:
-            status = (f"you double to {value}",)
+            status = (say("cube.you_double", lang, value=value),)
         else:
-            status = (f"{names[other]} doubles to {value}", "tap=take  hold=pass")
+            status = (say("cube.doubles", lang, name=names[other], value=value),
+                      say("cube.how", lang))
     elif phase is Phase.BREAK:       # the break is over and its taker is late: their time runs
         assert state.brk is not None
         late = state.brk.side
-        status = ("break over: press clock" if late is facing else f"{names[late]} is late",)
+        status = (say("break.over", lang) if late is facing
+                  else say("break.late", lang, name=names[late]),)
     return PanelView(Layout.CLOCK, **head, own=own, opponent=opponent, status=status)
 
 
@@ -211,85 +222,116 @@ def _reserve_lines(state: MatchState, facing: Side, t: int) -> tuple[tuple[str, 
                  for s in (facing, facing.other))
 
 
-def _info_view(state: MatchState, facing: Side, t: int) -> PanelView:
+def _info_view(state: MatchState, facing: Side, t: int, lang: str) -> PanelView:
     left = state.breaks_left
-    return PanelView(Layout.MESSAGE, **_header(state, facing), title=f"GAME {state.game} NEXT",
+    return PanelView(Layout.MESSAGE, **_header(state, facing, lang),
+                     title=say("info.title", lang, n=state.game),
                      lines=_reserve_lines(state, facing, t),
-                     footer=f"breaks left {left[facing]}-{left[facing.other]}")
+                     footer=say("info.breaks", lang, a=left[facing], b=left[facing.other]))
 
 
-def _points(points: Fraction) -> str:
-    return f"{format_score(points)} point" + ("" if points == 1 else "s")
+_KINDS = {kind: f"kind.{kind.value}" for kind in ResultKind}
 
 
-def _result_words(result: GameResult, state: MatchState) -> tuple[tuple[str, str], ...]:
+def _result_words(result: GameResult, state: MatchState, lang: str
+                  ) -> tuple[tuple[str, str], ...]:
+    points = points_words(result.points, lang)
     if result.winner is None:
-        return (("draw", ""), ("", f"{_points(result.points)} each"))
-    kind = "pass" if result.kind is ResultKind.PASS else result.kind.value
-    return ((f"{state.rules.names[result.winner]} wins", kind), ("", _points(result.points)))
+        return say_lines("result.draw", lang, points=points)
+    return say_lines("result.win", lang, name=state.rules.names[result.winner],
+                     kind=say(_KINDS[result.kind], lang), points=points)
 
 
-def _result_view(state: MatchState, facing: Side, head: _Header) -> PanelView:
+def _result_view(state: MatchState, facing: Side, head: _Header, lang: str) -> PanelView:
     entry = state.entry
     assert entry is not None
-    how = "cube=next tap=cancel" if entry.holder is facing else "cube=next tap=OK"
-    return PanelView(Layout.MESSAGE, **head, title="RESULT?",
-                     lines=_result_words(entry.proposal, state), footer=how)
+    how = say("result.how_holder" if entry.holder is facing else "result.how_other", lang)
+    return PanelView(Layout.MESSAGE, **head, title=say("result.title", lang),
+                     lines=_result_words(entry.proposal, state, lang), footer=how)
 
 
-def _match_over_view(state: MatchState, head: _Header) -> PanelView:
+def _match_over_view(state: MatchState, head: _Header, lang: str) -> PanelView:
     names, score, winner = state.rules.names, state.score, state.winner
     if state.end_reason is EndReason.ABANDONED:
-        return PanelView(Layout.MESSAGE, **head, title="ABANDONED",
-                         lines=(("score", f"{format_score(score.left)}-"
-                                          f"{format_score(score.right)}"),
-                                ("by the arbiter", "")))
+        return PanelView(Layout.MESSAGE, **head, title=say("over.abandoned", lang),
+                         lines=((say("over.score", lang), f"{format_score(score.left)}-"
+                                                          f"{format_score(score.right)}"),
+                                (say("over.by_arbiter", lang), "")))
     if winner is None:
-        first = ("tie", f"{format_score(score.left)}-{format_score(score.right)}")
+        first = (say("over.tie", lang), f"{format_score(score.left)}-{format_score(score.right)}")
     else:
-        first = (f"{names[winner]} wins",
+        first = (say("result.wins", lang, name=names[winner]),
                  f"{format_score(score[winner])}-{format_score(score[winner.other])}")
     loser = winner.other if winner is not None else None
     reason = state.end_reason
     if reason is EndReason.FLAG and state.flag is not None:
-        return PanelView(Layout.MESSAGE, **head, title="FLAG",
-                         lines=((f"{names[state.flag]}: time up",
+        return PanelView(Layout.MESSAGE, **head, title=say("over.flag", lang),
+                         lines=((say("over.time_up", lang, name=names[state.flag]),
                                  format_reserve(state.reserve_at(state.flag))), first))
     if reason is EndReason.DISQUALIFIED and loser is not None:
-        why = f"{names[loser]} disqualified"
+        why = say("over.disqualified", lang, name=names[loser])
     elif reason is EndReason.CHALLENGES and loser is not None:
-        why = f"{names[loser]}: 3 challenges lost"
+        why = say("over.challenges", lang, name=names[loser])
     else:
-        why = "by score"
-    return PanelView(Layout.MESSAGE, **head, title="MATCH OVER", lines=(first, (why, "")))
+        why = say("over.by_score", lang)
+    return PanelView(Layout.MESSAGE, **head, title=say("over.title", lang),
+                     lines=(first, (why, "")))
 
 
-def message_view(title: str, lines: list[str], header: str = "gammonclock") -> PanelView:
+# --- fixed screens (no match on the panels, or over it for a while) ---------------------------
+
+def in_language(view: PanelView, lang: str) -> PanelView:
+    """A fixed screen made elsewhere (in English: `lang` defaults so) said in `lang`."""
+    return view.remake(lang) if view.remake is not None else view
+
+
+def message_view(title: str, lines: list[str], header: str = "gammonclock",
+                 lang: str = DEFAULT) -> PanelView:
     """A screen of small print under a title (a match loaded, a stick's exports): up to four
-    lines, each wrapped to the panel's width."""
+    lines, each wrapped to the panel's width. A title of the panels' own (`texts.TEXTS`, given
+    in English) is said in `lang`; the lines are shown as given."""
     width = TINY.chars(INNER_W)
     wrapped = [part for line in lines for part in glyphs.wrap(line, width, 4)][:4]
-    return PanelView(Layout.TEXT, header=header, title=title,
-                     lines=tuple((line, "") for line in wrapped))
+    return PanelView(Layout.TEXT, header=header, title=localized(title, lang),
+                     lines=tuple((line, "") for line in wrapped),
+                     remake=lambda other: message_view(title, lines, header, other))
 
 
-def idle_view(table: str, event: str, addresses: list[str]) -> PanelView:
+def idle_view(table: str, event: str, addresses: list[str], lang: str = DEFAULT) -> PanelView:
     """No match loaded (SPEC §13.2): the table, the event, where the device is on the network,
     and that it waits for the next match."""
     lines = [event] if event else []
-    lines.append("IP " + ", ".join(addresses) if addresses else "no network")
-    lines.append("waiting for the next match")
-    return message_view(f"TABLE {table}", lines)
+    lines.append(say("idle.ip", lang, addresses=", ".join(addresses)) if addresses
+                 else say("idle.no_network", lang))
+    lines.append(say("idle.waiting", lang))
+    return replace(message_view(say("idle.title", lang, table=table), lines),
+                   remake=lambda other: idle_view(table, event, addresses, other))
 
 
-def config_error_view(message: str, title: str = "CONFIG ERROR") -> PanelView:
+def next_match_view(names: tuple[str, str], length: int, reserve: str,
+                    lang: str = DEFAULT) -> PanelView:
+    """A match loaded (SPEC §13.2): who plays, to how many points, with how much time each
+    (`reserve` as shown, e.g. "14:00")."""
+    lines = [say("next.match", lang, left=names[0], right=names[1],
+                 length=length_words(length, lang)),
+             say("next.time", lang, time=reserve)]
+    return replace(message_view(say("title.next_match", lang), lines),
+                   remake=lambda other: next_match_view(names, length, reserve, other))
+
+
+def config_error_view(message: str, title: str = "CONFIG ERROR",
+                      lang: str = DEFAULT) -> PanelView:
     """The screen for a config the clock refuses (both panels): its first problem, and how many
-    more there are. `title` names the kind of problem (a journal it cannot read, too)."""
-    problems = [line for line in message.splitlines() if line.strip()] or ["(no details)"]
+    more there are. `title` names the kind of problem (a journal it cannot read, too). The
+    problem is the config checker's, in English; the title and the count are said in `lang`."""
+    problems = ([line for line in message.splitlines() if line.strip()]
+                or [say("error.no_details", lang)])
     width = TINY.chars(INNER_W)
     more = len(problems) - 1
     lines = glyphs.wrap(problems[0], width, 3 if more else 4)
     if more:
-        lines.append(f"(+{more} more problem{'s' if more > 1 else ''})")
-    return PanelView(Layout.TEXT, header="gammonclock", title=title,
-                     lines=tuple((line, "") for line in lines))
+        lines.append(say("error.more_one", lang) if more == 1
+                     else say("error.more", lang, n=more))
+    return PanelView(Layout.TEXT, header="gammonclock", title=localized(title, lang),
+                     lines=tuple((line, "") for line in lines),
+                     remake=lambda other: config_error_view(message, title, other))

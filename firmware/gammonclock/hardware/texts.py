@@ -1,0 +1,268 @@
+"""Every text the panels show, in each language they speak (SPEC §15): one table keyed by a stable
+id, so that no language can miss a text and a test can check that each fits where it is drawn.
+
+The Russian words are those of the Russian tournament rules this project starts from (partiya for
+a game, match, cube, break, flag, Crawford, the arbiter as sudya). A text with a name or a number
+has `{placeholders}`, filled by `say`.
+
+Texts that are not the panels' own stay as they come, in English: a config error (the config
+checker's words, with the file, key and line), a USB stick's summary and the next match's
+description as the lifecycle words them, an arbiter's warning after its translated "warning:", a
+refusal the engine words without a reason code.
+
+Pure: no PIL, no device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from fractions import Fraction
+
+LANGUAGES = ("en", "ru")
+DEFAULT = "en"
+
+
+class Room(Enum):
+    """Where a text is drawn, and so how long it may be (the test maps each to characters)."""
+
+    HEADER = "header"      # the top row's right end, 5x8, beside the name
+    STATUS = "status"      # a line under the clock, 5x8, one line
+    TITLE = "title"        # the inverted band, 6x12, one line
+    FOOTER = "footer"      # under a message, 6x12, one line
+    LINE = "line"          # a message line, 6x12, the left and right parts together
+    LINES = "lines"        # two message lines ("\n"), each "left|right"
+    RIGHT = "right"        # the right part of a message line (its left part gets the rest)
+    TEXT = "text"          # small print under a title, 5x8, wrapped to at most four lines
+    NOTICE = "notice"      # the notice box, 5x8, wrapped to two lines
+    WORD = "word"          # a part of another text (which is checked whole)
+
+
+@dataclass(frozen=True)
+class Entry:
+    room: Room
+    en: str
+    ru: str
+
+
+E = Entry
+TEXTS: dict[str, Entry] = {
+    # the top row: the score and the match length
+    "header.score": E(Room.HEADER, "{own}-{opp} to {length}", "{own}-{opp} до {length}"),
+    "header.crawford": E(Room.HEADER, "CRAWFORD {own}-{opp} to {length}",
+                         "КРОУФОРД {own}-{opp} до {length}"),
+
+    # between games, and ready before game 1 with the time control
+    "ready.white": E(Room.STATUS, "{first}: you play white", "{first}: вы белые"),
+    "ready.tap": E(Room.STATUS, "{first}: tap to start", "{first}: нажмите"),
+    "ready.game": E(Room.WORD, "game {n}", "партия {n}"),
+    "tc.none": E(Room.WORD, "no delay", "без задержки"),
+    "tc.delay": E(Room.WORD, "{s}s delay", "задержка {s}с"),
+    "tc.bronstein": E(Room.WORD, "{s}s Bronstein", "Бронштейн {s}с"),
+    "tc.fischer": E(Room.WORD, "+{s}s a move", "+{s}с за ход"),
+
+    # a double
+    "cube.you_double": E(Room.STATUS, "you double to {value}", "вы удваиваете до {value}"),
+    "cube.doubles": E(Room.STATUS, "{name} doubles to {value}", "{name} удваивает до {value}"),
+    "cube.how": E(Room.STATUS, "tap=take  hold=pass", "нажать=беру  держать=пас"),
+
+    # a pause
+    "pause.title": E(Room.TITLE, "PAUSED", "ПАУЗА"),
+    "pause.how": E(Room.FOOTER, "hold cube to resume", "дальше: держите куб"),
+
+    # a break
+    "break.yours": E(Room.TITLE, "BREAK: tap to end", "ПЕРЕРЫВ: нажать=стоп"),
+    "break.theirs": E(Room.TITLE, "BREAK: {name}", "ПЕРЕРЫВ: {name}"),
+    "break.over": E(Room.STATUS, "break over: press clock", "перерыв: нажмите часы"),
+    "break.late": E(Room.STATUS, "{name} is late", "{name} опаздывает"),
+
+    # the info page between games
+    "info.title": E(Room.TITLE, "GAME {n} NEXT", "ДАЛЕЕ ПАРТИЯ {n}"),
+    "info.breaks": E(Room.FOOTER, "breaks left {a}-{b}", "ещё перерывов {a}-{b}"),
+
+    # result entry
+    "result.title": E(Room.TITLE, "RESULT?", "РЕЗУЛЬТАТ?"),
+    "result.how_holder": E(Room.FOOTER, "cube=next tap=cancel", "куб=далее нажать=нет"),
+    "result.how_other": E(Room.FOOTER, "cube=next tap=OK", "куб=далее нажать=да"),
+    # the proposal: two message lines, "\n" between them, "|" between a line's left and right
+    # part (Russian puts the winner's name alone on the first: there is room for it there)
+    "result.win": E(Room.LINES, "{name} wins|{kind}\n|{points}",
+                    "победа: {name}|\n{kind}|{points}"),
+    "result.draw": E(Room.LINES, "draw|\n|{points} each", "ничья|\n|{points} каждому"),
+    "result.wins": E(Room.LINE, "{name} wins", "победа: {name}"),
+    "kind.single": E(Room.RIGHT, "single", "простая"),
+    "kind.gammon": E(Room.RIGHT, "gammon", "гаммон"),
+    "kind.backgammon": E(Room.RIGHT, "backgammon", "бэкгаммон"),
+    "kind.oin": E(Room.RIGHT, "oin", "ойн"),
+    "kind.mars": E(Room.RIGHT, "mars", "марс"),
+    "kind.draw": E(Room.RIGHT, "draw", "ничья"),
+    "kind.pass": E(Room.RIGHT, "pass", "пас"),
+    "kind.forfeit": E(Room.RIGHT, "forfeit", "штраф"),
+    # points: en has one and other; ru has one (1, 21), few (2-4, 22-24, a half) and many
+    "points.one": E(Room.WORD, "{p} point", "{p} очко"),
+    "points.few": E(Room.WORD, "{p} points", "{p} очка"),
+    "points.many": E(Room.WORD, "{p} points", "{p} очков"),
+    # a match's length: "7 points"; "до 7 очков" (after "до", ru has one (1, 21) and many)
+    "length.one": E(Room.WORD, "{n} point", "до {n} очка"),
+    "length.many": E(Room.WORD, "{n} points", "до {n} очков"),
+
+    # the match is over
+    "over.title": E(Room.TITLE, "MATCH OVER", "МАТЧ ОКОНЧЕН"),
+    "over.abandoned": E(Room.TITLE, "ABANDONED", "МАТЧ ПРЕРВАН"),
+    "over.score": E(Room.LINE, "score", "счёт"),
+    "over.by_arbiter": E(Room.LINE, "by the arbiter", "решением судьи"),
+    "over.tie": E(Room.LINE, "tie", "ничья"),
+    "over.flag": E(Room.TITLE, "FLAG", "ФЛАЖОК УПАЛ"),
+    "over.time_up": E(Room.LINE, "{name}: time up", "{name}: время"),
+    "over.disqualified": E(Room.LINE, "{name} disqualified", "дисквалиф.: {name}"),
+    "over.challenges": E(Room.LINE, "{name}: 3 challenges lost", "{name}: 3 апелляции"),
+    "over.by_score": E(Room.LINE, "by score", "по счёту"),
+
+    # screens without a match, and over a match for a while (their titles are given by the
+    # callers in English: `title` finds them here)
+    "idle.title": E(Room.TITLE, "TABLE {table}", "СТОЛ {table}"),
+    "idle.ip": E(Room.TEXT, "IP {addresses}", "IP {addresses}"),
+    "idle.no_network": E(Room.TEXT, "no network", "нет сети"),
+    "idle.waiting": E(Room.TEXT, "waiting for the next match", "ждём следующий матч"),
+    "title.next_match": E(Room.TITLE, "NEXT MATCH", "СЛЕДУЮЩИЙ МАТЧ"),
+    "title.match_refused": E(Room.TITLE, "MATCH REFUSED", "МАТЧ НЕ ПРИНЯТ"),
+    "title.usb_stick": E(Room.TITLE, "USB STICK", "USB-НАКОПИТЕЛЬ"),
+    "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
+    "title.config_error": E(Room.TITLE, "CONFIG ERROR", "ОШИБКА НАСТРОЕК"),
+    "next.match": E(Room.TEXT, "{left}-{right}, {length}", "{left}-{right}, {length}"),
+    "next.time": E(Room.TEXT, "{time} each", "{time} каждому"),
+    "error.no_details": E(Room.TEXT, "(no details)", "(без подробностей)"),
+    "error.more_one": E(Room.TEXT, "(+1 more problem)", "(и ещё ошибок: 1)"),
+    "error.more": E(Room.TEXT, "(+{n} more problems)", "(и ещё ошибок: {n})"),
+
+    # notices: the journal alert
+    "alert.journal": E(Room.NOTICE, "journal not written: call the arbiter",
+                       "журнал не пишется: позовите судью"),
+    # notices: a refused double or break, and the hints
+    "refused.no_cube": E(Room.NOTICE, "no doubling cube in this match", "в этом матче нет куба"),
+    "refused.crawford": E(Room.NOTICE, "Crawford game: no doubling",
+                          "партия Кроуфорда: без удвоений"),
+    "refused.not_owner": E(Room.NOTICE, "the cube belongs to the opponent", "куб у соперника"),
+    "refused.first_turn": E(Room.NOTICE, "no double on the first turn",
+                            "в первый ход удваивать нельзя"),
+    "refused.after_roll": E(Room.NOTICE, "the dice are already rolled this turn",
+                            "удвоение только до броска костей"),
+    "refused.blitz": E(Room.NOTICE, "no breaks in blitz", "в блице перерывов нет"),
+    "refused.first_game": E(Room.NOTICE, "breaks only after the first game",
+                            "перерыв только после первой партии"),
+    "refused.shared_taken": E(Room.NOTICE, "the match's break is taken",
+                              "перерыв матча уже взят"),
+    "refused.none_left": E(Room.NOTICE, "no breaks left", "перерывов больше нет"),
+    "refused.too_early": E(Room.NOTICE, "break allowed from 45:00 of match time",
+                           "перерыв не ранее 45:00 матча"),
+    "hint.take": E(Room.NOTICE, "take: press your clock", "беру: нажмите свои часы"),
+    # notices: ignored taps the player is told about
+    "ignored.out_of_turn": E(Room.NOTICE, "out of turn: not your clock",
+                             "не ваш ход: часы соперника"),
+    "ignored.white_starts": E(Room.NOTICE, "white starts: black presses",
+                              "начинают белые: нажимают чёрные"),
+    "ignored.doubler_waits": E(Room.NOTICE, "waiting for take or pass", "ждём: беру или пас"),
+    "ignored.paused": E(Room.NOTICE, "paused: hold cube to resume",
+                        "пауза: для продолжения держите куб"),
+    "ignored.not_break_taker": E(Room.NOTICE, "break: its taker ends it",
+                                 "перерыв заканчивает взявший"),
+    # notices: other effects
+    "notice.recovered_paused": E(Room.NOTICE, "recovered: paused, hold cube to resume",
+                                 "восстановлено: пауза, держите куб"),
+    "notice.recovered": E(Room.NOTICE, "recovered after an outage", "восстановлено после сбоя"),
+    "notice.overtime": E(Room.NOTICE, "flag: overtime +{time}", "флажок: добавлено +{time}"),
+    "notice.opening_die": E(Room.NOTICE, "opening die {dice}", "розыгрыш: кость {dice}"),
+    "notice.opening_roll": E(Room.NOTICE, "opening roll {dice}", "розыгрыш: {dice}"),
+    "notice.early_roll": E(Room.NOTICE, "early roll: logged", "ранний бросок: записан"),
+    "notice.warning": E(Room.NOTICE, "warning: {text}", "предупреждение: {text}"),
+    "notice.challenge_upheld": E(Room.NOTICE, "challenge upheld", "апелляция принята"),
+    "notice.challenge_rejected": E(Room.NOTICE, "challenge rejected ({n})",
+                                   "апелляция отклонена ({n})"),
+    "notice.undo": E(Room.NOTICE, "arbiter: undo", "судья: отмена хода"),
+    "notice.time_changed": E(Room.NOTICE, "arbiter: time changed", "судья: время изменено"),
+    "notice.score_changed": E(Room.NOTICE, "arbiter: score changed", "судья: счёт изменён"),
+    "notice.cube_set": E(Room.NOTICE, "arbiter: cube set", "судья: куб установлен"),
+}
+del E
+
+
+def language(lang: str) -> str:
+    """`lang` if the panels speak it, else English (a config checker lets no other through)."""
+    return lang if lang in LANGUAGES else DEFAULT
+
+
+def say(key: str, lang: str = DEFAULT, **args: object) -> str:
+    """The text `key` in `lang`, its placeholders filled from `args`."""
+    entry = TEXTS[key]
+    return (entry.ru if language(lang) == "ru" else entry.en).format(**args)
+
+
+def say_lines(key: str, lang: str = DEFAULT, **args: object) -> tuple[tuple[str, str], ...]:
+    """The lines of a `Room.LINES` text, each as (left, right), placeholders filled (split
+    before they are, so that a name with a "|" stays whole)."""
+    entry = TEXTS[key]
+    template = entry.ru if language(lang) == "ru" else entry.en
+    return tuple((left.format(**args), right.format(**args))
+                 for left, _, right in (line.partition("|") for line in template.split("\n")))
+
+
+def points(amount: Fraction, lang: str = DEFAULT) -> str:
+    """A number of points with its noun: "1 point", "2 points"; "1 очко", "3 очка", "5 очков"."""
+    from ..rules import format_score
+
+    return say(_points_form(amount, language(lang)), lang, p=format_score(amount))
+
+
+def _points_form(amount: Fraction, lang: str) -> str:
+    if lang == "en":
+        return "points.one" if amount == 1 else "points.many"
+    if amount.denominator != 1:
+        return "points.few"                 # "0.5 очка", "1.5 очка"
+    n = amount.numerator
+    if n % 10 == 1 and n % 100 != 11:
+        return "points.one"
+    if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14:
+        return "points.few"
+    return "points.many"
+
+
+def length(points: int, lang: str = DEFAULT) -> str:
+    """A match's length: "7 points", "до 7 очков"."""
+    one = points % 10 == 1 and points % 100 != 11 if language(lang) == "ru" else points == 1
+    return say("length.one" if one else "length.many", lang, n=points)
+
+
+class Text(str):
+    """A panel text in English that can be said in another language: a `str` (every caller that
+    shows or compares the English keeps working) that remembers its id and arguments. What one
+    module words for another to show (a notice, the journal alert) is a `Text`; `localized` says
+    it in the panel's language."""
+
+    key: str
+    args: Mapping[str, object]
+    fit: Callable[[str], str] | None
+
+    def __new__(cls, key: str, fit: Callable[[str], str] | None = None, **args: object) -> Text:
+        english = say(key, DEFAULT, **args)
+        text = super().__new__(cls, fit(english) if fit else english)
+        text.key, text.args, text.fit = key, args, fit
+        return text
+
+    def said_in(self, lang: str) -> str:
+        said = say(self.key, lang, **self.args)
+        return self.fit(said) if self.fit else said
+
+
+# The titles other modules give in English (lifecycle, device): found by their English words.
+_TITLES = {entry.en: key for key, entry in TEXTS.items()
+           if entry.room is Room.TITLE and "{" not in entry.en}
+
+
+def localized(text: str, lang: str) -> str:
+    """`text` in `lang`: a `Text` in that language, a title of this table's by its English
+    words, anything else (a name, a config error) as it is."""
+    if isinstance(text, Text):
+        return text.said_in(lang)
+    key = _TITLES.get(text)
+    return say(key, lang) if key is not None else text
