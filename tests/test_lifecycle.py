@@ -670,3 +670,23 @@ def test_the_journal_header_says_whether_the_wall_clock_was_synchronised(build, 
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
     assert read_header(device.session.journal.path).data["wall_clock_synchronized"] is False
+
+
+def test_the_panels_speak_the_devices_language_idle_and_the_matchs_in_play(tmp_path):
+    from gammonclock.hardware.screens import next_match_view
+
+    text = DEVICE_TEXT + '[display]\nlanguage = "ru"\n'
+    device = build_device(parse_device_config(text, "device.toml"), tmp_path / "state",
+                          clock_ns=uptime_clock)
+    try:
+        device.service.present_all([])
+        assert shows(device, idle_view("T12", "Moscow Open", local_addresses(), "ru"))
+        load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+        assert device.session.language == "ru"
+        assert shows(device, next_match_view(("Анна", "Boris"), 5, "10:00", "ru"))
+        english = MATCH_TEXT.replace("length = 5", "length = 3") + '[display]\nlanguage = "en"\n'
+        load_next_match(device.service, device.table, english, "en.toml")
+        assert device.session.language == "en"
+        assert shows(device, next_match_view(("Анна", "Boris"), 3, "6:00", "en"))
+    finally:
+        device.close()

@@ -257,9 +257,15 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     def alert() -> str | None:
         session = service.session
         return journal_alert(session.journal_error if session is not None else None)
-    presenters: list[Any] = [PanelPresenter(panels, alert=alert)]
+    def language() -> str:          # the match's (SPEC §15), else the device's (idle)
+        session = service.session
+        return session.language if session is not None else device_config.language
+    presenters: list[Any] = [PanelPresenter(panels, alert=alert, language=language)]
     buzzer = make_buzzer(device_config.buzzer_enabled, device_config.buzzer_pin, factory)
     presenters.append(BuzzerPresenter(buzzer, device_config.low_time_ns))
+    hall_signal = _hall_signal(device_config)
+    if hall_signal is not None:         # the hall's link only hears that something changed
+        presenters.append(hall_signal)
     service = ClockService(opened.session if opened else None, presenters,
                            origin=opened.origin if opened else clock_ns(), clock_ns=clock_ns,
                            idle_state=_idle_state(device_config))
@@ -283,6 +289,10 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     except OSError as exc:    # a read-only card: the clock runs without its control socket
         log.error("%s: cannot serve the arbiter's socket: %s", socket_at, exc.strerror or exc)
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
+    if hall_signal is not None and device_config.hall is not None:
+        from .hall_signal import start_hall_link
+        device.closers.append(start_hall_link(service, table, device_config.hall, state_dir,
+                                              hall_signal))
     # A bounced button's level is read by the service's loop, in its time (never a wall timer).
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
                           settle_ns=device_config.debounce_ns + SETTLE_MARGIN_NS,
@@ -292,6 +302,14 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     device.closers += [buttons.close, factory.close, service.drain,
                        lambda: _close_session(service, clock_ns), lock.release]
     return device
+
+
+def _hall_signal(device_config: DeviceConfig) -> Any:
+    """The hall link's presenter when the device has a `[hall]` (SPEC §14), else None."""
+    if device_config.hall is None:
+        return None
+    from .hall_signal import HallSignal
+    return HallSignal()
 
 
 def _close_session(service: ClockService, clock_ns: Callable[[], int]) -> None:

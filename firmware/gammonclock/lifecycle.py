@@ -268,8 +268,9 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     the new journal and the swap happen in order with the presses. `at` is the monotonic instant
     of the request (the abandon is stamped with it)."""
     from .arbiter import Abandon
-    from .hardware.screens import config_error_view, message_view
+    from .hardware.screens import config_error_view, next_match_view
     from .match import ArbiterAction
+    from .readback import minutes_seconds
 
     try:
         config = table.read_match(text, name)
@@ -311,8 +312,9 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     said += [f"next match loaded: {match_words(config)}"]
     if journal is not None:
         said.append(f"journal: {Path(journal.path).name}")
-    service.show_message(message_view("NEXT MATCH", [match_words(config),
-                                                     readback_time(config)]))
+    rules = config.rules
+    service.show_message(next_match_view((rules.names.left, rules.names.right), rules.length,
+                                         minutes_seconds(rules.reserve_ns)))
     return LoadOutcome(True, said)
 
 
@@ -340,10 +342,6 @@ def _in_progress_words(engine: Engine) -> str:
     return (f"a match is in progress (game {match.game}, score {score}): the next match loads "
             f"once it is over; `new-match --force` ends it now as abandoned, on the record")
 
-
-def readback_time(config: Config) -> str:
-    from .readback import minutes_seconds
-    return f"{minutes_seconds(config.rules.reserve_ns)} each"
 
 
 # --- a USB stick (SPEC §13.3) --------------------------------------------------------------------
