@@ -182,8 +182,8 @@ def test_before_the_first_game():
 
 @pytest.mark.parametrize("mode, delay_s, words", [
     (TimeMode.DELAY, 12, "12s delay: tap to start"),
-    (TimeMode.BRONSTEIN, 8, "8s Bronstein: tap to start"),
-    (TimeMode.FISCHER, 5, "+5s a move: tap to start"),
+    (TimeMode.BRONSTEIN, 8, "8s Bronst: tap to start"),
+    (TimeMode.FISCHER, 5, "+5s/move: tap to start"),
     (TimeMode.NONE, 12, "no delay: tap to start"),
     (TimeMode.DELAY, 0, "no delay: tap to start"),
 ])
@@ -200,7 +200,7 @@ def test_longgammon_next_game_names_who_plays_white():
     p, v = views("0 tap left\n5 tap right\n10 hold left\n13 tap right\n20 end",
                  discipline="longgammon")
     assert p.match.must_start is LEFT
-    assert v.left.status == ("game 2: you play white",)
+    assert v.left.status == ("game 2: you're white",)
     assert v.right.status == ("game 2: tap to start",)
     check_screen("longgammon-white-left", v.left)
     check_screen("longgammon-white-right", v.right)

@@ -54,13 +54,14 @@ TEXTS: dict[str, Entry] = {
                          "КРОУФОРД {own}-{opp} до {length}"),
 
     # between games, and ready before game 1 with the time control
-    "ready.white": E(Room.STATUS, "{first}: you play white", "{first}: вы белые"),
+    # (at most 24 characters with the longest time control: "12s Bronst: you're white")
+    "ready.white": E(Room.STATUS, "{first}: you're white", "{first}: вы белые"),
     "ready.tap": E(Room.STATUS, "{first}: tap to start", "{first}: нажмите"),
     "ready.game": E(Room.WORD, "game {n}", "партия {n}"),
     "tc.none": E(Room.WORD, "no delay", "без задержки"),
     "tc.delay": E(Room.WORD, "{s}s delay", "задержка {s}с"),
-    "tc.bronstein": E(Room.WORD, "{s}s Bronstein", "Бронштейн {s}с"),
-    "tc.fischer": E(Room.WORD, "+{s}s a move", "+{s}с за ход"),
+    "tc.bronstein": E(Room.WORD, "{s}s Bronst", "Бронштейн {s}с"),
+    "tc.fischer": E(Room.WORD, "+{s}s/move", "+{s}с за ход"),
 
     # a double
     "cube.you_double": E(Room.STATUS, "you double to {value}", "вы удваиваете до {value}"),
