@@ -126,8 +126,11 @@ def test_a_valid_hall_key_is_taken(key, literal, read, expected):
 
 
 def test_a_ca_file_goes_with_mqtts():
-    hall = parsed('[hall]\nbroker = "mqtts://hall:8883"\nca_file = "/etc/ca.pem"\n').device.hall
-    assert hall == HallConfig("mqtts://hall:8883", None, None, "/etc/ca.pem", "gammonclock")
+    config = parsed('[table]\nid = "T7"\n[hall]\nbroker = "mqtts://hall:8883"\n'
+                    'ca_file = "/etc/ca.pem"\n')
+    # The account defaults to the table id: the shipped ACL's patterns expect it.
+    assert config.device.hall == HallConfig("mqtts://hall:8883", "T7", None, "/etc/ca.pem",
+                                            "gammonclock")
 
 
 def test_the_defaults_of_the_new_fields():
