@@ -565,6 +565,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where journals and the device key are (for --latest and the seal "
                           "check)")
     exp.set_defaults(handler=_export)
+
+    from .hall_cli import add_hall_parser  # argparse only: paho and aiohttp load when it runs
+    add_hall_parser(commands)
     return parser
 
 

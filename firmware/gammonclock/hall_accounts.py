@@ -1,0 +1,79 @@
+"""`gammonclock hall add-table ID`: a table's account on the broker (SPEC §14), made with
+Mosquitto's own `mosquitto_passwd -b`, and the `[hall]` section to paste into the table's
+device.toml. The account is named after the table: hall/acl's `%u` patterns are the table id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")      # `[table] id`
+SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/usr/sbin"])
+
+
+def _fail(message: str) -> int:
+    print(f"gammonclock hall add-table: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def table_password(path: Path) -> str:
+    """The password in PATH, or a new one written there (mode 0600) when there is no file."""
+    if path.exists():
+        password = path.read_text(encoding="utf-8").strip()
+        if not password or any(c.isspace() or not c.isprintable() for c in password):
+            raise ValueError(f"{path}: holds no password (one line of printable characters, "
+                             "no spaces); remove it to have one made")
+        return password
+    password = secrets.token_urlsafe(18)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(password + "\n")
+    return password
+
+
+def device_section(table: str, broker: str, prefix: str) -> str:
+    return "\n".join([
+        f"# for table {table}'s /etc/gammonclock/device.toml; its [table] id must be "
+        f'"{table}"',
+        "# (the broker account is the table id: hall/acl lets it publish only under it)",
+        "[hall]",
+        f'broker = "{broker}"',
+        f'username = "{table}"',
+        'password_file = "/etc/gammonclock/hall.password"   # the --password-file, copied here',
+        *(['ca_file = "/etc/gammonclock/hall-ca.pem"'] if broker.startswith("mqtts:") else []),
+        f'prefix = "{prefix}"',
+        "",
+    ])
+
+
+def add_table(args: argparse.Namespace) -> int:
+    table: str = args.table
+    if TABLE_ID.fullmatch(table) is None:
+        return _fail(f"{table!r} is not a table id: 1–32 characters of A-Z a-z 0-9 _ -")
+    tool = shutil.which("mosquitto_passwd", path=SEARCH_PATH)
+    if tool is None:
+        return _fail("mosquitto_passwd not found: install Debian's `mosquitto` package")
+    try:
+        password = table_password(args.table_password_file)
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    passwd: Path = args.mosquitto_passwd
+    create = [] if passwd.exists() else ["-c"]
+    done = subprocess.run([tool, *create, "-b", str(passwd), table, password],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return _fail(f"mosquitto_passwd failed on {passwd}: "
+                     f"{(done.stderr or done.stdout).strip()}")
+    print(device_section(table, args.table_broker, args.table_prefix), end="")
+    print(f"# account {table} is in {passwd}; reload the broker to use it "
+          "(systemctl reload mosquitto, or kill -HUP its pid)", file=sys.stderr)
+    return 0

@@ -1,0 +1,206 @@
+"""What the hall link keeps on the card (SPEC §14): how far the broker has acknowledged the
+journal's events, and the journal records still to publish, read from the journal files.
+
+The journal is the outbox: nothing waits in memory for the broker. `HallMemory` is
+`STATE/hall-acked.json`, written atomically (a temporary file, fsync, rename, fsync of the
+folder), so a power cut leaves the old position or the new one, never half of one. It holds the
+last acknowledged event `(journal, seq)`, whether that journal's whole text went to `journal`,
+the digest of the last retained `match` loaded, and the answers to the last `cmd` ids.
+
+`JournalTail` reads one journal's records after a sequence number, in the file's order, as whole
+JSON lines (a half-written last line waits for its end); it relies on the `seq`, `kind`, `wall`
+and `data` keys only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .journal import JOURNALS_DIR
+from .session import journal_heads, journal_order
+
+log = logging.getLogger(__name__)
+
+MEMORY_FILE = "hall-acked.json"
+REMEMBERED_IDS = 256          # `cmd` request ids whose answers are kept (a redelivery is answered)
+READ_CHUNK = 1 << 20          # bytes read from a journal at a time
+EVENT_KINDS = ("input", "tick")
+
+
+def iso_utc(wall_ns: int) -> str:
+    """An instant on the wall clock as ISO 8601 UTC with milliseconds: 2025-05-01T14:03:07.250Z."""
+    at = datetime.fromtimestamp(wall_ns / 1e9, tz=UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+# --- the memory -------------------------------------------------------------------------------
+
+class HallMemory:
+    """The link's position and recent answers, in the state folder; any thread (one lock)."""
+
+    def __init__(self, state_dir: str | Path) -> None:
+        self.path = Path(state_dir) / MEMORY_FILE
+        self.lock = threading.Lock()
+        self.journal: str | None = None      # the journal of the last acknowledged event
+        self.seq = 0                         # ... its seq (0: none of that journal yet)
+        self.journal_sent = False            # that journal's text went to `journal`
+        self.match: str | None = None        # sha256 of the last retained `match` handled
+        self.answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.found = self._load()
+        self._save_failed = False
+
+    def _load(self) -> bool:
+        """Read the file; False when there is none (a first start with the hall)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:
+            log.warning("%s: cannot read the hall's position (%s); starting again from the "
+                        "current match's journal (the director de-duplicates)", self.path, exc)
+            return False
+        if not isinstance(data, dict):
+            log.warning("%s: not a JSON object; starting again from the current match's "
+                        "journal", self.path)
+            return False
+        journal, seq = data.get("journal"), data.get("seq")
+        self.journal = journal if isinstance(journal, str) else None
+        self.seq = seq if type(seq) is int and seq >= 0 else 0
+        self.journal_sent = data.get("journal_sent") is True
+        match = data.get("match")
+        self.match = match if isinstance(match, str) else None
+        answers = data.get("answers")
+        if isinstance(answers, list):
+            for item in answers[-REMEMBERED_IDS:]:
+                if isinstance(item, dict) and isinstance(item.get("id"), str):
+                    self.answers[item["id"]] = item
+        return self.journal is not None
+
+    def remember_answer(self, answer: dict[str, Any]) -> None:
+        """Keep a `cmd` answer under its id (the caller holds `lock`, then calls `save`)."""
+        self.answers[answer["id"]] = answer
+        self.answers.move_to_end(answer["id"])
+        while len(self.answers) > REMEMBERED_IDS:
+            self.answers.popitem(last=False)
+
+    def save(self) -> None:
+        """Write the file atomically (the caller holds `lock`). A card that cannot be written
+        costs at most re-publishing after a restart: logged once, never raised."""
+        data = {"journal": self.journal, "seq": self.seq, "journal_sent": self.journal_sent,
+                "match": self.match, "answers": list(self.answers.values())}
+        try:
+            _write_atomically(self.path, json.dumps(data, ensure_ascii=False,
+                                                    separators=(",", ":")).encode("utf-8"))
+        except OSError as exc:
+            if not self._save_failed:
+                log.error("%s: cannot keep the hall's position (%s); after a restart events "
+                          "already acknowledged may be published again", self.path,
+                          exc.strerror or exc)
+            self._save_failed = True
+            return
+        if self._save_failed:
+            log.warning("%s: the hall's position is kept again", self.path)
+        self._save_failed = False
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    with contextlib.suppress(OSError):      # the rename itself survives a power cut
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+# --- the journal, read as it grows ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Event:
+    """One journal record with effects, as `P/T/events` carries it."""
+
+    journal: str
+    seq: int
+    wall: int
+    effects: list[Any]
+
+    def payload(self) -> dict[str, Any]:
+        return {"journal": self.journal, "seq": self.seq, "at": iso_utc(self.wall),
+                "effects": self.effects}
+
+
+class JournalTail:
+    """One journal's event records after `after_seq`, read in order as the file grows."""
+
+    def __init__(self, path: Path, after_seq: int) -> None:
+        self.path = path
+        self.after_seq = after_seq
+        self.last_seq = after_seq     # the last record read (any kind)
+        self._offset = 0
+
+    def read(self, limit: int) -> list[Event]:
+        """Up to `limit` event records not yet read. Raises OSError when the file cannot be
+        read (the caller tries again later)."""
+        events: list[Event] = []
+        with open(self.path, "rb") as f:
+            while len(events) < limit:
+                f.seek(self._offset)
+                chunk = f.read(READ_CHUNK)
+                end = chunk.rfind(b"\n")
+                if end < 0:
+                    return events                     # nothing whole yet
+                lines = chunk[:end + 1].split(b"\n")[:-1]
+                for line in lines:
+                    self._offset += len(line) + 1
+                    event = self._event(line)
+                    if event is not None:
+                        events.append(event)
+                        if len(events) >= limit:
+                            return events
+        return events
+
+    def _event(self, line: bytes) -> Event | None:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            return None       # a torn line (a power cut), acknowledged by a `torn` record
+        if not isinstance(record, dict):
+            return None
+        seq, kind, data, wall = (record.get("seq"), record.get("kind"), record.get("data"),
+                                 record.get("wall"))
+        if type(seq) is not int or seq <= self.after_seq:
+            return None
+        self.last_seq = max(self.last_seq, seq)
+        if kind not in EVENT_KINDS or not isinstance(data, dict):
+            return None
+        effects = data.get("effects")
+        if not isinstance(effects, list) or not effects:
+            return None
+        return Event(self.path.name, seq, wall if type(wall) is int else 0, effects)
+
+
+def journals_in_order(state_dir: str | Path) -> list[Path]:
+    """Every journal of the state folder, oldest first (the order a resumed clock uses)."""
+    return [head.path for head in journal_order(journal_heads(state_dir))]
+
+
+def journal_file(state_dir: str | Path, name: str) -> Path:
+    return Path(state_dir) / JOURNALS_DIR / name

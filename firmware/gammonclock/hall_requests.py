@@ -1,0 +1,268 @@
+"""What the director asks of a clock over the hall (SPEC §14): `cmd` and the retained `match`.
+
+Both run on the link's worker thread (never on paho's network thread, never on the clock's
+loop) and reach the match only through the clock's queue: a `cmd` is an `ArbiterAction(t,
+command, "hall", by)` submitted like a press and journaled with its author; a next match is
+loaded by `load_next_match` in a `Task` on the loop, under the rules of SPEC §13.2, never forced
+unless the command says `--force`.
+
+A `cmd` carries a request id. Its answer is kept (`HallMemory`, the last 256 ids, on the card),
+so a redelivered or retried `cmd` is answered again (`"repeated": true`) and never applied
+twice. A retained `match` already loaded (the same text, by its sha256) is not loaded again
+after a reconnect; one refused because a match is in progress waits, and is loaded once that
+match is over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .arbiter import parse_command
+from .durations import has_control_characters
+from .effects import Effect, Refused, Undone
+from .errors import GammonclockError
+from .hall_outbox import HallMemory, iso_utc
+from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, load_next_match, run_on_loop
+from .match import ArbiterAction, Phase
+from .reasons import Reason
+from .service import ClockService, Reply
+from .session import effects_data
+
+log = logging.getLogger(__name__)
+
+MAX_PAYLOAD = 2 * MAX_MATCH_FILE + 4096    # a `cmd` with a match file's text, or a `match`
+MAX_ID = 64
+MAX_BY = 64
+DEFAULT_BY = "hall"            # a `cmd` without `by`: the director's account
+REPLY_WAIT_S = 5.0             # the loop takes a command at once; this is for a stuck loop
+OUTCOME_WAIT_S = 25.0          # once taken, how long its outcome may take (a slow card)
+CMD_KEYS = {"id", "by", "command", "text"}
+
+Publish = Callable[[str, dict[str, Any]], None]     # (topic suffix, JSON payload)
+
+
+class BadRequest(GammonclockError, ValueError):
+    """A `cmd` that is not one: nothing was done, the reply says why."""
+
+
+def valid_id(value: object) -> bool:
+    return (isinstance(value, str) and 0 < len(value) <= MAX_ID and value.isascii()
+            and all(c.isalnum() or c in "-_.:" for c in value))
+
+
+def match_digest(text: bytes) -> str:
+    return hashlib.sha256(text).hexdigest()
+
+
+class HallRequests:
+    """Answers `cmd` on `cmd/reply` and loads `match`, answering on `notice`."""
+
+    def __init__(self, service: ClockService, table: Table, memory: HallMemory,
+                 publish: Publish, *, match_topic: str,
+                 wall_ns: Callable[[], int] = time.time_ns) -> None:
+        self.service = service
+        self.table = table
+        self.memory = memory
+        self.publish = publish
+        self.match_topic = match_topic
+        self.wall_ns = wall_ns
+        self.pending_match: bytes | None = None   # refused mid-match: loaded once it is over
+
+    # --- cmd --------------------------------------------------------------------------------
+
+    def on_cmd(self, payload: bytes) -> None:
+        self.publish("cmd/reply", self.answer(payload))
+
+    def answer(self, payload: bytes) -> dict[str, Any]:
+        """The reply to one `cmd` payload (acting on it at most once per id)."""
+        try:
+            request = _parse_cmd(payload)
+        except BadRequest as exc:
+            request_id = _id_in(payload)
+            log.warning("hall: a cmd refused as malformed (id %s): %s", request_id, exc)
+            return {"id": request_id, "ok": False, "outcome": "bad request",
+                    "reason": str(exc), "at": self._now()}
+        with self.memory.lock:
+            known = self.memory.answers.get(request["id"])
+        if known is not None:
+            log.info("hall: cmd %s again (a redelivery): answered, not applied again",
+                     request["id"])
+            return {**known, "repeated": True}
+        answer = {"id": request["id"], **self._act(request), "at": self._now()}
+        log.info("hall: cmd %s by %s: %s -> %s", request["id"], request["by"],
+                 request["command"], answer["outcome"])
+        if answer["outcome"] != "not applied":     # a retry of one not applied may apply it
+            with self.memory.lock:
+                self.memory.remember_answer(answer)
+                self.memory.save()
+        return answer
+
+    def _act(self, request: dict[str, Any]) -> dict[str, Any]:
+        words = request["command"].split()
+        if words[:1] == ["new-match"]:
+            if words[1:] not in ([], ["--force"]) or request.get("text") is None:
+                return _bad("usage: new-match [--force], with the match file's TOML in 'text'")
+            return self._load(request["text"], f"<hall cmd {request['id']}>",
+                              force=words[1:] == ["--force"])
+        if request.get("text") is not None:
+            return _bad("only new-match carries a match file ('text')")
+        if words == ["status"]:
+            return {"ok": True, "outcome": "acted", "state": self.service.status()}
+        try:
+            command = parse_command(words)
+        except ValueError as exc:
+            return _bad(str(exc))
+        reply = Reply()
+        action = ArbiterAction(self.service.clock_ns(), command, "hall", request["by"])
+        if not self.service.submit(action, reply):
+            return _not_applied("the clock is busy (too many inputs waiting)")
+        if reply.wait(REPLY_WAIT_S) is None:
+            if reply.withdraw():
+                return _not_applied("the clock did not take it in time")
+            if reply.wait(OUTCOME_WAIT_S) is None:
+                return {"ok": False, "outcome": "unknown",
+                        "reason": "the clock took it but did not say what it did in time; "
+                                  "look at its state before sending it again"}
+        return _acted(reply.effects)
+
+    def _load(self, text: str, name: str, force: bool) -> dict[str, Any]:
+        at = self.service.clock_ns()
+        done, outcome = run_on_loop(self.service, lambda: load_next_match(
+            self.service, self.table, text, name, force=force, at=at))
+        if not done:
+            return _not_applied("the clock did not take the match in time")
+        if not isinstance(outcome, LoadOutcome):      # the load failed: its bug is in the log
+            return {"ok": False, "outcome": "unknown",
+                    "reason": f"the clock failed loading the match ({outcome!r})"}
+        if outcome.ok:
+            return {"ok": True, "outcome": "acted", "said": outcome.said}
+        return {"ok": False, "outcome": "refused", "reason": outcome.error or "",
+                "code": outcome.reason.value if outcome.reason else None}
+
+    # --- the retained match -----------------------------------------------------------------
+
+    def on_match(self, payload: bytes) -> None:
+        """A retained `match` (at each subscription) or a new one pushed by the director."""
+        digest = match_digest(payload)
+        with self.memory.lock:
+            handled = self.memory.match == digest
+        if not payload or handled:
+            self.pending_match = None      # cleared by the director, or already loaded
+            return
+        self.pending_match = None
+        self._load_match(payload, digest)
+
+    def retry_pending(self) -> None:
+        """Load the match that waited for the one in progress, once that one is over."""
+        payload = self.pending_match
+        if payload is None or self._match_in_progress():
+            return
+        self.pending_match = None
+        self._load_match(payload, match_digest(payload))
+
+    def _load_match(self, payload: bytes, digest: str) -> None:
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._notice({"ok": False, "error": f"{self.match_topic}: not UTF-8 text (byte "
+                                                f"{exc.start}); nothing changed"}, digest)
+            self._remember_match(digest)
+            return
+        answer = self._load(text, self.match_topic, force=False)
+        if answer.get("code") == Reason.MATCH_IN_PROGRESS.value:
+            self.pending_match = payload
+            answer["pending"] = True
+            answer["reason"] = (answer["reason"] + "; it loads by itself when this match is "
+                                "over")
+        elif answer["outcome"] in ("acted", "refused"):
+            self._remember_match(digest)    # loaded, or a bad file: never again for this text
+        notice = {"ok": answer["ok"]}
+        if answer["ok"]:
+            notice["said"] = answer["said"]
+        else:
+            notice.update(error=answer["reason"], code=answer.get("code"),
+                          pending=answer.get("pending", False))
+        log.info("hall: match from %s: %s", self.match_topic,
+                 "loaded" if answer["ok"] else answer["reason"].splitlines()[0])
+        self._notice(notice, digest)
+
+    def _remember_match(self, digest: str) -> None:
+        with self.memory.lock:
+            self.memory.match = digest
+            self.memory.save()
+
+    def _notice(self, notice: dict[str, Any], digest: str) -> None:
+        self.publish("notice", {**notice, "match": digest, "at": self._now()})
+
+    def _match_in_progress(self) -> bool:
+        session = self.service.session
+        if session is None:
+            return False
+        match = session.engine.match
+        return match.phase is not Phase.MATCH_OVER and match.match_started_at is not None
+
+    def _now(self) -> str:
+        return iso_utc(self.wall_ns())
+
+
+def _parse_cmd(payload: bytes) -> dict[str, Any]:
+    if len(payload) > MAX_PAYLOAD:
+        raise BadRequest(f"longer than {MAX_PAYLOAD} bytes")
+    try:
+        obj = json.loads(payload)
+    except (ValueError, RecursionError) as exc:
+        raise BadRequest(f"not a JSON object ({exc})") from None
+    if not isinstance(obj, dict):
+        raise BadRequest("not a JSON object")
+    unknown = sorted(set(obj) - CMD_KEYS)
+    if unknown:
+        raise BadRequest(f"unknown key {unknown[0]!r}; allowed: 'id', 'by', 'command', 'text'")
+    if not valid_id(obj.get("id")):
+        raise BadRequest(f"'id' must be 1 to {MAX_ID} ASCII letters, digits, '-', '_', '.' or "
+                         "':'")
+    by = obj.get("by", DEFAULT_BY)
+    if not isinstance(by, str) or not 0 < len(by) <= MAX_BY or has_control_characters(by):
+        raise BadRequest(f"'by' must be a name of 1 to {MAX_BY} characters")
+    command = obj.get("command")
+    if not isinstance(command, str) or not command.split() or has_control_characters(command):
+        raise BadRequest("'command' must be the words of a command, e.g. \"deduct left 30s\"")
+    text = obj.get("text")
+    if text is not None and not isinstance(text, str):
+        raise BadRequest("'text' must be the match file's TOML text")
+    return {"id": obj["id"], "by": by, "command": command, "text": text}
+
+
+def _id_in(payload: bytes) -> str | None:
+    """The id of a malformed cmd, when it has a usable one (so the director can match it)."""
+    try:
+        obj = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    request_id = obj.get("id") if isinstance(obj, dict) else None
+    return request_id if valid_id(request_id) else None
+
+
+def _bad(reason: str) -> dict[str, Any]:
+    return {"ok": False, "outcome": "bad request", "reason": f"{reason}; nothing was done"}
+
+
+def _not_applied(why: str) -> dict[str, Any]:
+    return {"ok": False, "outcome": "not applied", "reason": f"{why}: the command was NOT "
+                                                             "applied; send it again"}
+
+
+def _acted(effects: list[Effect]) -> dict[str, Any]:
+    refused = [e for e in effects if isinstance(e, Refused)]
+    answer: dict[str, Any] = {"said": [e.describe() for e in effects],
+                              "effects": effects_data(effects)}
+    if refused and not any(isinstance(e, Undone) for e in effects):
+        reason = refused[-1].reason
+        return {"ok": False, "outcome": "refused",
+                "reason": "; ".join(f"{e.what}: {e.why}" for e in refused),
+                "code": reason.value if reason else None, **answer}
+    return {"ok": True, "outcome": "acted", **answer}

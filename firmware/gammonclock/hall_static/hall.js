@@ -1,0 +1,300 @@
+// The director's page: cards from the hall's server-sent events; the running reserve counts down
+// here between two states, from the state's instant on the hall's clock (`reserves_at_ms`).
+"use strict";
+
+const cards = new Map();          // table -> the card JSON the hall sent
+const archive = new Map();        // table/name -> verdict
+let skewMs = 0;                   // the hall's clock minus this browser's
+let onlyNeeds = false;
+let openTable = null;
+
+const $ = (id) => document.getElementById(id);
+const hallNow = () => Date.now() + skewMs;
+const RED = new Set(["flag", "refused", "overrun", "offline", "archive"]);
+const PHASES = {
+  between_games: "between games", running: "playing", cube_offered: "cube offered",
+  paused: "paused", result_entry: "result entry", break: "break", match_over: "match over",
+  idle: "idle", ready: "ready",
+};
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+function clockText(ms) {
+  const total = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+  const ss = String(s).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
+}
+
+// The reserve of SIDE now: the last state's, less the time since that state for the side that
+// is running. A side still inside its delay (when the clock says so) waits out the delay first.
+function reserveNow(card, side) {
+  const state = card.state || {};
+  const clock = (state.clock || {})[side];
+  if (!clock || typeof clock.reserve_ms !== "number") return null;
+  if (state.running !== side || card.online === false || card.reserves_at_ms == null) {
+    return clock.reserve_ms;
+  }
+  let elapsed = Math.max(0, hallNow() - card.reserves_at_ms);
+  if (typeof clock.delay_ms === "number") elapsed = Math.max(0, elapsed - clock.delay_ms);
+  return Math.max(0, clock.reserve_ms - elapsed);
+}
+
+function tickReserves() {
+  for (const node of document.querySelectorAll(".reserve[data-side]")) {
+    const card = cards.get(node.dataset.table);
+    if (!card) continue;
+    const ms = reserveNow(card, node.dataset.side);
+    if (ms === null) continue;
+    const text = clockText(ms);
+    if (node.textContent !== text) node.textContent = text;
+    node.classList.toggle("zero", ms <= 0);
+    node.classList.toggle("low", ms > 0 && ms < 60000);
+  }
+}
+
+function player(card, side) {
+  const players = (card.state || {}).players || {};
+  return players[side] || (side === "left" ? "Left" : "Right");
+}
+
+function needClass(need) { return RED.has(need.kind) ? "need" : "need amber"; }
+
+function renderCard(card) {
+  const state = card.state || {};
+  const score = state.score || {};
+  const needs = card.needs || [];
+  const running = state.running;
+  const classes = ["card"];
+  if (needs.length) classes.push(needs.some((n) => RED.has(n.kind)) ? "need-red" : "need-amber");
+  if (card.online === false) classes.push("offline");
+  const sideRow = (side) => [
+    el("span", { class: "player" + (running === side ? " running" : "") }, player(card, side)),
+    el("span", { class: "score" }, score[side] ?? "–"),
+    el("span", { class: "reserve" + (running === side ? " running" : ""), "data-side": side,
+                 "data-table": card.table }, ""),
+  ];
+  const cube = state.cube || {};
+  const facts = [];
+  if (state.match_length) facts.push(el("span", {}, "to ", el("b", {}, String(state.match_length))));
+  if (state.game) facts.push(el("span", {}, "game ", el("b", {}, String(state.game))));
+  if (cube.enabled === false) facts.push(el("span", {}, "no cube"));
+  else if (cube.value) facts.push(el("span", {}, "cube ", el("b", {}, String(cube.value)),
+                                      cube.owner ? ` ${player(card, cube.owner)}` : " centre"));
+  const breaks = state.breaks_left;
+  if (breaks) facts.push(el("span", {}, "breaks ", el("b", {}, `${breaks.left}·${breaks.right}`)));
+  if (state.crawford_game) facts.push(el("span", { class: "tag crawford" }, "CRAWFORD"));
+  const phase = card.online === false ? "offline" : (PHASES[state.phase] || state.phase || "—");
+  const node = el("article", { class: classes.join(" "), "data-table": card.table, tabindex: "0",
+                               role: "button", "aria-label": `table ${card.table}`,
+                               onclick: () => openTableDialog(card.table),
+                               onkeydown: (e) => { if (e.key === "Enter") openTableDialog(card.table); } },
+    el("div", { class: "head" }, el("span", { class: "name" }, card.table),
+       state.event ? el("span", { class: "counts event" }, state.event) : null,
+       el("span", { class: "phase" }, phase)),
+    el("div", { class: "players" }, sideRow("left"), sideRow("right")),
+    el("div", { class: "facts" }, facts),
+    needs.length ? el("div", { class: "needs" },
+                      needs.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)))
+                 : null);
+  return node;
+}
+
+function sortedCards() {
+  return [...cards.values()]
+    .filter((c) => !onlyNeeds || (c.needs || []).length)
+    .sort((a, b) => (a.urgency - b.urgency) || naturalCompare(a.table, b.table));
+}
+
+function naturalCompare(a, b) { return a.localeCompare(b, undefined, { numeric: true }); }
+
+function render() {
+  const box = $("cards");
+  box.replaceChildren(...sortedCards().map(renderCard));
+  $("empty").hidden = cards.size > 0;
+  const all = [...cards.values()];
+  const needing = all.filter((c) => (c.needs || []).length).length;
+  const offline = all.filter((c) => c.online === false).length;
+  $("counts").textContent = `${all.length} tables · ${needing} need you · ${offline} offline`;
+  tickReserves();
+  if (openTable) fillTableDialog(openTable);
+}
+
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => { renderQueued = false; render(); });
+}
+
+function setBroker(broker) {
+  const pill = $("broker");
+  pill.className = "pill " + (broker.connected ? "pill-ok" : "pill-bad");
+  pill.textContent = broker.connected ? "broker connected" : `broker: ${broker.status}`;
+  pill.title = broker.url;
+}
+
+function setArchive(entries) {
+  for (const entry of entries) archive.set(`${entry.table}/${entry.name}`, entry);
+  $("archive-count").textContent = String(archive.size);
+  fillArchive();
+}
+
+function connect() {
+  const source = new EventSource("/events");
+  const clock = (data) => { skewMs = data.server_now_ms - Date.now(); };
+  source.addEventListener("snapshot", (e) => {
+    const data = JSON.parse(e.data);
+    clock(data);
+    cards.clear();
+    for (const card of data.cards) cards.set(card.table, card);
+    setBroker(data.broker);
+    archive.clear();
+    setArchive(data.archive);
+    scheduleRender();
+  });
+  source.addEventListener("cards", (e) => {
+    const data = JSON.parse(e.data);
+    clock(data);
+    for (const card of data.cards) cards.set(card.table, card);
+    scheduleRender();
+  });
+  source.addEventListener("broker", (e) => setBroker(JSON.parse(e.data).broker));
+  source.addEventListener("archive", (e) => setArchive([JSON.parse(e.data)]));
+  source.onerror = () => setBroker({ connected: false, status: "hall unreachable; retrying", url: "" });
+}
+
+// --- a table's dialog: its alerts, replies and a command ------------------------------------
+
+async function post(path, body) {
+  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+                                       body: JSON.stringify(body) });
+  const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  return data;
+}
+
+function openTableDialog(table) {
+  openTable = table;
+  $("cmd-result").textContent = "";
+  fillTableDialog(table);
+  const dialog = $("table-dialog");
+  if (!dialog.open) dialog.showModal();
+}
+
+function fillTableDialog(table) {
+  const card = cards.get(table);
+  if (!card) return;
+  const state = card.state || {};
+  $("td-title").textContent = `${table}: ${player(card, "left")} v ${player(card, "right")}`;
+  const alerts = (card.needs || []).map((n) => el("div", { class: "alert-row" },
+    el("span", { class: needClass(n) }, n.text),
+    n.key ? el("button", { onclick: () => dismiss(table, n.key) }, "seen") : null));
+  const replies = (card.replies || []).map((r) => el("li", {},
+    r.ok ? el("span", { class: "okmark" }, "✓ ") : el("span", { class: "badmark" }, "✗ "),
+    r.outcome || r.said || r.reason || (r.ok ? "done" : "refused")));
+  const events = (card.recent || []).map((ev) => el("li", {},
+    `#${ev.seq} ${(ev.at || "").slice(11, 19)} ${(ev.kinds || []).join(", ")}`));
+  const notice = card.notice ? el("p", {}, `Match file: ${card.notice.ok ? "loaded" : "refused"} `,
+    card.notice.said || card.notice.error || "") : null;
+  $("td-body").replaceChildren(
+    el("p", { class: "facts" }, `phase ${PHASES[state.phase] || state.phase || "—"}`,
+       ` · journal ${state.journal || "—"} · ${card.events} events`),
+    ...alerts, notice,
+    replies.length ? el("h3", {}, "Replies") : null, el("ul", { class: "log" }, replies),
+    events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events));
+}
+
+async function dismiss(table, key) {
+  try { await post("/api/dismiss", { table, key }); } catch (err) { /* already gone */ }
+}
+
+async function sendCommand(command) {
+  const result = $("cmd-result");
+  if (!openTable || !command.trim()) return;
+  result.className = "result";
+  result.textContent = `sending “${command}”…`;
+  try {
+    const answer = await post("/api/cmd", { table: openTable, command, wait: 10 });
+    const reply = answer.reply;
+    if (!reply) {
+      result.textContent = "sent; no reply yet (it shows under Replies when it comes)";
+    } else {
+      result.className = "result " + (reply.ok ? "ok" : "bad");
+      result.textContent = (reply.ok ? "✓ " : "✗ ") +
+        (reply.outcome || reply.said || reply.reason || (reply.ok ? "done" : "refused"));
+    }
+  } catch (err) {
+    result.className = "result bad";
+    result.textContent = `✗ ${err.message}`;
+  }
+}
+
+// --- a round's pairings -------------------------------------------------------------------
+
+async function pushRound(event) {
+  event.preventDefault();
+  const out = $("round-result");
+  out.textContent = "pushing…";
+  try {
+    const answer = await post("/api/round", { csv: $("round-csv").value,
+                                              event: $("round-event").value,
+                                              round: $("round-name").value });
+    out.replaceChildren(
+      el("p", {}, `${answer.pushed} pushed, ${answer.errors} with errors`),
+      el("table", { class: "rows" }, answer.rows.map((row) => el("tr", {},
+        el("td", {}, row.ok ? el("span", { class: "okmark" }, "✓") : el("span", { class: "badmark" }, "✗")),
+        el("td", {}, row.table || `line ${row.line}`),
+        el("td", {}, row.error || (row.acknowledged ? "published" : "queued (broker away)"),
+           row.warning ? el("div", { class: "warnmark" }, row.warning) : null)))));
+  } catch (err) {
+    out.textContent = `✗ ${err.message}`;
+  }
+}
+
+function fillArchive() {
+  const entries = [...archive.values()].sort((a, b) => naturalCompare(a.table, b.table) ||
+                                                        a.name.localeCompare(b.name));
+  $("archive-list").replaceChildren(...(entries.length ? entries.map((v) => el("li", {},
+    el("span", { class: v.ok ? "okmark" : "badmark" }, v.ok ? "✓ " : "✗ "),
+    el("b", {}, v.table), " ",
+    el("a", { href: `/archive/${encodeURIComponent(v.table)}/${encodeURIComponent(v.name)}` }, v.name),
+    el("div", { class: "counts" }, v.message), v.summary ? el("div", {}, v.summary) : null))
+    : [el("li", { class: "counts" }, "No finished journal yet.")]));
+}
+
+function setup() {
+  $("only-needs").addEventListener("click", (e) => {
+    onlyNeeds = !onlyNeeds;
+    e.currentTarget.setAttribute("aria-pressed", String(onlyNeeds));
+    render();
+  });
+  $("open-round").addEventListener("click", () => $("round-dialog").showModal());
+  $("open-archive").addEventListener("click", () => { fillArchive(); $("archive-dialog").showModal(); });
+  $("table-dialog").addEventListener("close", () => { openTable = null; });
+  $("cmd-form").addEventListener("submit", (e) => { e.preventDefault(); sendCommand($("cmd-input").value); });
+  for (const button of document.querySelectorAll(".quick button")) {
+    button.addEventListener("click", () => sendCommand(button.dataset.cmd));
+  }
+  $("round-form").addEventListener("submit", pushRound);
+  $("round-file").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (file) $("round-csv").value = await file.text();
+  });
+  connect();
+  setInterval(tickReserves, 200);
+}
+
+setup();

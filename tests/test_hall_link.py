@@ -1,0 +1,476 @@
+"""The clock's side of the hall (SPEC §14) against a real Mosquitto (tests/mqtt_helpers.py): a
+device on mock pins with a `[hall]` section publishes `online`, `state` and every journal
+event, and takes `cmd` and `match` from the director; a broker that is down, refuses the login
+or vanishes changes nothing at the table, and loses nothing."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from device_helpers import mock_config_text, start_run, wait_until_running
+from gammonclock.config import parse_device_config
+from gammonclock.device import Device, build_device
+from gammonclock.engine import ButtonEdge
+from gammonclock.hall_outbox import MEMORY_FILE, JournalTail
+from gammonclock.journal import JOURNALS_DIR, read_journal
+from gammonclock.sides import Button
+from mqtt_helpers import (  # noqa: F401  (the fixture)
+    Broker,
+    Collector,
+    Message,
+    broker_fixture,
+    start_broker,
+)
+
+S = 1_000_000_000
+TABLE = "table-1"
+TOPIC = f"gammonclock/{TABLE}"
+
+MATCH_TEXT = """\
+[match]
+length = 5
+
+[players]
+left = "Anna"
+right = "Boris"
+"""
+OTHER_MATCH = MATCH_TEXT.replace("Boris", "Carla")
+
+
+def device_text(broker: Broker, *, table: str = TABLE, user: str = TABLE,
+                password: str | None = None, match_file: Path | None = None) -> str:
+    match = f'match_file = "{match_file}"\n' if match_file else ""
+    ca = f'ca_file = "{broker.ca_file}"\n' if broker.tls else ""
+    return f"""\
+[hardware]
+pin_factory = "mock"
+
+[table]
+id = "{table}"
+event = "Moscow Open"
+{match}
+[hall]
+broker = "{broker.url}"
+username = "{user}"
+password_file = "{broker.password_file(user, password)}"
+{ca}"""
+
+
+class Table:
+    """One clock on mock pins, running on its own thread, that can be stopped and built again
+    on the same state folder."""
+
+    def __init__(self, tmp_path: Path, text: str) -> None:
+        self.tmp_path = tmp_path
+        self.state = tmp_path / "state"
+        self.text = text
+        self.device: Device | None = None
+        self._worker: threading.Thread | None = None
+
+    def start(self) -> Table:
+        config = parse_device_config(self.text, str(self.tmp_path / "device.toml"))
+        self.device = build_device(config, self.state)
+        self._worker = threading.Thread(target=self.device.service.run, daemon=True)
+        self._worker.start()
+        return self
+
+    def stop(self) -> None:
+        if self.device is None:
+            return
+        self.device.service.stop()
+        assert self._worker is not None
+        self._worker.join(timeout=5)
+        self.device.close()
+        self.device = None
+
+    @property
+    def service(self) -> Any:
+        assert self.device is not None
+        return self.device.service
+
+    def tap(self, button: Button) -> None:
+        """A tap, applied before this returns."""
+        now = self.service.clock_ns()
+        self.service.submit(ButtonEdge(now, button, True))
+        self.service.submit(ButtonEdge(now + S // 10, button, False))
+        wait(lambda: self.service.waiting() == 0, "the tap was not applied")
+
+    def journal(self) -> Path:
+        journals = sorted((self.state / JOURNALS_DIR).glob("match-*.jsonl"))
+        assert journals, "no journal"
+        return journals[-1]
+
+
+def wait(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def event_records(path: Path) -> list[tuple[str, int]]:
+    """`(journal, seq)` of every record with effects, in the journal's order."""
+    return [(path.name, r.seq) for r in read_journal(path).each()
+            if r.kind in ("input", "tick") and r.data.get("effects")]
+
+
+def seen_events(seen: Collector) -> list[tuple[str, int]]:
+    """What a consumer that de-duplicates by `(journal, seq)` keeps, in arrival order."""
+    kept: list[tuple[str, int]] = []
+    for m in seen.on("events"):
+        key = (m.json()["journal"], m.json()["seq"])
+        if key not in kept:
+            kept.append(key)
+    return kept
+
+
+def all_events_arrived(seen: Collector, expected: list[tuple[str, int]]) -> None:
+    seen.wait_until(lambda _: set(expected) <= set(seen_events(seen)), timeout=15)
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> Iterator[Callable[..., Table]]:
+    made: list[Table] = []
+
+    def make(text: str, folder: str = "clock") -> Table:
+        table = Table(tmp_path / folder, text)
+        (tmp_path / folder).mkdir(exist_ok=True)
+        made.append(table)
+        return table.start()
+
+    yield make
+    for table in made:
+        table.stop()
+
+
+@pytest.fixture
+def match_file(tmp_path: Path) -> Path:
+    path = tmp_path / "match.toml"
+    path.write_text(MATCH_TEXT, encoding="utf-8")
+    return path
+
+
+def state_of(m: Message) -> dict[str, Any]:
+    state: dict[str, Any] = m.json()
+    return state
+
+
+# --- online, state, events --------------------------------------------------------------------
+
+def test_online_state_and_events(broker: Broker, tables, match_file: Path) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/#") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        online = seen.wait_for(lambda m: m.topic == f"{TOPIC}/online")
+        assert online.text == "1"
+        ready = state_of(seen.wait_for(lambda m: m.topic == f"{TOPIC}/state"))
+        assert ready["phase"] == "between_games" and ready["running"] is None
+        assert ready["table"] == TABLE and ready["event"] == "Moscow Open"
+        assert ready["players"] == {"left": "Anna", "right": "Boris"}
+        assert ready["journal"] == table.journal().name and ready["online"] is True
+        assert ready["at"].endswith("Z")
+        table.tap(Button.LEFT)                # the game starts: a clock runs
+        table.tap(Button.RIGHT)
+        seen.wait_for(lambda m: m.topic == f"{TOPIC}/state"
+                      and state_of(m)["running"] is not None)
+        all_events_arrived(seen, event_records(table.journal()))
+        events = [m.json() for m in seen.on("events")]
+        assert [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+        assert all(e["effects"] and e["journal"] == table.journal().name for e in events)
+    # A later subscriber gets the newest state and the table online (both retained).
+    with Collector(broker, "hall", f"{TOPIC}/state", f"{TOPIC}/online") as late:
+        retained = late.wait_for(lambda m: m.topic.endswith("/state"))
+        assert retained.retain and state_of(retained)["running"] is not None
+        assert late.wait_for(lambda m: m.topic.endswith("/online")).text == "1"
+
+
+def test_tls(tmp_path: Path, tables, match_file: Path) -> None:
+    """mqtts:// with `ca_file`: the same link over TLS."""
+    tls_broker = start_broker(tmp_path / "tls-broker", tls=True)
+    try:
+        with Collector(tls_broker, "hall", f"{TOPIC}/#") as seen:
+            table = tables(device_text(tls_broker, match_file=match_file))
+            assert seen.wait_for(lambda m: m.topic.endswith("/online")).text == "1"
+            table.tap(Button.LEFT)
+            all_events_arrived(seen, event_records(table.journal()))
+    finally:
+        tls_broker.stop()
+
+
+def test_a_clean_stop_says_offline(broker: Broker, tables) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/online") as seen:
+        table = tables(device_text(broker))
+        seen.wait_for(lambda m: m.text == "1")
+        table.stop()
+        seen.wait_for(lambda m: m.text == "0")
+
+
+def test_the_will_says_offline_when_the_clock_is_killed(broker: Broker, tmp_path: Path,
+                                                        processes: list[Any]) -> None:
+    """`gammonclock run` killed (no goodbye): the broker publishes its last will."""
+    hall = device_text(broker)
+    text = mock_config_text() + hall[hall.index("[table]"):]
+    with Collector(broker, "hall", f"{TOPIC}/online") as seen:
+        proc = start_run(tmp_path, processes, config_text=text)
+        wait_until_running(proc)
+        seen.wait_for(lambda m: m.text == "1", timeout=15)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=5)
+        seen.wait_for(lambda m: m.text == "0")
+
+
+# --- faults: the broker down, gone, refusing --------------------------------------------------
+
+def test_broker_outage_mid_match_loses_nothing(broker: Broker, tables,
+                                               match_file: Path) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        table.tap(Button.LEFT)
+        table.tap(Button.RIGHT)
+        before = event_records(table.journal())
+        all_events_arrived(seen, before)
+        wait(lambda: acked(table) == before[-1], "the broker's acknowledgement was not kept")
+        broker.stop()
+        for button in (Button.LEFT, Button.RIGHT, Button.LEFT):
+            table.tap(button)                  # the table plays on, as if nothing happened
+        during = event_records(table.journal())
+        assert len(during) > len(before)
+        assert table.service.status()["running"] is not None
+        broker.start()
+        all_events_arrived(seen, during)
+        assert seen_events(seen) == during     # every event, in order
+        counts = {key: 0 for key in before}
+        for m in seen.on("events"):
+            key = (m.json()["journal"], m.json()["seq"])
+            counts[key] = counts.get(key, 0) + 1
+        assert all(counts[key] == 1 for key in before), "acknowledged events sent again"
+
+
+def test_a_hung_broker_never_holds_up_the_table(broker: Broker, tables,
+                                                 match_file: Path) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        table.tap(Button.LEFT)
+        all_events_arrived(seen, event_records(table.journal()))
+        broker.pause()
+        try:
+            for button in (Button.RIGHT, Button.LEFT, Button.RIGHT):
+                table.tap(button)              # applied at once: nothing waits for the broker
+            assert table.service.status()["running"] == "left"
+        finally:
+            broker.resume()
+        all_events_arrived(seen, event_records(table.journal()))
+
+
+def test_a_finished_match_sends_its_journal_once(broker: Broker, tables,
+                                                 match_file: Path) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/journal", f"{TOPIC}/cmd/reply",
+                   f"{TOPIC}/online") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        seen.wait_for(lambda m: m.text == "1")
+        table.tap(Button.LEFT)
+        assert cmd(seen, "end", "disqualify left")["ok"] is True
+        sent = seen.wait_for(lambda m: m.topic.endswith("/journal")).json()
+        assert sent["journal"] == table.journal().name
+        assert sent["text"] == table.journal().read_text()[:len(sent["text"])]
+        assert any('"end_reason"' in line or "disqualif" in line
+                   for line in sent["text"].splitlines())
+        # Once the broker's acknowledgement is on the card, a restart never sends it again
+        # (before that, at least once may be twice: the archive keeps one).
+        deadline = time.monotonic() + 10
+        while not journal_acknowledged(table) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert journal_acknowledged(table)
+        table.stop()
+        onlines = len([m for m in seen.on("online") if m.text == "1"])
+        table.start()
+        seen.wait_until(lambda _: len([m for m in seen.on("online") if m.text == "1"]) > onlines)
+        time.sleep(1.5)
+        assert len(seen.on("journal")) == 1
+
+
+def journal_acknowledged(table: Table) -> bool:
+    try:
+        return json.loads((table.state / MEMORY_FILE).read_text()).get("journal_sent") is True
+    except (OSError, ValueError):
+        return False
+
+
+def acked(table: Table) -> tuple[str, int] | None:
+    try:
+        data = json.loads((table.state / MEMORY_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data["journal"], data["seq"]
+
+
+def test_a_restarted_clock_publishes_what_was_not_acknowledged(broker: Broker, tables,
+                                                               match_file: Path) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        table.tap(Button.LEFT)
+        all_events_arrived(seen, event_records(table.journal()))
+        broker.stop()
+        table.tap(Button.RIGHT)
+        table.tap(Button.LEFT)
+        table.stop()                           # these events never reached the broker
+        expected = event_records(table.journal())
+        broker.start()
+        table.start()                          # resumes the match, then publishes the rest
+        all_events_arrived(seen, expected)
+        assert seen_events(seen)[:len(expected)] == expected
+
+
+def test_a_refused_login_changes_nothing_at_the_table(broker: Broker, tables, tmp_path: Path,
+                                                      match_file: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="gammonclock")
+    with Collector(broker, "hall", "gammonclock/#") as seen:
+        table = tables(device_text(broker, password="wrong", match_file=match_file))
+        wait(lambda: "refuses the login" in caplog.text, "no clear log of the refusal")
+        table.tap(Button.LEFT)
+        table.tap(Button.RIGHT)
+        assert table.service.status()["running"] == "left"
+        assert len(event_records(table.journal())) >= 2
+        time.sleep(2.5)                        # paho tries again: at 1 s, then 2 s later
+        assert seen.messages == []
+    refusals = [r for r in caplog.records if "refuses the login" in r.getMessage()]
+    assert len(refusals) == 1, "logged at every retry"
+    assert "password_file" in refusals[0].getMessage()
+
+
+def test_the_acl_keeps_a_clock_to_its_own_table(broker: Broker, tables,
+                                                caplog: pytest.LogCaptureFixture,
+                                                match_file: Path) -> None:
+    """table-1's account publishing as table-2 is refused by the broker; the table plays on."""
+    caplog.set_level(logging.INFO, logger="gammonclock")
+    with Collector(broker, "hall", "gammonclock/#") as seen:
+        table = tables(device_text(broker, table="table-2", user=TABLE, match_file=match_file))
+        table.tap(Button.LEFT)
+        wait(lambda: "refuses gammonclock/table-2/" in caplog.text, "no log of the refusal")
+        assert table.service.status()["running"] is not None
+        assert [m for m in seen.messages if m.topic.startswith("gammonclock/table-2/")] == []
+        # A plain client of table-1 cannot write another table's topics, nor its own `cmd`.
+        intruder = broker.client(TABLE)
+        try:
+            for topic in ("gammonclock/table-2/state", f"{TOPIC}/cmd", f"{TOPIC}/match"):
+                intruder.publish(topic, "{}", qos=1).wait_for_publish(5)
+            intruder.publish(f"{TOPIC}/state", "mine", qos=1).wait_for_publish(5)
+            seen.wait_for(lambda m: m.payload == b"mine")
+        finally:
+            intruder.disconnect()
+            intruder.loop_stop()
+        assert [m.topic for m in seen.messages if m.payload == b"{}"] == []
+
+
+# --- the director's cmd and match --------------------------------------------------------------
+
+def cmd(seen: Collector, request_id: str, command: str, **more: str) -> dict[str, Any]:
+    seen.publish(f"{TOPIC}/cmd", json.dumps({"id": request_id, "command": command, **more}))
+    n = len([m for m in seen.on("cmd/reply") if m.json()["id"] == request_id])
+    reply = seen.wait_until(lambda ms: len([
+        m for m in ms if m.topic.endswith("/cmd/reply") and m.json()["id"] == request_id]) > n)
+    answer: dict[str, Any] = [m.json() for m in reply if m.topic.endswith("/cmd/reply")
+                              and m.json()["id"] == request_id][-1]
+    return answer
+
+
+def hall_inputs(path: Path) -> list[dict[str, Any]]:
+    return [r.data["input"] for r in read_journal(path).each()
+            if r.kind == "input" and r.data["input"].get("source") == "hall"]
+
+
+def test_cmd_is_journaled_with_its_author_and_never_applied_twice(broker: Broker, tables,
+                                                                  match_file: Path) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/cmd/reply", f"{TOPIC}/online") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        seen.wait_for(lambda m: m.text == "1")
+        table.tap(Button.LEFT)
+        reserve = table.service.status()["clock"]["left"]["reserve_ms"]
+        answer = cmd(seen, "r-1", "deduct left 30s", by="anna")
+        assert answer["ok"] is True and answer["outcome"] == "acted", answer
+        assert any("deduct left 30s" in said for said in answer["said"])
+        assert hall_inputs(table.journal()) == [
+            {"type": "arbiter", "command": "deduct left 30s", "source": "hall", "by": "anna"}]
+        again = cmd(seen, "r-1", "deduct left 30s", by="anna")    # a redelivery
+        assert again["repeated"] is True and again["outcome"] == "acted"
+        assert len(hall_inputs(table.journal())) == 1
+        assert table.service.status()["clock"]["left"]["reserve_ms"] <= reserve - 30_000
+        refused = cmd(seen, "r-2", "deduct left 9999s")
+        assert refused["ok"] is False and refused["outcome"] == "refused" and refused["reason"]
+        bad = cmd(seen, "r-3", "dedcut left 30s")
+        assert bad["outcome"] == "bad request" and "nothing was done" in bad["reason"]
+        assert len(hall_inputs(table.journal())) == 2      # the refused one is journaled too
+        table.stop()
+        onlines = len([m for m in seen.on("online") if m.text == "1"])
+        table.start()                          # the ids are kept on the card
+        seen.wait_until(lambda _: len([m for m in seen.on("online") if m.text == "1"]) > onlines)
+        assert cmd(seen, "r-1", "deduct left 30s", by="anna")["repeated"] is True
+        assert len(hall_inputs(table.journal())) == 2
+
+
+def test_the_retained_match_loads_in_idle_and_waits_mid_match(broker: Broker,
+                                                              tables) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/notice", f"{TOPIC}/state") as seen:
+        table = tables(device_text(broker))
+        seen.wait_for(lambda m: m.topic.endswith("/state") and state_of(m)["phase"] == "idle")
+        seen.publish(f"{TOPIC}/match", MATCH_TEXT, retain=True)
+        loaded = seen.wait_for(lambda m: m.topic.endswith("/notice")).json()
+        assert loaded["ok"] is True
+        assert any("next match loaded: Anna-Boris" in said for said in loaded["said"])
+        seen.wait_for(lambda m: m.topic.endswith("/state")
+                      and state_of(m)["players"] == {"left": "Anna", "right": "Boris"})
+        first_journal = table.journal()
+        table.tap(Button.LEFT)                 # the match is in progress
+        seen.publish(f"{TOPIC}/match", OTHER_MATCH, retain=True)
+        refused = seen.wait_until(lambda ms: len([m for m in ms
+                                                  if m.topic.endswith("/notice")]) == 2)
+        notice = [m.json() for m in refused if m.topic.endswith("/notice")][-1]
+        assert notice["ok"] is False and notice["pending"] is True
+        assert "in progress" in notice["error"]
+        assert table.journal() == first_journal
+        assert table.service.status()["running"] is not None
+        # A restart (a reconnect) gets the same retained match again: not loaded twice.
+        seen.publish(f"{TOPIC}/match", MATCH_TEXT, retain=True)
+        time.sleep(0.5)
+        notices = len(seen.on("notice"))
+        table.stop()
+        table.start()
+        time.sleep(1.5)
+        assert len(seen.on("notice")) == notices
+        assert table.journal() == first_journal
+
+
+def test_a_cmd_new_match_loads_and_is_refused_mid_match_unless_forced(broker: Broker,
+                                                                      tables) -> None:
+    with Collector(broker, "hall", f"{TOPIC}/cmd/reply", f"{TOPIC}/online") as seen:
+        table = tables(device_text(broker))
+        seen.wait_for(lambda m: m.text == "1")
+        assert cmd(seen, "m-1", "new-match", text=MATCH_TEXT)["ok"] is True
+        table.tap(Button.LEFT)
+        refused = cmd(seen, "m-2", "new-match", text=OTHER_MATCH)
+        assert refused["outcome"] == "refused" and refused["code"] == "match_in_progress"
+        forced = cmd(seen, "m-3", "new-match --force", text=OTHER_MATCH)
+        assert forced["ok"] is True, forced
+        assert table.service.status()["phase"] == "between_games"
+
+
+# --- the outbox, without a broker ---------------------------------------------------------------
+
+def test_the_tail_waits_for_a_whole_line(tmp_path: Path) -> None:
+    path = tmp_path / "match-x.jsonl"
+    line = json.dumps({"seq": 1, "kind": "input", "wall": 0, "data": {"effects": [{"k": 1}]}})
+    path.write_bytes(b'{"seq": 0, "kind": "header", "data": {}}\n' + line[:10].encode())
+    tail = JournalTail(path, 0)
+    assert tail.read(10) == []
+    path.write_bytes(b'{"seq": 0, "kind": "header", "data": {}}\n' + line.encode() + b"\n")
+    assert [e.seq for e in tail.read(10)] == [1]
+    assert tail.read(10) == []
