@@ -27,17 +27,24 @@ from .effects import Effect
 from .engine import Engine
 from .journal import (
     JournalError,
+    JournalStream,
     JournalWriter,
     Stamp,
     fsync_dir,
     load_or_create_key,
-    read_journal,
     read_key,
 )
-from .journal import verify as verify_journal
 from .script import ScriptError, load_script
 from .sdnotify import Notifier
-from .session import Session, StampSource, journal_header, replay, system_stamps
+from .session import (
+    Checked,
+    Session,
+    StampSource,
+    journal_header,
+    replay,
+    system_stamps,
+    verify_and_replay,
+)
 from .simulate import Pacer, account_line, run_script
 
 EXIT_BAD_INPUT = 2
@@ -254,7 +261,7 @@ def _show_config_error(message: str) -> None:
 
 def _replay(args: argparse.Namespace) -> int:
     try:
-        read = read_journal(args.journal)
+        read = JournalStream.open(args.journal)
         replayed = replay(read, observe=None if args.json else _print_account)
     except (JournalError, ConfigError) as exc:
         return _fail(exc)
@@ -272,11 +279,12 @@ def _verify(args: argparse.Namespace) -> int:
     and replays (else exit 2, naming the record)."""
     try:
         key = read_key(_state_dir(args))
-        verdict = verify_journal(args.journal, key)
+        checked = verify_and_replay(args.journal, key)
+        verdict = checked.verdict
         if not verdict.intact:
             print(f"{args.journal}: TAMPERED: {verdict.message}")
             return 1
-        summary = _match_summary(args.journal)
+        summary = _match_summary(checked)
     except JournalError as exc:
         return _fail(exc)
     print(f"{args.journal}: {verdict.message}; {summary}")
@@ -444,12 +452,11 @@ def _check_hardware(args: argparse.Namespace) -> int:
     return check_hardware(device.device, out=sys.stdout, seconds=args.seconds)
 
 
-def _match_summary(path: str) -> str:
-    """The match in one line; raises JournalError for a record this firmware cannot take."""
-    try:
-        replayed = replay(read_journal(path))
-    except ConfigError as exc:
-        return f"(cannot replay: {exc})"
+def _match_summary(checked: Checked) -> str:
+    """The match `verify` replayed, in one line."""
+    replayed = checked.replayed
+    if replayed is None:
+        return f"(cannot replay: {checked.config_problem})"
     rules, state = replayed.config.rules, replayed.engine.state_json()
     score: Any = state["score"]
     return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "

@@ -466,11 +466,15 @@ def as_any(effect: Effect) -> AnyEffect:
 
 
 def surviving(effects: list[Effect]) -> list[Effect]:
-    """The effects that still hold once every `Rewound` has retracted what it names."""
+    """The effects that still hold once every `Rewound` has retracted what it names.
+
+    Linear: the kept effects stay in stream order, so a `Rewound` pops from the end what it
+    retracts (each effect is kept once and dropped at most once)."""
     kept: list[tuple[int, Effect]] = []
     for seq, effect in enumerate(effects):
         if isinstance(effect, Rewound):
-            kept = [(s, e) for s, e in kept if s < effect.since_seq]
+            while kept and kept[-1][0] >= effect.since_seq:
+                kept.pop()
         else:
             kept.append((seq, effect))
     return [e for _, e in kept]

@@ -11,11 +11,14 @@ follow it and cover exactly its bytes.
 
 - `header` (seq 0) holds the config text, so a journal replays on its own; `input` holds one input
   and every effect it caused; `tick` holds a timer's effects or is a checkpoint while a clock runs;
-  `torn` acknowledges a half-written line left by a power cut, which is then skipped.
+  `torn` acknowledges a half-written line left by a power cut, which is then skipped; `state`
+  (a snapshot, `snapshot.py`) holds the engine's state every so many records, so that recovery
+  reads the last one and the records after it (`open_from_snapshot`).
 - `sum` finds a damaged line without the key; `prev` chains each record to the one before; `mac`
   seals it with the device key. A record altered, removed, inserted or moved breaks the seals.
 
-Reading keeps every whole record up to the first damaged one: a torn last line is dropped and
+Reading (`JournalStream`, a record at a time in constant memory; `read_journal`, all at once)
+keeps every whole record up to the first damaged one: a torn last line is dropped and
 reported; a damaged line in the middle stops the replay there. The file itself is never rewritten.
 A whole record (its checksum holds) is checked against the schema below; one this firmware cannot
 understand (a field missing or of the wrong type, an unknown kind, a newer format) is a
@@ -36,10 +39,10 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeGuard
+from typing import Any, BinaryIO, Protocol, TypeGuard
 
 from . import __version__
 from .backoff import Backoff
@@ -49,6 +52,7 @@ FORMAT = 1
 SECRET_FILE = "device.key"
 JOURNALS_DIR = "journals"
 GENESIS = "0" * 64          # the `prev` of the header
+SNAPSHOT_KIND = "state"     # the kind of a snapshot record (the engine's state, snapshot.py)
 
 
 class JournalError(GammonclockError):
@@ -339,8 +343,30 @@ def _torn_problem(data: dict[str, Any], seq: int) -> str | None:
     return None
 
 
+SNAPSHOT_FORMAT = 1      # the engine's encoding in a snapshot (snapshot.py)
+_SNAPSHOT_PARTS = (("match", dict), ("buttons", dict), ("history", list), ("trimmed", bool),
+                   ("serials", int), ("seq", int))
+
+
+def snapshot_problem(data: dict[str, Any], seq: int = 0) -> str | None:
+    """Why a snapshot record's data is not one this firmware reads; None when its outline is
+    right (its values are checked as they are decoded, `snapshot.engine_from`)."""
+    fmt = data.get("format")
+    if not _is_int(fmt, 1, MAX_SEQ):
+        return f"the snapshot's format is {_show(fmt)}; a whole number from 1 is due"
+    if fmt > SNAPSHOT_FORMAT:
+        return (f"snapshot format {fmt} is newer than this firmware's ({SNAPSHOT_FORMAT}, "
+                f"version {__version__}); the journal comes from a newer version")
+    for name, kind in _SNAPSHOT_PARTS:
+        if type(data.get(name)) is not kind:
+            return (f"the snapshot's {name} is {_show(data.get(name))}; "
+                    f"{'an' if kind is int else 'a'} {kind.__name__} is due")
+    return None
+
+
 _DATA_CHECKS: dict[str, Callable[[dict[str, Any], int], str | None]] = {
     "header": _header_problem,
+    "state": snapshot_problem,
     "input": _input_problem,
     "tick": lambda data, seq: _effects_problem(data),
     "torn": _torn_problem,
@@ -355,9 +381,13 @@ class Torn:
     length: int
 
 
+Line = tuple[int, int, bytes, bool]     # (line number, byte offset, bytes, ends in a newline)
+
+
 @dataclass
 class JournalRead:
-    """What a journal holds: the whole records, and why reading stopped early if it did."""
+    """What a journal holds, all at once: the whole records, and why reading stopped early if it
+    did (for tests and small journals; `JournalStream` reads a journal in constant memory)."""
 
     path: str
     records: list[Record]
@@ -373,59 +403,271 @@ class JournalRead:
     def last(self) -> Record:
         return self.records[-1]
 
+    @property
+    def count(self) -> int:
+        """The whole records read, the header included."""
+        return len(self.records)
+
+    def each(self) -> Iterator[Record]:
+        """The records after the header, in order."""
+        return iter(self.records[1:])
+
+    def from_start(self) -> Iterator[Record]:
+        """Every record, the header first."""
+        return iter(self.records)
+
+    def line_of(self, record: Record) -> int:
+        return record.line
+
     def problems(self) -> list[str]:
-        notes = []
-        if self.torn:
-            notes.append(f"{self.path}: a torn last record ({self.torn.length} bytes at byte "
-                         f"{self.torn.offset}) was dropped")
-        if self.stopped:
-            notes.append(f"{self.path}: {self.stopped}; replay stops before it")
-        return notes
+        return _problems(self.path, self.torn, self.stopped)
 
 
-def _lines(blob: bytes) -> list[tuple[int, int, bytes, bool]]:
-    """(line number, offset, bytes, whole) for each line; `whole` when it ends in a newline."""
-    out, offset = [], 0
-    for number, piece in enumerate(blob.split(b"\n"), start=1):
-        end = offset + len(piece)
-        whole = end < len(blob)
-        if piece or whole:
-            out.append((number, offset, piece, whole))
-        offset = end + 1
-    return out
+def _problems(path: str, torn: Torn | None, stopped: str | None) -> list[str]:
+    notes = []
+    if torn:
+        notes.append(f"{path}: a torn last record ({torn.length} bytes at byte "
+                     f"{torn.offset}) was dropped")
+    if stopped:
+        notes.append(f"{path}: {stopped}; replay stops before it")
+    return notes
+
+
+def _file_lines(f: BinaryIO, offset: int, number: int) -> Iterator[Line]:
+    """Each line of `f` from `offset` (line `number`; 0: not known), one at a time."""
+    for piece in f:
+        whole = piece.endswith(b"\n")
+        body = piece[:-1] if whole else piece
+        if body or whole:
+            yield number, offset, body, whole
+        offset += len(piece)
+        number += 1 if number else 0
+
+
+def _with_next(lines: Iterator[Line]) -> Iterator[tuple[Line, Line | None]]:
+    """Each line with the one after it (None for the last): a damaged line is judged by it."""
+    current = next(lines, None)
+    while current is not None:
+        after = next(lines, None)
+        yield current, after
+        current = after
+
+
+class JournalStream:
+    """A journal read record by record in constant memory, for replay, export and recovery.
+
+    `start` is the record reading goes on from: the header, or (`open_from_snapshot`) the last
+    snapshot, found from the end of the file without parsing the records before it. `each()`
+    yields the whole records after it; `last`, `torn` and `stopped` then say where reading
+    ended, as `JournalRead` does for the whole file."""
+
+    def __init__(self, path: str | Path, header: Record, start: Record, start_end: int,
+                 size: int) -> None:
+        self.path = str(path)
+        self.header, self.start = header, start
+        self.size = size
+        self._start_end = start_end          # the byte after the start record's line
+        self.last = start
+        self.torn: Torn | None = None
+        self.stopped: str | None = None
+
+    @staticmethod
+    def open(path: str | Path) -> JournalStream:
+        """A journal read from its header on."""
+        header, end, size = _read_first(path)
+        return JournalStream(path, header, header, end, size)
+
+    @property
+    def count(self) -> int:
+        """The whole records up to the last one read, the header included."""
+        return self.last.seq + 1
+
+    def problems(self) -> list[str]:
+        return _problems(self.path, self.torn, self.stopped)
+
+    def each(self) -> Iterator[Record]:
+        """The whole records after `start`, in order, to the first damaged one."""
+        self.last, self.torn, self.stopped = self.start, None, None
+        known_lines = self.start.line > 0
+        try:
+            with Path(self.path).open("rb") as f:
+                f.seek(self._start_end)
+                lines = _file_lines(f, self._start_end, self.start.line + 1 if known_lines else 0)
+                for (number, offset, piece, whole), after in _with_next(lines):
+                    try:
+                        if not whole:
+                            raise Damaged("no end of line: the write was cut short")
+                        record = self._decode(piece, number, offset)
+                        if record.seq != self.last.seq + 1:
+                            raise Damaged(f"sequence number {record.seq} where "
+                                          f"{self.last.seq + 1} was due")
+                    except Damaged as exc:
+                        if after is None:
+                            self.torn = Torn(offset, self.size - offset)
+                            return
+                        if _acknowledged(after, offset) is not None:
+                            continue    # a torn line that the `torn` record after it owns
+                        number = number or self.line_at(offset)
+                        self.stopped = f"record at line {number} (byte {offset}) is damaged: {exc}"
+                        return
+                    self.last = record
+                    yield record
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot read the journal: {exc.strerror}") from None
+
+    def from_start(self) -> Iterator[Record]:
+        """Every whole record from the header on (a continuation copies them all)."""
+        whole = JournalStream.open(self.path)
+        yield whole.header
+        for record in whole.each():
+            yield record
+            if record.seq >= self.last.seq:
+                return
+
+    @property
+    def records(self) -> list[Record]:
+        """Every whole record at once (for tests and small journals)."""
+        return list(self.from_start())
+
+    def _decode(self, piece: bytes, number: int, offset: int) -> Record:
+        try:
+            return decode(piece, number, offset)[0]
+        except RecordError as exc:
+            problem = str(exc)
+        if number == 0:      # read from a snapshot on: name the line all the same
+            try:
+                decode(piece, self.line_at(offset), offset)
+            except RecordError as named:
+                problem = str(named)
+        raise RecordError(f"{self.path}: {problem}")
+
+    def line_of(self, record: Record) -> int:
+        return record.line or self.line_at(record.offset)
+
+    def line_at(self, offset: int) -> int:
+        """The line number at byte `offset` (counted only for a message: a read from a snapshot
+        on does not know it)."""
+        try:
+            with Path(self.path).open("rb") as f:
+                count, left = 1, offset
+                while left > 0:
+                    chunk = f.read(min(left, 1 << 20))
+                    if not chunk:
+                        break
+                    count += chunk.count(b"\n")
+                    left -= len(chunk)
+                return count
+        except OSError:
+            return 0
+
+
+def _read_first(path: str | Path) -> tuple[Record, int, int]:
+    """The header of a journal, the offset after its line and the file's size."""
+    try:
+        with Path(path).open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            line = f.readline()
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
+    try:
+        if not line.endswith(b"\n"):
+            raise Damaged("no end of line")
+        record, _ = decode(line[:-1], 1, 0)
+    except Damaged:
+        raise JournalError(f"{path}: no header record; not a gammonclock journal") from None
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
+    if record.kind != "header":
+        raise JournalError(f"{path}: the first record is not a header")
+    return record, len(line), size
+
+
+SNAPSHOT_MARK = b'"kind":"state"'     # in a snapshot's canonical line, and in no other's
+_SCAN_FIRST = 1 << 16                    # bytes read from the end first, then 4 times more
+
+
+def open_from_snapshot(path: str | Path) -> JournalStream:
+    """A journal read from its last snapshot on (from its header when it has none). The file is
+    searched from its end for the last whole snapshot line; the records before it are not read.
+    A snapshot line that is damaged is passed over for an earlier one."""
+    header, header_end, size = _read_first(path)
+    try:
+        with Path(path).open("rb") as f:
+            found = _last_snapshot(f, header_end, size)
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
+    if found is None:
+        return JournalStream(path, header, header, header_end, size)
+    record, end = found
+    return JournalStream(path, header, record, end, size)
+
+
+def _last_snapshot(f: BinaryIO, floor: int, size: int) -> tuple[Record, int] | None:
+    """The last snapshot record whose line is whole and good, and the offset after it."""
+    window = _SCAN_FIRST
+    while True:
+        start = max(floor, size - window)
+        f.seek(start)
+        blob = f.read(size - start)
+        limit = len(blob)
+        while (mark := blob.rfind(SNAPSHOT_MARK, 0, limit)) >= 0:
+            begin = blob.rfind(b"\n", 0, mark) + 1
+            if begin == 0 and start > floor:
+                break                      # the line starts before the window: read more
+            end = blob.find(b"\n", mark)
+            limit = begin
+            if end < 0:
+                continue                   # a torn last line
+            try:
+                record, _ = decode(blob[begin:end], 0, start + begin)
+            except (Damaged, RecordError):
+                continue
+            if record.kind == SNAPSHOT_KIND:
+                return record, start + end + 1
+        if start == floor:
+            return None
+        window *= 4
+
+
+class JournalSource(Protocol):
+    """A journal as replay, recovery and export read it: `JournalRead` (all at once) or
+    `JournalStream` (record by record)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def header(self) -> Record: ...
+
+    @property
+    def last(self) -> Record: ...
+
+    @property
+    def torn(self) -> Torn | None: ...
+
+    @property
+    def stopped(self) -> str | None: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def count(self) -> int: ...
+
+    def each(self) -> Iterator[Record]: ...
+
+    def from_start(self) -> Iterator[Record]: ...
+
+    def line_of(self, record: Record) -> int: ...
+
+    def problems(self) -> list[str]: ...
 
 
 def read_journal(path: str | Path) -> JournalRead:
-    """Every whole record of a journal, in order, for replay (checksums only; no key needed)."""
-    try:
-        blob = Path(path).read_bytes()
-    except OSError as exc:
-        raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
-    result = JournalRead(str(path), [], size=len(blob))
-    lines = _lines(blob)
-    for index, (number, offset, piece, whole) in enumerate(lines):
-        try:
-            if not whole:
-                raise Damaged("no end of line: the write was cut short")
-            record, _ = decode(piece, number, offset)
-            if record.seq != len(result.records):
-                raise Damaged(f"sequence number {record.seq} where {len(result.records)} was due")
-        except Damaged as exc:
-            if index == len(lines) - 1:
-                result.torn = Torn(offset, len(blob) - offset)
-                break
-            if _acknowledged(lines[index + 1], offset) is not None:
-                continue        # a torn line that the `torn` record after it owns: skip it
-            result.stopped = f"record at line {number} (byte {offset}) is damaged: {exc}"
-            break
-        except RecordError as exc:
-            raise RecordError(f"{path}: {exc}") from None
-        result.records.append(record)
-    if not result.records:
-        raise JournalError(f"{path}: no header record; not a gammonclock journal")
-    if result.header.kind != "header":
-        raise JournalError(f"{path}: the first record is not a header")
-    return result
+    """Every whole record of a journal, in order, at once (checksums only; no key needed)."""
+    stream = JournalStream.open(path)
+    records = [stream.header, *stream.each()]
+    return JournalRead(stream.path, records, stream.torn, stream.stopped, stream.size)
 
 
 MAX_HEADER_BYTES = 1 << 20
@@ -465,7 +707,7 @@ def header_data_unchecked(path: str | Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _acknowledged(next_line: tuple[int, int, bytes, bool], offset: int) -> Record | None:
+def _acknowledged(next_line: Line, offset: int) -> Record | None:
     """The `torn` record right after a damaged line that names that line, if there is one."""
     number, next_offset, piece, _ = next_line
     try:
@@ -513,7 +755,7 @@ class JournalWriter:
         return writer
 
     @staticmethod
-    def reopen(read: JournalRead, key: bytes, t: int, stamp: Stamp,
+    def reopen(read: JournalSource, key: bytes, t: int, stamp: Stamp,
                fsync: bool = True) -> JournalWriter:
         """Go on appending to a journal after its last whole record. A torn last line stays in
         the file; a `torn` record written after it tells readers to skip it."""
@@ -526,7 +768,7 @@ class JournalWriter:
         except OSError as exc:
             raise JournalError(f"{path}: cannot open the journal: {exc.strerror}") from None
         try:
-            writer = JournalWriter(path, key, fd, len(read.records), read.last.mac, fsync)
+            writer = JournalWriter(path, key, fd, read.count, read.last.mac, fsync)
             writer.last_t = read.last.t
             if not _ends_with_newline(path):
                 _write_all(fd, b"\n")    # end the torn line, so the next record starts afresh
@@ -698,39 +940,67 @@ class Verdict:
     message: str
 
 
-def verify(path: str | Path, key: bytes) -> Verdict:
+def verify(path: str | Path, key: bytes,
+           observe: Callable[[Record], None] | None = None) -> Verdict:
     """Check every seal and link; name the first record altered, removed, inserted or moved.
+    One walk through the file, a line at a time: `observe` sees each record whose seal and link
+    hold, in order (the replay that `gammonclock verify` summarises, in the same pass); a
+    RecordError it raises counts as a record not understood, and it sees no more.
 
     Seals come first: a journal whose seals fail is TAMPERED whatever else is wrong with it.
     A journal whose seals all hold but that has a record this firmware cannot understand raises
     RecordError naming that record."""
     check_key(key)
+    walk = _SealWalk(key, observe)
     try:
-        blob = Path(path).read_bytes()
+        with Path(path).open("rb") as f:
+            verdict = walk.run(_with_next(_file_lines(f, 0, 1)))
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
-    lines = _lines(blob)
-    prev, expected, torn_note = GENESIS, 0, ""
-    not_understood: RecordError | None = None
-    for index, (number, offset, piece, whole) in enumerate(lines):
-        last = index == len(lines) - 1
-        try:
-            if not whole:
-                raise Damaged("no end of line")
-            raw, mac = split_line(piece)
-        except Damaged as exc:
-            if index + 1 < len(lines) and _acknowledged(lines[index + 1], offset) is not None:
-                continue
-            if last and not whole:
-                torn_note = f"; a torn last line of {len(piece)} bytes was dropped"
-                break
-            return Verdict(False, expected, f"line {number}: record {expected} was altered "
-                                            f"({exc})")
-        if not hmac.compare_digest(mac, _seal(key, raw)):
+    if verdict is not None:
+        return verdict
+    if walk.not_understood is not None:
+        raise RecordError(f"{path}: {walk.not_understood}")
+    if walk.expected == 0:
+        return Verdict(False, 0, "no records")
+    return Verdict(True, walk.expected, f"intact: {walk.expected} records{walk.torn_note}")
+
+
+class _SealWalk:
+    """The state of `verify`'s walk: the next sequence number and the seal it must follow."""
+
+    def __init__(self, key: bytes, observe: Callable[[Record], None] | None) -> None:
+        self.key, self.observe = key, observe
+        self.prev, self.expected, self.torn_note = GENESIS, 0, ""
+        self.not_understood: RecordError | None = None
+
+    def run(self, lines: Iterator[tuple[Line, Line | None]]) -> Verdict | None:
+        """The verdict of the first record that fails, or None when every one holds."""
+        for (number, offset, piece, whole), after in lines:
+            try:
+                if not whole:
+                    raise Damaged("no end of line")
+                raw, mac = split_line(piece)
+            except Damaged as exc:
+                if after is not None and _acknowledged(after, offset) is not None:
+                    continue
+                if after is None and not whole:
+                    self.torn_note = f"; a torn last line of {len(piece)} bytes was dropped"
+                    return None
+                return Verdict(False, self.expected, f"line {number}: record {self.expected} "
+                                                     f"was altered ({exc})")
+            failed = self.check(number, offset, raw, mac)
+            if failed is not None:
+                return failed
+        return None
+
+    def check(self, number: int, offset: int, raw: bytes, mac: str) -> Verdict | None:
+        expected = self.expected
+        if not hmac.compare_digest(mac, _seal(self.key, raw)):
             other = _loose_key_id(raw) if expected == 0 else None
-            if other not in (None, key_id(key)):
+            if other not in (None, key_id(self.key)):
                 return Verdict(False, 0, f"sealed with another device key "
-                                         f"(key id {other}, this key {key_id(key)})")
+                                         f"(key id {other}, this key {key_id(self.key)})")
             return Verdict(False, expected, f"line {number}: record {expected} was altered "
                                             f"(its seal does not match)")
         try:
@@ -738,9 +1008,9 @@ def verify(path: str | Path, key: bytes) -> Verdict:
         except RecordError as exc:
             # Sealed, so not tampered with as far as the seal tells; the chain check of the
             # next record still holds it in place.
-            not_understood = not_understood or exc
-            prev, expected = mac, expected + 1
-            continue
+            self.not_understood = self.not_understood or exc
+            self.prev, self.expected = mac, expected + 1
+            return None
         if record.seq > expected:
             return Verdict(False, expected, f"line {number}: record"
                            + (f"s {expected}-{record.seq - 1} were" if record.seq - expected > 1
@@ -748,15 +1018,16 @@ def verify(path: str | Path, key: bytes) -> Verdict:
         if record.seq < expected:
             return Verdict(False, expected, f"line {number}: record {record.seq} was inserted or "
                                             f"moved here (record {expected} was due)")
-        if record.prev != prev:
+        if record.prev != self.prev:
             return Verdict(False, expected, f"line {number}: record {record.seq} does not follow "
                                             f"the record before it (inserted, or one removed)")
-        prev, expected = record.mac, expected + 1
-    if not_understood is not None:
-        raise RecordError(f"{path}: {not_understood}")
-    if expected == 0:
-        return Verdict(False, 0, "no records")
-    return Verdict(True, expected, f"intact: {expected} records{torn_note}")
+        self.prev, self.expected = record.mac, expected + 1
+        if self.observe is not None and self.not_understood is None:
+            try:
+                self.observe(record)
+            except RecordError as exc:
+                self.not_understood = exc
+        return None
 
 
 def _loose_key_id(raw: bytes) -> object:

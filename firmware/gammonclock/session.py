@@ -3,7 +3,8 @@
 The device service and the simulator both run a `Session`. Every input and every timer goes
 through it in the same order: the engine computes, the journal writes and fsyncs the record, and
 only then do the observers (displays, buzzer, the simulator's account) see the effects. After a
-power cut or a crash, `recover` replays the journal through the same engine and resumes the match
+power cut or a crash, `recover` replays the journal through the same engine — from its last
+snapshot on, which the session journals every SNAPSHOT_EVERY records — and resumes the match
 paused at the instant of its last record, so the outage is charged to nobody.
 """
 
@@ -19,8 +20,8 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from . import __version__
-from .arbiter import parse_command
-from .config import Config, config_of_header
+from .arbiter import Undo, parse_command
+from .config import Config, ConfigError, config_of_header
 from .dice import parse_line
 from .effects import Effect
 from .engine import ButtonEdge, Engine, Input
@@ -28,26 +29,47 @@ from .errors import GammonclockError
 from .journal import (
     JOURNALS_DIR,
     MAX_SEQ,
+    SNAPSHOT_KIND,
     DeferredJournal,
     JournalError,
-    JournalRead,
     JournalSink,
+    JournalSource,
+    JournalStream,
     JournalWriter,
     Record,
     RecordError,
     Stamp,
+    Verdict,
     fsync_dir,
     header_data_unchecked,
+    open_from_snapshot,
     open_or_defer,
     read_header,
-    read_journal,
+    verify,
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Recover
 from .sides import Button
+from .snapshot import (
+    SnapshotError,
+    engine_data,
+    engine_from,
+    history_floor,
+    undo_needs_more_history,
+)
 
 log = logging.getLogger(__name__)
 
 Observer = Callable[[Engine, list[Effect]], None]
+
+# Records between two snapshots. Recovery replays at most this many (≈ 80 µs each here, 6-10
+# times that on a Pi: well under a tenth of a second here); a snapshot (a few KB, one fsync) per
+# this many records adds about 4 % to the journal. Counted in records, not seconds: recovery
+# costs records, and while a clock runs a checkpoint is a record every 5 s anyway.
+SNAPSHOT_EVERY = 200
+
+
+def _is_undo(event: Input) -> bool:
+    return isinstance(event, ArbiterAction) and isinstance(event.command, Undo)
 StampSource = Callable[[], Stamp]
 
 
@@ -194,13 +216,24 @@ class Session:
     # Records not yet on disk (the journal failed), in order, with the stamps of their moment.
     backlog: list[tuple[str, int, dict[str, Any], Stamp]] = field(default_factory=list)
     language: str = "en"                   # the panels' (SPEC §15: the match's, else the device's)
+    # A snapshot of the engine is journaled every `snapshot_every` records (see SNAPSHOT_EVERY).
+    snapshot_every: int = SNAPSHOT_EVERY
+    since_snapshot: int = 0                # records journaled since the last snapshot
+    # Set when the engine was restored from a snapshot that left out the history before this
+    # serial: a deeper undo first rebuilds the whole history from the journal.
+    history_floor: int | None = None
 
     def feed(self, event: Input) -> list[Effect]:
         """Apply one input; journal it with its effects; then tell the observers."""
+        if self.history_floor is not None and _is_undo(event) \
+                and undo_needs_more_history(self.engine):
+            self._rebuild_history()
         self.engine, effects = self.engine.feed(event)
         if self.journal is not None:
             self._write("input", event.t, {"input": input_data(event),
                                            "effects": effects_data(effects)})
+            # A press waits for one fsync: the snapshot goes with a tick unless long overdue.
+            self._snapshot_if_due(2 * self.snapshot_every)
         self._tell(effects)
         return effects
 
@@ -209,6 +242,7 @@ class Session:
         self.engine, effects = self.engine.advance(t)
         if self.journal is not None and (effects or self._checkpoint_due(t)):
             self._write("tick", t, {"effects": effects_data(effects)})
+            self._snapshot_if_due(self.snapshot_every)
         self._tell(effects)
         return effects
 
@@ -256,7 +290,42 @@ class Session:
         a write succeeds again. The match goes on in memory meanwhile, and the displays say the
         record is not being kept."""
         self.backlog.append((kind, t, data, self.stamps()))
+        self.since_snapshot += 1
         self._write_backlog(t)
+
+    def _snapshot_if_due(self, after: int) -> None:
+        """Journal the engine's snapshot right after the record it stands at (same instant, so
+        a replay to that record has exactly this engine), once `after` records went by."""
+        if self.since_snapshot < after:
+            return
+        if self.history_floor is not None and history_floor(self.engine) is None:
+            self._rebuild_history()      # what the snapshot keeps reaches past what we have
+        self._write(SNAPSHOT_KIND, self.engine.now,
+                    engine_data(self.engine, cut=self.history_floor is not None))
+        self.since_snapshot = 0
+
+    def _rebuild_history(self) -> None:
+        """The whole history, for an engine restored from a snapshot that left its start out:
+        the journal replayed from its header, and the records still waiting for it."""
+        assert self.journal is not None and self.history_floor is not None
+        try:
+            full = replay(JournalStream.open(self.journal.path)).engine
+            for kind, t, data, _ in self.backlog:
+                if kind in ("input", "tick"):
+                    full, _ = _replay_step(full, kind, t, data)
+            full, _ = full.advance(self.engine.now)
+        except (GammonclockError, OSError) as exc:
+            log.error("cannot rebuild the match's history from %s, so undo reaches only as far "
+                      "back as the last snapshot: %s", self.journal.path, exc)
+            self.history_floor = None
+            return
+        if (full.match, full.buttons, full.seq, full.serials) != (
+                self.engine.match, self.engine.buttons, self.engine.seq, self.engine.serials):
+            log.error("the replay of %s differs from the match in play; undo reaches only as "
+                      "far back as the last snapshot", self.journal.path)
+        else:
+            self.engine = full
+        self.history_floor = None
 
     def _write_backlog(self, t: int) -> None:
         assert self.journal is not None
@@ -375,8 +444,12 @@ def latest_journal(state_dir: str | Path) -> Path | None:
 class Replayed:
     engine: Engine
     config: Config
-    read: JournalRead
+    read: JournalSource
     diverged: list[str]        # records whose effects the engine now computes differently
+    # Snapshots whose engine is not the replay's at their record (a full replay checks them).
+    snapshots_differ: list[str] = field(default_factory=list)
+    # The engine came from a snapshot that left out the history before this serial.
+    history_floor: int | None = None
 
 
 @dataclass(frozen=True)
@@ -393,32 +466,107 @@ class ReplayStep:
 StepObserver = Callable[[ReplayStep], None]
 
 
-def replay(read: JournalRead, observe: Observer | None = None, *,
+class _Replay:
+    """A replay in progress, fed one record at a time (by `replay`, or by `verify`'s walk)."""
+
+    def __init__(self, read: JournalSource, config: Config, engine: Engine,
+                 observe: Observer | None, observe_steps: StepObserver | None) -> None:
+        self.read, self.config, self.engine = read, config, engine
+        self.observe, self.observe_steps = observe, observe_steps
+        self.diverged: list[str] = []
+        self.snapshots_differ: list[str] = []
+
+    def step(self, record: Record) -> None:
+        if record.kind == SNAPSHOT_KIND:
+            if engine_data(self.engine) != record.data:
+                self.snapshots_differ.append(f"record {record.seq}")
+            return
+        if record.kind not in ("input", "tick"):
+            return
+        try:
+            self.engine, effects = _replay_step(self.engine, record.kind, record.t, record.data)
+        except InputError as exc:   # a record this firmware cannot take: the journal's fault
+            raise RecordError(f"{self.read.path}: record {record.seq} (line "
+                              f"{self.read.line_of(record)}): {exc}") from None
+        if effects_diverge(effects, record.data.get("effects")):
+            self.diverged.append(f"record {record.seq}")
+        if self.observe_steps is not None:
+            self.observe_steps(ReplayStep(self.engine, effects, record))
+        if self.observe and effects:
+            self.observe(self.engine, effects)
+
+    def result(self, history_floor: int | None = None) -> Replayed:
+        return Replayed(self.engine, self.config, self.read, self.diverged,
+                        self.snapshots_differ, history_floor)
+
+
+def replay(read: JournalSource, observe: Observer | None = None, *,
            observe_steps: StepObserver | None = None) -> Replayed:
-    """The match a journal holds, rebuilt by the same engine (one source of truth). A record
-    this firmware cannot take raises RecordError naming the file, the record and its line.
+    """The match a journal holds, rebuilt by the same engine (one source of truth), record by
+    record from its header. A record this firmware cannot take raises RecordError naming the
+    file, the record and its line. Each snapshot on the way is compared with the replay.
 
     `observe` sees the engine and the effects of each record that has some (as a session's
     observers do); `observe_steps` sees every record replayed, with its effects."""
     header = read.header
     config = config_of_header(header.data, str(read.path))
-    engine = Engine.start(config.rules, at=header.t)
-    diverged = []
-    for record in read.records[1:]:
-        if record.kind not in ("input", "tick"):
-            continue
+    run = _Replay(read, config, Engine.start(config.rules, at=header.t), observe, observe_steps)
+    for record in read.each():
+        run.step(record)
+    return run.result()
+
+
+def replay_from_snapshot(path: str | Path) -> Replayed:
+    """The match a journal holds, from its last snapshot and the records after it (the whole
+    journal when it has none): what recovery needs, in a time that does not grow with the
+    journal. RecordError for a snapshot or a record this firmware cannot take."""
+    read = open_from_snapshot(path)
+    config = config_of_header(read.header.data, read.path)
+    engine, floor = Engine.start(config.rules, at=read.header.t), None
+    if read.start.kind == SNAPSHOT_KIND:
         try:
-            engine, effects = _replay_step(engine, record)
-        except InputError as exc:   # a record this firmware cannot take: the journal's fault
-            raise RecordError(f"{read.path}: record {record.seq} (line {record.line}): "
+            engine, floor = engine_from(read.start.data, config.rules)
+        except (SnapshotError, TypeError, ValueError) as exc:
+            raise RecordError(f"{read.path}: record {read.start.seq} (line "
+                              f"{read.line_of(read.start)}): the snapshot cannot be read back: "
                               f"{exc}") from None
-        if effects_diverge(effects, record.data.get("effects")):
-            diverged.append(f"record {record.seq}")
-        if observe_steps is not None:
-            observe_steps(ReplayStep(engine, effects, record))
-        if observe and effects:
-            observe(engine, effects)
-    return Replayed(engine, config, read, diverged)
+    run = _Replay(read, config, engine, None, None)
+    for record in read.each():
+        run.step(record)
+    return run.result(floor)
+
+
+@dataclass
+class Checked:
+    """`gammonclock verify`: the seals' verdict, and the match replayed in the same walk (None
+    when its header's config cannot be read: `config_problem` says why)."""
+
+    verdict: Verdict
+    replayed: Replayed | None
+    config_problem: str | None = None
+
+
+def verify_and_replay(path: str | Path, key: bytes) -> Checked:
+    """Check every seal and link and replay the match in one walk through the journal. A
+    snapshot that is not the replay's engine at its record fails the check like an altered
+    record. RecordError as `journal.verify` (a record not understood, seals all good)."""
+    try:
+        read = JournalStream.open(path)    # the header, for the config; then one walk
+        config = config_of_header(read.header.data, read.path)
+    except (JournalError, ConfigError) as exc:
+        # The seals say what is wrong with a header that cannot be read (altered, another key).
+        return Checked(verify(path, key), None, str(exc))
+    run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None)
+
+    def observe(record: Record) -> None:
+        if record.seq > 0:
+            run.step(record)
+            read.last = record
+    verdict = verify(path, key, observe)
+    if verdict.intact and run.snapshots_differ:
+        verdict = Verdict(False, verdict.records, f"{run.snapshots_differ[0]}: its snapshot is "
+                                                  f"not the replay's match at that record")
+    return Checked(verdict, run.result())
 
 
 def effects_diverge(effects: list[Effect], recorded: object) -> bool:
@@ -435,13 +583,14 @@ def effects_diverge(effects: list[Effect], recorded: object) -> bool:
     return False
 
 
-def _replay_step(engine: Engine, record: Record) -> tuple[Engine, list[Effect]]:
-    if record.t < engine.now:
-        raise InputError(f"its instant ({record.t} ns) is before the match's ({engine.now} ns): "
+def _replay_step(engine: Engine, kind: str, t: int, data: dict[str, Any]
+                 ) -> tuple[Engine, list[Effect]]:
+    if t < engine.now:
+        raise InputError(f"its instant ({t} ns) is before the match's ({engine.now} ns): "
                          f"instants never go back")
-    if record.kind == "input":
-        return engine.feed(input_from(record.t, record.data["input"]))
-    return engine.advance(record.t)
+    if kind == "input":
+        return engine.feed(input_from(t, data["input"]))
+    return engine.advance(t)
 
 
 KeySource = Callable[[], bytes]
@@ -450,13 +599,14 @@ KeySource = Callable[[], bytes]
 def recover(path: str | Path, key: bytes, stamps: StampSource, *,
             checkpoint_ns: int, observers: list[Observer] | None = None
             ) -> tuple[Session, list[str]]:
-    """Replay a journal and go on with it: the match resumes paused at its last record.
+    """Replay a journal from its last snapshot and go on with it: the match resumes paused at
+    its last record.
 
     A torn last line is dropped (a `torn` record says so). A damaged record in the middle stops
     the replay there; that file is kept as it is and the match goes on in a new journal that
     starts with the whole records before the damage.
     """
-    return resume(replay(read_journal(path)), key, stamps, checkpoint_ns=checkpoint_ns,
+    return resume(replay_from_snapshot(path), key, stamps, checkpoint_ns=checkpoint_ns,
                   observers=observers)
 
 
@@ -483,12 +633,20 @@ def resume(replayed: Replayed, key: bytes | KeySource, stamps: StampSource, *,
             Path(read.path), lambda: JournalWriter.reopen(read, key_of(), last.t, stamp),
             last.t)
     session = Session(replayed.engine, journal, stamps, checkpoint_ns, list(observers or []),
-                      language=replayed.config.device.language)
+                      language=replayed.config.device.language,
+                      history_floor=replayed.history_floor,
+                      since_snapshot=_records_since_snapshot(read))
     if problem is not None:
         session.journal_error = problem
         notes.append(f"the journal cannot be written now; its records wait in memory: {problem}")
     session.feed(Recover(last.t))
     return session, notes
+
+
+def _records_since_snapshot(read: JournalSource) -> int:
+    """The records after the last snapshot (after the header when there is none)."""
+    start = read.start if isinstance(read, JournalStream) else read.header
+    return read.last.seq - start.seq
 
 
 def _key_source(key: bytes | KeySource) -> KeySource:
@@ -501,12 +659,12 @@ def _key_source(key: bytes | KeySource) -> KeySource:
 COPY_RETRY_NS = 5_000_000_000   # a continuation that could not be copied: tried this often
 
 
-def _continue_in_new_journal(read: JournalRead, path: Path, key: bytes, stamp: Stamp
+def _continue_in_new_journal(read: JournalSource, path: Path, key: bytes, stamp: Stamp
                              ) -> JournalWriter:
     header = dict(read.header.data)
     for name in ("format", "key_id"):
         header.pop(name, None)
-    header["continues"] = {"file": Path(read.path).name, "records": len(read.records),
+    header["continues"] = {"file": Path(read.path).name, "records": read.count,
                            "last_mac": read.last.mac}
     # The copy is written under a name no reader takes for a journal, synced once, and only
     # then given its name: a copy cut short (a kill, a power cut, a start that timed out) never
@@ -517,8 +675,9 @@ def _continue_in_new_journal(read: JournalRead, path: Path, key: bytes, stamp: S
         partial.unlink()      # what an earlier cut-short copy left
     writer = JournalWriter.create(partial, key, header, read.header.t, stamp, fsync=False)
     try:
-        for record in read.records[1:]:
-            writer.append(record.kind, record.t, record.data, _stamp_of(record))
+        for record in read.from_start():
+            if record.seq > 0:
+                writer.append(record.kind, record.t, record.data, _stamp_of(record))
         writer.sync()
         os.rename(partial, path)
     except (JournalError, OSError) as exc:

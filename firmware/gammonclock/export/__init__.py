@@ -86,7 +86,8 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
     """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`.
 
     With the device `key`, the journal's seals are checked too and the verdict goes into the
-    JSON and HTML exports (a tampered journal is still exported, and says so). Raises
+    JSON and HTML exports (a tampered journal is still exported, and says so); the CSV of turns
+    has no place for it, so its export does not walk the journal a second time for it. Raises
     ExportError with a clear message for a bad journal, format or output path. The file is
     written whole or not at all.
     """
@@ -97,7 +98,7 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
         raise ExportError(f"{out}: that is the journal itself; choose another output file")
     match = read_match(journal)
     verdict = None
-    if key is not None:
+    if key is not None and fmt != "csv":      # the CSV of turns has no place for the verdict
         try:
             verdict = verify(journal, key)
         except JournalError as exc:

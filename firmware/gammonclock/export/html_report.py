@@ -115,7 +115,7 @@ class _Page:
             ("Games played", str(sum(1 for g in m.games if g.result is not None))),
             ("Played", f"{_e(iso_utc(read.header.wall))} to {_e(iso_utc(m.end_wall))} "
                        f"(match time {_e(format_clock(m.end_t - m.origin_t))})"),
-            ("Journal", f"<code>{_e(read.path)}</code>: {len(read.records)} records, "
+            ("Journal", f"<code>{_e(read.path)}</code>: {read.count} records, "
                         f"last seal <code>{_e(read.last.mac)}</code>"),
         ]
         if self.verdict is not None:

@@ -117,7 +117,7 @@ def _times(match: MatchRecord, side: Side) -> dict[str, Any]:
 def seal(match: MatchRecord) -> dict[str, Any]:
     read = match.read
     blob = Path(read.path).read_bytes()[:read.size]
-    return {"records": len(read.records), "last_seq": read.last.seq, "last_mac": read.last.mac,
+    return {"records": read.count, "last_seq": read.last.seq, "last_mac": read.last.mac,
             "bytes": read.size, "sha256": hashlib.sha256(blob).hexdigest()}
 
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from ..config import Config
 from ..effects import Effect, MatchEnded
-from ..journal import JournalRead
+from ..journal import JournalSource
 from ..rules import GameResult, MatchRules
 from ..session import Replayed
 from ..sides import Pair, Side
@@ -142,7 +142,7 @@ class Incident:
 @dataclass
 class MatchRecord:
     path: str
-    read: JournalRead
+    read: JournalSource
     replayed: Replayed
     effects: list[Stamped]             # surviving, in stream order
     effects_total: int

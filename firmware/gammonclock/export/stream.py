@@ -1,12 +1,12 @@
 """A journal's effects as they finally stand, each with its place in the real world.
 
-The journal is replayed through the engine (`session.replay`, the one source of truth), the whole
-effect stream is numbered, and every `Rewound` retracts what it names (`effects.surviving`). Each
-surviving effect keeps the journal record that produced it (`replay` hands over each record with
-its effects), so its wall-clock instant can be told: the record's wall stamp moved by how far the
-effect's instant lies from the record's (a hold restates effects at its down edge, an undo
-restates earlier actions at their own instants).
-"""
+The journal is replayed through the engine (`session.replay`, the one source of truth) as it is
+read, record by record; the whole effect stream is numbered, and every `Rewound` retracts what
+it names (`effects.surviving`). Each surviving effect keeps the place of the journal record that
+produced it (its instant and stamps, not its data: memory grows with the match's effects, not
+with the journal), so its wall-clock instant can be told: the record's wall stamp moved by how
+far the effect's instant lies from the record's (a hold restates effects at its down edge, an
+undo restates earlier actions at their own instants)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..effects import Effect, surviving
-from ..journal import JournalRead, Record, read_journal
+from ..journal import JournalSource, JournalStream, Record, decode
 from ..session import Replayed, ReplayStep, replay
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where the record that produced an effect stands: what the export needs of it (its
+    instant and wall stamp), without keeping the record's whole data in memory."""
+
+    path: str
+    seq: int
+    t: int
+    wall: int
+    offset: int
+    line: int
 
 
 @dataclass(frozen=True)
 class Stamped:
     seq: int          # the effect's number in the whole stream
     effect: Effect
-    record: Record    # the journal record whose step produced it
+    place: Place      # the journal record whose step produced it
 
     @property
     def t(self) -> int:
@@ -31,12 +44,19 @@ class Stamped:
     @property
     def wall(self) -> int:
         """Wall-clock ns since the epoch: the record's stamp, moved to the effect's instant."""
-        return self.record.wall + (self.effect.t - self.record.t)
+        return self.place.wall + (self.effect.t - self.place.t)
+
+    @property
+    def record(self) -> Record:
+        """The whole record, read again from the journal (the export keeps only its place)."""
+        with open(self.place.path, "rb") as f:
+            f.seek(self.place.offset)
+            return decode(f.readline().rstrip(b"\n"), self.place.line, self.place.offset)[0]
 
 
 @dataclass(frozen=True)
 class Stream:
-    read: JournalRead
+    read: JournalSource
     replayed: Replayed
     effects: list[Stamped]   # the surviving effects, in stream order
     total: int               # effects in the whole stream, retracted ones and `Rewound`s too
@@ -45,12 +65,15 @@ class Stream:
 def load_stream(path: str | Path) -> Stream:
     """Read and replay a journal; raises JournalError (RecordError for a record the engine
     cannot take, naming the file, the record and its line) or ConfigError (of its header)."""
-    read = read_journal(path)
+    read = JournalStream.open(path)
     stamped: list[Stamped] = []
 
     def number(step: ReplayStep) -> None:
-        first = len(stamped)
-        stamped.extend(Stamped(first + n, e, step.record) for n, e in enumerate(step.effects))
+        if not step.effects:
+            return
+        first, record = len(stamped), step.record
+        place = Place(read.path, record.seq, record.t, record.wall, record.offset, record.line)
+        stamped.extend(Stamped(first + n, e, place) for n, e in enumerate(step.effects))
 
     replayed = replay(read, observe_steps=number)
     kept = {id(e) for e in surviving([s.effect for s in stamped])}

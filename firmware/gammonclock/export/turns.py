@@ -95,7 +95,7 @@ class _Builder:
         e = item.effect
         if self.act is not None:
             act, said = self.act
-            if item.record is said.record and e.t == act.t and _arbiter_outcome(e):
+            if item.place is said.place and e.t == act.t and _arbiter_outcome(e):
                 act.outcome.append(e)
                 if isinstance(e, Refused):
                     act.refused = e.why

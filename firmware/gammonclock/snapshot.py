@@ -1,0 +1,234 @@
+"""A snapshot of the engine, as a journal record holds it (kind "state", `SNAPSHOT_KIND`):
+everything needed to resume exactly where the record stands, so that recovery reads the last
+snapshot and the records after it instead of the whole journal.
+
+It holds the match state, each button's state (a press in progress and the history entry of its
+tap), the counters `serials` and `seq`, and the part of the history that a pending hold and the
+next `undo` can reach: from the earliest of the last player action and the taps of the presses
+in progress (`history_floor`). What lies before is in the journal; `undo_needs_more_history`
+tells when an undo would look past it (a second undo in a row after a recovery), and the session
+then rebuilds the whole history by replaying the journal before it acts.
+
+The encoding is a strict, versioned, tagged JSON form of the frozen values involved: dataclasses
+by `module.Class`, enums, fractions, tuples; the match rules are not repeated (they come from the
+journal's header). A tag or a field this firmware does not know is a SnapshotError naming it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from enum import Enum
+from fractions import Fraction
+from typing import Any
+
+from . import (
+    arbiter,
+    dice,
+    effects,
+    engine,
+    match,
+    match_state,
+    reasons,
+    rules,
+    sides,
+    timecontrol,
+)
+from .engine import ButtonState, Engine, Entry
+from .errors import GammonclockError
+from .journal import SNAPSHOT_FORMAT, snapshot_problem
+from .rules import MatchRules
+
+
+class SnapshotError(GammonclockError, ValueError):
+    """A snapshot this firmware cannot read back (an unknown tag or field, a newer format), or a
+    value it cannot encode."""
+
+
+def _tag(cls: type) -> str:
+    return f"{cls.__module__.rsplit('.', 1)[-1]}.{cls.__name__}"
+
+
+def _registry() -> dict[str, type]:
+    """Every class a snapshot may hold, by its tag."""
+    found: dict[str, type] = {}
+    for module in (arbiter, dice, effects, engine, match, match_state, reasons, rules, sides,
+                   timecontrol):
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__ and (
+                    dataclasses.is_dataclass(value) or issubclass(value, Enum)):
+                found[_tag(value)] = value
+    return found
+
+
+_CLASSES = _registry()
+
+
+# --- values ----------------------------------------------------------------------------------
+
+def encode_value(value: object) -> Any:
+    """`value` as tagged JSON; SnapshotError for a value of a kind a snapshot never holds."""
+    if value is None or type(value) in (bool, int, str):
+        return value
+    if isinstance(value, MatchRules):
+        return {"$rules": 1}          # the match's own rules, from the journal's header
+    if isinstance(value, Enum) and _CLASSES.get(_tag(type(value))) is type(value):
+        return {"$e": _tag(type(value)), "v": value.value}
+    if type(value) is Fraction:
+        return {"$f": [value.numerator, value.denominator]}
+    if type(value) is tuple:
+        return {"$t": [encode_value(v) for v in value]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) \
+            and _CLASSES.get(_tag(type(value))) is type(value):
+        return {"$d": _tag(type(value)),
+                "f": {f.name: encode_value(getattr(value, f.name))
+                      for f in dataclasses.fields(value)}}
+    raise SnapshotError(f"a snapshot cannot hold a {type(value).__name__}")
+
+
+def decode_value(data: Any, match_rules: MatchRules, where: str = "snapshot") -> Any:
+    """The value `encode_value` gave `data`; SnapshotError naming where it is not understood."""
+    if data is None or type(data) in (bool, int, str):
+        return data
+    if not isinstance(data, dict) or len(data) not in (1, 2):
+        raise SnapshotError(f"{where}: {_short(data)} is not a snapshot value")
+    if "$rules" in data:
+        return match_rules
+    if "$f" in data:
+        pair = data["$f"]
+        if not (isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair)
+                and pair[1] > 0):
+            raise SnapshotError(f"{where}: a fraction must be [numerator, denominator]")
+        return Fraction(pair[0], pair[1])
+    if "$t" in data:
+        items = data["$t"]
+        if not isinstance(items, list):
+            raise SnapshotError(f"{where}: a tuple must hold a list")
+        return tuple(decode_value(v, match_rules, f"{where}[{i}]") for i, v in enumerate(items))
+    if "$e" in data:
+        cls = _class(data["$e"], where)
+        if not issubclass(cls, Enum):
+            raise SnapshotError(f"{where}: {data['$e']} is not an enumeration")
+        try:
+            return cls(data.get("v"))
+        except ValueError:
+            raise SnapshotError(f"{where}: {_short(data.get('v'))} is not a "
+                                f"{data['$e']}") from None
+    if "$d" in data:
+        return _decode_dataclass(data, match_rules, where)
+    raise SnapshotError(f"{where}: tag {_short(sorted(data))} is unknown to this firmware; "
+                        f"one of $d, $e, $f, $t, $rules is due")
+
+
+def _decode_dataclass(data: dict[str, Any], match_rules: MatchRules, where: str) -> Any:
+    cls = _class(data["$d"], where)
+    values = data.get("f")
+    if not dataclasses.is_dataclass(cls) or not isinstance(values, dict):
+        raise SnapshotError(f"{where}: {data['$d']} must be a class with its fields")
+    names = {f.name for f in dataclasses.fields(cls)}
+    if set(values) != names:
+        odd = sorted(set(values) ^ names)
+        raise SnapshotError(f"{where}: {data['$d']} has fields {sorted(names)}; "
+                            f"{', '.join(odd)} do not match")
+    fields = {name: decode_value(v, match_rules, f"{where}.{name}") for name, v in values.items()}
+    return cls(**fields)
+
+
+def _class(tag: object, where: str) -> type:
+    cls = _CLASSES.get(tag) if isinstance(tag, str) else None
+    if cls is None:
+        raise SnapshotError(f"{where}: class {_short(tag)} is unknown to this firmware; the "
+                            f"snapshot may come from a newer version")
+    return cls
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# --- the engine --------------------------------------------------------------------------------
+
+def _entries(log: Entry | None) -> Iterator[Entry]:
+    """The history, newest first."""
+    while log is not None:
+        yield log
+        log = log.prev
+
+
+def history_floor(state: Engine) -> Entry | None:
+    """The oldest history entry a snapshot keeps: the last player action (what `undo` takes
+    back), or the tap of a press still in progress (what its hold rewinds to) when older.
+    Looking an entry up walks back to the first serial at or below it, so keeping that entry
+    finds the same one (or the same absence) as the whole history. None keeps it all (no player
+    action yet: an undo must see that there is none)."""
+    last_action = next((e.serial for e in _entries(state.log) if e.player_action is not None),
+                       None)
+    if last_action is None:
+        return None
+    target = min([last_action, *(s.press.entry_serial for _, s in state.buttons
+                                 if s.press is not None and not s.press.recognised)])
+    return next((e for e in _entries(state.log) if e.serial <= target), None)
+
+
+def kept_history(state: Engine) -> list[Entry]:
+    """The entries a snapshot keeps, oldest first."""
+    floor = history_floor(state)
+    kept = []
+    for entry in _entries(state.log):
+        kept.append(entry)
+        if entry is floor:
+            break
+    kept.reverse()
+    return kept
+
+
+def engine_data(state: Engine, cut: bool = False) -> dict[str, Any]:
+    """The snapshot record's data for `state`; `cut`: its history was restored from a snapshot
+    that left its start out (so what it holds is not all there was either)."""
+    kept = kept_history(state)
+    return {
+        "format": SNAPSHOT_FORMAT,
+        "match": encode_value(state.match),
+        "buttons": encode_value(state.buttons),
+        "history": [encode_value((e.serial, e.event, e.before, e.first_seq, e.effects))
+                    for e in kept],
+        "trimmed": bool(kept) and (cut or kept[0].prev is not None),
+        "serials": state.serials,
+        "seq": state.seq,
+    }
+
+
+def engine_from(data: dict[str, Any], match_rules: MatchRules) -> tuple[Engine, int | None]:
+    """The engine a snapshot holds, and the serial of its oldest kept entry when older ones were
+    left out (None: the whole history is there). Raises SnapshotError."""
+    problem = snapshot_problem(data)
+    if problem is not None:
+        raise SnapshotError(problem)
+    state = decode_value(data["match"], match_rules, "snapshot.match")
+    buttons = decode_value(data["buttons"], match_rules, "snapshot.buttons")
+    if not isinstance(state, match_state.MatchState) or not _buttons_ok(buttons):
+        raise SnapshotError("snapshot: the match or the buttons are not what a snapshot holds")
+    log: Entry | None = None
+    for index, item in enumerate(data["history"]):
+        parts = decode_value(item, match_rules, f"snapshot.history[{index}]")
+        if not (isinstance(parts, tuple) and len(parts) == 5):
+            raise SnapshotError(f"snapshot.history[{index}]: not a history entry")
+        serial, event, before, first_seq, said = parts
+        log = Entry(serial, event, before, first_seq, said, log)
+    floor = None
+    if data["trimmed"] and data["history"]:
+        floor = min(e.serial for e in _entries(log))
+    return Engine(state, buttons, log, data["serials"], data["seq"]), floor
+
+
+def _buttons_ok(buttons: object) -> bool:
+    return isinstance(buttons, tuple) and all(
+        isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], sides.Button)
+        and isinstance(pair[1], ButtonState) for pair in buttons)
+
+
+def undo_needs_more_history(state: Engine) -> bool:
+    """Whether an `undo` now would look past the history a restored snapshot kept: no player
+    action is left in it (the session then rebuilds the whole history first)."""
+    return all(e.player_action is None for e in _entries(state.log))
