@@ -13,6 +13,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from .errors import GammonclockError
 from .hall_mqtt import BrokerURL, BrokerURLError
 from .hall_server import Hall, HallOptions
 from .hall_web import is_loopback, make_app
@@ -20,7 +21,7 @@ from .hall_web import is_loopback, make_app
 EXIT_BAD_INPUT = 2
 
 
-class UsageError(ValueError):
+class UsageError(GammonclockError, ValueError):
     pass
 
 
