@@ -156,8 +156,6 @@ def test_a_text_is_english_and_knows_how_to_say_itself_in_russian() -> None:
 @pytest.mark.parametrize("effect, ru", [
     (Refused(0, "x", "y"), None),
     (OvertimeGiven(0, LEFT, 60 * S), "флажок: добавлено +1:00"),
-    (DiceRolled(0, None, (5,), 1, 0, False), "розыгрыш: кость 5"),
-    (DiceRolled(0, LEFT, (6, 1), 1, 0, False), "розыгрыш: 6-1"),
     (DiceRolled(0, RIGHT, (3, 3), 1, 4, True), "ранний бросок: записан"),
     (Warned(0, LEFT, "slow play"), "предупреждение: slow play"),
     (ChallengeDecided(0, LEFT, False, 2), "апелляция отклонена (2)"),
@@ -199,6 +197,17 @@ def test_running_clock() -> None:
     assert v.left.opponent.name == "Борис"
     check_screen("ru-running-left", v.left)
     check_screen("ru-running-right", v.right)
+
+
+def test_dice_in_russian() -> None:
+    # The opening roll between games, each die with its colour; then the running player's roll.
+    m = play("1 roll 5\n2 roll 3\n3 end", names=RU_NAMES).match
+    opening = panel_view(m, LEFT, m.now, lang="ru", opening=(5, 3))
+    assert opening.opening == (("белые", 5), ("чёрные", 3))
+    check_screen("ru-dice-opening-left", opening)
+    _, v = ru_views(OPENING + "101 roll 6 2\n105.5 end")
+    assert v.left.opponent.dice == (6, 2)
+    check_screen("ru-dice-running-left", v.left)
 
 
 def test_crawford_header() -> None:

@@ -168,7 +168,26 @@ def test_crawford_game_is_marked_in_the_header():
     check_screen("crawford-left", v.left)
 
 
-# --- between games ---------------------------------------------------------------------------
+# --- the dice (SPEC §8, §15) -----------------------------------------------------------------
+
+def test_the_running_players_roll_is_shown_on_their_line():
+    # Right's turn runs from 100 s with its delay; right rolls 5-3 at 101 s.
+    p, v = views(OPENING + "101 roll 5 3\n105.5 end")
+    assert p.match.last_roll is not None and p.match.last_roll.counted
+    assert v.right.own.dice == (5, 3) and v.right.opponent.dice == ()
+    assert v.left.opponent.dice == (5, 3) and v.left.own.dice == ()
+    check_screen("dice-running-left", v.left)
+    check_screen("dice-running-right", v.right)
+
+
+def test_the_opening_roll_says_whose_die_is_whose():
+    # Backgammon: the clock does not know who plays white, so each die says its colour.
+    m = play("1 roll 5\n2 roll 3\n3 end", names=NAMES).match
+    view = panel_view(m, LEFT, m.now, opening=(5, 3))
+    assert view.opening == (("white", 5), ("black", 3))
+    check_screen("dice-opening-left", view)
+
+
 
 def test_before_the_first_game():
     p, v = views("1 end")
@@ -395,8 +414,9 @@ def test_notices_for_the_other_effects_players_need_told():
 
 def test_notices_for_arbiter_and_dice_effects():
     assert notice_for(OvertimeGiven(0, LEFT, 60 * S)) == "flag: overtime +1:00"
-    assert notice_for(DiceRolled(0, None, (5,), 1, 0, False)) == "opening die 5"
-    assert notice_for(DiceRolled(0, LEFT, (6, 1), 1, 0, False)) == "opening roll 6-1"
+    # The opening roll is drawn as dice, each with whose it is (test_glance.py): no notice.
+    assert notice_for(DiceRolled(0, None, (5,), 1, 0, False)) is None
+    assert notice_for(DiceRolled(0, LEFT, (6, 1), 1, 0, False)) is None
     assert notice_for(DiceRolled(0, RIGHT, (3, 3), 1, 4, True)) == "early roll: logged"
     assert notice_for(DiceRolled(0, RIGHT, (3, 3), 1, 4, False)) is None
     assert notice_for(Warned(0, LEFT, "slow play")) == "warning: slow play"

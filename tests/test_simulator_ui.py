@@ -354,3 +354,43 @@ def test_the_gif_has_several_frames_of_both_panels(recorded: Recorded):
             gif.seek(n)
             durations.append(gif.info.get("duration", 0))
         assert all(d >= 20 for d in durations)
+
+
+# --- the terminal in 80×24 (issue 10) --------------------------------------------------------
+
+def _panel(digits_at: int) -> Image.Image:
+    """A panel with a lit block, so that each panel's place in the picture can be told."""
+    image = Image.new("1", (128, 64))
+    for x in range(digits_at, digits_at + 16):
+        for y in range(8, 40):
+            image.putpixel((x, y), 1)
+    return image
+
+
+@pytest.mark.parametrize("columns, rows", [(80, 24), (70, 18), (100, 30)])
+def test_an_80_by_24_terminal_shows_both_panels_at_half_size(columns, rows):
+    picture = terminal_picture(_panel(10), _panel(100), columns, rows)
+    assert len(picture) + 1 <= rows                       # the help line under it
+    assert max(len(line) for line in picture) <= columns
+    assert picture[0].startswith("left") and "right" in picture[0]
+    body = picture[1:]
+    assert len(body) == 16                                # 64 rows at half size, 2 a character
+    # Each 128-pixel panel takes 32 columns; the right one starts after a gap of 4.
+    lit_left = {i for line in body for i, ch in enumerate(line) if ch != " " and i < 32}
+    lit_right = {i for line in body for i, ch in enumerate(line) if ch != " " and i >= 36}
+    assert min(lit_left) == 10 // 4 and min(lit_right) == 36 + 100 // 4
+
+
+@pytest.mark.parametrize("columns, rows", [(60, 24), (80, 12), (30, 5)])
+def test_a_terminal_too_small_says_what_size_it_needs(columns, rows):
+    picture = terminal_picture(_panel(10), _panel(100), columns, rows)
+    text = " ".join(picture)
+    assert f"{columns}x{rows} is too small" in text or len(picture[0]) == columns
+    assert len(picture) <= max(rows, 3)
+    assert all(len(line) <= columns for line in picture)
+
+
+def test_the_too_small_message_names_both_sizes():
+    picture = terminal_picture(_panel(10), _panel(100), 60, 24)
+    assert picture == ["terminal 60x24 is too small:", "the panels need 68x18 at half size,",
+                       "134x33 at full resolution."]

@@ -154,15 +154,71 @@ def text_frame(image: Image.Image, quadrants: bool = False) -> list[str]:
     return rows
 
 
-def terminal_picture(left: Image.Image, right: Image.Image, columns: int) -> list[str]:
-    """Both panels in as few columns as the terminal has: side by side at full width, side by
-    side in quadrant blocks, or one above the other in quadrant blocks."""
+def half_size(image: Image.Image) -> Image.Image:
+    """A panel at half its resolution, a pixel lit where any of the four it stands for is (a
+    one-pixel stroke survives; the large digits stay legible, small print does not)."""
+    grey = image.convert("1").convert("L")
+    half = grey.resize((grey.width // 2, grey.height // 2), Image.Resampling.BOX)
+    return half.point(lambda v: 255 if v else 0).convert("1")
+
+
+COMPACT_GAP = 4         # columns between the two half-size panels
+
+
+def _side_by_side(left: list[str], right: list[str], width: int, gap: int) -> list[str]:
+    return [f"{a:<{width}}{' ' * gap}{b}".rstrip() for a, b in zip(left, right, strict=True)]
+
+
+def compact_picture(left: Image.Image, right: Image.Image) -> list[str]:
+    """Both panels at half size in quadrant blocks, side by side under their sides' names: 68
+    columns by 17 rows for two 128×64 panels, so an 80×24 terminal holds them and the help."""
+    width = left.width // 4
+    panels = _side_by_side(text_frame(half_size(left), quadrants=True),
+                           text_frame(half_size(right), quadrants=True), width, COMPACT_GAP)
+    title = _side_by_side(["left (half size)"], ["right"], width, COMPACT_GAP)
+    return title + panels
+
+
+Layout = tuple[list[str], int]     # the lines, and the columns they take (a line may be shorter)
+
+
+def layouts(left: Image.Image, right: Image.Image) -> list[Layout]:
+    """The terminal pictures of both panels, largest first: side by side in half blocks, side by
+    side in quadrant blocks, one above the other in quadrant blocks, then the compact one."""
     side_by_side = compose(left, right)
-    if columns >= side_by_side.width:
-        return text_frame(side_by_side)
-    if columns >= side_by_side.width // 2:
-        return text_frame(side_by_side, quadrants=True)
-    return text_frame(left, quadrants=True) + [""] + text_frame(right, quadrants=True)
+    half_width = (side_by_side.width + 1) // 2
+    return [(text_frame(side_by_side), side_by_side.width),
+            (text_frame(side_by_side, quadrants=True), half_width),
+            (text_frame(left, quadrants=True) + [""] + text_frame(right, quadrants=True),
+             (max(left.width, right.width) + 1) // 2),
+            (compact_picture(left, right), left.width // 4 + COMPACT_GAP + right.width // 4)]
+
+
+def size_of(layout: Layout) -> tuple[int, int]:
+    """(columns, rows) a layout needs, with the help line under it."""
+    picture, width = layout
+    return max(width, len(TEXT_HELP)), len(picture) + 1
+
+
+def terminal_picture(left: Image.Image, right: Image.Image, columns: int,
+                     rows: int = 1000) -> list[str]:
+    """Both panels in the largest layout that fits `columns` × `rows` (the help line included),
+    or, where none fits, what size the terminal needs."""
+    candidates = layouts(left, right)
+    for layout in candidates:
+        need_columns, need_rows = size_of(layout)
+        if need_columns <= columns and need_rows <= rows:
+            return layout[0]
+    return too_small(columns, rows, size_of(candidates[-1]), size_of(candidates[1]))
+
+
+def too_small(columns: int, rows: int, least: tuple[int, int],
+              full: tuple[int, int]) -> list[str]:
+    """What a terminal too small for any layout shows instead of the panels."""
+    lines = [f"terminal {columns}x{rows} is too small:",
+             f"the panels need {least[0]}x{least[1]} at half size,",
+             f"{full[0]}x{full[1]} at full resolution."]
+    return [line[:max(columns, 1)] for line in lines]
 
 
 def run_terminal(device: Device, stop: threading.Event) -> None:
@@ -178,12 +234,13 @@ def run_terminal(device: Device, stop: threading.Event) -> None:
         screen.timeout(100)          # redraw ten times a second; getch waits, it does not spin
         while not stop.is_set():
             screen.erase()
-            picture = terminal_picture(*panel_images(device), screen.getmaxyx()[1])
+            rows, columns = screen.getmaxyx()
+            picture = terminal_picture(*panel_images(device), columns, rows)
             for y, line in enumerate(picture + [TEXT_HELP]):
                 try:
                     screen.addstr(y, 0, line)
                 except curses.error:
-                    pass             # a terminal too small: show what fits
+                    pass             # the bottom-right cell, or a terminal of a line or two
             screen.refresh()
             key = screen.getch()
             if key < 0:

@@ -44,18 +44,66 @@ class _Canvas:
         self.draw.rectangle((MARGIN + x0, MARGIN + y0, MARGIN + x1, MARGIN + y1),
                             fill=ON if filled else None, outline=ON)
 
-    def triangle(self, x: int, y_mid: int, half: int) -> None:
-        """The turn marker: a solid triangle pointing right at the running clock."""
-        self.draw.polygon([(MARGIN + x, MARGIN + y_mid - half), (MARGIN + x, MARGIN + y_mid + half),
-                           (MARGIN + x + half, MARGIN + y_mid)], fill=ON)
+    def marker(self, x: int, y_top: int, height: int) -> None:
+        """The turn marker: a small solid arrow pointing right, `height` rows tall (odd)."""
+        half = height // 2
+        self.draw.polygon([(MARGIN + x, MARGIN + y_top), (MARGIN + x, MARGIN + y_top + 2 * half),
+                           (MARGIN + x + half + 2, MARGIN + y_top + half)], fill=ON)
 
-    def badge(self, x_end: int, y: int, text: str, face: Face, filled: bool) -> int:
-        """A number in a box ending at `x_end` (filled: the delay; outlined: the cube);
-        returns its left edge."""
-        x0 = x_end - face.span(text) - 4
-        self.box(x0, y, x_end - 1, y + face.height, filled)
-        self.text(x0 + 2, y, text, face, fill=OFF if filled else ON)
+    def cube(self, x_end: int, y: int, size: int, text: str, face: Face) -> int:
+        """The doubling cube: a square with rounded corners and a shadow on its right and bottom
+        edges (a cube, not a box), its value centred in it; ends at `x_end`, returns its left
+        edge."""
+        width = max(size, face.span(text) + 6)
+        x0, x1, y1 = x_end - width + 1, x_end - 1, y + size - 2
+        self.draw.rounded_rectangle((MARGIN + x0, MARGIN + y, MARGIN + x1, MARGIN + y1),
+                                    radius=2, outline=ON)
+        self.draw.line((MARGIN + x0 + 2, MARGIN + y1 + 1, MARGIN + x_end, MARGIN + y1 + 1),
+                       fill=ON)                                  # the shadow: bottom
+        self.draw.line((MARGIN + x_end, MARGIN + y + 2, MARGIN + x_end, MARGIN + y1 + 1),
+                       fill=ON)                                  # and right
+        inner = size - 1
+        self.text(x0 + (x1 - x0 + 1 - face.span(text)) // 2 + 1,
+                  y + (inner - face.height) // 2 + (1 if face is SMALL else 0), text, face)
         return x0
+
+    def die(self, x: int, y: int, value: int) -> None:
+        """One die of a roll: a 9×9 face with rounded corners and its pips (never a number, so a
+        roll is not read as the cube or the delay)."""
+        self.draw.rounded_rectangle((MARGIN + x, MARGIN + y, MARGIN + x + DIE - 1,
+                                     MARGIN + y + DIE - 1), radius=1, outline=ON)
+        for px, py in PIPS.get(value, ()):
+            self.draw.point((MARGIN + x + px, MARGIN + y + py), fill=ON)
+
+    def dice(self, x_end: int, y: int, values: tuple[int, ...]) -> int:
+        """The dice of a roll side by side, ending at `x_end`; returns their left edge."""
+        x = x_end - len(values) * (DIE + DIE_GAP) + DIE_GAP
+        for i, value in enumerate(values):
+            self.die(x + i * (DIE + DIE_GAP), y, value)
+        return x
+
+
+DIE, DIE_GAP = 9, 2
+# Pips by value on a 9×9 face (one pixel each, on a 3×3 grid inside the outline).
+_L, _M, _R = 2, 4, 6
+PIPS: dict[int, tuple[tuple[int, int], ...]] = {
+    1: ((_M, _M),),
+    2: ((_L, _L), (_R, _R)),
+    3: ((_L, _L), (_M, _M), (_R, _R)),
+    4: ((_L, _L), (_R, _L), (_L, _R), (_R, _R)),
+    5: ((_L, _L), (_R, _L), (_M, _M), (_L, _R), (_R, _R)),
+    6: ((_L, _L), (_L, _M), (_L, _R), (_R, _L), (_R, _M), (_R, _R)),
+}
+
+# The clock screen, laid out so that a press changes as few bytes on the bus as it can: what a
+# press changes on a line (the turn marker and the running delay, side by side at its left end)
+# sits in one narrow cell that lies within one 8-row page of the controller at the picture's
+# home position; the reserve, the name and the cube never move when the turn passes.
+RESERVE_X = 18          # the own reserve, after the running cell
+RUN_CELL = 16           # the running cell's width: the marker (6) and two 5x8 digits
+OWN_CELL_Y = 15         # the own running cell's rows: 15..21, beside the digits' middle
+NAME_X = 19             # a name on the opponent's line, after its running cell
+DICE_ROW_Y = 29         # the own roll, and the opening roll, under the own reserve
 
 
 def _draw_header(c: _Canvas, view: PanelView) -> None:
@@ -65,31 +113,49 @@ def _draw_header(c: _Canvas, view: PanelView) -> None:
     c.text(0, 0, glyphs.clip(view.header, TINY, room), TINY)
 
 
-def _draw_own(c: _Canvas, clock: Clock) -> None:
+def _draw_running(c: _Canvas, y_top: int, clock: Clock) -> None:
+    """The running cell: the turn marker (7 rows) and the delay's whole seconds in 5x8 digits
+    right of it. A thin arrow and small digits, no box: nothing like the cube."""
     if clock.running:
-        c.triangle(0, 20, 7)
-    if len(clock.reserve) <= 5:
-        c.text(10, 3, clock.reserve, BIG)
-    else:                       # H:MM:SS does not fit in the large digits
-        c.text(10, 8, clock.reserve, MEDIUM)
+        c.marker(0, y_top, 7)
     if clock.delay:
-        c.badge(INNER_W, 9, clock.delay, SMALL, filled=True)
+        c.text(7, y_top - 1, clock.delay, TINY)
+
+
+def _draw_own(c: _Canvas, clock: Clock) -> None:
+    _draw_running(c, OWN_CELL_Y, clock)
+    if len(clock.reserve) <= 5:
+        c.text(RESERVE_X, 3, clock.reserve, BIG)
+    else:                       # H:MM:SS does not fit in the large digits
+        c.text(RESERVE_X + 2, 8, clock.reserve, MEDIUM)   # clear of a two-digit delay
     if clock.cube:
-        c.badge(INNER_W, 23, clock.cube, SMALL, filled=False)
+        c.cube(INNER_W - 1, 10, 16, clock.cube, SMALL)
+    if clock.dice:
+        c.dice(INNER_W, DICE_ROW_Y, clock.dice)
 
 
 def _draw_line(c: _Canvas, y: int, clock: Clock, face: Face) -> None:
-    """The opponent's line: marker, name, then cube, delay and reserve from the right."""
-    half = (face.height - 4) // 2
-    if clock.running:
-        c.triangle(0, y + face.height // 2 - 1, half)
+    """The opponent's line: the running cell, the name, then from the right the reserve, the
+    cube and the dice of their roll."""
+    _draw_running(c, y + (face.height - 7) // 2 + (1 if face is SMALL else 0), clock)
     x = c.right(INNER_W, y, clock.reserve, face)
-    if clock.delay:
-        x = c.badge(x - 3, y, clock.delay, face, filled=True)
     if clock.cube:
-        x = c.badge(x - 3, y, clock.cube, face, filled=False)
-    left = half + 3
-    c.text(left, y, glyphs.clip(clock.name, face, x - 3 - left), face)
+        size = 14 if face is SMALL else 10
+        x = c.cube(x - 3, y + (face.height - size) // 2, size, clock.cube, face)
+    if clock.dice:
+        x = c.dice(x - 3, y + (face.height - DIE) // 2 + (1 if face is SMALL else 0),
+                   clock.dice)
+    c.text(NAME_X, y, glyphs.clip(clock.name, face, x - 3 - NAME_X), face)
+
+
+def _draw_opening(c: _Canvas, opening: tuple[tuple[str, int], ...]) -> None:
+    """The opening roll under the own reserve: each die after the name (or colour) it is of."""
+    room = INNER_W // max(1, len(opening))
+    for i, (owner, value) in enumerate(opening):
+        x = i * room
+        label = glyphs.clip(owner, TINY, room - DIE - 8)
+        c.text(x, DICE_ROW_Y + 1, label, TINY)
+        c.die(x + TINY.span(label) + TINY.width - 1, DICE_ROW_Y + 1, value)
 
 
 def _draw_notice(c: _Canvas, text: str) -> None:
@@ -111,6 +177,8 @@ def render(view: PanelView) -> Image.Image:
     if view.layout is Layout.CLOCK:
         if view.own is not None:
             _draw_own(c, view.own)
+        if view.opening:
+            _draw_opening(c, view.opening)
         if view.status:
             rows: list[Clock | str] = [view.opponent] if view.opponent else []
             rows += view.status

@@ -3,6 +3,10 @@
 `notice_for` decides which effects the players are told about and in what words; the presenter
 decides how long a notice stays (`presenters.NOTICE_NS`). A notice is a `texts.Text`: English, and
 said in the panel's language by `panel_view` (the words of both are in `texts.py`).
+
+`opening_dice` keeps what the effects tell of the opening roll, which the match state does not
+keep (it holds the last message only): the panels draw it as dice, each with whose it is, so an
+opening roll needs no notice.
 """
 
 from __future__ import annotations
@@ -12,13 +16,17 @@ from ..effects import (
     CubeSet,
     DiceRolled,
     Effect,
+    GameEnded,
+    GameStarted,
     Ignored,
     OvertimeGiven,
     Recovered,
     Refused,
     ReserveChanged,
+    RollVoided,
     ScoreChanged,
     Shown,
+    TurnStarted,
     Undone,
     Warned,
 )
@@ -95,9 +103,6 @@ def notice_for(effect: Effect) -> str | None:
         return Text("notice.recovered_paused" if effect.paused else "notice.recovered")
     if isinstance(effect, OvertimeGiven):
         return Text("notice.overtime", time=format_countdown(effect.amount))
-    if isinstance(effect, DiceRolled) and effect.turn == 0:
-        return Text("notice.opening_die" if len(effect.dice) == 1 else "notice.opening_roll",
-                    dice="-".join(map(str, effect.dice)))
     if isinstance(effect, DiceRolled) and effect.early:
         return Text("notice.early_roll")
     if isinstance(effect, Warned):          # the arbiter's words as typed, after "warning:"
@@ -115,3 +120,29 @@ _ARBITER_NOTICES: dict[type[Effect], str] = {
     ScoreChanged: Text("notice.score_changed"),
     CubeSet: Text("notice.cube_set"),
 }
+
+
+# --- the opening roll --------------------------------------------------------------------------
+
+def opening_dice(dice: tuple[int, ...], effects: list[Effect]) -> tuple[int, ...]:
+    """The opening roll shown after `effects`, given the one shown before (`dice`), in the order
+    read: white's die first (SPEC §8). One die at a time gathers up to two, and a third starts
+    the roll again; two dice at once are the whole roll; a void strikes the die or roll it names.
+    It stands while the game it opens plays its first move (a backgammon opener plays it), and
+    lapses at the next turn or when the game or match ends."""
+    for effect in effects:
+        if isinstance(effect, DiceRolled) and effect.turn == 0:
+            dice = (effect.dice if len(effect.dice) == 2 or len(dice) >= 2
+                    else dice + effect.dice)
+        elif isinstance(effect, RollVoided) and dice[-len(effect.dice):] == effect.dice:
+            dice = dice[:-len(effect.dice)]
+        elif isinstance(effect, TurnStarted) and not _opens_a_game(effects, effect):
+            dice = ()
+        elif isinstance(effect, GameEnded):
+            dice = ()
+    return dice
+
+
+def _opens_a_game(effects: list[Effect], started: TurnStarted) -> bool:
+    """Whether `started` is the first turn of a game (a game start among the same effects)."""
+    return any(isinstance(e, GameStarted) and e.t == started.t for e in effects)

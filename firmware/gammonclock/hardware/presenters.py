@@ -15,6 +15,7 @@ from ..effects import Effect, FlagFell
 from ..engine import Engine
 from ..sides import Pair, Side
 from .buzzer import Buzzer
+from .notices import opening_dice
 from .panels import Panel, next_shift_at
 from .redraw import settled
 from .screens import PanelView, idle_view, in_language, notice_for, panel_view, render
@@ -39,6 +40,7 @@ class PanelPresenter:
         self.notice: str | None = None
         self.notice_until = 0
         self._drawn: dict[Side, tuple[PanelView, Image.Image]] = {}
+        self.opening: tuple[int, ...] = ()   # the reader's opening roll (the state keeps no such)
 
     def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
         for effect in effects:
@@ -46,6 +48,7 @@ class PanelPresenter:
             if text is not None:
                 self.notice, self.notice_until = text, t + NOTICE_NS
         notice = self.notice if t < self.notice_until else None
+        self.opening = opening_dice(self.opening, effects)
         alert = self.alert() if self.alert else None
         if alert:
             notice = alert
@@ -56,7 +59,7 @@ class PanelPresenter:
             # frame shows what follows, and the next redraw is the next real change.
             shown, change = settled(state, side, t)
             changes.append(change)
-            view = panel_view(state, side, shown, notice, self.language())
+            view = panel_view(state, side, shown, notice, self.language(), self.opening)
             drawn = self._drawn.get(side)
             image = drawn[1] if drawn and drawn[0] == view else render(view)
             self._drawn[side] = (view, image)

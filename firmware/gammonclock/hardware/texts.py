@@ -68,6 +68,11 @@ TEXTS: dict[str, Entry] = {
     "cube.doubles": E(Room.STATUS, "{name} doubles to {value}", "{name} удваивает до {value}"),
     "cube.how": E(Room.STATUS, "tap=take  hold=pass", "нажать=беру  держать=пас"),
 
+    # the opening dice between games, whose each is where the clock does not know the names
+    # (SPEC §8: a reader's first opening die is white's, the second black's)
+    "dice.white": E(Room.WORD, "white", "белые"),
+    "dice.black": E(Room.WORD, "black", "чёрные"),
+
     # a pause
     "pause.title": E(Room.TITLE, "PAUSED", "ПАУЗА"),
     "pause.how": E(Room.FOOTER, "hold cube to resume", "дальше: держите куб"),
@@ -173,8 +178,6 @@ TEXTS: dict[str, Entry] = {
                                  "восстановлено: пауза, держите куб"),
     "notice.recovered": E(Room.NOTICE, "recovered after an outage", "восстановлено после сбоя"),
     "notice.overtime": E(Room.NOTICE, "flag: overtime +{time}", "флажок: добавлено +{time}"),
-    "notice.opening_die": E(Room.NOTICE, "opening die {dice}", "розыгрыш: кость {dice}"),
-    "notice.opening_roll": E(Room.NOTICE, "opening roll {dice}", "розыгрыш: {dice}"),
     "notice.early_roll": E(Room.NOTICE, "early roll: logged", "ранний бросок: записан"),
     "notice.warning": E(Room.NOTICE, "warning: {text}", "предупреждение: {text}"),
     "notice.challenge_upheld": E(Room.NOTICE, "challenge upheld", "апелляция принята"),

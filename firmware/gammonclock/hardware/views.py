@@ -19,7 +19,7 @@ from typing import TypedDict
 
 from ..durations import NS_PER_S, format_seconds
 from ..match import MatchState, Phase
-from ..rules import EndReason, GameResult, ResultKind, format_score
+from ..rules import EndReason, Family, GameResult, ResultKind, format_score
 from ..sides import Side
 from ..timecontrol import TimeControl, TimeMode, Turn
 from . import glyphs
@@ -58,6 +58,7 @@ class Clock:
     delay: str = ""        # the running delay, whole seconds (empty when none runs)
     cube: str = ""         # the cube's value when this side owns it
     name: str = ""         # with the opponent's clock (the header names the facing player)
+    dice: tuple[int, ...] = ()   # this side's roll of its running turn (a dice reader's)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class PanelView:
     big: str = ""                             # COUNTDOWN: the large digits
     lines: tuple[tuple[str, str], ...] = ()   # MESSAGE: (left, right); TEXT: small print
     footer: str = ""                          # MESSAGE: how to go on
+    opening: tuple[tuple[str, int], ...] = ()  # CLOCK: the opening dice, each with whose it is
     notice: str | None = None                 # a transient text over the bottom of the screen
     # A fixed screen made elsewhere (a match loaded, a config refused) made again in another
     # language: `in_language`. Not part of what is shown, so not compared.
@@ -106,6 +108,42 @@ def _delay_text(turn: Turn, t: int) -> str:
     return str(left // NS_PER_S) if left > 0 else ""
 
 
+# --- the dice (SPEC §8, §15) -------------------------------------------------------------------
+
+def _running_roll(state: MatchState, side: Side, opening: tuple[int, ...]) -> tuple[int, ...]:
+    """The dice `side` rolled in its running turn: the reader's counted roll of this turn; in
+    the first turn of a backgammon-family game, the opening roll it plays (both dice)."""
+    turn = state.turn
+    if turn is None or turn.side is not side or not turn.running:
+        return ()
+    if state.last_roll is not None and state.last_roll.counted:
+        return state.last_roll.dice
+    plays_opening = (state.phase is Phase.RUNNING and state.turn_number == 1
+                     and state.rules.family is not Family.LONGGAMMON)
+    return opening if plays_opening and len(opening) == 2 else ()
+
+
+def _white(state: MatchState) -> Side | None:
+    """The side playing white in the game in progress or the next one, where the clock knows
+    it (longgammon after its first game); None where it does not (backgammon)."""
+    return state.white if state.white is not None else state.must_start
+
+
+def _opening_labels(state: MatchState, facing: Side, opening: tuple[int, ...],
+                    lang: str) -> tuple[tuple[str, int], ...]:
+    """The opening dice as shown between games: the first is white's, the second black's (SPEC
+    §8), each with the name of its player when the clock knows who plays white, else the
+    colour."""
+    if state.phase is not Phase.BETWEEN_GAMES or not opening:
+        return ()
+    white = _white(state)
+    if white is None:
+        owners = (say("dice.white", lang), say("dice.black", lang))
+    else:
+        owners = (state.rules.names[white], state.rules.names[white.other])
+    return tuple(zip(owners, opening[:2], strict=False))
+
+
 # --- which clocks a screen shows (shared by panel_view and redraw.next_change_at) ------------
 
 def shown_sides(state: MatchState, facing: Side) -> tuple[Side, ...]:
@@ -122,14 +160,16 @@ def shown_sides(state: MatchState, facing: Side) -> tuple[Side, ...]:
     return ()       # the other phases have screens of their own, with no running clock
 
 
-def _clock(state: MatchState, side: Side, t: int, named: bool) -> Clock:
+def _clock(state: MatchState, side: Side, t: int, named: bool,
+           opening: tuple[int, ...] = ()) -> Clock:
     turn = state.turn if state.turn is not None and state.turn.side is side else None
     return Clock(
         reserve=format_reserve(state.reserve_at(side, t)),
         running=turn is not None and turn.running,
         delay=_delay_text(turn, t) if turn is not None else "",
         cube=str(state.cube_value) if state.cube_owner is side else "",
-        name=state.rules.names[side] if named else "")
+        name=state.rules.names[side] if named else "",
+        dice=_running_roll(state, side, opening))
 
 
 def _time_control_words(tc: TimeControl, lang: str) -> str:
@@ -144,18 +184,21 @@ def _time_control_words(tc: TimeControl, lang: str) -> str:
 # --- panel_view ------------------------------------------------------------------------------
 
 def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = None,
-               lang: str = DEFAULT) -> PanelView:
+               lang: str = DEFAULT, opening: tuple[int, ...] = ()) -> PanelView:
     """What the panel facing `facing` shows at `t` (the state brought to `t` or just before), in
     the language `lang`.
 
     `notice` is a transient text (from `notice_for`) laid over the bottom of the screen, said in
-    `lang` if it is one of the panels' own; the service decides how long it stays.
+    `lang` if it is one of the panels' own; the service decides how long it stays. `opening` is
+    the dice reader's opening roll of the next or current game, in the order read (white's die
+    first: `notices.opening_dice` gathers it from the effects, since the state keeps only the
+    last message); the running player's roll is the state's.
     """
     if notice == INFO_PAGE:
         if state.phase is Phase.BETWEEN_GAMES:
             return _info_view(state, facing, t, lang)
         notice = None          # the info page belongs between games; it lapses when play starts
-    view = _phase_view(state, facing, t, lang)
+    view = _phase_view(state, facing, t, lang, opening)
     return replace(view, notice=localized(notice, lang)) if notice else view
 
 
@@ -171,7 +214,8 @@ def _header(state: MatchState, facing: Side, lang: str) -> _Header:
     return {"header": state.rules.names[facing], "header_right": score}
 
 
-def _phase_view(state: MatchState, facing: Side, t: int, lang: str) -> PanelView:
+def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
+                opening: tuple[int, ...] = ()) -> PanelView:
     phase, names, other = state.phase, state.rules.names, facing.other
     head = _header(state, facing, lang)
 
@@ -191,8 +235,8 @@ def _phase_view(state: MatchState, facing: Side, t: int, lang: str) -> PanelView
                          big=format_countdown(state.brk.ends_at - t))
 
     shown = shown_sides(state, facing)
-    own = _clock(state, facing, t, named=False)
-    opponent = _clock(state, other, t, named=True) if other in shown else None
+    own = _clock(state, facing, t, named=False, opening=opening)
+    opponent = _clock(state, other, t, named=True, opening=opening) if other in shown else None
     status: tuple[str, ...] = ()
     if phase is Phase.BETWEEN_GAMES:
         white_starts = state.must_start is facing
@@ -213,7 +257,8 @@ def _phase_view(state: MatchState, facing: Side, t: int, lang: str) -> PanelView
         late = state.brk.side
         status = (say("break.over", lang) if late is facing
                   else say("break.late", lang, name=names[late]),)
-    return PanelView(Layout.CLOCK, **head, own=own, opponent=opponent, status=status)
+    return PanelView(Layout.CLOCK, **head, own=own, opponent=opponent, status=status,
+                     opening=_opening_labels(state, facing, opening, lang))
 
 
 def _reserve_lines(state: MatchState, facing: Side, t: int) -> tuple[tuple[str, str], ...]:
