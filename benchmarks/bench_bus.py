@@ -57,6 +57,7 @@ from gammonclock.hardware.i2c_emulator import EmulatedBus, EmulatedI2C, memory_f
 from gammonclock.hardware.panels import Panel  # noqa: E402
 from gammonclock.hardware.presenters import PanelPresenter  # noqa: E402
 from gammonclock.hardware.screens import HEIGHT, WIDTH  # noqa: E402
+from gammonclock.match_state import Phase  # noqa: E402
 from gammonclock.rules import MatchRules  # noqa: E402
 from gammonclock.sides import Button, Pair, Side  # noqa: E402
 
@@ -146,6 +147,7 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
         now = t
         since = time.perf_counter()
         effects: list[Effect]
+        running_before = engine.match.phase is Phase.RUNNING
         engine, effects = engine.feed(edge) if edge is not None else engine.advance(t)
         wake = rig.presenter.present(engine, t, effects)
         returned = time.perf_counter()
@@ -154,8 +156,11 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
         glass = _glass_ms(rig, t, since, returned)
         if glass is None:
             return
-        if any(isinstance(e, TurnEnded) for e in effects) and \
-                not any(isinstance(e, GameStarted) for e in effects):
+        # A clock press: one turn ends, the other starts, on the same screen. A press that
+        # changes the screen (a double, a take, a result) sends whole frames: counted apart.
+        if (running_before and engine.match.phase is Phase.RUNNING
+                and any(isinstance(e, TurnEnded) for e in effects)
+                and not any(isinstance(e, GameStarted) for e in effects)):
             out.clock_presses.append(glass[0])
             out.clock_wire.append(glass[1])
         else:
