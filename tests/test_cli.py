@@ -300,10 +300,13 @@ def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_
     args = ["simulate", "--config", str(root / "config" / "backgammon.toml"), "--script",
             str(script), "--journal", str(journal), "--state-dir", str(tmp_path), "--json"]
     assert main(args + (["--speed", speed] if speed else [])) == 0
-    records = len(journal.read_text().splitlines())
-    assert records > 10                      # the checkpoints of 90 s of play
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    records = len(lines)
+    empty_ticks = [r for r in lines if r["kind"] == "tick" and not r["data"]["effects"]]
     if per_record:
         assert len(synced) >= records
+        assert len(empty_ticks) >= 10        # the 5-s checkpoints of 90 s of play, as on a device
     else:
         assert len(synced) <= 4    # the new key and its folder, the journal once and its folder
+        assert empty_ticks[:-1] == []        # no checkpoints: no power to lose (the last: the end)
     assert main(["verify", str(journal), "--state-dir", str(tmp_path)]) == 0

@@ -30,8 +30,13 @@ def _score(score: Pair[Fraction]) -> str:
     return f"{format_score(score.left)}-{format_score(score.right)}"
 
 
+_AS_IS = frozenset({int, str, bool, type(None)})   # JSON already (exact types: no Enum, no Side)
+
+
 def _plain(value: Any) -> Any:
     """A JSON-ready form of an effect field."""
+    if type(value) in _AS_IS:          # most fields: instants and spans; first, it is every record
+        return value
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Fraction):
@@ -71,7 +76,19 @@ class Effect:
         raise NotImplementedError
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **{f.name: _plain(getattr(self, f.name)) for f in fields(self)}}
+        return {"kind": self.kind, **{name: _plain(getattr(self, name))
+                                      for name in _field_names(type(self))}}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """An effect class's field names (computed once a class: `fields()` is slow)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 class TurnEndReason(str, Enum):
