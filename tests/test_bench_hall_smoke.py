@@ -1,0 +1,67 @@
+"""Smoke test of benchmarks/bench_hall.py: three real clocks (Device on mock pins, `[hall]`),
+a real Mosquitto and the real hall, a few seconds of each phase. Its checks must pass and its
+figures must print; no timing is asserted here (speed lives in the benchmark)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_hall.py"
+
+
+def _load() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_hall", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_hall", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load()
+
+TINY = ["--tables", "3", "--play", "2", "--outage", "3", "--after", "2"]
+
+
+def test_a_tiny_round_passes_its_checks_and_prints_its_figures(capsys: Any) -> None:
+    code = bench.main(TINY)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "FAILED" not in out
+    assert f"$ {bench.COMMAND} {' '.join(TINY)}" in out            # the command, quotable
+    assert "3 real clocks (Device, mock pins, [hall])" in out
+    latencies = re.findall(r"press -> page \(SSE\) (.+?): (\d+) of (\d+) presses shown, "
+                           r"p50 \d+ ms, p99 \d+ ms", out)
+    assert [label for label, _, _ in latencies] == ["while all play",
+                                                    "after the backlog drained"]
+    assert all(shown == pressed and int(pressed) > 0 for _, shown, pressed in latencies)
+    assert re.search(r"CPU: this process \d+% of a core, mosquitto \d+%; \d+ threads; "
+                     r"RSS \d+ MB", out)
+    assert re.search(r"table-3 closed and built again on its state folder during the outage "
+                     r"\(\d+ events not acknowledged", out)
+    assert re.search(r"the backlog \(\d+ events of 3 tables.*all in the hall [\d.]+ s after "
+                     r"the restart: True", out)
+    assert re.search(r"\(0 missing, 0 extra\)", out)
+    assert "table-4 with a wrong password: refused by the broker (True), never on the page " \
+           "(True), plays on (True)" in out
+    assert "table-5's account publishing as table-1: refused by the ACL (True), table-1's " \
+           "card untouched (True)" in out
+
+
+def test_a_planned_match_is_whole_games_of_alternating_turns() -> None:
+    import random
+
+    from gammonclock.sides import Button
+
+    hold = 2 * bench.S
+    presses = bench.plan_match(random.Random(3), 3, hold)
+    assert [p.at for p in presses] == sorted(p.at for p in presses)
+    holds = [p for p in presses if p.held >= hold]
+    assert 3 <= len(holds) <= 5                    # one hold a game, one point each: to 3
+    assert all(p.button is not Button.CUBE for p in presses)
+    for before, after in zip(presses, presses[1:], strict=False):
+        assert after.at - before.at > before.held  # a press ends before the next begins
