@@ -10,6 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.slow     # ~20 s: left out by `-m "not slow"` while editing; CI runs it
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_hall.py"
 
 
