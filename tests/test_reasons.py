@@ -76,6 +76,16 @@ REASON_CODES = {
     "MATCH_IN_PROGRESS": "match_in_progress",
     "MATCH_FILE_BAD": "match_file_bad",
     "JOURNAL_NOT_WRITTEN": "journal_not_written",
+    "NO_BREAK": "no_break",
+    "CHORD_LOCKED": "chord_locked",
+    "CHORD_HELD": "chord_held",
+    "PIN_ENTRY": "pin_entry",
+    "PIN_DOT": "pin_dot",
+    "PIN_WRONG": "pin_wrong",
+    "PIN_TIMEOUT": "pin_timeout",
+    "ARBITER_MENU": "arbiter_menu",
+    "MENU_TIMEOUT": "menu_timeout",
+    "NEXT_MATCH_REQUESTED": "next_match_requested",
 }
 
 # The journal's `kind` of every effect, as journals written before issue 8 have them.
@@ -206,6 +216,7 @@ EMITTED = [
     (Reason.UNDO_PAST_ARBITER, Refused, "0 tap left\n1 arbiter forfeit left\n2 arbiter undo\n3 end",
      {"length": 1}, None),
     (Reason.VOID_NO_ROLL, Ignored, "0 void\n1 end", {}, None),
+    (Reason.NO_BREAK, Refused, "0 arbiter end-break\n1 end", {}, None),
 ]
 
 
@@ -242,8 +253,16 @@ LIFECYCLE_REASONS = {Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FIL
                      Reason.JOURNAL_NOT_WRITTEN}
 
 
+# The arbiter at the panels (SPEC §13.4) says several in a row: their tests are in
+# test_arbiter_mode*.py.
+PANEL_REASONS = {Reason.CHORD_LOCKED, Reason.CHORD_HELD, Reason.PIN_ENTRY, Reason.PIN_DOT,
+                 Reason.PIN_WRONG, Reason.PIN_TIMEOUT, Reason.ARBITER_MENU, Reason.MENU_TIMEOUT,
+                 Reason.NEXT_MATCH_REQUESTED}
+
+
 def test_every_reason_is_emitted_somewhere():
-    emitted = {row[0] for row in EMITTED} | {Reason.DICE_DROPPED} | LIFECYCLE_REASONS
+    emitted = ({row[0] for row in EMITTED} | {Reason.DICE_DROPPED} | LIFECYCLE_REASONS
+               | PANEL_REASONS)
     assert emitted == set(Reason)
 
 

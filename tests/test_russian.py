@@ -544,3 +544,56 @@ def test_the_cyrillic_fonts_are_the_ones_the_readme_names_with_their_licences() 
     licences = (fonts / "LICENSE-terminus.txt").read_text() + (
         fonts / "LICENSE-misc-fixed.txt").read_text()
     assert all(face.cyrillic in licences for face in FACES)
+
+
+# --- the arbiter at the panels (SPEC §13.4) in Russian ------------------------------------------
+
+def _ru_arbiter(presses: tuple[str, ...] = (), pin: tuple[str, ...] = ("left", "right", "cube",
+                                                                      "left"),
+                before: str = OPENING) -> PanelView:
+    script = (before + "130 down cube\n130.1 down left\n130.2 down right\n"
+              "133.7 up cube\n133.7 up left\n133.7 up right\n")
+    script += "".join(f"{140 + 0.5 * i} tap {b}\n" for i, b in enumerate(pin))
+    script += "".join(f"{150 + i} tap {b}\n" for i, b in enumerate(presses))
+    p, v = ru_views(script + f"{151 + len(presses)} end\n", arbiter_pin="LRCL")
+    if p.state["phase"] == "arbiter":          # (a resume leaves it: the players' screens)
+        assert v.left == v.right
+    return v.left
+
+
+_R, _L, _C = "right", "left", "cube"
+# Every step of the menu, each item: (menu presses, the PIN's taps).
+RU_ARBITER_STEPS = [((), ("left", "right"))] + [
+    (("right",) * i + extra, ("left", "right", "cube", "left"))
+    for i in range(9) for extra in ((), ("cube",), ("cube", "right"), ("cube", "right", "cube"))]
+
+
+@pytest.mark.parametrize(("presses", "pin"), RU_ARBITER_STEPS)
+def test_nothing_on_a_russian_arbiters_screen_is_cut(presses, pin) -> None:
+    view = _ru_arbiter(presses, pin)
+    assert len(view.title) <= SMALL.chars(INNER_W), view.title
+    assert len(view.footer) <= TINY.chars(INNER_W), view.footer
+    assert len(view.header) + 1 + len(view.header_right) <= TINY.chars(INNER_W), view.header
+    for left, right in view.lines:
+        limit = TINY.chars(INNER_W) if view.layout is Layout.TEXT else SMALL.chars(INNER_W)
+        assert len(left) + (1 + len(right) if right else 0) <= limit, (left, right)
+
+
+@pytest.mark.parametrize(("name", "presses", "pin"), [
+    ("ru-arbiter-pin", (), ("left", "right")),
+    ("ru-arbiter-menu", (), ("left", "right", "cube", "left")),
+    ("ru-arbiter-edit-clock", (_R, _C, _R, _R), ("left", "right", "cube", "left")),
+    ("ru-arbiter-confirm-undo", (_R, _R, _R, _C), ("left", "right", "cube", "left")),
+])
+def test_the_arbiters_screens_in_russian(name, presses, pin) -> None:
+    check_screen(name, _ru_arbiter(presses, pin))
+
+
+def test_a_failed_pin_in_russian() -> None:
+    p, _ = ru_views(OPENING + "130 down cube\n130.1 down left\n130.2 down right\n"
+                    "133.7 up cube\n133.7 up left\n133.7 up right\n170 end\n",
+                    arbiter_pin="LRCL")
+    [refused] = p.surviving(Refused)
+    notice = notice_for(refused)
+    assert notice is not None
+    assert localized(notice, "ru") == "нет ПИН-кода за 30 с: игра идёт"

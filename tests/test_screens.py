@@ -611,3 +611,79 @@ def test_long_and_cyrillic_names_fit_the_screen():
     assert left.header == "Александра Васильевна"       # the view keeps the name; render cuts it
     check_screen("long-names-left", left)
     check_screen("long-names-right", panel_view(m, RIGHT, m.now))
+
+
+# --- the arbiter at the panels (SPEC §13.4) ----------------------------------------------------
+
+def _arbiter(presses: tuple[str, ...] = (), pin: tuple[str, ...] = ("left", "right", "cube",
+                                                                   "left"),
+             before: str = OPENING, chord_held: bool = False) -> tuple[object, Pair]:
+    """The arbiter's mode after `before` (left's clock runs from 100 s): the chord at 130 s,
+    the PIN's taps from 140 s, then `presses` one a second from 150 s."""
+    script = before + "130 down cube\n130.1 down left\n130.2 down right\n"
+    if chord_held:
+        return views(script + "134 end\n", arbiter_pin="LRCL")
+    script += "133.7 up cube\n133.7 up left\n133.7 up right\n"
+    script += "".join(f"{140 + 0.5 * i} tap {b}\n" for i, b in enumerate(pin))
+    script += "".join(f"{150 + i} tap {b}\n" for i, b in enumerate(presses))
+    return views(script + f"{151 + len(presses)} end\n", arbiter_pin="LRCL")
+
+
+R_, L_, C_ = "right", "left", "cube"
+# (reference name, presses in the menu, the PIN's taps)
+ARBITER_SCREENS = [
+    ("arbiter-pin", (), ("left", "right")),
+    ("arbiter-menu", (), ("left", "right", "cube", "left")),
+    ("arbiter-menu-clock", (R_,), ("left", "right", "cube", "left")),
+    ("arbiter-edit-clock", (R_, C_, L_, L_, L_), ("left", "right", "cube", "left")),
+    ("arbiter-confirm-clock", (R_, C_, L_, L_, L_, C_), ("left", "right", "cube", "left")),
+    ("arbiter-edit-score", (R_, R_, R_, R_, C_, R_), ("left", "right", "cube", "left")),
+    ("arbiter-edit-cube", (R_, R_, R_, R_, R_, C_, R_, R_, R_), ("left", "right", "cube",
+                                                                 "left")),
+    ("arbiter-confirm-undo", (R_, R_, R_, C_), ("left", "right", "cube", "left")),
+    ("arbiter-menu-next-match", (L_, L_), ("left", "right", "cube", "left")),
+    ("arbiter-menu-refused", (R_, R_, R_, R_, R_, R_, C_, C_), ("left", "right", "cube",
+                                                                "left")),
+]
+
+
+@pytest.mark.parametrize(("name", "presses", "pin"), ARBITER_SCREENS,
+                         ids=[row[0] for row in ARBITER_SCREENS])
+def test_the_arbiters_screens(name, presses, pin):
+    _, v = _arbiter(presses, pin)
+    assert v.left == v.right                 # the arbiter reads either panel
+    assert v.left.layout in (Layout.MENU, Layout.TEXT)
+    check_screen(name, v.left)
+
+
+def test_the_arbiters_first_screen_while_the_chord_is_held():
+    _, v = _arbiter(chord_held=True)
+    assert v.left.title == "ARBITER" and v.left.lines[0] == ("release the buttons", "")
+    check_screen("arbiter-held", v.left)
+
+
+def test_the_arbiters_info_page_shows_the_table():
+    from gammonclock.hardware.views import TableInfo
+
+    p, _ = _arbiter((L_, C_))
+    info = TableInfo("T12", ("192.168.1.20",), "0.9.0",
+                     "match-20261201-101500-T12-Anna-Boris.jsonl")
+    view = panel_view(p.match, LEFT, p.match.now, info=info)
+    check_screen("arbiter-info", view)
+
+
+def test_a_failed_pin_is_said_to_the_players():
+    p, v = _arbiter(pin=("left", "left", "left", "left"))
+    assert p.state["phase"] == "running"
+    [refused] = [e for e in p.surviving(Refused)]
+    notice = notice_for(refused)
+    assert notice == "wrong PIN: play goes on"
+    check_screen("notice-pin-wrong-left", panel_view(p.match, LEFT, p.match.now, notice))
+
+
+def test_every_arbiters_screen_says_what_the_buttons_do():
+    for _, presses, pin in ARBITER_SCREENS:
+        _, v = _arbiter(presses, pin)
+        if v.left.layout is Layout.MENU:
+            assert v.left.footer, presses
+            assert len(v.left.footer) <= glyphs.TINY.chars(screens.INNER_W)

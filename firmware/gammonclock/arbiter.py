@@ -128,6 +128,14 @@ class Abandon:
 
 
 @dataclass(frozen=True)
+class EndBreak:
+    """The break ends now, as if its taker had tapped (SPEC §13.4, the arbiter's menu)."""
+
+    def describe(self) -> str:
+        return "end-break"
+
+
+@dataclass(frozen=True)
 class Undo:
     def describe(self) -> str:
         return "undo"
@@ -152,14 +160,14 @@ class SetCube:
 
 
 Command = (Pause | Resume | Adjust | Deduct | AddTime | PointPenalty | Forfeit | Disqualify | Warn
-           | Challenge | Undo | SetScore | SetCube | Abandon)
+           | Challenge | Undo | SetScore | SetCube | Abandon | EndBreak)
 
 USAGE = {
     "pause": "pause", "resume": "resume", "adjust": "adjust SIDE ±DURATION",
     "deduct": "deduct SIDE DURATION", "add": "add SIDE DURATION", "point": "point SIDE",
     "forfeit": "forfeit SIDE [POINTS]", "disqualify": "disqualify SIDE", "warn": "warn SIDE TEXT",
     "challenge": "challenge SIDE upheld|rejected", "undo": "undo", "score": "score LEFT RIGHT",
-    "cube": "cube VALUE [SIDE]", "abandon": "abandon",
+    "cube": "cube VALUE [SIDE]", "abandon": "abandon", "end-break": "end-break",
 }
 
 
@@ -241,10 +249,11 @@ def _build(name: str, args: list[str]) -> Command:
         if len(args) != n:
             raise ArbiterSyntaxError(f"{name} takes {n} argument{'s' if n != 1 else ''}")
 
-    if name in ("pause", "resume", "undo", "abandon"):
+    if name in ("pause", "resume", "undo", "abandon", "end-break"):
         exactly(0)
-        bare: dict[str, type[Pause | Resume | Undo | Abandon]] = {
-            "pause": Pause, "resume": Resume, "undo": Undo, "abandon": Abandon}
+        bare: dict[str, type[Pause | Resume | Undo | Abandon | EndBreak]] = {
+            "pause": Pause, "resume": Resume, "undo": Undo, "abandon": Abandon,
+            "end-break": EndBreak}
         return bare[name]()
     if name == "warn":
         if len(args) < 2:

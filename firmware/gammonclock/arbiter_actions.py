@@ -39,9 +39,38 @@ from .transition import Step
 class Arbiter(Step):
     """One arbiter command; `text` is the command as given, the `what` of its refusals."""
 
-    def command(self, command: cmd.Command) -> None:
+    def command(self, command: cmd.Command, source: str | None = None,
+                by: str | None = None) -> None:
+        """Journal the command with who gave it (`source`: "socket", "panel", "hall"), then act."""
         text = command.describe()
-        self.out.append(ArbiterCommand(self.t, text))
+        self.out.append(ArbiterCommand(self.t, text, source, by))
+        if self.s.phase is Phase.ARBITER:
+            self.at_panel(command, text)
+        else:
+            self.act(command, text)
+
+    def at_panel(self, command: cmd.Command, text: str) -> None:
+        """A command while the arbiter's mode holds the panels (SPEC §13.4): `resume` leaves it
+        (and a pause it found), `pause` has nothing to stop; any other acts on the match as it
+        stood when the chord stopped it, and the mode stays."""
+        s = self.s
+        panel = s.panel
+        assert panel is not None
+        if isinstance(command, cmd.Resume):
+            self.leave_panel(charge=False, by="arbiter")
+            if s.phase is Phase.PAUSED:
+                self.resume("arbiter")
+            return
+        if isinstance(command, cmd.Pause):
+            self.refuse(text, Reason.NO_CLOCK_RUNNING, "the arbiter's mode has stopped the clocks")
+            return
+        s.phase, s.panel = panel.back_to, None
+        self.act(command, text)
+        s.panel = replace(panel, back_to=s.phase,
+                          froze_turn=panel.froze_turn and s.turn is not None)
+        s.phase = Phase.ARBITER
+
+    def act(self, command: cmd.Command, text: str) -> None:
         if self.s.phase is Phase.MATCH_OVER and not isinstance(command, cmd.Warn):
             self.refuse(text, Reason.MATCH_OVER, "the match is over")
             return
@@ -64,6 +93,8 @@ class Arbiter(Step):
                 self.lose_match(side, EndReason.DISQUALIFIED)
             case cmd.Abandon():
                 self.abandon()
+            case cmd.EndBreak():
+                self.end_break_early(text)
             case cmd.Warn(side=side, text=warning):
                 self.out.append(Warned(self.t, side, warning))
             case cmd.Challenge(side=side, upheld=upheld):
@@ -88,6 +119,12 @@ class Arbiter(Step):
             self.resume("arbiter")
         else:
             self.refuse(text, Reason.NOT_PAUSED, "the clock is not paused")
+
+    def end_break_early(self, text: str) -> None:
+        if self.s.phase is Phase.BREAK:
+            self.end_break()
+        else:
+            self.refuse(text, Reason.NO_BREAK, "no break is being taken")
 
     # --- time -------------------------------------------------------------------------------
 

@@ -340,7 +340,8 @@ def _rules(v: dict[str, Any]) -> MatchRules:
         reserve_ns=_reserve(v),
         breaks_per_player=v["breaks.per_player"], break_ns=v["breaks.length"],
         hold_ns=v["buttons.hold_s"], debounce_ns=v["buttons.debounce_ms"],
-        names=Pair(v["players.left"], v["players.right"]))
+        names=Pair(v["players.left"], v["players.right"]),
+        arbiter_pin=v["arbiter.pin"], chord_ns=v["arbiter.chord_s"])
 
 
 def _panel(v: dict[str, Any], side: str) -> PanelConfig:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from .config import (
     Config,
     ConfigError,
@@ -29,7 +30,7 @@ from .config import (
     load_match_config,
 )
 from .journal import JournalError
-from .lifecycle import StartRefused, StickHandler, Table, device_key
+from .lifecycle import PanelRequests, StartRefused, StickHandler, Table, device_key
 
 __all__ = ["Device", "StartRefused", "StateInUse", "build_device", "dummy_panels",
            "lock_state_dir", "open_match", "show_refusal"]
@@ -233,6 +234,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     from .hardware.panels import Panel
     from .hardware.presenters import BuzzerPresenter, PanelPresenter
     from .hardware.screens import config_error_view
+    from .hardware.views import TableInfo
 
     device_file, boot_match = _boot_match(source, match_path)
     device_config = device_file.device
@@ -260,7 +262,14 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     def language() -> str:          # the match's (SPEC §15), else the device's (idle)
         session = service.session
         return session.language if session is not None else device_config.language
-    presenters: list[Any] = [PanelPresenter(panels, alert=alert, language=language)]
+    def table_info() -> TableInfo:   # what the arbiter's menu shows (SPEC §13.4)
+        session = service.session
+        journal = session.journal if session is not None else None
+        return TableInfo(table.table_id, tuple(local_addresses()), __version__,
+                         Path(journal.path).name if journal is not None else "")
+    presenters: list[Any] = [PanelPresenter(panels, alert=alert, language=language,
+                                            info=table_info),
+                             PanelRequests(lambda: service, table, device_config.match_file)]
     buzzer = make_buzzer(device_config.buzzer_enabled, device_config.buzzer_pin, factory)
     presenters.append(BuzzerPresenter(buzzer, device_config.low_time_ns))
     hall_signal = _hall_signal(device_config)

@@ -21,6 +21,8 @@ from typing import assert_never
 
 from . import match as m
 from .arbiter import Undo
+from .arbiter_mode import abandons_match, panel_request
+from .durations import format_clock
 from .effects import (
     ArbiterCommand,
     DoubleOffered,
@@ -31,11 +33,13 @@ from .effects import (
     MatchEnded,
     Refused,
     Rewound,
+    Shown,
     TurnEnded,
     TurnEndReason,
     Undone,
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Hold, MatchState, Recover, Tap
+from .match_state import MenuItem, PanelStage, Phase, copy_state
 from .reasons import Reason
 from .rules import EndReason, MatchRules
 from .sides import Button
@@ -61,6 +65,7 @@ class Press:
     down_at: int
     entry_serial: int          # the history entry of its tap
     recognised: bool = False   # it has been down for hold_s
+    chord: bool = False        # one of a chord of all three buttons, recognised (SPEC §13.4)
 
 
 def edge_taken(down: bool, last_edge_at: int | None, pressed: bool, t: int,
@@ -93,7 +98,12 @@ class Entry:
 
     @property
     def effective(self) -> bool:
-        return any(not e.inert for e in self.effects)
+        """Whether an undo's replay keeps it: it changed something. The arbiter's mode changes
+        its own state with every press (a PIN dot, a step of the menu) and says so in inert
+        effects, so its presses and the chord are always kept."""
+        return any(not e.inert for e in self.effects) or isinstance(
+            self.event, (m.Chord, m.ChordReleased)) or (
+            isinstance(self.event, (Tap, Hold)) and self.before.phase is Phase.ARBITER)
 
     @property
     def player_action(self) -> str | None:
@@ -168,12 +178,33 @@ class Engine:
                     due = (at, button)
         return due
 
-    def next_deadline(self) -> int | None:
-        """The next instant a timer fires: a hold recognised, a flag, a break's end."""
+    def _chord_due(self) -> int | None:
+        """The instant all three buttons, down together, become the arbiter's chord (SPEC
+        §13.4): `chord_s` after the last went down. Only with a PIN, and not in the arbiter's
+        mode already."""
+        if self.rules.arbiter_pin is None or self.match.phase is Phase.ARBITER:
+            return None
+        presses = [state.press for _, state in self.buttons]
+        if any(p is None or p.chord for p in presses):
+            return None
+        return max(p.down_at for p in presses if p is not None) + self.rules.chord_ns
+
+    def _timer_due(self) -> tuple[int, Button | None] | None:
+        """The engine's own next timer: a hold (with its button) before a chord (None) due at
+        the same instant."""
         hold = self._hold_due()
+        chord = self._chord_due()
+        if chord is not None and (hold is None or chord < hold[0]):
+            return chord, None
+        return hold
+
+    def next_deadline(self) -> int | None:
+        """The next instant a timer fires: a hold or a chord recognised, a flag, a break's end,
+        the arbiter's PIN or menu running out."""
+        mine = self._timer_due()
         due = self.match.next_deadline()
-        if hold is not None and (due is None or hold[0] < due):
-            return hold[0]
+        if mine is not None and (due is None or mine[0] < due):
+            return mine[0]
         return due
 
     def state_json(self) -> dict[str, object]:
@@ -185,10 +216,12 @@ class Engine:
         """The engine at `t`, every timer due up to `t` fired at its own instant, in order."""
         engine, out = self, []
         while True:
-            hold = engine._hold_due()
+            mine = engine._timer_due()
             due = engine.match.next_deadline()
-            if hold is not None and hold[0] <= t and (due is None or hold[0] <= due):
-                engine, effects = engine._recognise_hold(hold[1], hold[0])
+            if mine is not None and mine[0] <= t and (due is None or mine[0] <= due):
+                instant, button = mine
+                engine, effects = (engine._recognise_hold(button, instant) if button is not None
+                                   else engine._recognise_chord(instant))
             elif due is not None and due <= t:
                 state, effects = m.advance(engine.match, due)
                 engine = engine._with(match=state, seq=engine.seq + len(effects))
@@ -208,7 +241,7 @@ class Engine:
             case ButtonEdge():
                 engine, effects = engine._edge(event)
             case ArbiterAction(command=Undo()):
-                engine, effects = engine._undo(event.t)
+                engine, effects = engine._undo(event.t, event.source, event.by)
             case Recover():
                 # After an outage every button is up and no press is pending.
                 engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
@@ -229,10 +262,73 @@ class Engine:
                           self.rules.debounce_ns):
             return self, []          # a repeated edge, or a bounce
         if not edge.pressed:
-            return self._with_button(edge.button, ButtonState(edge.t, None)), []
+            engine = self._with_button(edge.button, ButtonState(edge.t, None))
+            if current.press is not None and current.press.chord and engine._chord_released():
+                return engine._fold(m.ChordReleased(edge.t))
+            return engine, []
+        request = panel_request(self.match, edge.button)
         engine, effects = self._fold(Tap(edge.t, edge.button))
         press = Press(edge.t, engine.serials - 1)
-        return engine._with_button(edge.button, ButtonState(edge.t, press)), effects
+        engine = engine._with_button(edge.button, ButtonState(edge.t, press))
+        if request is MenuItem.UNDO:
+            engine, more = engine._undo(edge.t, "panel", None)
+            effects = effects + more
+            refusal = next((e for e in more if isinstance(e, Refused)), None)
+            if refusal is not None:
+                engine = engine._panel_refused(refusal.reason)
+        elif request is MenuItem.NEXT_MATCH:
+            # The device loads its match file (SPEC §13.4): a request, not a change of this
+            # match, so no replay ever repeats it.
+            engine, more = engine._report([Shown(
+                edge.t, "the next match: " + ("abandon this one and load the match file"
+                                              if abandons_match(engine.match)
+                                              else "load the match file"),
+                Reason.NEXT_MATCH_REQUESTED)])
+            effects = effects + more
+        return engine, effects
+
+    def _panel_refused(self, reason: Reason | None) -> Engine:
+        """The menu says why its undo was refused until the next press (`arbiter_mode` does so
+        for the commands the match folds itself)."""
+        panel = self.match.panel
+        if panel is None:
+            return self
+        match = copy_state(self.match)
+        match.panel = replace(panel, refused=reason)
+        return self._with(match=match)
+
+    def _chord_released(self) -> bool:
+        """Whether the last button of a recognised chord just went up in the PIN's wait."""
+        panel = self.match.panel
+        return (panel is not None and panel.stage is PanelStage.HELD
+                and not any(s.press is not None and s.press.chord for _, s in self.buttons))
+
+    def _recognise_chord(self, at: int) -> tuple[Engine, list[Effect]]:
+        """The chord (SPEC §13.4): what its down edges did (and their holds) is undone, and the
+        match goes into the arbiter's mode as of the earliest of them; other inputs since are
+        applied again on top. Locked after three failed PINs: the presses stay what they were."""
+        presses = [state.press for _, state in self.buttons]
+        locked = self.match.chord_locked_until
+        if locked is not None and at < locked:
+            # Marked, so that it is not recognised again; a hold still to come still comes.
+            engine = self._with(buttons=tuple(
+                (b, replace(state, press=replace(state.press, chord=True))
+                 if state.press is not None else state) for b, state in self.buttons))
+            return engine._report([Shown(at, f"arbiter chord locked for "
+                                             f"{format_clock(locked - at)}",
+                                         Reason.CHORD_LOCKED)])
+        # Its presses are the chord's now: none of them becomes a hold any more.
+        engine = self._with(buttons=tuple(
+            (b, replace(state, press=replace(state.press, recognised=True, chord=True))
+             if state.press is not None else state) for b, state in self.buttons))
+        taps = [e for p in presses if p is not None
+                and (e := engine._find(p.entry_serial)) is not None]
+        if not taps:                 # an undo took their taps away: the mode opens now
+            return engine._fold(m.Chord(at))
+        start = min(taps, key=lambda e: e.serial)
+        chord_serials = {e.serial for e in taps}
+        later = [e for e in _entries_since(engine.log, start) if e.serial not in chord_serials]
+        return engine._replay(start, m.Chord(start.event.t), later, at, "arbiter chord")
 
     def _fold(self, event: m.Event) -> tuple[Engine, list[Effect]]:
         """Fold one event into the match and the history."""
@@ -289,8 +385,9 @@ class Engine:
             log = replace(e, prev=log)
         return self._with(log=log)
 
-    def _undo(self, t: int) -> tuple[Engine, list[Effect]]:
-        said = ArbiterCommand(t, "undo")
+    def _undo(self, t: int, source: str | None = None,
+              by: str | None = None) -> tuple[Engine, list[Effect]]:
+        said = ArbiterCommand(t, "undo", source, by)
         state = self.match
         if state.end_reason in (EndReason.FLAG, EndReason.DISQUALIFIED, EndReason.CHALLENGES,
                                 EndReason.ABANDONED):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from .config import Config, ConfigError, DeviceFile, parse_match_config
 from .engine import Engine
 from .journal import (
-    JOURNALS_DIR,
     JournalError,
     JournalWriter,
     KeyRefused,
@@ -49,6 +47,7 @@ from .session import (
     journal_header,
     journal_heads,
     journal_order,
+    new_journal_path,
     next_match_no,
     replay_from_snapshot,
     resume,
@@ -120,23 +119,14 @@ def _file_word(text: str, limit: int = NAME_IN_FILE) -> str:
 def journal_path(state_dir: str | Path, wall_ns: int, table: str, config: Config) -> Path:
     """A new journal's path: `match-YYYYmmdd-HHMMSS-TABLE-LEFT-RIGHT.jsonl` (UTC), with `-2`,
     `-3`… when that name is taken (two matches loaded within a second)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(wall_ns // 1_000_000_000))
     names = config.rules.names
     # The table id is a file name already (its config pattern); the names are anything.
-    stem = "-".join(["match", stamp, table, _file_word(names.left), _file_word(names.right)])
-    directory = Path(state_dir) / JOURNALS_DIR
-    path, n = directory / f"{stem}.jsonl", 1
-    try:
-        while path.exists():
-            n += 1
-            path = directory / f"{stem}-{n}.jsonl"
-    except OSError as exc:        # a dying card: EIO on a lookup
-        raise JournalError(f"{directory}: cannot look for journals: {exc.strerror}") from None
-    return path
+    return new_journal_path(state_dir, wall_ns, f"-{table}-{_file_word(names.left)}-"
+                                                f"{_file_word(names.right)}")
 
 
 def match_words(config: Config) -> str:
-    """The match in a few words, for the panels and replies: "Anna–Boris, 11 points"."""
+    """The match in a few words, for the panels and replies: "Anna-Boris, 11 points"."""
     rules = config.rules
     return (f"{rules.names.left}-{rules.names.right}, {rules.length} "
             f"point{'s' if rules.length != 1 else ''}")
@@ -169,7 +159,7 @@ class Boot:
 def in_progress(engine: Engine) -> bool:
     """A match that has started and is not over: a next match needs `--force`."""
     match = engine.match
-    return match.phase is not Phase.MATCH_OVER and match.match_started_at is not None
+    return match.play_phase is not Phase.MATCH_OVER and match.match_started_at is not None
 
 
 class Table:
@@ -282,7 +272,7 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     if session is not None and _same_match_waiting(session, config):
         # The same file again while its match waits to start (a stick plugged in twice).
         return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"])
-    if session is not None and session.engine.match.phase is not Phase.MATCH_OVER:
+    if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         if in_progress(session.engine) and not force:
             return LoadOutcome(False, [], _in_progress_words(session.engine),
                                Reason.MATCH_IN_PROGRESS)
@@ -300,7 +290,7 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
         return LoadOutcome(False, [], f"the next match cannot start: {exc}",
                            Reason.JOURNAL_NOT_WRITTEN)
     said: list[str] = []
-    if session is not None and session.engine.match.phase is not Phase.MATCH_OVER:
+    if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         t = max(session.engine.now, now)          # engine time, never before the last input
         said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon()))]
     if session is not None:
@@ -342,6 +332,59 @@ def _in_progress_words(engine: Engine) -> str:
     return (f"a match is in progress (game {match.game}, score {score}): the next match loads "
             f"once it is over; `new-match --force` ends it now as abandoned, on the record")
 
+
+
+# --- the arbiter's menu at the panels (SPEC §13.4) ----------------------------------------------
+
+class PanelRequests:
+    """A presenter that hears the arbiter's menu ask for the next match (a `Shown` effect with
+    `Reason.NEXT_MATCH_REQUESTED`) and loads the table's match file on the loop, in order with
+    the presses. The arbiter confirmed it on a screen that said whether the match in progress
+    ends abandoned, so the load is forced. A refusal (no match file, a bad one) is shown on the
+    panels and the menu stays."""
+
+    def __init__(self, service: Callable[[], ClockService], table: Table,
+                 match_file: str | None) -> None:
+        self.service = service
+        self.table = table
+        self.match_file = match_file
+
+    def present(self, engine: Engine, t: int, effects: list[Any]) -> int | None:
+        from .effects import Shown
+        from .service import Task
+
+        if any(isinstance(e, Shown) and e.reason is Reason.NEXT_MATCH_REQUESTED
+               for e in effects):
+            service = self.service()
+            service.submit(Task(service.clock_ns(), self.load))
+        return None
+
+    def load(self) -> LoadOutcome:
+        from .hardware.texts import Text
+
+        service = self.service()
+        if self.match_file is None:
+            outcome = LoadOutcome(False, [], "no match file: the device config names none "
+                                  "(table.match_file)", Reason.MATCH_FILE_BAD)
+        else:
+            try:
+                text = Path(self.match_file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                outcome = LoadOutcome(False, [], f"{self.match_file}: cannot read the match "
+                                      f"file: {exc}", Reason.MATCH_FILE_BAD)
+            else:
+                outcome = load_next_match(service, self.table, text, self.match_file,
+                                          force=True)
+        if outcome.ok:
+            log.info("the arbiter's menu loaded the next match: %s", "; ".join(outcome.said))
+        else:
+            log.warning("the arbiter's menu asked for the next match: %s", outcome.error)
+            service.notify(Text("notice.no_match_file" if self.match_file is None
+                                else "notice.next_match_refused"))
+        return outcome
+
+    def close(self) -> None:
+        pass
 
 
 # --- a USB stick (SPEC §13.3) --------------------------------------------------------------------

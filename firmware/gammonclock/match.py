@@ -16,6 +16,7 @@ from typing import assert_never
 
 from . import arbiter as cmd
 from .arbiter_actions import Arbiter
+from .arbiter_mode import ArbiterMode
 from .dice import DiceMessage
 from .dice_rules import Dice
 from .effects import Effect
@@ -25,8 +26,8 @@ from .rules import MatchRules, crawford_due, json_points
 from .sides import Button, Pair, Side
 
 __all__ = [
-    "ArbiterAction", "DiceDropped", "DiceEvent", "Event", "Hold", "MatchState", "Phase", "Recover",
-    "Tap", "advance", "apply", "start", "state_json",
+    "ArbiterAction", "Chord", "ChordReleased", "DiceDropped", "DiceEvent", "Event", "Hold",
+    "MatchState", "Phase", "Recover", "Tap", "advance", "apply", "start", "state_json",
 ]
 
 
@@ -97,7 +98,28 @@ class DiceDropped:
         return f"dice reader: {self.count} lines dropped"
 
 
-Event = Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover
+@dataclass(frozen=True)
+class Chord:
+    """All three buttons held together (SPEC §13.4), acting from the earliest of their down
+    edges `t` in place of what those edges did: the arbiter's mode, PIN first."""
+
+    t: int
+
+    def describe(self) -> str:
+        return "arbiter chord"
+
+
+@dataclass(frozen=True)
+class ChordReleased:
+    """The last button of a recognised chord went up at `t`: the PIN's time starts."""
+
+    t: int
+
+    def describe(self) -> str:
+        return "arbiter chord released"
+
+
+Event = Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover | Chord | ChordReleased
 
 
 def start(rules: MatchRules, at: int = 0) -> MatchState:
@@ -143,8 +165,16 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
             # A hold that means nothing in this phase is the tap its down edge was (fine point
             # 1); a replay after an undo or another hold can bring a recorded hold into one.
             Play(state, effects).tap(button)
-        case ArbiterAction(command=command):
-            Arbiter(state, effects).command(command)
+        case ArbiterAction(command=command, source=source, by=by):
+            Arbiter(state, effects).command(command, source, by)
+        case Chord():
+            # A replay after an undo may bring a chord into a mode already open, or its
+            # release after the mode was left: either then changes nothing.
+            if state.phase is not Phase.ARBITER:
+                ArbiterMode(state, effects).open()
+        case ChordReleased():
+            if state.phase is Phase.ARBITER:
+                ArbiterMode(state, effects).chord_released()
         case Recover():
             Play(state, effects).recover()
         case DiceEvent(message=message):

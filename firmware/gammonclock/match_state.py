@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 
+from .reasons import Reason
 from .rules import EndReason, GameResult, MatchRules
 from .sides import Button, Pair, Side
 from .timecontrol import Turn
@@ -24,6 +25,7 @@ class Phase(str, Enum):
     RESULT_ENTRY = "result_entry"
     BREAK = "break"
     MATCH_OVER = "match_over"
+    ARBITER = "arbiter"            # the arbiter at the panels (SPEC §13.4): PIN entry, the menu
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,52 @@ class LastRoll:
     counted: bool       # it was the running player's roll of this turn
 
 
+class PanelStage(str, Enum):
+    """Where the arbiter at the panels is (SPEC §13.4)."""
+
+    HELD = "held"          # the chord is recognised and still down
+    PIN = "pin"            # the chord released: PIN taps, each a dot
+    MENU = "menu"          # the PIN was right: the list of items
+    EDIT = "edit"          # an item's new value being set (a clock, the score, the cube)
+    CONFIRM = "confirm"    # the change asked for, before it applies
+    INFO = "info"          # table, address, version, journal
+
+
+class MenuItem(str, Enum):
+    """The arbiter's menu at the panels, in the order it lists them."""
+
+    RESUME = "resume"
+    ADJUST_LEFT = "adjust_left"
+    ADJUST_RIGHT = "adjust_right"
+    UNDO = "undo"
+    SCORE = "score"
+    CUBE = "cube"
+    END_BREAK = "end_break"
+    NEXT_MATCH = "next_match"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class PanelMode:
+    """The arbiter at the panels: play stopped at `since` (the chord's earliest down edge) and
+    goes on in `back_to`; `froze_turn`: a running clock was stopped there (a failed PIN charges
+    the whole span to it). The draft fields hold the value an EDIT step is setting."""
+
+    since: int
+    back_to: Phase
+    froze_turn: bool
+    stage: PanelStage
+    deadline: int | None              # PIN: 30 s after the release; menu: 120 s after a press
+    entered: tuple[Button, ...] = ()  # the PIN taps so far (the panels show dots only)
+    item: MenuItem = MenuItem.RESUME
+    delta_ns: int = 0                 # ADJUST_*: the change to the reserve
+    score: Pair[Fraction] | None = None
+    score_side: Side = Side.LEFT      # SCORE: the side whose points the arrows change
+    cube_value: int = 1
+    cube_owner: Side | None = None
+    refused: Reason | None = None     # why the last change was refused (shown until a press)
+
+
 @dataclass
 class MatchState:
     """The match at instant `now`. Treated as a value: transitions work on a copy."""
@@ -88,6 +136,10 @@ class MatchState:
     winner: Side | None
     end_reason: EndReason | None
     flag: Side | None
+    # The arbiter at the panels (SPEC §13.4); a journal or snapshot older than them has none.
+    panel: PanelMode | None = None            # in Phase.ARBITER
+    pin_failures: int = 0                     # failed PIN attempts in a row
+    chord_locked_until: int | None = None     # three failures lock the chord until then
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -104,6 +156,12 @@ class MatchState:
         return self.turn.side if self.turn is not None and self.turn.running else None
 
     @property
+    def play_phase(self) -> Phase:
+        """The phase of play: under the arbiter's mode, the one it goes back to."""
+        return self.panel.back_to if self.phase is Phase.ARBITER and self.panel is not None \
+            else self.phase
+
+    @property
     def cube_enabled(self) -> bool:
         return self.rules.cube and not self.crawford_game
 
@@ -112,6 +170,9 @@ class MatchState:
         due = self.turn.flag_at() if self.turn is not None else None
         if self.phase is Phase.BREAK and self.brk is not None and not self.brk.overrun:
             due = self.brk.ends_at if due is None else min(due, self.brk.ends_at)
+        if self.phase is Phase.ARBITER and self.panel is not None \
+                and self.panel.deadline is not None:
+            due = self.panel.deadline if due is None else min(due, self.panel.deadline)
         return due
 
     def hold_has_meaning(self, button: Button) -> bool:
@@ -126,6 +187,11 @@ class MatchState:
             return button is Button.CUBE or button.side is self.offer.doubler.other
         if self.phase is Phase.PAUSED:
             return button is Button.CUBE
+        if self.phase is Phase.ARBITER:
+            # In the menu a cube hold resumes play; a PIN tap and a confirmation stand.
+            assert self.panel is not None
+            return button is Button.CUBE and self.panel.stage in (
+                PanelStage.MENU, PanelStage.EDIT, PanelStage.INFO)
         return False
 
 

@@ -9,38 +9,31 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .arbiter_mode import ArbiterMode
 from .durations import format_clock
 from .effects import (
-    BreakEnded,
-    BreakOverrun,
     BreakStarted,
     DoubleOffered,
     DoubleTaken,
-    FlagFell,
     GameStarted,
-    OvertimeGiven,
     Recovered,
     ResultEntryCancelled,
     ResultEntryStarted,
     ResultProposed,
     Shown,
-    TurnEnded,
     TurnEndReason,
-    TurnStarted,
 )
 from .match_state import BreakState, CubeOffer, Phase, ResultEntry
 from .reasons import Reason
 from .rules import (
     DOUBLE_REFUSALS,
     SPRINT_BREAK_AFTER_NS,
-    EndReason,
     Family,
     double_refusal,
     format_score,
     proposal_cycle,
 )
 from .sides import Button, Pair, Side
-from .timecontrol import FlagRule, TimeMode, Turn
 from .transition import Step
 
 
@@ -51,45 +44,33 @@ class Play(Step):
 
     def fire_timer(self) -> None:
         s = self.s
-        if s.turn is not None and s.turn.flag_at() == self.t:
+        if s.phase is Phase.ARBITER:
+            ArbiterMode(s, self.out).timeout()
+        elif s.turn is not None and s.turn.flag_at() == self.t:
             self.flag_falls(s.turn)
         else:
             assert s.brk is not None and s.brk.ends_at == self.t
-            s.brk = replace(s.brk, overrun=True)
-            self.out.append(BreakOverrun(self.t, s.brk.side))
-            # The late player's reserve runs with no delay and nothing added back.
-            side = s.brk.side
-            s.turn = Turn.begin(side, self.t, s.reserves[side], TimeMode.NONE, 0)
-            self.out.append(TurnStarted(self.t, side, s.reserves[side], 0))
-
-    def flag_falls(self, turn: Turn) -> None:
-        s, tc, side = self.s, self.s.rules.time, turn.side
-        if tc.flag_rule is FlagRule.OVERTIME and not s.overtime_used[side]:
-            s.overtime_used = s.overtime_used.with_(side, True)
-            s.turn = replace(turn, start_reserve=turn.start_reserve + tc.overtime_ns)
-            self.out.append(OvertimeGiven(self.t, side, tc.overtime_ns))
-            return
-        end = turn.flag_end(self.t)
-        s.reserves = s.reserves.with_(side, 0)
-        s.turn = None
-        self.out.append(TurnEnded(self.t, side, TurnEndReason.FLAG, end.span, end.delay_used,
-                                  end.charged, 0, 0))
-        self.out.append(FlagFell(self.t, side))
-        self.lose_match(side, EndReason.FLAG)
+            self.overrun_break()
 
     def recover(self) -> None:
         """Back after an outage: a running clock is paused at the last record's instant."""
+        s = self.s
         paused = self.clock_runs()
         if paused:
             self.pause("recovery")
         self.out.append(Recovered(self.t, paused))
+        if s.phase is Phase.ARBITER:
+            # Every button is up now: a chord still held at the outage counts as released.
+            ArbiterMode(s, self.out).chord_released()
 
     # --- taps -------------------------------------------------------------------------------
 
     def tap(self, button: Button) -> None:
         s = self.s
         what = f"tap {button}"
-        if s.phase is Phase.MATCH_OVER:
+        if s.phase is Phase.ARBITER:
+            ArbiterMode(s, self.out).press(button, held=False)
+        elif s.phase is Phase.MATCH_OVER:
             self.ignore(what, Reason.MATCH_OVER, "the match is over")
         elif s.phase is Phase.BETWEEN_GAMES:
             if button is Button.CUBE:
@@ -188,18 +169,13 @@ class Play(Step):
         else:
             self.finish_game(entry.proposal, by_arbiter=False)
 
-    def end_break(self) -> None:
-        s = self.s
-        assert s.brk is not None
-        overrun = self.end_turn(TurnEndReason.BREAK_OVER).span if s.brk.overrun else 0
-        self.out.append(BreakEnded(self.t, s.brk.side, overrun))
-        s.brk, s.phase = None, Phase.BETWEEN_GAMES
-
     # --- holds (only where `hold_has_meaning`) ----------------------------------------------
 
     def hold(self, button: Button) -> None:
         s = self.s
-        if s.phase is Phase.BETWEEN_GAMES:
+        if s.phase is Phase.ARBITER:
+            ArbiterMode(s, self.out).press(button, held=True)
+        elif s.phase is Phase.BETWEEN_GAMES:
             self.request_break(button.side)  # type: ignore[arg-type]
         elif s.phase is Phase.PAUSED:
             self.resume("cube")

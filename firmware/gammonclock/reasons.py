@@ -54,6 +54,18 @@ class Reason(str, Enum):
     UNDO_MATCH_LOST = "undo_match_lost"          # undo: the match was lost on flag, DQ, challenges
     UNDO_NOTHING = "undo_nothing"                # undo: no player action to take back
     UNDO_PAST_ARBITER = "undo_past_arbiter"      # undo: the arbiter ended the match after it
+    NO_BREAK = "no_break"                        # end-break: no break is being taken
+
+    # --- the arbiter at the panels (SPEC §13.4) ---
+    CHORD_LOCKED = "chord_locked"                # Shown: the chord, locked after 3 bad PINs
+    CHORD_HELD = "chord_held"                    # Ignored: a tap before the chord is released
+    PIN_ENTRY = "pin_entry"                      # Shown: the chord recognised, or released
+    PIN_DOT = "pin_dot"                          # Shown: a PIN tap (a dot, never the button)
+    PIN_WRONG = "pin_wrong"                      # Refused: a wrong PIN; play resumes, charged
+    PIN_TIMEOUT = "pin_timeout"                  # Refused: no PIN within 30 s; likewise
+    ARBITER_MENU = "arbiter_menu"                # Shown: the arbiter's menu, a step of it
+    MENU_TIMEOUT = "menu_timeout"                # Shown: 120 s without a press: menu closed
+    NEXT_MATCH_REQUESTED = "next_match_requested"  # Shown: the device loads its match file
 
     # --- the table's lifecycle (SPEC §13.2; answers only, never in a match's journal) ---
     NO_MATCH = "no_match"                        # a command or a roll while no match is loaded
@@ -73,5 +85,6 @@ ARBITER_REFUSALS = frozenset({
     Reason.FORFEIT_IN_BREAK, Reason.SCORE_AT_LENGTH, Reason.SCORE_HALF_POINT,
     Reason.CUBE_NOT_IN_GAME, Reason.CUBE_DOUBLE_OFFERED, Reason.CUBE_IN_BREAK,
     Reason.CUBE_NO_OWNER, Reason.UNDO_MATCH_LOST, Reason.UNDO_NOTHING, Reason.UNDO_PAST_ARBITER,
+    Reason.NO_BREAK,
     Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD, Reason.JOURNAL_NOT_WRITTEN,
 })

@@ -54,6 +54,7 @@ MAX_BREAK_NS = 5 * NS_PER_MIN          # IBF: a break lasts at most 5 minutes
 SPRINT_BREAK_AFTER_NS = 45 * NS_PER_MIN  # sprintgammon: not before 45 min of match time
 DEFAULT_OVERTIME_NS = 1 * NS_PER_MIN
 DEFAULT_HOLD_NS = 2 * NS_PER_S
+DEFAULT_CHORD_NS = 3 * NS_PER_S     # arbiter.chord_s (SPEC §13.4)
 DEFAULT_DEBOUNCE_NS = 30_000_000
 
 
@@ -266,6 +267,11 @@ class MatchRules:
     hold_ns: int
     debounce_ns: int
     names: Pair[str]
+    # The arbiter at the panels (SPEC §13.4): the PIN as button letters ("LRCLR"; None: the
+    # chord means nothing) and how long the chord of all three buttons is held. A journal
+    # written before these existed reads back with the defaults: no PIN.
+    arbiter_pin: str | None = None
+    chord_ns: int = DEFAULT_CHORD_NS
 
     @property
     def family(self) -> Family:

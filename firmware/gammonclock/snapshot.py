@@ -24,6 +24,7 @@ from typing import Any
 
 from . import (
     arbiter,
+    arbiter_mode,
     dice,
     effects,
     engine,
@@ -52,8 +53,8 @@ def _tag(cls: type) -> str:
 def _registry() -> dict[str, type]:
     """Every class a snapshot may hold, by its tag."""
     found: dict[str, type] = {}
-    for module in (arbiter, dice, effects, engine, match, match_state, reasons, rules, sides,
-                   timecontrol):
+    for module in (arbiter, arbiter_mode, dice, effects, engine, match, match_state, reasons,
+                   rules, sides, timecontrol):
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__ and (
                     dataclasses.is_dataclass(value) or issubclass(value, Enum)):
@@ -126,8 +127,12 @@ def _decode_dataclass(data: dict[str, Any], match_rules: MatchRules, where: str)
     if not dataclasses.is_dataclass(cls) or not isinstance(values, dict):
         raise SnapshotError(f"{where}: {data['$d']} must be a class with its fields")
     names = {f.name for f in dataclasses.fields(cls)}
-    if set(values) != names:
-        odd = sorted(set(values) ^ names)
+    # A field added since the snapshot was written (with its default) may be absent from it.
+    defaulted = {f.name for f in dataclasses.fields(cls)
+                 if f.default is not dataclasses.MISSING
+                 or f.default_factory is not dataclasses.MISSING}
+    if not set(values) <= names or not names - defaulted <= set(values):
+        odd = sorted((set(values) ^ names) - (defaulted - set(values)))
         raise SnapshotError(f"{where}: {data['$d']} has fields {sorted(names)}; "
                             f"{', '.join(odd)} do not match")
     fields = {name: decode_value(v, match_rules, f"{where}.{name}") for name, v in values.items()}
@@ -166,8 +171,12 @@ def history_floor(state: Engine) -> Entry | None:
                        None)
     if last_action is None:
         return None
+    # A press still pending may become a hold, or (with a PIN) one of a chord: either rewinds
+    # to its tap.
+    chords = state.rules.arbiter_pin is not None
     target = min([last_action, *(s.press.entry_serial for _, s in state.buttons
-                                 if s.press is not None and not s.press.recognised)])
+                                 if s.press is not None and (
+                                     not s.press.recognised or (chords and not s.press.chord)))])
     return next((e for e in _entries(state.log) if e.serial <= target), None)
 
 

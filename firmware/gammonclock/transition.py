@@ -8,11 +8,17 @@ the end of a game and of the match.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .effects import (
+    BreakEnded,
+    BreakOverrun,
     Effect,
+    FlagFell,
     GameEnded,
     Ignored,
     MatchEnded,
+    OvertimeGiven,
     Paused,
     Refused,
     Resumed,
@@ -32,7 +38,7 @@ from .rules import (
     winner_by_score,
 )
 from .sides import Side
-from .timecontrol import Turn, TurnEnd
+from .timecontrol import FlagRule, TimeMode, Turn, TurnEnd
 
 
 class Step:
@@ -90,6 +96,65 @@ class Step:
         s.turn = s.turn.resumed(self.t)
         s.phase, s.resume_phase = s.resume_phase, None
         self.out.append(Resumed(self.t, by))
+
+    # --- timers -----------------------------------------------------------------------------
+
+    def flag_falls(self, turn: Turn, at: int | None = None) -> None:
+        """The running side's reserve reached zero at `at` (default: now; earlier for a span
+        charged after the fact, a failed arbiter's PIN): overtime once, or the match is lost."""
+        s, tc, side = self.s, self.s.rules.time, turn.side
+        if tc.flag_rule is FlagRule.OVERTIME and not s.overtime_used[side]:
+            s.overtime_used = s.overtime_used.with_(side, True)
+            s.turn = replace(turn, start_reserve=turn.start_reserve + tc.overtime_ns)
+            self.out.append(OvertimeGiven(self.t, side, tc.overtime_ns))
+            return
+        end = turn.flag_end(self.t if at is None else at)
+        s.reserves = s.reserves.with_(side, 0)
+        s.turn = None
+        self.out.append(TurnEnded(self.t, side, TurnEndReason.FLAG, end.span, end.delay_used,
+                                  end.charged, 0, 0))
+        self.out.append(FlagFell(self.t, side))
+        self.lose_match(side, EndReason.FLAG)
+
+    def overrun_break(self) -> None:
+        """The break's time is up and its taker is not back: their reserve runs, with no delay
+        and nothing added back."""
+        s = self.s
+        assert s.brk is not None
+        s.brk = replace(s.brk, overrun=True)
+        self.out.append(BreakOverrun(self.t, s.brk.side))
+        side = s.brk.side
+        s.turn = Turn.begin(side, self.t, s.reserves[side], TimeMode.NONE, 0)
+        self.out.append(TurnStarted(self.t, side, s.reserves[side], 0))
+
+    def end_break(self) -> None:
+        """The break ends now: its taker came back (or the arbiter ended it)."""
+        s = self.s
+        assert s.brk is not None
+        overrun = self.end_turn(TurnEndReason.BREAK_OVER).span if s.brk.overrun else 0
+        self.out.append(BreakEnded(self.t, s.brk.side, overrun))
+        s.brk, s.phase = None, Phase.BETWEEN_GAMES
+
+    # --- the arbiter at the panels (SPEC §13.4) ---------------------------------------------
+
+    def leave_panel(self, charge: bool, by: str) -> None:
+        """Play goes on where the chord stopped it. `charge`: a failed PIN, so the clock that
+        was running runs from the chord's down edge, as if it had never stopped (a failed
+        attempt is never free time); else from now (the arbiter's pause is nobody's)."""
+        s = self.s
+        panel = s.panel
+        assert panel is not None
+        s.phase, s.panel = panel.back_to, None
+        if panel.froze_turn and s.turn is not None:
+            s.turn = s.turn.resumed(panel.since if charge else self.t)
+            self.out.append(Resumed(self.t, by))
+            # The charged span may have run the reserve out: the flag falls now, with the
+            # clock at zero at the instant it reached it.
+            while s.turn is not None and (due := s.turn.flag_at()) is not None and due <= self.t:
+                self.flag_falls(s.turn, at=due)
+        elif (s.phase is Phase.BREAK and s.brk is not None and not s.brk.overrun
+              and s.brk.ends_at <= self.t):
+            self.overrun_break()      # the break's time ran out meanwhile: the taker is late
 
     # --- the end of a game and of the match -------------------------------------------------
 

@@ -204,7 +204,9 @@ def render(view: PanelView) -> Image.Image:
                 right = glyphs.clip(right, SMALL, INNER_W)
                 x = c.right(INNER_W, y, right, SMALL)
                 c.text(0, y, glyphs.clip(left, SMALL, x - (SMALL.width if right else 0)), SMALL)
-            if view.footer:
+            if view.footer and view.layout is Layout.MENU:
+                c.centred(51, view.footer, TINY)     # what each button does: 24 characters
+            elif view.footer:
                 c.centred(48, view.footer, SMALL)
     if view.notice:
         _draw_notice(c, view.notice)

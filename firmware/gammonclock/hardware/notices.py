@@ -73,6 +73,16 @@ _PLAYER_NOTICES: dict[Reason, str] = {
     Reason.TAKE_HINT: Text("hint.take"),
 }
 
+# The arbiter at the panels (SPEC §13.4): everyone at the table learns what came of a chord (the
+# PIN's dots and the menu's steps are the arbiter's screens themselves, not notices).
+_ARBITER_MODE_NOTICES: dict[Reason, str] = {
+    Reason.PIN_WRONG: Text("notice.pin_wrong"),
+    Reason.PIN_TIMEOUT: Text("notice.pin_timeout"),
+    Reason.CHORD_LOCKED: Text("notice.chord_locked"),
+    Reason.MENU_TIMEOUT: Text("notice.menu_closed"),
+    Reason.NEXT_MATCH_REQUESTED: Text("notice.next_match"),
+}
+
 # The ignored taps the player is told about, and how; the rest (the match is over, the dice
 # reader's) need no word.
 _IGNORED_NOTICES: dict[Reason, str] = {
@@ -92,6 +102,8 @@ def notice_for(effect: Effect) -> str | None:
     player's refused double or break shows why. One made by hand, without a reason code, shows
     the engine's English words.
     """
+    if isinstance(effect, (Refused, Shown)) and effect.reason in _ARBITER_MODE_NOTICES:
+        return _ARBITER_MODE_NOTICES[effect.reason]
     if isinstance(effect, Refused):       # one without a code (made by hand): its text, cut
         return _short(effect.why) if effect.reason is None else _PLAYER_NOTICES.get(effect.reason)
     if isinstance(effect, Ignored):

@@ -13,12 +13,14 @@ from PIL import Image
 
 from ..effects import Effect, FlagFell
 from ..engine import Engine
+from ..match_state import Phase
 from ..sides import Pair, Side
 from .buzzer import Buzzer
 from .notices import opening_dice
 from .panels import Panel, next_shift_at
 from .redraw import settled
 from .screens import PanelView, idle_view, in_language, notice_for, panel_view, render
+from .views import TableInfo
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
 IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
@@ -33,8 +35,10 @@ class PanelPresenter:
     """Both panels: each shows the match as its player faces it."""
 
     def __init__(self, panels: Pair[Panel], alert: Callable[[], str | None] | None = None,
-                 language: Callable[[], str] | None = None) -> None:
+                 language: Callable[[], str] | None = None,
+                 info: Callable[[], TableInfo] | None = None) -> None:
         self.panels = panels
+        self.info = info                    # the table as the arbiter's menu shows it
         self.alert = alert                  # a standing problem to show (the journal failing)
         self.language = language or (lambda: "en")   # the panels' language (SPEC §15)
         self.notice: str | None = None
@@ -53,13 +57,14 @@ class PanelPresenter:
         if alert:
             notice = alert
         state = engine.match
+        info = self.info() if self.info is not None and state.phase is Phase.ARBITER else None
         changes: list[int | None] = []
         for side in Side:
             # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
             # frame shows what follows, and the next redraw is the next real change.
             shown, change = settled(state, side, t)
             changes.append(change)
-            view = panel_view(state, side, shown, notice, self.language(), self.opening)
+            view = panel_view(state, side, shown, notice, self.language(), self.opening, info)
             drawn = self._drawn.get(side)
             image = drawn[1] if drawn and drawn[0] == view else render(view)
             self._drawn[side] = (view, image)

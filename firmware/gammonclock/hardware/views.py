@@ -17,14 +17,17 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TypedDict
 
+from ..arbiter_mode import abandons_match
 from ..durations import NS_PER_S, format_seconds
 from ..match import MatchState, Phase
+from ..match_state import MenuItem, PanelMode, PanelStage
+from ..reasons import Reason
 from ..rules import EndReason, Family, GameResult, ResultKind, format_score
 from ..sides import Side
 from ..timecontrol import TimeControl, TimeMode, Turn
 from . import glyphs
 from .glyphs import TINY
-from .texts import DEFAULT, localized, say, say_lines
+from .texts import DEFAULT, TEXTS, localized, say, say_lines
 from .texts import length as length_words
 from .texts import points as points_words
 
@@ -47,6 +50,7 @@ class Layout(str, Enum):
     MESSAGE = "message"      # a title band, two lines and a footer: result entry, pause, the end
     COUNTDOWN = "countdown"  # a title band over large digits: a break
     TEXT = "text"            # a title band over small print: a bad config
+    MENU = "menu"            # MESSAGE with a small-print footer: the arbiter's PIN and menu
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,17 @@ class PanelView:
     # A fixed screen made elsewhere (a match loaded, a config refused) made again in another
     # language: `in_language`. Not part of what is shown, so not compared.
     remake: Callable[[str], PanelView] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What the arbiter's menu shows of the table that the match does not know (SPEC §13.4):
+    the presenter gives it."""
+
+    table: str = ""
+    addresses: tuple[str, ...] = ()
+    version: str = ""
+    journal: str = ""
 
 
 # --- shown times (round down) ----------------------------------------------------------------
@@ -184,7 +199,8 @@ def _time_control_words(tc: TimeControl, lang: str) -> str:
 # --- panel_view ------------------------------------------------------------------------------
 
 def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = None,
-               lang: str = DEFAULT, opening: tuple[int, ...] = ()) -> PanelView:
+               lang: str = DEFAULT, opening: tuple[int, ...] = (),
+               info: TableInfo | None = None) -> PanelView:
     """What the panel facing `facing` shows at `t` (the state brought to `t` or just before), in
     the language `lang`.
 
@@ -192,8 +208,12 @@ def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = Non
     `lang` if it is one of the panels' own; the service decides how long it stays. `opening` is
     the dice reader's opening roll of the next or current game, in the order read (white's die
     first: `notices.opening_dice` gathers it from the effects, since the state keeps only the
-    last message); the running player's roll is the state's.
+    last message); the running player's roll is the state's. `info` is what the arbiter's menu
+    shows of the table (both panels show the arbiter's mode alike).
     """
+    if state.phase is Phase.ARBITER:
+        view = arbiter_view(state, t, lang, info or TableInfo())
+        return replace(view, notice=localized(notice, lang)) if notice else view
     if notice == INFO_PAGE:
         if state.phase is Phase.BETWEEN_GAMES:
             return _info_view(state, facing, t, lang)
@@ -321,6 +341,128 @@ def _match_over_view(state: MatchState, head: _Header, lang: str) -> PanelView:
         why = say("over.by_score", lang)
     return PanelView(Layout.MESSAGE, **head, title=say("over.title", lang),
                      lines=(first, (why, "")))
+
+
+# --- the arbiter at the panels (SPEC §13.4) ----------------------------------------------------
+
+_ITEM_TITLES = {item: f"arbiter.item.{item.value}" for item in MenuItem}
+_ADJUSTED = {MenuItem.ADJUST_LEFT: Side.LEFT, MenuItem.ADJUST_RIGHT: Side.RIGHT}
+
+
+def arbiter_view(state: MatchState, t: int, lang: str, info: TableInfo) -> PanelView:
+    """The arbiter's mode, the same on both panels: the top row says how to resume from
+    anywhere, the title where the arbiter is, the footer what each button does there (L, C, R:
+    the letters the PIN is written in)."""
+    panel = state.panel
+    assert panel is not None
+    stage = panel.stage
+    menu = stage in (PanelStage.MENU, PanelStage.EDIT, PanelStage.INFO)
+    head: _Header = {"header": say("arbiter.header", lang),
+                     "header_right": say("arbiter.hold", lang) if menu else ""}
+    if stage is PanelStage.HELD:
+        return PanelView(Layout.MENU, **head, title=say("arbiter.title", lang),
+                         lines=say_lines("arbiter.held", lang))
+    if stage is PanelStage.PIN:
+        dots = "*" * len(panel.entered) or "-"
+        return PanelView(Layout.MENU, **head, title=say("arbiter.title.pin", lang),
+                         lines=say_lines("arbiter.pin", lang, text=dots),
+                         footer=say("arbiter.how.pin", lang))
+    if stage is PanelStage.INFO:
+        return PanelView(Layout.TEXT, **head, title=say(_ITEM_TITLES[MenuItem.INFO], lang),
+                         lines=tuple((line, "") for line in _info_lines(info, lang)))
+    item = panel.item
+    if stage is PanelStage.MENU:
+        lines = _about(state, item, t, lang)
+        if panel.refused is not None:
+            lines = ((say("arbiter.refused", lang), ""), (_refusal_words(panel.refused, lang), ""))
+        return PanelView(Layout.MENU, **head, title=say(_ITEM_TITLES[item], lang), lines=lines,
+                         footer=say("arbiter.how.menu", lang))
+    lines = _draft(state, panel, t, lang, marked=stage is PanelStage.EDIT)
+    if stage is PanelStage.EDIT:
+        return PanelView(Layout.MENU, **head, title=say(_ITEM_TITLES[item], lang), lines=lines,
+                         footer=say(_edit_how(panel), lang))
+    return PanelView(Layout.MENU, **head, title=say("arbiter.title.confirm", lang),
+                     lines=lines, footer=say("arbiter.how.confirm", lang))
+
+
+def _about(state: MatchState, item: MenuItem, t: int, lang: str
+           ) -> tuple[tuple[str, str], ...]:
+    """The menu's item and what it stands at now."""
+    names = state.rules.names
+    if item in _ADJUSTED:
+        side = _ADJUSTED[item]
+        return ((names[side], format_reserve(state.reserve_at(side, t))), ("", ""))
+    if item is MenuItem.SCORE:
+        return tuple((names[s], format_score(state.score[s])) for s in Side)
+    if item is MenuItem.CUBE:
+        return ((say("arbiter.cube", lang),
+                 _cube_words(state.cube_value, state.cube_owner, state, lang)), ("", ""))
+    if item is MenuItem.END_BREAK:
+        assert state.panel is not None
+        return say_lines("arbiter.about.break" if state.panel.back_to is Phase.BREAK
+                         else "arbiter.about.no_break", lang)
+    if item is MenuItem.NEXT_MATCH:
+        return say_lines("arbiter.about.abandon" if abandons_match(state)
+                         else "arbiter.about.next", lang)
+    return say_lines(f"arbiter.about.{item.value}", lang)
+
+
+def _draft(state: MatchState, panel: PanelMode, t: int, lang: str, marked: bool
+           ) -> tuple[tuple[str, str], ...]:
+    """The change being set (EDIT, `marked`: the score being changed in brackets) or asked
+    (CONFIRM)."""
+    names, item = state.rules.names, panel.item
+    if item in _ADJUSTED:
+        side = _ADJUSTED[item]
+        new = max(0, state.reserve_at(side, t) + panel.delta_ns)
+        sign = "-" if panel.delta_ns < 0 else "+"
+        return ((names[side], format_reserve(new)),
+                (say("arbiter.change", lang), sign + format_countdown(abs(panel.delta_ns))))
+    if item is MenuItem.SCORE:
+        assert panel.score is not None
+        score = panel.score
+        return tuple((names[s], f"[{format_score(score[s])}]"
+                      if marked and s is panel.score_side else format_score(score[s]))
+                     for s in Side)
+    if item is MenuItem.CUBE:
+        return ((say("arbiter.cube", lang),
+                 _cube_words(panel.cube_value, panel.cube_owner, state, lang)), ("", ""))
+    if item is MenuItem.UNDO:
+        return say_lines("arbiter.ask.undo", lang)
+    if item is MenuItem.END_BREAK:
+        return say_lines("arbiter.ask.break", lang)
+    return _about(state, item, t, lang)      # the next match: what it does, once more
+
+
+def _refusal_words(reason: Reason, lang: str) -> str:
+    """Why the menu's last change was refused (the arbiter's console has the engine's words;
+    the panels say the reasons a change from the menu can meet)."""
+    key = f"arbiter.refused.{reason.value}"
+    return say(key if key in TEXTS else "arbiter.refused.other", lang)
+
+
+def _edit_how(panel: PanelMode) -> str:
+    if panel.item in _ADJUSTED:
+        return "arbiter.how.adjust"
+    if panel.item is MenuItem.SCORE:
+        return ("arbiter.how.score_left" if panel.score_side is Side.LEFT
+                else "arbiter.how.score_right")
+    return "arbiter.how.cube"
+
+
+def _cube_words(value: int, owner: Side | None, state: MatchState, lang: str) -> str:
+    if owner is None:
+        return f"{value} {say('arbiter.middle', lang)}"
+    return f"{value} {state.rules.names[owner]}"
+
+
+def _info_lines(info: TableInfo, lang: str) -> list[str]:
+    unknown = say("arbiter.info.none", lang)
+    return [say("arbiter.info.table", lang, table=info.table or unknown),
+            say("idle.ip", lang, addresses=", ".join(info.addresses)) if info.addresses
+            else say("idle.no_network", lang),
+            say("arbiter.info.version", lang, text=info.version or unknown),
+            info.journal or unknown]
 
 
 # --- fixed screens (no match on the panels, or over it for a while) ---------------------------
