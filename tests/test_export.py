@@ -853,3 +853,16 @@ def test_wall_clock_times_across_a_power_cut(tmp_path):
     doc = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     assert [(p["by"], p["resumed_by"]) for p in doc["pauses"]] == [("recovery", "arbiter")]
     assert [i["kind"] for i in doc["incidents"]] == ["recovered"]
+
+
+def test_time_added_is_time_given_not_a_penalty(match11, exported):
+    doc = json.loads(exported["json"].read_text(encoding="utf-8"))
+    acts = {a["command"]: a for a in doc["arbiter_actions"]}
+    assert (acts["add left 15s"]["category"], acts["add left 15s"]["penalty"]) \
+        == ("time given", False)
+    assert (acts["deduct right 30s"]["category"], acts["deduct right 30s"]["penalty"]) \
+        == ("time taken", True)
+    page = exported["html"].read_text(encoding="utf-8")
+    assert "<h2>Penalties and arbiter actions</h2>" not in page
+    assert ('<code>add left 15s</code></td><td><span class="given">time given</span>'
+            in page)

@@ -317,24 +317,25 @@ def _check_config(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from .export import ExportError, export_journal
-    from .journal import KeyRefused
+    from .export.keys import choose_key, for_journal
     from .session import latest_journal
 
     logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
-    state_dir = _state_dir(args)
+    # --state-dir, $GAMMONCLOCK_STATE_DIR, the device config's, the default (export/keys.py).
+    chosen = choose_key(args.state_dir)
+    state_dir = chosen.state_dir
     journal = args.journal or (latest_journal(state_dir) if args.latest else None)
     if journal is None:
         return _fail(f"export: no journal in {state_dir}/journals" if args.latest
                      else "export: name a JOURNAL or give --latest")
-    key = None
+    chosen = for_journal(chosen, journal)
+    for note in chosen.notes:
+        print(f"gammonclock: {note}", file=sys.stderr)
+    if args.format != "csv":        # the CSV of turns has no place for the seal check
+        print(f"gammonclock: {chosen.said}", file=sys.stderr)
     try:
-        key = read_key(state_dir)
-    except KeyRefused as exc:
-        print(f"gammonclock: seals not checked: {exc}", file=sys.stderr)
-    except JournalError:
-        pass                 # no device key here: the export goes on without checking seals
-    try:
-        export_journal(journal, args.format, args.out, key=key)
+        export_journal(journal, args.format, args.out, key=chosen.key,
+                       no_check=chosen.no_check)
     except ExportError as exc:
         return _fail(exc)
     print(f"{args.out}: {args.format} export of {journal}")
@@ -574,7 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--out", required=True, type=Path, help="the file to write")
     exp.add_argument("--state-dir", type=Path,
                      help="where journals and the device key are (for --latest and the seal "
-                          "check)")
+                          "check; default $GAMMONCLOCK_STATE_DIR, else the journal.state_dir "
+                          "of /etc/gammonclock/device.toml, else /var/lib/gammonclock)")
     exp.set_defaults(handler=_export)
 
     from .hall_cli import add_hall_parser  # argparse only: paho and aiohttp load when it runs

@@ -20,6 +20,7 @@ from ..config import ConfigError
 from ..errors import GammonclockError
 from ..journal import JournalError, Verdict, verify
 from .model import MatchRecord
+from .text import NO_KEY_GIVEN
 from .turns import load_match
 
 __all__ = ["FORMATS", "ExportError", "MatchRecord", "export_journal", "load_match",
@@ -50,12 +51,14 @@ def read_match(journal_path: str | Path) -> MatchRecord:
     return match
 
 
-def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None) -> str:
-    """The export of `match` in `fmt` as text."""
+def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None,
+           no_check: str = NO_KEY_GIVEN) -> str:
+    """The export of `match` in `fmt` as text; without a `verdict`, `no_check` says why the seals
+    were not checked ("seal not checked: no device key given")."""
     renderers: dict[str, Callable[[], str]] = {
         "csv": lambda: _csv(match),
-        "json": lambda: _json(match, verdict),
-        "html": lambda: _html(match, verdict),
+        "json": lambda: _json(match, verdict, no_check),
+        "html": lambda: _html(match, verdict, no_check),
     }
     if fmt not in renderers:
         raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
@@ -71,23 +74,24 @@ def _csv(match: MatchRecord) -> str:
     return render_csv(match)
 
 
-def _json(match: MatchRecord, verdict: Verdict | None) -> str:
+def _json(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
     from .json_out import render_json
-    return render_json(match, verdict)
+    return render_json(match, verdict, no_check)
 
 
-def _html(match: MatchRecord, verdict: Verdict | None) -> str:
+def _html(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
     from .html_report import render_html
-    return render_html(match, verdict)
+    return render_html(match, verdict, no_check)
 
 
 def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | Path, *,
-                   key: bytes | None = None) -> None:
+                   key: bytes | None = None, no_check: str = NO_KEY_GIVEN) -> None:
     """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`.
 
     With the device `key`, the journal's seals are checked too and the verdict goes into the
-    JSON and HTML exports (a tampered journal is still exported, and says so); the CSV of turns
-    has no place for it, so its export does not walk the journal a second time for it. Raises
+    JSON and HTML exports (a tampered journal is still exported, and says so); without one they
+    say plainly that the seals were not checked, and why (`no_check`). The CSV of turns has no
+    place for it, so its export does not walk the journal a second time for it. Raises
     ExportError with a clear message for a bad journal, format or output path. The file is
     written whole or not at all.
     """
@@ -103,7 +107,7 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
             verdict = verify(journal, key)
         except JournalError as exc:
             raise ExportError(str(exc)) from None
-    _write(out, render(match, fmt, verdict))
+    _write(out, render(match, fmt, verdict, no_check))
 
 
 def _write(path: Path, text: str) -> None:

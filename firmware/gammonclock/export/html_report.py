@@ -2,6 +2,9 @@
 
 Every text that comes from the journal (player names, arbiter texts, the file name) is escaped.
 The page depends on nothing outside itself and shows the same figures as the JSON export.
+Printed, it is the match's record for signing: the particulars, the result, the arbiter's
+actions and a line for the arbiter's and both players' signatures fit on one or two A4 pages
+(the list of every turn is left out of print).
 """
 
 from __future__ import annotations
@@ -12,14 +15,16 @@ from fractions import Fraction
 from html import escape
 
 from ..durations import NS_PER_S, format_clock
+from ..effects import ReserveChanged
 from ..journal import Verdict
 from ..rules import format_score
 from ..sides import Pair, Side
 from .chart import dice_png, reserves_png
 from .csv_out import dice_text
-from .model import MatchRecord
+from .model import AGAINST, SANCTIONS, ArbiterAct, MatchRecord
+from .particulars import particulars
 from .stats import FACES, DiceStats, TimeStats, counted, dice_stats, time_stats
-from .text import iso_utc
+from .text import NO_KEY_GIVEN, integrity_text, iso_utc
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
@@ -32,6 +37,23 @@ th { background: #f0f0f0; } td.n { text-align: right; font-variant-numeric: tabu
 .bad { background: #fde2e2; border-color: #c0392b; }
 .muted { color: #777; } img { max-width: 100%; height: auto; }
 code { font-size: 0.9em; word-break: break-all; }
+.unchecked { font-weight: bold; color: #8a5a00; }
+.given { color: #1e6b30; } .taken { color: #a02a1e; }
+.signatures { display: flex; gap: 1.5em; margin-top: 1em; }
+.signatures div { flex: 1; border-top: 1px solid #222; padding-top: 0.3em; margin-top: 3.2em; }
+.signatures b { display: block; }
+@media print {
+  @page { size: A4; margin: 12mm 12mm 12mm 12mm; }
+  body { margin: 0; max-width: none; padding: 0; font-size: 9pt; }
+  h1 { font-size: 15pt; margin: 0; } h2 { font-size: 11pt; margin: 0.9em 0 0.3em; }
+  h2, h3 { break-after: avoid; } h3 { font-size: 10pt; margin: 0.6em 0 0.2em; }
+  table { margin: 0.3em 0; width: 100%; } th, td { padding: 1px 5px; }
+  tr { break-inside: avoid; } p { margin: 0.3em 0; } img { max-height: 55mm; width: auto; }
+  .screen-only, details { display: none; }
+  .sign-block { break-inside: avoid; }
+  .head { display: flex; gap: 1.2em; align-items: flex-start; } .head > div { flex: 1; }
+  .games .side, .games .mt { display: none; }
+}
 """
 
 
@@ -68,33 +90,72 @@ def _table(head: Sequence[str] | None, rows: Iterable[Sequence[str]],
     return "\n".join(out)
 
 
-def _img(png: bytes, alt: str) -> str:
+def _img(png: bytes, alt: str, css: str = "") -> str:
     data = base64.b64encode(png).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="{_e(alt)}">'
+    css = f' class="{css}"' if css else ""
+    return f'<img src="data:image/png;base64,{data}" alt="{_e(alt)}"{css}>'
+
+
+def _wall_text(wall: int) -> str:
+    """A wall-clock instant for people: 2024-05-01 10:00:00 UTC."""
+    return iso_utc(wall)[:19].replace("T", " ") + " UTC"
+
+
+def reserve_changes(acts: Iterable[ArbiterAct], side: Side) -> tuple[int, int]:
+    """The time the arbiter gave `side` and took from it (both ≥ 0 ns), as their acts did."""
+    changes = [e.change for a in acts for e in a.outcome
+               if isinstance(e, ReserveChanged) and e.side is side]
+    return sum(c for c in changes if c > 0), -sum(c for c in changes if c < 0)
+
+
+def _kind(act: ArbiterAct) -> str:
+    css = ("given" if act.category == "time given"
+           else "taken" if act.category in AGAINST else "")
+    label = _e(act.category) + (" (refused)" if act.refused is not None else "")
+    return f'<span class="{css}">{label}</span>' if css and act.refused is None else label
 
 
 class _Page:
-    def __init__(self, match: MatchRecord, verdict: Verdict | None) -> None:
+    def __init__(self, match: MatchRecord, verdict: Verdict | None,
+                 no_check: str = NO_KEY_GIVEN) -> None:
         self.m = match
         self.verdict = verdict
+        self.no_check = no_check
 
     def who(self, side: Side | None) -> str:
         if side is None:
             return "—"
-        return f"{_e(self.m.name(side))} <span class=\"muted\">({side.value})</span>"
+        return f"{_e(self.m.name(side))} <span class=\"muted side\">({side.value})</span>"
 
     def when(self, wall: int | None, t: int | None) -> str:
         if wall is None or t is None:
             return ""
         return (f"{_e(iso_utc(wall)[11:19])} "
-                f"<span class=\"muted\">({_e(format_clock(t - self.m.origin_t))})</span>")
+                f"<span class=\"muted mt\">({_e(format_clock(t - self.m.origin_t))})</span>")
 
     # --- sections ---------------------------------------------------------------------------
 
+    def particulars(self) -> str:
+        p = particulars(self.m)
+        rows = [
+            ("Event", _e(p.event) if p.event else '<span class="muted">none given</span>'),
+            ("Round", _e(p.round) if p.round else '<span class="muted">none given</span>'),
+            ("Table", _e(p.table_text)),
+            ("Players", f"{self.who(Side.LEFT)} v {self.who(Side.RIGHT)}"),
+            ("Discipline", _e(p.discipline)),
+            ("Length", _e(p.length)),
+            ("Time control", _e(p.time_control)),
+            ("Breaks", _e(p.breaks)),
+            ("Started", _e(_wall_text(p.started_wall))),
+            ("Ended" if p.finished else "Journal ends",
+             _e(_wall_text(p.ended_wall)) + ("" if p.finished
+                                             else ' <span class="muted">(not finished)</span>')),
+            ("Wall clock synchronised", _e(p.synchronised_text)),
+        ]
+        return _table(None, [(f"<b>{k}</b>", v) for k, v in rows])
+
     def summary(self) -> str:
-        m, rules = self.m, self.m.rules
-        tc = rules.time
-        delay = f", {tc.mode.value} {_dur(tc.delay_ns)}" if tc.mode.value != "none" else ""
+        m = self.m
         state = m.replayed.engine.state_json()
         if m.result is not None:
             who = (f"{self.who(m.result.winner)} wins" if m.result.winner else "no winner (tie)")
@@ -105,22 +166,13 @@ class _Page:
                       f"{_e(score['left'])}–{_e(score['right'])}")  # type: ignore[index]
         read = m.read
         rows = [
-            ("Players", f"{self.who(Side.LEFT)} v {self.who(Side.RIGHT)}"),
-            ("Discipline", f"{_e(rules.discipline.name)}, match to {rules.length}"
-                           + (f", from {_e(_score(rules.start_score))}"
-                              if any(rules.start_score) else "")),
-            ("Time control", f"reserve {_e(format_clock(rules.reserve_ns))} each{_e(delay)}, "
-                             f"flag: {_e(tc.flag_rule.value.replace('_', ' '))}"),
             ("Result", result),
             ("Games played", str(sum(1 for g in m.games if g.result is not None))),
-            ("Played", f"{_e(iso_utc(read.header.wall))} to {_e(iso_utc(m.end_wall))} "
-                       f"(match time {_e(format_clock(m.end_t - m.origin_t))})"),
+            ("Match time", _e(format_clock(m.end_t - m.origin_t))),
             ("Journal", f"<code>{_e(read.path)}</code>: {read.count} records, "
                         f"last seal <code>{_e(read.last.mac)}</code>"),
+            ("Seal check", self.integrity()),
         ]
-        if self.verdict is not None:
-            rows.append(("Seal check", _e(self.verdict.message if self.verdict.intact
-                                          else f"TAMPERED: {self.verdict.message}")))
         body = _table(None, [(f"<b>{k}</b>", v) for k, v in rows])
         notes = list(m.notes)
         if self.verdict is not None and not self.verdict.intact:
@@ -129,6 +181,12 @@ class _Page:
             items = "".join(f"<li>{_e(n)}</li>" for n in notes)
             body += f'<div class="note bad"><b>About this journal</b><ul>{items}</ul></div>'
         return body
+
+    def integrity(self) -> str:
+        """The seal check's verdict; without the device key, plainly that there was none."""
+        if self.verdict is None:
+            return f'<span class="unchecked">{_e(integrity_text(None, self.no_check))}</span>'
+        return _e(integrity_text(self.verdict, self.no_check))
 
     def games(self) -> str:
         m = self.m
@@ -188,8 +246,28 @@ class _Page:
             outcome = ("refused: " + a.refused if a.refused is not None
                        else "; ".join(e.describe() for e in a.outcome))
             rows.append((self.when(a.wall, a.t), f"<code>{_e(a.command)}</code>",
-                         "penalty" if a.penalty else "", _e(outcome)))
-        return _table(("When (UTC, match time)", "Command", "", "What it did"), rows)
+                         _kind(a), _e(outcome), _e(a.author.text())))
+        return self.arbiter_totals() + _table(
+            ("When (UTC, match time)", "Command", "Kind", "What it did", "By"), rows)
+
+    def arbiter_totals(self) -> str:
+        """Per player: the time the arbiter gave and took, and the penalties, in one line each."""
+        lines = []
+        for side in Side:
+            parts = []
+            given, taken = reserve_changes(self.m.arbiter, side)
+            if given:
+                parts.append(f'<span class="given">time given +{_e(_dur(given))}</span>')
+            if taken:
+                parts.append(f'<span class="taken">time taken −{_e(_dur(taken))}</span>')
+            for category in SANCTIONS:
+                n = sum(1 for a in self.m.arbiter
+                        if a.side is side and a.refused is None and a.category == category)
+                if n:
+                    parts.append(f'<span class="taken">{_e(category)} ×{n}</span>')
+            if parts:
+                lines.append(f"<li>{self.who(side)}: {', '.join(parts)}</li>")
+        return f"<ul>{''.join(lines)}</ul>" if lines else ""
 
     def breaks(self) -> str:
         m = self.m
@@ -244,7 +322,8 @@ class _Page:
             if per[s].dice:
                 parts.append(f"<p>{self.who(s)}: {_e(per[s].reading())}</p>")
         names = {s: m.name(s) for s in Side}
-        parts.append(_img(dice_png(per, names), "dice faces per player"))
+        # Printed, the table above says it: the page stays within two sheets.
+        parts.append(_img(dice_png(per, names), "dice faces per player", "screen-only"))
         return "\n".join(parts)
 
     def turns(self) -> str:
@@ -258,23 +337,37 @@ class _Page:
         return (f"<details><summary>All {len(m.turns)} turns</summary>\n{table}\n"
                 f"</details>")
 
+    def signatures(self) -> str:
+        """Lines to sign on the printed report: the arbiter's, then each player's by name."""
+        boxes = ['<div><b>Arbiter</b>name: ______________________</div>']
+        boxes += [f"<div><b>{_e(self.m.name(side))}</b>{side.value} player</div>"
+                  for side in Side]
+        return ('<div class="sign-block"><h2>Signatures</h2>'
+                '<p>The result and the arbiter actions above are confirmed by:</p>'
+                f'<div class="signatures">{"".join(boxes)}</div>'
+                '<p class="muted">Place and date: ______________________</p></div>')
+
     def render(self) -> str:
         m = self.m
         title = f"{m.name(Side.LEFT)} v {m.name(Side.RIGHT)}"
+        p = particulars(m)
+        where = ", ".join(x for x in (p.event, p.round) if x)
         sections = [
             f"<h1>{_e(title)}</h1>",
             f"<p class=\"muted\">gammonclock match report — {_e(m.rules.discipline.name)} to "
-            f"{m.rules.length}</p>",
-            self.summary(),
-            "<h2>Games</h2>", self.games(),
+            f"{m.rules.length}" + (f" — {_e(where)}" if where else "")
+            + (f" — table {_e(p.table)}" if p.table else "") + "</p>",
+            '<div class="head"><div>', "<h2>The match</h2>", self.particulars(), "</div><div>",
+            "<h2>Result</h2>", self.summary(), "</div></div>",
+            "<h2>Games</h2>", f'<div class="games">{self.games()}</div>',
+            "<h2>Arbiter actions</h2>", self.arbiter(),
             "<h2>Time</h2>", self.times(),
             _img(reserves_png(m), "both reserves over the match"),
-            "<h2>Penalties and arbiter actions</h2>", self.arbiter(),
             "<h2>Breaks</h2>", self.breaks(),
         ]
         if m.rolls:
             sections += ["<h2>Dice</h2>", self.dice()]
-        sections += ["<h2>Turns</h2>", self.turns()]
+        sections += [self.signatures(), '<h2 class="screen-only">Turns</h2>', self.turns()]
         body = "\n".join(sections)
         return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                 f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -282,5 +375,7 @@ class _Page:
                 f"<body>\n{body}\n</body>\n</html>\n")
 
 
-def render_html(match: MatchRecord, verdict: Verdict | None = None) -> str:
-    return _Page(match, verdict).render()
+def render_html(match: MatchRecord, verdict: Verdict | None = None,
+                no_check: str = NO_KEY_GIVEN) -> str:
+    """The report; `no_check` says why the seals were not checked when `verdict` is None."""
+    return _Page(match, verdict, no_check).render()

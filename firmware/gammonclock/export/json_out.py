@@ -3,7 +3,12 @@
 Instants are given three ways: `t_ns` (engine ns, the journal's own clock), `match_time_ns`
 (since the journal's header) and `utc` (ISO 8601). Durations are integer ns. `seal` ties the
 document to its journal: the number of records read and the mac of the last one (a journal that
-grew since still has that mac at that place; `gammonclock verify` checks the journal itself).
+grew since still has that mac at that place; `gammonclock verify` checks the journal itself);
+`seal.check` is the seal check in the report's words ("seal not checked: no device key given").
+`particulars` is the report's head (event, round, table, whether the wall clock was synchronised:
+null when not known); each arbiter action has its `category` ("time given", "time taken", …: an
+`add` is no penalty) and its author (`source`, `by`, and `author` in words, "unknown" for older
+journals).
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ from .. import __version__
 from ..journal import Verdict
 from ..sides import Pair, Side
 from .model import ArbiterAct, Break, Game, MatchRecord, Pause, Roll, Turn
+from .particulars import particulars
 from .stats import DiceStats, counted, dice_stats, time_stats
-from .text import iso_utc, points
+from .text import NO_KEY_GIVEN, integrity_text, iso_utc, points
 
 FORMAT = "gammonclock-export"
 FORMAT_VERSION = 1
@@ -79,8 +85,20 @@ def _game(match: MatchRecord, g: Game) -> dict[str, Any]:
 
 
 def _act(match: MatchRecord, a: ArbiterAct) -> dict[str, Any]:
-    return {"at": _when(match, a.t, a.wall), "command": a.command, "penalty": a.penalty,
-            "refused": a.refused, "outcome": [e.as_dict() for e in a.outcome]}
+    return {"at": _when(match, a.t, a.wall), "command": a.command, "category": a.category,
+            "side": _side(a.side), "penalty": a.penalty, "refused": a.refused,
+            "outcome": [e.as_dict() for e in a.outcome], "source": a.author.source,
+            "by": a.author.by, "author": a.author.text()}
+
+
+def _particulars(match: MatchRecord) -> dict[str, Any]:
+    p = particulars(match)
+    return {"event": p.event or None, "round": p.round or None, "table": p.table,
+            "players": {"left": p.left, "right": p.right}, "discipline": p.discipline,
+            "length": p.length, "time_control": p.time_control, "breaks": p.breaks,
+            "started_utc": iso_utc(p.started_wall), "ended_utc": iso_utc(p.ended_wall),
+            "finished": p.finished, "wall_clock_synchronized": p.wall_clock_synchronized,
+            "wall_clock_synchronized_text": p.synchronised_text}
 
 
 def _break(match: MatchRecord, b: Break) -> dict[str, Any]:
@@ -121,7 +139,8 @@ def seal(match: MatchRecord) -> dict[str, Any]:
             "bytes": read.size, "sha256": hashlib.sha256(blob).hexdigest()}
 
 
-def document(match: MatchRecord, verdict: Verdict | None = None) -> dict[str, Any]:
+def document(match: MatchRecord, verdict: Verdict | None = None,
+             no_check: str = NO_KEY_GIVEN) -> dict[str, Any]:
     """The export as plain JSON values (lists, dicts, str, int, float, bool, None)."""
     rules, header = match.rules, match.read.header
     rolls_present = bool(match.rolls)
@@ -133,7 +152,9 @@ def document(match: MatchRecord, verdict: Verdict | None = None) -> dict[str, An
                     "notes": match.notes, "effects": match.effects_total,
                     "effects_standing": len(match.effects)},
         "seal": {**seal(match), "verified": None if verdict is None else {
-            "intact": verdict.intact, "records": verdict.records, "message": verdict.message}},
+            "intact": verdict.intact, "records": verdict.records, "message": verdict.message},
+            "check": integrity_text(verdict, no_check)},
+        "particulars": _particulars(match),
         "header": {k: v for k, v in header.data.items()},
         "players": rules.names.as_dict(),
         "discipline": rules.discipline.name,
@@ -167,5 +188,6 @@ def document(match: MatchRecord, verdict: Verdict | None = None) -> dict[str, An
     return doc
 
 
-def render_json(match: MatchRecord, verdict: Verdict | None = None) -> str:
-    return json.dumps(document(match, verdict), indent=2, ensure_ascii=False) + "\n"
+def render_json(match: MatchRecord, verdict: Verdict | None = None,
+                no_check: str = NO_KEY_GIVEN) -> str:
+    return json.dumps(document(match, verdict, no_check), indent=2, ensure_ascii=False) + "\n"

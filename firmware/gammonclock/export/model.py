@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..config import Config
 from ..effects import Effect, MatchEnded
@@ -14,7 +15,9 @@ from ..journal import JournalSource
 from ..rules import GameResult, MatchRules
 from ..session import Replayed
 from ..sides import Pair, Side
-from .stream import Stamped
+
+if TYPE_CHECKING:     # the stream module builds on this one
+    from .stream import Stamped
 
 
 @dataclass
@@ -87,6 +90,40 @@ class Game:
     opening: list[Roll] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Author:
+    """Who gave an arbiter command, as its journal record says (SPEC §13.4): `source` is
+    "socket", "panel" or "hall", `by` the login or account. Older journals name neither."""
+
+    source: str | None = None
+    by: str | None = None
+
+    def text(self) -> str:
+        """"socket: anna", "panel", "hall: director"; "unknown" when the journal does not say."""
+        if self.source is None and self.by is None:
+            return "unknown"
+        return ": ".join(part for part in (self.source or "unknown", self.by) if part)
+
+
+UNKNOWN_AUTHOR = Author()
+
+
+# What an arbiter command does, by its first word, as the export names it (an `adjust` is time
+# given or time taken by its sign). Time given is never a penalty (SPEC §7's `add` is not one).
+CATEGORIES: dict[str, str] = {
+    "add": "time given", "deduct": "time taken", "point": "point penalty",
+    "forfeit": "game forfeited", "disqualify": "disqualification", "warn": "warning",
+    "challenge": "challenge", "score": "correction", "cube": "correction", "undo": "undo",
+    "pause": "clock paused", "resume": "clock resumed", "abandon": "match abandoned",
+}
+OTHER = "other"
+# The acts that are penalties (sanctions against a player) when they acted.
+PENALTIES = ("deduct", "point", "forfeit", "disqualify", "warn")
+# The categories that go against a player besides time taken, counted in the report's totals.
+SANCTIONS = ("point penalty", "game forfeited", "disqualification", "warning")
+AGAINST = ("time taken", *SANCTIONS)
+
+
 @dataclass
 class ArbiterAct:
     t: int
@@ -94,17 +131,30 @@ class ArbiterAct:
     command: str
     outcome: list[Effect] = field(default_factory=list)
     refused: str | None = None
+    author: Author = UNKNOWN_AUTHOR
 
     @property
     def name(self) -> str:
         return self.command.split()[0] if self.command else ""
 
     @property
+    def category(self) -> str:
+        """What the command does: "time given", "time taken", "point penalty" … (CATEGORIES);
+        what it would have done for a refused one."""
+        if self.name == "adjust":
+            words = self.command.split()
+            return "time taken" if len(words) > 2 and words[2].startswith("-") else "time given"
+        return CATEGORIES.get(self.name, OTHER)
+
+    @property
+    def side(self) -> Side | None:
+        """The side the command names, if any."""
+        words = self.command.split()
+        return Side(words[1]) if len(words) > 1 and words[1] in ("left", "right") else None
+
+    @property
     def penalty(self) -> bool:
         return self.name in PENALTIES and self.refused is None
-
-
-PENALTIES = ("deduct", "add", "point", "forfeit", "disqualify", "warn")
 
 
 @dataclass

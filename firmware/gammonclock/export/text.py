@@ -1,10 +1,11 @@
-"""Exact text of instants and durations for the export files."""
+"""Exact text of instants and durations for the export files, and the seal check in words."""
 
 from __future__ import annotations
 
 import time
 
 from ..durations import NS_PER_S, format_seconds
+from ..journal import Verdict
 from ..rules import json_points
 
 
@@ -21,3 +22,14 @@ def seconds(ns: int | None) -> str:
 
 # A score or a number of points as JSON has it (the one definition is the rules').
 points = json_points
+
+
+# Why the seals were not checked, when the export was given no device key.
+NO_KEY_GIVEN = "no device key given"
+
+
+def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN) -> str:
+    """The seal check in words: the verdict, or plainly that there was none and why."""
+    if verdict is None:
+        return f"seal not checked: {no_check}"
+    return verdict.message if verdict.intact else f"TAMPERED: {verdict.message}"

@@ -49,7 +49,18 @@ from ..effects import (
 )
 from ..rules import ResultKind
 from ..sides import Side
-from .model import ArbiterAct, Break, Game, Incident, MatchRecord, Pause, Roll, Turn
+from .model import (
+    UNKNOWN_AUTHOR,
+    ArbiterAct,
+    Author,
+    Break,
+    Game,
+    Incident,
+    MatchRecord,
+    Pause,
+    Roll,
+    Turn,
+)
 from .stream import Stamped, Stream, load_stream
 
 
@@ -68,7 +79,8 @@ def _arbiter_outcome(effect: Effect) -> bool:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, authors: dict[int, Author] | None = None) -> None:
+        self.authors = authors or {}     # who gave each arbiter command, by its effect's seq
         self.turns: list[Turn] = []
         self.games: dict[int, Game] = {}
         self.breaks: list[Break] = []
@@ -269,7 +281,8 @@ class _Builder:
             brk.end_t, brk.end_wall, brk.overrun = e.t, item.wall, e.overrun
 
     def on_arbiter_command(self, e: ArbiterCommand, item: Stamped) -> None:
-        act = ArbiterAct(e.t, item.wall, e.text)
+        author = self.authors.get(item.seq, UNKNOWN_AUTHOR)
+        act = ArbiterAct(e.t, item.wall, e.text, author=author)
         self.arbiter.append(act)
         self.act = (act, item)
 
@@ -290,7 +303,7 @@ class _Builder:
 
 def derive(stream: Stream) -> MatchRecord:
     """The match a journal holds, as the export shows it."""
-    builder = _Builder()
+    builder = _Builder(stream.authors)
     for item in stream.effects:
         builder.take(item)
     rules = stream.replayed.config.rules
