@@ -25,11 +25,12 @@ def _next_step_down(value: int, step: int) -> int | None:
     return value - whole * step + 1 if whole > 0 else None
 
 
-def _reserve_change(turn: Turn, t: int) -> int | None:
-    """The instant the shown reserve of a running turn changes next (after its delay)."""
+def _reserve_change(turn: Turn, t: int, tenths: bool = True) -> int | None:
+    """The instant the shown reserve of a running turn changes next (after its delay); below
+    20 s in tenths where they are shown (the player's own large clock), else in seconds."""
     delay = turn.delay_left_at(t)
     reserve = turn.reserve_at(t)
-    step = TENTH_NS if reserve < TENTHS_BELOW_NS else NS_PER_S
+    step = TENTH_NS if reserve < TENTHS_BELOW_NS and tenths else NS_PER_S
     wait = _next_step_down(reserve, step)
     return None if wait is None else t + delay + wait
 
@@ -58,7 +59,9 @@ def next_change_at(state: MatchState, facing: Side, t: int) -> int | None:
     turn = state.turn
     if turn is None or not turn.running or turn.side not in shown_sides(state, facing):
         return None
-    due = [c for c in (_reserve_change(turn, t), _delay_change(turn, t)) if c is not None]
+    # Tenths only on the large clock of the player the panel faces (views._clock).
+    due = [c for c in (_reserve_change(turn, t, tenths=turn.side is facing),
+                       _delay_change(turn, t)) if c is not None]
     return min(due) if due else None
 
 

@@ -99,10 +99,11 @@ class TableInfo:
 
 # --- shown times (round down) ----------------------------------------------------------------
 
-def format_reserve(ns: int) -> str:
-    """A reserve as shown: `H:MM:SS` from an hour, `M:SS` from 20 s, `S.t` below; rounded down."""
+def format_reserve(ns: int, tenths: bool = True) -> str:
+    """A reserve as shown: `H:MM:SS` from an hour, `M:SS` from 20 s, `S.t` below (`M:SS` still
+    without `tenths`); rounded down."""
     ns = max(0, ns)
-    if ns < TENTHS_BELOW_NS:
+    if ns < TENTHS_BELOW_NS and tenths:
         seconds, tenth = divmod(ns // TENTH_NS, 10)
         return f"{seconds}.{tenth}"
     minutes, seconds = divmod(ns // NS_PER_S, 60)
@@ -179,7 +180,10 @@ def _clock(state: MatchState, side: Side, t: int, named: bool,
            opening: tuple[int, ...] = ()) -> Clock:
     turn = state.turn if state.turn is not None and state.turn.side is side else None
     return Clock(
-        reserve=format_reserve(state.reserve_at(side, t)),
+        # Tenths on the player's own large clock only: the line below (the opponent's, or
+        # one's own while the other runs) shows whole seconds, so that a panel facing a
+        # waiting player is not redrawn ten times a second (bus time, benchmarks/bench_bus.py).
+        reserve=format_reserve(state.reserve_at(side, t), tenths=not named),
         running=turn is not None and turn.running,
         delay=_delay_text(turn, t) if turn is not None else "",
         cube=str(state.cube_value) if state.cube_owner is side else "",
