@@ -76,8 +76,10 @@ class Effect:
         raise NotImplementedError
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **{name: _plain(getattr(self, name))
-                                      for name in _field_names(type(self))}}
+        data: dict[str, Any] = {"kind": self.kind}
+        for name in _field_names(type(self)):     # every journal record: kept plain and quick
+            data[name] = _plain(getattr(self, name))
+        return data
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}

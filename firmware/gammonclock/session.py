@@ -209,7 +209,7 @@ class Session:
     engine: Engine
     journal: JournalSink | None = None
     stamps: StampSource = field(default_factory=system_stamps)
-    checkpoint_ns: int = 5_000_000_000
+    checkpoint_ns: int | None = 5_000_000_000   # None: no checkpoints (a run in virtual time)
     observers: list[Observer] = field(default_factory=list)
     journal_error: str | None = None       # why records are waiting, for the displays
     failed_at: int | None = None           # the instant of that failure: retry a period later
@@ -273,7 +273,7 @@ class Session:
     def _next_checkpoint(self) -> int | None:
         journal, match = self.journal, self.engine.match
         # While a clock runs or a break counts down, a power cut must cost at most one interval.
-        if journal is None or journal.last_t is None or (
+        if journal is None or journal.last_t is None or self.checkpoint_ns is None or (
                 match.running_side is None and match.next_deadline() is None):
             return None
         due = journal.last_t + self.checkpoint_ns
@@ -289,8 +289,16 @@ class Session:
         """Journal a record; if the journal fails, keep it (and every later one) in order until
         a write succeeds again. The match goes on in memory meanwhile, and the displays say the
         record is not being kept."""
-        self.backlog.append((kind, t, data, self.stamps()))
+        stamp = self.stamps()
         self.since_snapshot += 1
+        assert self.journal is not None
+        if not self.backlog and self.journal_error is None:
+            try:                       # the usual case: straight to the journal
+                self.journal.append(kind, t, data, stamp)
+                return
+            except JournalError:
+                pass                   # kept below, in order; the retry there says why
+        self.backlog.append((kind, t, data, stamp))
         self._write_backlog(t)
 
     def _snapshot_if_due(self, after: int) -> None:
