@@ -495,8 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print only the final state as one JSON object")
     sim.add_argument("--journal", type=Path,
                      help="write the run's journal to this new file (in virtual time it is "
-                          "fsynced once, at the end; with --speed every record is fsynced "
-                          "before it shows, as on the device)")
+                          "fsynced once, at the end, with no 5-s checkpoints or snapshots: there "
+                          "is no power to lose; with --speed every record is fsynced before it "
+                          "shows, as on the device)")
     sim.add_argument("--state-dir", type=Path,
                      help="where the device key is (default: $GAMMONCLOCK_STATE_DIR or the "
                           "config's journal.state_dir)")
