@@ -447,7 +447,9 @@ def test_a_stick_gets_the_exports_and_gives_the_next_match(build, tmp_path):
     exported = stick / "gammonclock" / "exports" / "T12"
     assert (exported / finished.name).read_bytes() == finished.read_bytes()
     assert (exported / finished.with_suffix(".csv").name).exists()
-    assert shows(device, message_view("USB STICK", answer["said"]))
+    # The panels say it in their language (the texts' table): here English.
+    assert shows(device, message_view("USB STICK", ["matches exported: 1",
+                                                    "next match loaded: Анна-Carla"]))
     # The same stick again: nothing copied twice, the match waiting to start is kept.
     again = _on_loop(device, lambda: handler(stick))
     assert again["said"] == ["1 match exported, 1 in progress",
@@ -688,5 +690,21 @@ def test_the_panels_speak_the_devices_language_idle_and_the_matchs_in_play(tmp_p
         load_next_match(device.service, device.table, english, "en.toml")
         assert device.session.language == "en"
         assert shows(device, next_match_view(("Анна", "Boris"), 3, "6:00", "en"))
+    finally:
+        device.close()
+
+
+def test_a_sticks_message_on_russian_panels(tmp_path):
+    text = DEVICE_TEXT + '[display]\nlanguage = "ru"\n'
+    device = build_device(parse_device_config(text, "device.toml"), tmp_path / "state",
+                          clock_ns=uptime_clock)
+    try:
+        stick = tmp_path / "stick"
+        (stick / "gammonclock").mkdir(parents=True)
+        (stick / "gammonclock" / "match.toml").write_text(MATCH_TEXT, encoding="utf-8")
+        answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+        assert answer["ok"]
+        assert shows(device, message_view("USB-НАКОПИТЕЛЬ", ["записано матчей: 0",
+                                                             "следующий матч: Анна-Boris"]))
     finally:
         device.close()

@@ -87,7 +87,10 @@ def test_every_text_has_both_languages_with_the_same_placeholders(key: str) -> N
 # What each placeholder stands for at its longest on a panel, in the sample texts below.
 SAMPLES = {"own": "10", "opp": "11", "length": "13", "n": "12", "s": "12", "value": "64",
            "a": "3", "b": "3", "table": "table-12", "time": "2:00", "dice": "6-6",
-           "text": "slow play", "addresses": "192.168.100.200"}
+           "text": "slow play", "addresses": "192.168.100.200",
+           # a USB stick's lines: free text, wrapped on the panel (at most four lines)
+           "match": "Анна-Борис, 13 points", "why": "a match is in progress (game 3)",
+           "problem": "the stick is full: 2 of 5 files copied"}
 NAME = {"en": "Anna", "ru": "Анна"}
 FIRST = {lang: max((say(k, lang, s="12", n=12) for k in
                     ("tc.none", "tc.delay", "tc.bronstein", "tc.fischer", "ready.game")), key=len)
@@ -121,6 +124,9 @@ def test_the_russian_text_fits_where_it_is_drawn(key: str) -> None:
             assert len(line) <= SMALL.chars(INNER_W), line   # "|" stands for the gap
     elif entry.room is Room.NOTICE:         # the notice box: two wrapped lines, nothing cut
         lines = glyphs.wrap(ru, TINY.chars(INNER_W - 4), 2)
+        assert not lines[-1].endswith(".."), lines
+    elif key.startswith("stick."):          # a stick's message: wrapped, within the screen
+        lines = glyphs.wrap(ru, TINY.chars(INNER_W), 4)
         assert not lines[-1].endswith(".."), lines
     else:
         assert len(ru) <= ROOM_CHARS[entry.room], ru

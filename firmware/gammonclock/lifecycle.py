@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config, ConfigError, DeviceFile, parse_match_config
 from .engine import Engine
+from .hardware.texts import Text
 from .journal import (
     JournalError,
     JournalWriter,
@@ -56,6 +57,7 @@ from .wallclock import wall_clock_synchronized
 
 if TYPE_CHECKING:
     from .service import ClockService
+    from .usb_stick import StickReport
 
 log = logging.getLogger(__name__)
 
@@ -249,6 +251,9 @@ class LoadOutcome:
     said: list[str]
     error: str | None = None
     reason: Reason | None = None
+    match: str | None = None       # the match loaded (or kept), in a few words
+    players: str | None = None     # … and only its players, "Anna-Boris" (any language)
+    kept: bool = False             # it was already loaded and waiting: nothing changed
 
 
 def load_next_match(service: ClockService, table: Table, text: str, name: str, *,
@@ -271,7 +276,8 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     session = service.session
     if session is not None and _same_match_waiting(session, config):
         # The same file again while its match waits to start (a stick plugged in twice).
-        return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"])
+        return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"],
+                           match=match_words(config), players=_players(config), kept=True)
     if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         if in_progress(session.engine) and not force:
             return LoadOutcome(False, [], _in_progress_words(session.engine),
@@ -305,7 +311,11 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     rules = config.rules
     service.show_message(next_match_view((rules.names.left, rules.names.right), rules.length,
                                          minutes_seconds(rules.reserve_ns)))
-    return LoadOutcome(True, said)
+    return LoadOutcome(True, said, match=match_words(config), players=_players(config))
+
+
+def _players(config: Config) -> str:
+    return f"{config.rules.names.left}-{config.rules.names.right}"
 
 
 def _same_match_waiting(session: Session, config: Config) -> bool:
@@ -428,21 +438,25 @@ class StickHandler:
             for note in report.notes:
                 log.info("USB stick: %s", note)
             said, ok = [report.summary()], report.problem is None
+            shown = [_stick_words(report)]           # the panels', in their language
             try:
                 found = next_match_on_stick(folder, self.table.table_id)
             except StickError as exc:
                 found, ok = None, False
                 said.append(f"next match: {exc}")
+                shown.append(Text("stick.next_refused", why=str(exc)))
             if found is not None:
                 path, text = found
                 done, outcome = run_on_loop(self.service, lambda: load_next_match(
                     self.service, self.table, text, str(path), force=False))
                 ok = ok and done and isinstance(outcome, LoadOutcome) and outcome.ok
                 said += self._load_words(done, outcome)
+                shown.append(_load_text(done, outcome))
             else:
                 said.append("no next match on the stick (gammonclock/"
                             f"{self.table.table_id}.toml or gammonclock/match.toml)")
-            run_on_loop(self.service, lambda: self._announce(said))
+                shown.append(Text("stick.no_match"))
+            run_on_loop(self.service, lambda: self._announce(shown))
             return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
                     "state": self.service.status()}
 
@@ -472,7 +486,7 @@ class StickHandler:
             return [line for line in outcome.said if line.startswith("next match")]
         return [f"next match NOT loaded: {(outcome.error or '').splitlines()[0]}"]
 
-    def _announce(self, said: list[str]) -> None:
+    def _announce(self, said: list[Text]) -> None:
         """The panels say what was done: over the screen for a while, or, in a game, as a
         notice that leaves the clocks in view."""
         from .hardware.screens import message_view
@@ -480,4 +494,22 @@ class StickHandler:
         if _game_on(self.service):
             self.service.notify(said[0])
         else:
-            self.service.show_message(message_view("USB STICK", said))
+            self.service.show_message(message_view("USB STICK", list[str](said)))
+
+
+def _stick_words(report: StickReport) -> Text:
+    """What a stick's export did, for the panels (said in their language)."""
+    if report.problem is not None:
+        return Text("stick.problem", problem=report.problem)
+    key = "stick.exported_running" if report.in_progress is not None else "stick.exported"
+    return Text(key, n=report.exported)
+
+
+def _load_text(done: bool, outcome: object) -> Text:
+    """What became of a stick's next match, for the panels."""
+    if not done or not isinstance(outcome, LoadOutcome):
+        return Text("stick.next_refused", why="the clock did not take it in time")
+    if outcome.ok and outcome.players is not None:
+        return Text("stick.next_kept" if outcome.kept else "stick.next_loaded",
+                    match=outcome.players)
+    return Text("stick.next_refused", why=(outcome.error or "").splitlines()[0])

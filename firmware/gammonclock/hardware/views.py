@@ -480,9 +480,11 @@ def message_view(title: str, lines: list[str], header: str = "gammonclock",
                  lang: str = DEFAULT) -> PanelView:
     """A screen of small print under a title (a match loaded, a stick's exports): up to four
     lines, each wrapped to the panel's width. A title of the panels' own (`texts.TEXTS`, given
-    in English) is said in `lang`; the lines are shown as given."""
+    in English) is said in `lang`, and so is a line that is a `texts.Text`; other lines are
+    shown as given."""
     width = TINY.chars(INNER_W)
-    wrapped = [part for line in lines for part in glyphs.wrap(line, width, 4)][:4]
+    wrapped = [part for line in lines
+               for part in glyphs.wrap(localized(line, lang), width, 4)][:4]
     return PanelView(Layout.TEXT, header=header, title=localized(title, lang),
                      lines=tuple((line, "") for line in wrapped),
                      remake=lambda other: message_view(title, lines, header, other))
