@@ -157,3 +157,21 @@ def test_the_arbiter_finds_this_logins_simulator_without_flags(tmp_path, monkeyp
     assert not someone_serves(path)
     import shutil
     shutil.rmtree(short)
+
+
+def test_a_login_outside_the_sockets_group_is_told_it_is_a_permission_problem(
+        running, capsys, monkeypatch):
+    # The kernel's refusal, as `connect` gives it to a login outside the socket's group (the
+    # tests run as root, whom the kernel never refuses, so the refusal is put in its place).
+    from gammonclock import arbiter_socket
+
+    _, state_dir = running
+
+    def refused(*_args, **_kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(arbiter_socket, "ask", refused)
+    status = main(["arbiter", "--state-dir", str(state_dir), "status"])
+    err = capsys.readouterr().err
+    assert status == 5, err
+    assert "permission denied: this login may not use the clock's socket" in err
+    assert "scripts/install --arbiter" in err
