@@ -184,6 +184,7 @@ def test_an_older_state_never_winds_a_card_back() -> None:
 @pytest.mark.parametrize("messages, kinds", [
     ([("state", clock_state(flag="left", phase="match_over", running=None))], ["flag"]),
     ([("state", clock_state(phase="paused", running=None))], ["paused"]),
+    ([("state", clock_state(phase="arbiter", running=None))], ["paused"]),   # the chord
     ([("state", clock_state(phase="break", running="right"))], ["overrun"]),
     ([("state", clock_state(phase="break", running=None))], []),
     ([("online", "0")], ["offline"]),

@@ -4,6 +4,7 @@ ready, the next match over the socket and from a USB stick, and what a boot play
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -706,5 +707,39 @@ def test_a_sticks_message_on_russian_panels(tmp_path):
         assert answer["ok"]
         assert shows(device, message_view("USB-НАКОПИТЕЛЬ", ["записано матчей: 0",
                                                              "следующий матч: Анна-Boris"]))
+    finally:
+        device.close()
+
+
+def test_a_forced_load_journals_its_abandon_with_who_asked(running_device, tmp_path):
+    import pwd
+
+    from gammonclock.arbiter_socket import ask, socket_path
+
+    device, state = running_device
+    assert ask(socket_path(state), ["new-match"], text=MATCH_TEXT, file="m.toml")["ok"]
+    device.service.submit(ButtonEdge(device.service.clock_ns(), Button.LEFT, True))
+    device.service.submit(ButtonEdge(device.service.clock_ns() + S // 10, Button.LEFT, False))
+    deadline = time.monotonic() + 5
+    while device.service.status().get("running") is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    first = Path(device.session.journal.path)
+    answer = ask(socket_path(state), ["new-match", "--force"], text=OTHER_MATCH, file="o.toml")
+    assert answer["ok"], answer
+    inputs = [r.data["input"] for r in read_journal(first).records if r.kind == "input"]
+    assert inputs[-1] == {"type": "arbiter", "command": "abandon", "source": "socket",
+                          "by": pwd.getpwuid(os.getuid()).pw_name}
+
+
+def test_the_menus_next_match_is_the_file_the_clock_booted_with(tmp_path):
+    from gammonclock.lifecycle import PanelRequests
+
+    match_file = tmp_path / "m.toml"
+    match_file.write_text(MATCH_TEXT, encoding="utf-8")
+    device = build_device(device_file(tmp_path), tmp_path / "state", clock_ns=uptime_clock,
+                          match_path=str(match_file))
+    try:
+        [requests] = [p for p in device.service.presenters if isinstance(p, PanelRequests)]
+        assert requests.match_file == str(match_file)     # `run --device D --config M`
     finally:
         device.close()

@@ -314,7 +314,7 @@ class Responder:
             problem = self._new_match_problem(request)
             if problem is not None:
                 return {"ok": False, "error": problem}
-            action = lambda: self._load(request)            # noqa: E731
+            action = lambda: self._load(request, peer)      # noqa: E731
         else:
             try:
                 command = parse_command(request.words)
@@ -372,14 +372,16 @@ class Responder:
                     "FILE` sends it")
         return None
 
-    def _load(self, request: Request) -> tuple[dict[str, Any], Reply | None]:
+    def _load(self, request: Request, peer: str | None = None
+              ) -> tuple[dict[str, Any], Reply | None]:
         """Load the match file of a new-match request on the clock's loop."""
         assert self.table is not None and request.match_text is not None
         table, text = self.table, request.match_text
         name, force, at = request.file or "<new-match>", "--force" in request.words, \
             self.clock_ns()
         return self.run_loading(lambda: load_next_match(self.service, table, text, name,
-                                                        force=force, at=at), at)
+                                                        force=force, at=at, source="socket",
+                                                        by=peer), at)
 
     def run_loading(self, load: Callable[[], LoadOutcome], at: int
                     ) -> tuple[dict[str, Any], Reply | None]:

@@ -269,7 +269,8 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
                          Path(journal.path).name if journal is not None else "")
     presenters: list[Any] = [PanelPresenter(panels, alert=alert, language=language,
                                             info=table_info),
-                             PanelRequests(lambda: service, table, device_config.match_file)]
+                             PanelRequests(lambda: service, table, _menu_match_file(
+                                 source, match_path))]
     buzzer = make_buzzer(device_config.buzzer_enabled, device_config.buzzer_pin, factory)
     presenters.append(BuzzerPresenter(buzzer, device_config.low_time_ns))
     hall_signal = _hall_signal(device_config)
@@ -311,6 +312,15 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     device.closers += [buttons.close, factory.close, service.drain,
                        lambda: _close_session(service, clock_ns), lock.release]
     return device
+
+
+def _menu_match_file(source: Config | DeviceFile, match_path: str | None) -> str | None:
+    """The match file the arbiter's menu loads (SPEC §13.4): the one the clock booted with
+    (`run --device D --config M`, else the device's table.match_file); a one-file config has
+    none apart (its match sections are not a match file)."""
+    if isinstance(source, Config):
+        return None
+    return match_path or source.device.match_file
 
 
 def _hall_signal(device_config: DeviceConfig) -> Any:

@@ -437,7 +437,7 @@ class HallLink:
 
     def _match_over(self) -> bool:
         session = self.service.session
-        return session is not None and session.engine.match.phase is Phase.MATCH_OVER
+        return session is not None and session.engine.match.play_phase is Phase.MATCH_OVER
 
     def _send_journal(self, path: Path) -> bool:
         """Publish the whole journal once; True once the broker has acknowledged it."""

@@ -108,7 +108,7 @@ class HallRequests:
             if words[1:] not in ([], ["--force"]) or request.get("text") is None:
                 return _bad("usage: new-match [--force], with the match file's TOML in 'text'")
             return self._load(request["text"], f"<hall cmd {request['id']}>",
-                              force=words[1:] == ["--force"])
+                              force=words[1:] == ["--force"], by=request.get("by") or "hall")
         if request.get("text") is not None:
             return _bad("only new-match carries a match file ('text')")
         if words == ["status"]:
@@ -130,10 +130,10 @@ class HallRequests:
                                   "look at its state before sending it again"}
         return _acted(reply.effects)
 
-    def _load(self, text: str, name: str, force: bool) -> dict[str, Any]:
+    def _load(self, text: str, name: str, force: bool, by: str = "hall") -> dict[str, Any]:
         at = self.service.clock_ns()
         done, outcome = run_on_loop(self.service, lambda: load_next_match(
-            self.service, self.table, text, name, force=force, at=at))
+            self.service, self.table, text, name, force=force, at=at, source="hall", by=by))
         if not done:
             return _not_applied("the clock did not take the match in time")
         if not isinstance(outcome, LoadOutcome):      # the load failed: its bug is in the log
@@ -204,7 +204,7 @@ class HallRequests:
         if session is None:
             return False
         match = session.engine.match
-        return match.phase is not Phase.MATCH_OVER and match.match_started_at is not None
+        return match.play_phase is not Phase.MATCH_OVER and match.match_started_at is not None
 
     def _now(self) -> str:
         return iso_utc(self.wall_ns())

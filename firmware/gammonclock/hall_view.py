@@ -223,6 +223,8 @@ class HallView:
                                        f"{self.player(view, state['running'])}"))
         if state.get("phase") == "paused":
             out.append(Need("paused", "clock paused"))
+        if state.get("phase") == "arbiter":          # the chord stopped the clocks (SPEC §13.4)
+            out.append(Need("paused", "clocks stopped: the arbiter at the panels"))
         out.extend(view.alerts.values())
         return sorted(out, key=lambda n: SEVERITY.get(n.kind, 9))
 

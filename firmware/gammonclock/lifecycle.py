@@ -257,7 +257,8 @@ class LoadOutcome:
 
 
 def load_next_match(service: ClockService, table: Table, text: str, name: str, *,
-                    force: bool = False, at: int | None = None) -> LoadOutcome:
+                    force: bool = False, at: int | None = None, source: str | None = None,
+                    by: str | None = None) -> LoadOutcome:
     """Load the match file `text` (named `name` in errors) as the table's next match, under the
     rules of SPEC §13.2. Runs on the clock's loop (a `Task`): the current match's last record,
     the new journal and the swap happen in order with the presses. `at` is the monotonic instant
@@ -298,7 +299,8 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     said: list[str] = []
     if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         t = max(session.engine.now, now)          # engine time, never before the last input
-        said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon()))]
+        # The abandon is the loader's command: journaled with who asked for the next match.
+        said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon(), source, by))]
     if session is not None:
         session.close()
     opened = table.start(config, planned)
@@ -384,7 +386,7 @@ class PanelRequests:
                                       f"file: {exc}", Reason.MATCH_FILE_BAD)
             else:
                 outcome = load_next_match(service, self.table, text, self.match_file,
-                                          force=True)
+                                          force=True, source="panel")
         if outcome.ok:
             log.info("the arbiter's menu loaded the next match: %s", "; ".join(outcome.said))
         else:
@@ -448,7 +450,7 @@ class StickHandler:
             if found is not None:
                 path, text = found
                 done, outcome = run_on_loop(self.service, lambda: load_next_match(
-                    self.service, self.table, text, str(path), force=False))
+                    self.service, self.table, text, str(path), force=False, source="usb"))
                 ok = ok and done and isinstance(outcome, LoadOutcome) and outcome.ok
                 said += self._load_words(done, outcome)
                 shown.append(_load_text(done, outcome))
