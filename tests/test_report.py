@@ -394,3 +394,23 @@ def test_a_key_found_by_itself_that_did_not_seal_the_journal_is_not_used(places,
     assert main(["export", str(places["journal"]), "--format", "html", "--out", str(out),
                  "--state-dir", str(places["device"])]) == 0
     assert "TAMPERED: sealed with another device key" in out.read_text(encoding="utf-8")
+
+
+def test_the_json_export_hides_the_arbiters_pin(tmp_path):
+    import json as json_module
+
+    from gammonclock.export import export_journal
+    from gammonclock.journal import JournalWriter, Stamp, load_or_create_key
+    from gammonclock.session import journal_header
+
+    device = '[hardware]\npin_factory = "mock"\n[arbiter]\npin = "LRCLR"\n'
+    match = '[match]\nlength = 3\n'
+    key = load_or_create_key(tmp_path)
+    writer = JournalWriter.create(tmp_path / "j.jsonl", key,
+                                  journal_header(match, "m.toml", device_text=device), 0,
+                                  Stamp(0, "boot", 0))
+    writer.close()
+    export_journal(tmp_path / "j.jsonl", "json", tmp_path / "j.json", key=key)
+    text = (tmp_path / "j.json").read_text()
+    assert "LRCLR" not in text
+    assert json_module.loads(text)["header"]["device"].endswith('pin = "(hidden)"\n')

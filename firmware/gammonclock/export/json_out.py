@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,7 @@ def document(match: MatchRecord, verdict: Verdict | None = None,
             "intact": verdict.intact, "records": verdict.records, "message": verdict.message},
             "check": integrity_text(verdict, no_check)},
         "particulars": _particulars(match),
-        "header": {k: v for k, v in header.data.items()},
+        "header": {k: without_pin(v) for k, v in header.data.items()},
         "players": rules.names.as_dict(),
         "discipline": rules.discipline.name,
         "rules": {
@@ -191,3 +192,12 @@ def document(match: MatchRecord, verdict: Verdict | None = None,
 def render_json(match: MatchRecord, verdict: Verdict | None = None,
                 no_check: str = NO_KEY_GIVEN) -> str:
     return json.dumps(document(match, verdict, no_check), indent=2, ensure_ascii=False) + "\n"
+
+
+# The arbiter's PIN (SPEC §13.4) as a config writes it; an export may reach the players.
+_PIN_LINE = re.compile(r'(?m)^([ \t]*pin[ \t]*=[ \t]*)("[^"\n]*"|\'[^\'\n]*\')')
+
+
+def without_pin(value: object) -> object:
+    """A header value with the arbiter's PIN hidden in any config text it holds."""
+    return _PIN_LINE.sub(r'\1"(hidden)"', value) if isinstance(value, str) else value
