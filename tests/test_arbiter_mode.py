@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Played, play
-from gammonclock.effects import ArbiterCommand, Ignored, Refused, Shown
+from gammonclock.effects import ArbiterCommand, Ignored, Refused, Shown, TurnEnded, TurnEndReason
 from gammonclock.engine import ButtonEdge, Engine
 from gammonclock.hardware.screens import Layout, PanelView, panel_view
+from gammonclock.match import Recover
 from gammonclock.match_state import PanelStage
 from gammonclock.reasons import Reason
 from gammonclock.rules import MatchRules
@@ -191,6 +192,47 @@ def test_a_failed_pin_resumes_play_and_charges_the_whole_span(name, pin_taps, fa
     assert later.state == run(OPENING + "200 end\n").state
 
 
+# Left's break from 10 s to 310 s (5 minutes) after game 1; left's reserve is 14:00.
+GAME_THEN_BREAK = "0 tap left\n5 hold left\n8 tap right\n10 hold left\n"
+BREAK_ENDS = 310
+
+
+def late_reserve_ns(at: float) -> int:
+    """Left's reserve at `at` when left has been late since the break's end."""
+    return int((14 * 60 - (at - BREAK_ENDS)) * S)
+
+
+# A failed attempt over a break: the break's time never stops, and the late player's overrun
+# counts from the break's end whatever the chord did (SPEC §5; a failed attempt is never free).
+BREAK_FAILURES = [
+    ("the break ends in the PIN's wait", chord(300), 400.0),
+    ("a wrong PIN after the break's end", chord(305) + taps(312, WRONG_PIN_TAPS), 400.0),
+    ("the chord held past the end for 10 min", chord(300, release_after=600), 1000.0),
+    ("the chord in the overrun", chord(320), 400.0),
+    ("a wrong PIN before the break's end", chord(290) + taps(295, WRONG_PIN_TAPS), 400.0),
+]
+
+
+@pytest.mark.parametrize(("name", "presses", "end"), BREAK_FAILURES)
+def test_a_failed_pin_over_a_break_gives_the_late_player_no_time(name, presses, end):
+    played = run(GAME_THEN_BREAK + presses + f"{end} end\n")
+    nobody_pressed = run(GAME_THEN_BREAK + f"{end} end\n")
+    assert played.state == nobody_pressed.state
+    assert (played.state["phase"], played.state["running"]) == ("break", "left")
+    assert reserve_ns(played, Side.LEFT) == late_reserve_ns(end)
+    assert played.match.turn is not None and played.match.turn.flag_at() == \
+        nobody_pressed.match.turn.flag_at() == (BREAK_ENDS + 14 * 60) * S
+
+
+def test_a_failed_pin_over_a_break_drops_the_late_players_flag_where_it_fell():
+    # Left is late from 310 s; its 14:00 is out at 1150 s, inside a chord held until 1200 s.
+    played = run(GAME_THEN_BREAK + chord(300, release_after=900) + "1300 end\n")
+    state = played.state
+    assert (state["phase"], state["end_reason"], state["flag"]) == ("match_over", "flag", "left")
+    ended = [e for e in played.surviving(TurnEnded) if e.side is Side.LEFT][-1]
+    assert (ended.reason, ended.span, ended.charged) == (TurnEndReason.FLAG, 840 * S, 840 * S)
+
+
 def test_a_failed_pin_during_a_double_charges_the_taker():
     before = OPENING + "10 tap right\n12 tap cube\n"           # left doubled: right decides
     played = run(before + chord(30) + taps(40, WRONG_PIN_TAPS) + "42 end\n")
@@ -244,13 +286,32 @@ def test_a_right_pin_resets_the_count_of_failures():
     assert played.match.pin_failures == 1
 
 
-def test_a_chord_locked_out_is_journaled_and_the_presses_act_as_usual():
-    script = OPENING
-    for start in (20, 60, 100):
-        script += chord(start) + taps(start + 5, WRONG_PIN_TAPS)
-    # Within the lockout, a long cube press is the pause it always is.
-    played = run(script + "150 hold cube\n160 end\n")
-    assert played.state["phase"] == "paused"
+def after(played: Played, t: float) -> list[str]:
+    """What survived from `t` on, as the journal says it."""
+    return [e.describe() for e in played.surviving() if e.t >= t * S]
+
+
+# A chord in the lockout, in two orders: the cube first (its hold pauses, then left and right
+# are paused taps); right first (its hold enters the result, left's tap and the cube act on it).
+@pytest.mark.parametrize(("order", "phase"), [
+    (("cube", "left", "right"), "paused"),
+    (("right", "left", "cube"), "between_games"),
+])
+def test_a_chord_locked_out_is_journaled_and_the_presses_act_as_usual(order, phase):
+    failures = "".join(chord(start) + taps(start + 5, WRONG_PIN_TAPS) for start in (20, 60, 100))
+    locked = run(OPENING + failures + chord(150, order=order) + "160 end\n")
+    # The failed attempts charged right as if nobody had pressed: without any PIN, the same
+    # chord is the same three presses at the same clock.
+    no_pin = run(OPENING + chord(150, order=order) + "160 end\n", pin=None)
+    lockout = [e for e in locked.surviving(Shown) if e.reason is Reason.CHORD_LOCKED]
+    assert [(e.t, e.text) for e in lockout] == [(153_200_000_000,
+                                                 "arbiter chord locked for 4:13.3")]
+    assert [e for e in after(locked, 149) if e not in after(no_pin, 149)] == [
+        "shown: arbiter chord locked for 4:13.3"]
+    assert after(no_pin, 149) == [e for e in after(locked, 149) if "locked" not in e]
+    assert len(after(no_pin, 149)) >= 3                       # the presses did act
+    assert locked.state == no_pin.state and locked.state["phase"] == phase
+    assert locked.match.panel is None
 
 
 # --- replay, snapshot, undo -----------------------------------------------------------------
@@ -330,15 +391,54 @@ def test_a_long_pin_tap_is_a_dot_all_the_same():
     assert panel.entered == (Button.CUBE,)
 
 
-def test_an_outage_while_the_chord_is_held_starts_the_pins_time():
-    from gammonclock.match import Recover
+def recovered(script: str, at: float, **overrides: object) -> Engine:
+    """The engine after `script` and an outage: the restart's `Recover` at `at` (the last
+    record's instant)."""
+    engine, _ = run(script + f"{at} end\n", **overrides).engine.feed(Recover(int(at * S)))
+    return engine
 
-    engine = run(OPENING + "30 down cube\n30.1 down left\n30.2 down right\n34 end\n").engine
-    engine, effects = engine.feed(Recover(35 * S))
-    panel = engine.match.panel
-    assert panel is not None and panel.stage is PanelStage.PIN
-    assert panel.deadline == 65 * S
-    assert all(not state.down for _, state in engine.buttons)
+
+# An outage before the PIN is in: a failed attempt, the running side charged up to the outage
+# (the outage itself is nobody's), then the match is paused as after any outage (SPEC §11).
+OUTAGES_BEFORE_THE_PIN = [
+    ("the chord still held", "30 down cube\n30.1 down left\n30.2 down right\n", 34.0),
+    ("released, nothing typed", chord(30), 40.0),
+    ("one PIN tap", chord(30) + "35 tap left\n", 36.0),
+    ("all but the last tap", chord(30) + taps(35, RIGHT_PIN_TAPS[:-1]), 37.0),
+]
+
+
+@pytest.mark.parametrize(("name", "presses", "outage"), OUTAGES_BEFORE_THE_PIN)
+def test_an_outage_before_the_pin_is_a_failed_attempt_and_leaves_the_match_paused(
+        name, presses, outage):
+    engine = recovered(OPENING + presses, outage)
+    nobody_pressed = recovered(OPENING, outage)
+    assert engine.match.panel is None and all(not state.down for _, state in engine.buttons)
+    assert engine.match.pin_failures == 1
+    assert engine.state_json() == nobody_pressed.state_json()
+    assert engine.state_json()["phase"] == "paused"
+    assert engine.match.resume_phase is not None and engine.match.resume_phase.value == "running"
+    # Charged from 1 s to the outage, to the nanosecond; and no clock starts by itself.
+    later = engine.advance(500 * S)[0]
+    assert later.state_json()["running"] is None
+    assert later.match.reserve_at(Side.RIGHT) == \
+        run(OPENING + f"{outage} end\n").match.reserve_at(Side.RIGHT)
+
+
+def test_an_outage_in_the_pin_wait_is_journaled_as_a_failed_attempt():
+    played = run(OPENING + chord(30) + "35 tap left\n36 end\n")
+    engine, effects = played.engine.feed(Recover(36 * S))
+    kinds = [type(e).__name__ for e in effects]
+    assert kinds == ["Refused", "Resumed", "Paused", "Recovered"]
+    refusal = effects[0]
+    assert isinstance(refusal, Refused) and refusal.reason is Reason.PIN_TIMEOUT
+    assert "the power went before the PIN (1 of 3 before a lockout)" in refusal.describe()
+
+
+def test_a_third_failure_by_an_outage_locks_the_chord():
+    failures = "".join(chord(start) + taps(start + 5, WRONG_PIN_TAPS) for start in (20, 60))
+    engine = recovered(OPENING + failures + chord(100), 110.0)
+    assert engine.match.chord_locked_until == 410 * S and engine.match.pin_failures == 0
 
 
 def test_the_socket_may_act_while_the_arbiters_mode_holds_the_panels():

@@ -12,11 +12,12 @@ import pytest
 from conftest import Played
 from gammonclock.config import parse_device_config
 from gammonclock.device import build_device
-from gammonclock.effects import ArbiterCommand, Shown
+from gammonclock.effects import ArbiterCommand, Shown, TurnEnded, TurnEndReason
 from gammonclock.engine import ButtonEdge
 from gammonclock.hardware.screens import panel_view
 from gammonclock.hardware.views import TableInfo
 from gammonclock.journal import read_journal
+from gammonclock.match import Recover
 from gammonclock.match_state import MenuItem, PanelStage
 from gammonclock.reasons import Reason
 from gammonclock.rules import EndReason
@@ -248,3 +249,86 @@ def test_the_menu_loads_the_next_match_on_the_device(tmp_path: Path):
         assert ended and ended[-1]["reason"] == "abandoned"
     finally:
         device.close()
+
+
+# --- a break under the menu: its overrun is always the late player's --------------------------
+
+# Left's break from 10 s to 310 s; the chord at 300 s and the menu open from 306.5 s.
+GAME_THEN_BREAK = "0 tap left\n5 hold left\n8 tap right\n10 hold left\n"
+BREAK_ENDS = 310
+IN_THE_BREAK = GAME_THEN_BREAK + chord(300) + taps(305, RIGHT_PIN_TAPS)
+
+
+def late_reserve_ns(until: float) -> int:
+    """Left's 14:00 less its overrun from the break's end to `until`."""
+    return int((14 * 60 - (until - BREAK_ENDS)) * S)
+
+
+# (name, the menu's presses, the end, the phase then, charged until, a cube hold resumes)
+BREAK_MENUS = [
+    ("resume after the break's end", taps(330, (C,)), 400.0, "break", 400.0),
+    ("end the break at 337 s", taps(330, (R,) * 6 + (C, C), every=1.0), 400.0, "arbiter", 337.0),
+    ("left +30 s, then resume", taps(330, (R, C, R, R, R, C, C, L, C)), 400.0, "break", 370.0),
+    ("the menu's timeout at 426.5 s", "", 500.0, "paused", 426.5),
+    ("resume before the break's end", "", 400.0, "break", 400.0),
+]
+
+
+@pytest.mark.parametrize(("name", "presses", "end", "phase", "until"), BREAK_MENUS)
+def test_a_break_overrun_under_the_menu_is_the_late_players(name, presses, end, phase, until):
+    before = IN_THE_BREAK
+    if name == "resume before the break's end":
+        before = GAME_THEN_BREAK + chord(200) + taps(205, RIGHT_PIN_TAPS) + taps(220, (C,))
+    played = run(before + presses + f"{end} end\n")
+    assert played.state["phase"] == phase
+    assert reserve_ns(played, Side.LEFT) == late_reserve_ns(until)
+
+
+def test_ending_the_break_from_the_menu_charges_what_the_late_players_tap_would():
+    by_arbiter = run(IN_THE_BREAK + taps(330, (R,) * 6 + (C, C), every=1.0) + "340 end\n")
+    late_tap = run(GAME_THEN_BREAK + "337 tap left\n340 end\n")
+    assert reserve_ns(by_arbiter, Side.LEFT) == reserve_ns(late_tap, Side.LEFT) \
+        == late_reserve_ns(337)
+    ended = [e.describe() for e in by_arbiter.surviving() if "break ends" in e.describe()]
+    assert ended == ["left's break ends (27 s late)"]
+
+
+@pytest.mark.parametrize("resume", [taps(400, (C,)), "400 arbiter resume\n"])
+def test_a_break_overrun_run_out_under_the_menu_drops_the_flag_at_its_instant(resume):
+    # Left has 60 s: late from 310 s, its flag is due at 370 s, under the menu (306.5-400 s).
+    played = run(IN_THE_BREAK + taps(330, (R, L)) + resume + "401 end\n", reserve_ns=60 * S)
+    state = played.state
+    assert (state["phase"], state["end_reason"], state["flag"]) == ("match_over", "flag", "left")
+    ended = [e for e in played.surviving(TurnEnded) if e.side is Side.LEFT][-1]
+    assert (ended.reason, ended.span, ended.charged) == (TurnEndReason.FLAG, 60 * S, 60 * S)
+
+
+# An outage with the menu open: the menu closes with a stopped clock paused; a break's overrun
+# up to the outage is the late player's.
+MENU_OUTAGES = [
+    ("a running clock", OPENING + chord(30) + taps(40, RIGHT_PIN_TAPS), 45.0, "paused",
+     "running"),
+    ("before game 1", chord(30) + taps(40, RIGHT_PIN_TAPS), 45.0, "between_games", None),
+    ("a break overrun", IN_THE_BREAK, 330.0, "paused", "break"),
+    ("a break not over", GAME_THEN_BREAK + chord(200) + taps(205, RIGHT_PIN_TAPS), 250.0,
+     "break", None),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "outage", "phase", "resume_phase"), MENU_OUTAGES)
+def test_an_outage_in_the_menu_closes_it(name, before, outage, phase, resume_phase):
+    played = run(before + f"{outage} end\n")
+    engine, effects = played.engine.feed(Recover(int(outage * S)))
+    match = engine.match
+    assert match.panel is None and match.pin_failures == 0
+    assert (match.phase.value, match.resume_phase and match.resume_phase.value) == \
+        (phase, resume_phase)
+    assert Reason.MENU_TIMEOUT in [e.reason for e in effects if isinstance(e, Shown)]
+    later = engine.advance(1000 * S)[0]
+    if name == "a running clock":       # nobody's time from the chord on
+        assert later.match.reserve_at(Side.RIGHT) == reserve_ns(run(OPENING + "30 end\n"),
+                                                                Side.RIGHT)
+    elif name == "a break overrun":     # the late player's up to the outage, then paused
+        assert later.match.reserve_at(Side.LEFT) == late_reserve_ns(outage)
+    elif name == "a break not over":    # the break's own end still comes at 310 s
+        assert later.match.reserve_at(Side.LEFT) == late_reserve_ns(1000)

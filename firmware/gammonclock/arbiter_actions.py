@@ -54,6 +54,7 @@ class Arbiter(Step):
         (and a pause it found), `pause` has nothing to stop; any other acts on the match as it
         stood when the chord stopped it, and the mode stays."""
         s = self.s
+        self.run_break_under_panel()     # a break's overrun to now is its taker's
         panel = s.panel
         assert panel is not None
         if isinstance(command, cmd.Resume):

@@ -132,17 +132,32 @@ class ArbiterMode(Step):
                 self.menu_tap(button)
 
     def timeout(self) -> None:
-        panel = self.panel
-        if panel.stage is PanelStage.PIN:
+        if self.panel.stage is PanelStage.PIN:
             self.fail(Reason.PIN_TIMEOUT, "no PIN within 30 s")
-        elif panel.froze_turn:
-            # The menu closes; the match stays paused, and a cube hold resumes it.
-            s = self.s
+        else:
+            self.close_menu("arbiter's menu closed")
+
+    def outage(self) -> None:
+        """Back after an outage with the mode open (the buttons are all up now): a PIN not yet
+        entered is a failed attempt, charged up to the last record's instant (the outage itself
+        is nobody's); an open menu closes as its timeout closes it. Recovery then pauses a clock
+        that runs, as after any outage."""
+        if self.panel.stage in (PanelStage.HELD, PanelStage.PIN):
+            self.fail(Reason.PIN_TIMEOUT, "the power went before the PIN")
+        else:
+            self.close_menu("arbiter's menu closed by a restart")
+
+    def close_menu(self, said: str) -> None:
+        """The menu closes: a clock the chord stopped stays paused (a cube hold resumes it);
+        a break's overrun up to now is its taker's all the same."""
+        self.run_break_under_panel()
+        s, panel = self.s, self.panel
+        if panel.froze_turn:
             s.phase, s.resume_phase, s.panel = Phase.PAUSED, panel.back_to, None
-            self.show("arbiter's menu closed: paused", Reason.MENU_TIMEOUT)
+            self.show(f"{said}: paused", Reason.MENU_TIMEOUT)
         else:
             self.leave_panel(charge=False, by="arbiter")
-            self.show("arbiter's menu closed", Reason.MENU_TIMEOUT)
+            self.show(said, Reason.MENU_TIMEOUT)
 
     # --- the PIN -----------------------------------------------------------------------------
 

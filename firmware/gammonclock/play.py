@@ -53,15 +53,15 @@ class Play(Step):
             self.overrun_break()
 
     def recover(self) -> None:
-        """Back after an outage: a running clock is paused at the last record's instant."""
+        """Back after an outage: a running clock is paused at the last record's instant. The
+        arbiter's mode does not outlive the outage: nobody is at the panels any more."""
         s = self.s
+        if s.phase is Phase.ARBITER:
+            ArbiterMode(s, self.out).outage()
         paused = self.clock_runs()
         if paused:
             self.pause("recovery")
         self.out.append(Recovered(self.t, paused))
-        if s.phase is Phase.ARBITER:
-            # Every button is up now: a chord still held at the outage counts as released.
-            ArbiterMode(s, self.out).chord_released()
 
     # --- taps -------------------------------------------------------------------------------
 

@@ -116,15 +116,17 @@ class Step:
         self.out.append(FlagFell(self.t, side))
         self.lose_match(side, EndReason.FLAG)
 
-    def overrun_break(self) -> None:
-        """The break's time is up and its taker is not back: their reserve runs, with no delay
-        and nothing added back."""
+    def overrun_break(self, since: int | None = None) -> None:
+        """The break's time is up (at `since`, default now: earlier when it ran out while the
+        arbiter's mode held the panels) and its taker is not back: their reserve runs from
+        then, with no delay and nothing added back."""
         s = self.s
         assert s.brk is not None
         s.brk = replace(s.brk, overrun=True)
         self.out.append(BreakOverrun(self.t, s.brk.side))
         side = s.brk.side
-        s.turn = Turn.begin(side, self.t, s.reserves[side], TimeMode.NONE, 0)
+        s.turn = Turn.begin(side, self.t if since is None else since, s.reserves[side],
+                            TimeMode.NONE, 0)
         self.out.append(TurnStarted(self.t, side, s.reserves[side], 0))
 
     def end_break(self) -> None:
@@ -140,7 +142,9 @@ class Step:
     def leave_panel(self, charge: bool, by: str) -> None:
         """Play goes on where the chord stopped it. `charge`: a failed PIN, so the clock that
         was running runs from the chord's down edge, as if it had never stopped (a failed
-        attempt is never free time); else from now (the arbiter's pause is nobody's)."""
+        attempt is never free time); else from now (the arbiter's pause is nobody's) — but a
+        break's overrun is always its late taker's (`run_break_under_panel`)."""
+        self.run_break_under_panel()
         s = self.s
         panel = s.panel
         assert panel is not None
@@ -148,13 +152,36 @@ class Step:
         if panel.froze_turn and s.turn is not None:
             s.turn = s.turn.resumed(panel.since if charge else self.t)
             self.out.append(Resumed(self.t, by))
-            # The charged span may have run the reserve out: the flag falls now, with the
-            # clock at zero at the instant it reached it.
-            while s.turn is not None and (due := s.turn.flag_at()) is not None and due <= self.t:
-                self.flag_falls(s.turn, at=due)
-        elif (s.phase is Phase.BREAK and s.brk is not None and not s.brk.overrun
-              and s.brk.ends_at <= self.t):
-            self.overrun_break()      # the break's time ran out meanwhile: the taker is late
+            self.flags_due()
+
+    def run_break_under_panel(self) -> None:
+        """The arbiter's mode stops play, not a break's time (docs/engine.md): a break whose
+        end has passed is overrun since its end, and the overrun up to now is charged to its
+        late taker — frozen here, the mode still open, since (`panel.since`) moved to now."""
+        s, panel = self.s, self.s.panel
+        assert panel is not None
+        brk = s.brk
+        if panel.back_to is not Phase.BREAK or brk is None or (
+                not brk.overrun and brk.ends_at > self.t):
+            return
+        s.phase, s.panel = Phase.BREAK, None
+        if not brk.overrun:
+            self.overrun_break(since=brk.ends_at)
+        elif s.turn is not None and panel.froze_turn:
+            s.turn = s.turn.resumed(panel.since)
+        self.flags_due()
+        froze = s.turn is not None
+        if s.turn is not None:
+            s.turn = s.turn.frozen(self.t)
+        s.panel = replace(panel, since=self.t, back_to=s.phase, froze_turn=froze)
+        s.phase = Phase.ARBITER
+
+    def flags_due(self) -> None:
+        """A span charged after the fact may have run the reserve out: the flag falls now,
+        with the clock at zero at the instant it reached it."""
+        s = self.s
+        while s.turn is not None and (due := s.turn.flag_at()) is not None and due <= self.t:
+            self.flag_falls(s.turn, at=due)
 
     # --- the end of a game and of the match -------------------------------------------------
 
