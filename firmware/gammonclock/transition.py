@@ -216,24 +216,25 @@ class Step:
         """A match lost other than by score: the running turn ends by the normal rule and the
         opponent's score becomes the match length."""
         s = self.s
-        if s.turn is not None:
-            self.end_turn(TurnEndReason.ARBITER)
-        phase = s.resume_phase if s.phase is Phase.PAUSED else s.phase
-        if phase in (Phase.BETWEEN_GAMES, Phase.BREAK):
-            s.game = max(1, s.game - 1)   # no game in progress: `game` is the last one played
+        self.stop_play()
         s.score = award_match(loser, s.score, s.rules.length)
         self.end_match(loser.other, reason, flag=loser if reason is EndReason.FLAG else None)
 
     def abandon(self) -> None:
         """The match ends where it stands, with no winner: the running turn ends by the normal
         rule, the score stays."""
+        self.stop_play()
+        self.end_match(None, EndReason.ABANDONED)
+
+    def stop_play(self) -> None:
+        """Before a match ends other than by score: the running turn ends by the normal rule,
+        and with no game in progress `game` is the last one played."""
         s = self.s
         if s.turn is not None:
             self.end_turn(TurnEndReason.ARBITER)
         phase = s.resume_phase if s.phase is Phase.PAUSED else s.phase
         if phase in (Phase.BETWEEN_GAMES, Phase.BREAK):
-            s.game = max(1, s.game - 1)   # no game in progress: `game` is the last one played
-        self.end_match(None, EndReason.ABANDONED)
+            s.game = max(1, s.game - 1)
 
     def end_match(self, winner: Side | None, reason: EndReason, flag: Side | None = None) -> None:
         s = self.s
