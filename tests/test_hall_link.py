@@ -474,3 +474,15 @@ def test_the_tail_waits_for_a_whole_line(tmp_path: Path) -> None:
     path.write_bytes(b'{"seq": 0, "kind": "header", "data": {}}\n' + line.encode() + b"\n")
     assert [e.seq for e in tail.read(10)] == [1]
     assert tail.read(10) == []
+
+
+def test_pahos_not_connected_lines_are_not_repeated_in_the_log(caplog) -> None:
+    import logging as logging_module
+
+    from gammonclock.hall_link import PAHO_LOG
+    with caplog.at_level(logging_module.DEBUG, logger=PAHO_LOG.name):
+        for _ in range(3):
+            PAHO_LOG.error("Client is not connected. Socket: None). Last known Connection "
+                           "State: MQTT_CS_DISCONNECTED")
+        PAHO_LOG.error("Connection refused: not authorised")
+    assert [r.getMessage() for r in caplog.records] == ["Connection refused: not authorised"]

@@ -84,6 +84,18 @@ def read_password(path: str | None) -> str | None:
         return None
 
 
+class _DropNotConnected(logging.Filter):
+    """paho says "Client is not connected" at every publish tried during a broker outage (one a
+    press, on every table); the link says once that the broker is gone, so these are dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Client is not connected")
+
+
+PAHO_LOG = logging.getLogger(f"{__name__}.paho")
+PAHO_LOG.addFilter(_DropNotConnected())
+
+
 class HallLink:
     """The table on the hall's broker, from `start()` to `close()`."""
 
@@ -130,7 +142,7 @@ class HallLink:
                              client_id=f"gammonclock-{self.table.table_id}",
                              protocol=MQTTProtocolVersion.MQTTv5)
         client.suppress_exceptions = True       # a bug in a callback never kills the thread
-        client.enable_logger(logging.getLogger(f"{__name__}.paho"))
+        client.enable_logger(PAHO_LOG)
         if self.hall.username is not None:
             client.username_pw_set(self.hall.username, read_password(self.hall.password_file))
         if urlsplit(self.hall.broker).scheme == "mqtts":
