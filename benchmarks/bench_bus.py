@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_match import generate_match  # noqa: E402
 from luma.oled import device as oled  # noqa: E402
 
+from gammonclock.durations import NS_PER_S  # noqa: E402
 from gammonclock.effects import Effect, GameStarted, TurnEnded  # noqa: E402
 from gammonclock.engine import ButtonEdge, Engine  # noqa: E402
 from gammonclock.hardware import partial  # noqa: E402
@@ -61,7 +62,6 @@ from gammonclock.match_state import Phase  # noqa: E402
 from gammonclock.rules import MatchRules  # noqa: E402
 from gammonclock.sides import Button, Pair, Side  # noqa: E402
 
-NS_PER_S = 1_000_000_000
 ADDRESSES = Pair(0x3C, 0x3D)
 TARGET_P99_MS = {400_000: 8.0, 100_000: 25.0}
 TARGET_BUSY_TENTHS = 5.0          # % of the bus with tenths showing

@@ -14,6 +14,7 @@ import struct
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,14 +92,7 @@ def _has(face: Face, ch: str) -> bool:
 
 def _split_runs(text: str) -> list[tuple[bool, str]]:
     """`text` cut where it changes between Cyrillic and the rest: (is Cyrillic, run)."""
-    runs: list[tuple[bool, str]] = []
-    for ch in text:
-        cyrillic = _is_cyrillic(ch)
-        if runs and runs[-1][0] is cyrillic:
-            runs[-1] = (cyrillic, runs[-1][1] + ch)
-        else:
-            runs.append((cyrillic, ch))
-    return runs
+    return [(cyrillic, "".join(run)) for cyrillic, run in groupby(text, _is_cyrillic)]
 
 
 def _base_letter(ch: str, face: Face) -> str:

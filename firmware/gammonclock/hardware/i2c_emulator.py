@@ -59,18 +59,39 @@ def _split(commands: Sequence[int], arguments: dict[int, int]) -> list[tuple[int
     return out
 
 
-class SSD1306Memory:
-    """The SSD1306's (and SSD1309's) graphic RAM and address pointer."""
+class _PageRam:
+    """What both controllers share: `columns` × 8 pages of RAM, an address pointer, and page
+    addressing's commands (0xB0+page, the column's low nibble 0x0n and high nibble 0x1n, of
+    which the SSD1306 reads 3 bits and the SH1106 4)."""
 
-    columns = 128
+    columns: int
+    high_nibble_mask: int
 
     def __init__(self) -> None:
         self.ram = [bytearray(self.columns) for _ in range(PAGES)]
+        self.column = 0
+        self.page = 0
+
+    def _page_addressing(self, command: int) -> None:
+        if 0xB0 <= command <= 0xB7:
+            self.page = command & 0x07
+        elif command <= 0x0F:
+            self.column = (self.column & 0xF0) | command
+        elif command <= 0x1F:
+            self.column = (self.column & 0x0F) | ((command & self.high_nibble_mask) << 4)
+
+
+class SSD1306Memory(_PageRam):
+    """The SSD1306's (and SSD1309's) graphic RAM and address pointer."""
+
+    columns = 128
+    high_nibble_mask = 0x07
+
+    def __init__(self) -> None:
+        super().__init__()
         self.mode = 2                    # page addressing after reset (luma sets horizontal)
         self.column_window = (0, self.columns - 1)
         self.page_window = (0, PAGES - 1)
-        self.column = 0
-        self.page = 0
 
     def command(self, commands: Sequence[int]) -> None:
         for command, *args in _split(commands, SSD1306_ARGUMENTS):
@@ -82,12 +103,8 @@ class SSD1306Memory:
             elif command == 0x22 and len(args) == 2:
                 self.page_window = (args[0] & 0x07, args[1] & 0x07)
                 self.page = self.page_window[0]
-            elif 0xB0 <= command <= 0xB7:
-                self.page = command & 0x07
-            elif command <= 0x0F:
-                self.column = (self.column & 0xF0) | command
-            elif command <= 0x1F:
-                self.column = (self.column & 0x0F) | ((command & 0x07) << 4)
+            else:
+                self._page_addressing(command)
 
     def data(self, data: Sequence[int]) -> None:
         for byte in data:
@@ -117,25 +134,19 @@ class SSD1306Memory:
         return [bytes(page) for page in self.ram]
 
 
-class SH1106Memory:
+class SH1106Memory(_PageRam):
     """The SH1106's 132-column RAM; the 128-pixel glass shows it from column `offset` on."""
 
     columns = SH1106_COLUMNS
+    high_nibble_mask = 0x0F
 
     def __init__(self, offset: int = 2) -> None:
+        super().__init__()
         self.offset = offset
-        self.ram = [bytearray(self.columns) for _ in range(PAGES)]
-        self.column = 0
-        self.page = 0
 
     def command(self, commands: Sequence[int]) -> None:
         for command, *_ in _split(commands, SH1106_ARGUMENTS):
-            if 0xB0 <= command <= 0xB7:
-                self.page = command & 0x07
-            elif command <= 0x0F:
-                self.column = (self.column & 0xF0) | command
-            elif command <= 0x1F:
-                self.column = (self.column & 0x0F) | ((command & 0x0F) << 4)
+            self._page_addressing(command)
 
     def data(self, data: Sequence[int]) -> None:
         for byte in data:
