@@ -38,6 +38,7 @@ from gammonclock.lifecycle import (
     journal_path,
     load_next_match,
     match_words,
+    run_on_loop,
 )
 from gammonclock.match import ArbiterAction, Phase
 from gammonclock.network import local_addresses
@@ -559,6 +560,18 @@ def test_a_task_that_fails_costs_its_reply_not_the_loop(build):
     service.grace_ns = service.timer_grace_ns = 0
     service.step()                                             # does not raise
     assert isinstance(reply.value, ZeroDivisionError) and reply.done.is_set()
+
+
+def test_run_on_loop_waits_for_the_work_or_withdraws_it(build):
+    device = build()
+    service, ran = device.service, []
+    # Nobody runs the loop: the work is withdrawn, and a loop that steps later never runs it.
+    assert run_on_loop(service, lambda: ran.append("late"), wait_s=0.05) == (False, None)
+    service.grace_ns = service.timer_grace_ns = 0
+    service.step()
+    assert ran == [] and service.waiting() == 0
+    # A loop that runs: its value comes back.
+    assert _on_loop(device, lambda: run_on_loop(service, lambda: "done")) == [True, "done"]
 
 
 def test_a_next_match_waits_while_the_current_journal_is_not_written(build, monkeypatch):

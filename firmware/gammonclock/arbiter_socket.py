@@ -339,26 +339,25 @@ class Responder:
                ) -> tuple[dict[str, Any], Reply | None]:
         """Submit the command to the loop and wait, bounded, for what it did: the answer, and
         the Reply still to deliver the outcome when that is unknown yet (else None)."""
-        reply = Reply()
         action = ArbiterAction(self.clock_ns(), command, "socket", peer)
-        if not self.service.submit(action, reply):
-            return _not_applied("the clock is busy (too many inputs waiting); the command was "
-                                "NOT applied: try again", busy=True), None
-        if not self._wait(reply):
-            return _not_applied("the clock did not answer in time; the command was NOT "
-                                "applied"), None
-        if not reply.done.is_set():
-            return _unknown(command.describe()), reply
-        return self._acted(reply.effects), None
+        return self._on_loop(action, "the command was NOT applied", command.describe(),
+                             lambda reply: self._acted(reply.effects))
 
-    def _wait(self, reply: Reply) -> bool:
-        """Wait, bounded, for the loop: False when it never took the input (withdrawn, never
-        to be applied); True when it did (its outcome is in `reply`, or still on its way)."""
-        if reply.wait(self.limits.reply_timeout_s) is None:
-            if reply.withdraw():
-                return False
-            reply.wait(self.limits.outcome_grace_s)   # taken: its outcome is coming
-        return True
+    def _on_loop(self, item: ArbiterAction | Task, not_done: str, what: str,
+                 answer: Callable[[Reply], dict[str, Any]]
+                 ) -> tuple[dict[str, Any], Reply | None]:
+        """Submit `item` to the loop and wait, bounded, for it: the answer (`not_done` says
+        what did not happen when the loop turned it away or never took it), and the Reply still
+        to deliver the outcome when that is unknown yet (else None)."""
+        reply = Reply()
+        if not self.service.submit(item, reply):
+            return _not_applied(f"the clock is busy (too many inputs waiting); {not_done}: "
+                                "try again", busy=True), None
+        if not reply.wait_taken(self.limits.reply_timeout_s, self.limits.outcome_grace_s):
+            return _not_applied(f"the clock did not answer in time; {not_done}"), None
+        if not reply.done.is_set():
+            return _unknown(what), reply
+        return answer(reply), None
 
     # --- the next match (SPEC §13.2) ------------------------------------------------------------
 
@@ -386,16 +385,8 @@ class Responder:
     def run_loading(self, load: Callable[[], LoadOutcome], at: int
                     ) -> tuple[dict[str, Any], Reply | None]:
         """Run a load on the clock's loop and wait for what it did."""
-        reply = Reply()
-        if not self.service.submit(Task(at, load), reply):
-            return _not_applied("the clock is busy (too many inputs waiting); the match was "
-                                "NOT loaded: try again", busy=True), None
-        if not self._wait(reply):
-            return _not_applied("the clock did not answer in time; the match was NOT "
-                                "loaded"), None
-        if not reply.done.is_set():
-            return _unknown("new-match"), reply
-        return self._loaded(reply), None
+        return self._on_loop(Task(at, load), "the match was NOT loaded", "new-match",
+                             self._loaded)
 
     def _loaded(self, reply: Reply) -> dict[str, Any]:
         outcome = reply.value

@@ -147,7 +147,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
     if not window_available() and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("simulate: the interactive simulator needs a window or a terminal; "
                      "give --script FILE for a scripted run")
-    from .arbiter_socket import simulator_socket_path, someone_serves
+    from .arbiter_socket import simulator_socket_path, socket_path, someone_serves
 
     device_config = replace(config.device, pin_factory="mock")
     state_dir = (str(args.state_dir) if args.state_dir
@@ -166,7 +166,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
         return _fail(exc, status=1)
     where = ("`gammonclock arbiter status` finds it" if socket_at is not None
              else f"`gammonclock arbiter --state-dir {state_dir} status`")
-    shown = socket_at or Path(state_dir) / "arbiter.sock"
+    shown = socket_at or socket_path(state_dir)
     print(f"gammonclock: the simulator's arbiter socket is {shown}; {where}", file=sys.stderr)
     run_interactive(device, text=True if args.text else None)
     print(f"gammonclock: the match's journal is in {state_dir}/journals")
@@ -354,7 +354,6 @@ def _arbiter(args: argparse.Namespace) -> int:
         EXIT_NOT_ALLOWED,
         ClientError,
         ask,
-        asking_path,
         exit_status,
     )
 
@@ -370,8 +369,7 @@ def _arbiter(args: argparse.Namespace) -> int:
             words, text, file = _new_match_request(words)
         except ConfigError as exc:
             return _fail(f"arbiter: {exc}")
-    told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
-    path = asking_path(told, DEFAULT_STATE_DIR)
+    path = _asking_path(args)
     try:
         answer = ask(path, words, text=text, file=file)
     except ClientError as exc:
@@ -399,6 +397,15 @@ def _arbiter(args: argparse.Namespace) -> int:
     if not answer.get("ok"):
         print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
     return exit_status(answer)
+
+
+def _asking_path(args: argparse.Namespace) -> Path:
+    """The socket a client asks at: --state-dir's, else $GAMMONCLOCK_STATE_DIR's, else where a
+    clock serves (`asking_path`)."""
+    from .arbiter_socket import asking_path
+
+    told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
+    return asking_path(told, DEFAULT_STATE_DIR)
 
 
 def _arbiter_options(args: argparse.Namespace, words: list[str]) -> list[str]:
@@ -440,11 +447,10 @@ USB_STICK_TIMEOUT_S = 540.0
 def _usb_stick(args: argparse.Namespace) -> int:
     """A stick was plugged in (the udev-started unit, as root): mount it, have the clock export
     to it and load its next match, unmount it."""
-    from .arbiter_socket import ask, asking_path
+    from .arbiter_socket import ask
     from .usb_mount import usb_stick_main
 
-    told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
-    path = asking_path(told, DEFAULT_STATE_DIR)
+    path = _asking_path(args)
     return usb_stick_main(args.target,
                           lambda words: ask(path, words, timeout_s=USB_STICK_TIMEOUT_S))
 

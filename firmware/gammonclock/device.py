@@ -31,13 +31,13 @@ from .config import (
 )
 from .journal import JournalError
 from .lifecycle import PanelRequests, StartRefused, StickHandler, Table, device_key
-
-__all__ = ["Device", "StartRefused", "StateInUse", "build_device", "dummy_panels",
-           "lock_state_dir", "open_match", "show_refusal"]
 from .network import local_addresses
 from .service import ClockService
 from .session import Session, StampSource, system_stamps
 from .sides import Pair, Side
+
+__all__ = ["Device", "StartRefused", "StateInUse", "build_device", "dummy_panels",
+           "lock_state_dir", "open_match", "show_refusal"]
 
 log = logging.getLogger(__name__)
 
@@ -188,9 +188,8 @@ def build_device(source: Config | DeviceFile, state_dir: str | Path, *,
     loaded at boot), or a device config (`run --device`: the boot match is `match_path`, else
     its `table.match_file`, else none: idle). The arbiter's socket is at `socket_at` (the
     interactive simulator's), else in the runtime or state folder. Raises StateInUse (nothing
-    touched) when another
-    clock holds the state folder, and StartRefused (shown on the panels, the lock kept until its
-    `release`) for a bad key or a journal it cannot understand."""
+    touched) when another clock holds the state folder, and StartRefused (shown on the panels,
+    the lock kept until its `release`) for a bad key or a journal it cannot understand."""
     lock = lock_state_dir(state_dir)
     try:
         device = _build(source, match_path, state_dir, lock, panels, stamps, clock_ns,

@@ -279,10 +279,9 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
         # The same file again while its match waits to start (a stick plugged in twice).
         return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"],
                            match=match_words(config), players=_players(config), kept=True)
-    if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
-        if in_progress(session.engine) and not force:
-            return LoadOutcome(False, [], _in_progress_words(session.engine),
-                               Reason.MATCH_IN_PROGRESS)
+    if session is not None and in_progress(session.engine) and not force:
+        return LoadOutcome(False, [], _in_progress_words(session.engine),
+                           Reason.MATCH_IN_PROGRESS)
     now = service.engine_time(service.clock_ns() if at is None else at)
     if session is not None and session.backlog:
         session.checkpoint(max(session.engine.now, now))     # one more try: the card may be back
@@ -345,7 +344,6 @@ def _in_progress_words(engine: Engine) -> str:
             f"once it is over; `new-match --force` ends it now as abandoned, on the record")
 
 
-
 # --- the arbiter's menu at the panels (SPEC §13.4) ----------------------------------------------
 
 class PanelRequests:
@@ -372,8 +370,6 @@ class PanelRequests:
         return None
 
     def load(self) -> LoadOutcome:
-        from .hardware.texts import Text
-
         service = self.service()
         if self.match_file is None:
             outcome = LoadOutcome(False, [], "no match file: the device config names none "
@@ -411,11 +407,9 @@ def run_on_loop(service: ClockService, work: Callable[[], object],
     from .service import Reply, Task
 
     reply = Reply()
-    if not service.submit(Task(service.clock_ns(), work), reply):
+    if not service.submit(Task(service.clock_ns(), work), reply) \
+            or not reply.wait_taken(wait_s, wait_s):
         return False, None
-    if reply.wait(wait_s) is None and reply.withdraw():
-        return False, None
-    reply.wait(wait_s)
     return reply.done.is_set(), reply.value
 
 

@@ -119,6 +119,16 @@ class Reply:
     def wait(self, timeout: float) -> list[Effect] | None:
         return self.effects if self.done.wait(timeout) else None
 
+    def wait_taken(self, timeout_s: float, grace_s: float) -> bool:
+        """Wait, bounded, for the loop: False when it never took the input (withdrawn, never to
+        be applied); True when it did (its outcome is here, or, after `grace_s` more, still on
+        its way: `done` says which)."""
+        if self.wait(timeout_s) is None:
+            if self.withdraw():
+                return False
+            self.wait(grace_s)           # taken: its outcome is coming
+        return True
+
 
 # A call the loop makes at its instant (a button's settle): it is given the engine as it stands
 # then (None: no match loaded) and may return an input (stamped on the monotonic clock, as
