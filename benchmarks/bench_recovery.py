@@ -24,9 +24,7 @@ Figures only; nothing is asserted. A Pi Zero 2 W or a Pi 3 is 6-10 times slower 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,15 +41,15 @@ except ImportError:  # running from a checkout without the package installed
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_match import generate_match  # noqa: E402
+from bench_start import journal_in_progress, run_to_ready  # noqa: E402
 
 from gammonclock.arbiter import SetScore  # noqa: E402
 from gammonclock.config import parse_config  # noqa: E402
 from gammonclock.effects import Effect, GameEnded  # noqa: E402
 from gammonclock.engine import Engine, Input  # noqa: E402
-from gammonclock.journal import JOURNALS_DIR, JournalWriter, Stamp, load_or_create_key  # noqa: E402
+from gammonclock.journal import JOURNALS_DIR  # noqa: E402
 from gammonclock.match import ArbiterAction  # noqa: E402
-from gammonclock.session import Session, journal_header  # noqa: E402
-from gammonclock.simulate import run_script, simulate  # noqa: E402
+from gammonclock.simulate import simulate  # noqa: E402
 
 KEPT = 0.95            # the share of the match's inputs journaled: it is still in progress
 RESET_AT = 80          # the arbiter sets the score back once a side has this many points
@@ -69,10 +67,6 @@ def config_text(points: int) -> str:
     """The match file of a journal of `points` points: at most 99, the reserve of the whole."""
     return (f'[match]\ndiscipline = "backgammon"\nlength = {min(points, MAX_POINTS)}\n\n'
             f'[time]\nreserve = "{2 * points}m"\n\n{DEVICE}')
-
-
-def stamp() -> Stamp:
-    return Stamp(time.monotonic_ns(), "bench", time.time_ns())
 
 
 def inputs_of(points: int, seed: int) -> list[Input]:
@@ -102,17 +96,8 @@ def inputs_of(points: int, seed: int) -> list[Input]:
 def journal_match(state: Path, points: int, seed: int) -> tuple[int, int]:
     """A match in progress journaled in `state` as `gammonclock run` would; records, bytes."""
     text = config_text(points)
-    rules = parse_config(text).rules
-    inputs = inputs_of(points, seed)
-    key = load_or_create_key(state)
-    path = state / JOURNALS_DIR / "match-bench.jsonl"
-    writer = JournalWriter.create(path, key, journal_header(text, "bench.toml"), 0, stamp(),
-                                  fsync=False)
-    session = Session(Engine.start(rules), writer, stamp)
-    run_script(session, inputs, inputs[-1].t)
-    assert session.engine.match.end_reason is None, "the cut match is over; keep fewer inputs"
-    session.close()
-    return writer.next_seq, path.stat().st_size
+    records = journal_in_progress(state, text, parse_config(text).rules, inputs_of(points, seed))
+    return records, (state / JOURNALS_DIR / "match-bench.jsonl").stat().st_size
 
 
 def cut(template: Path, records: int, state: Path) -> str:
@@ -131,38 +116,6 @@ def cut(template: Path, records: int, state: Path) -> str:
 
 
 # --- measuring processes ---------------------------------------------------------------------
-
-def peak_mb(pid: int) -> float:
-    """The peak resident memory of a running process so far (VmHWM), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def run_to_ready(config: Path, state: Path, work: Path) -> tuple[float, float]:
-    """Start `gammonclock run`; seconds until READY=1, and its peak memory then (MB)."""
-    notify = work / "notify.sock"
-    notify.unlink(missing_ok=True)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as systemd:
-        systemd.bind(str(notify))
-        systemd.settimeout(120)
-        env = {**os.environ, "NOTIFY_SOCKET": str(notify), "RUNTIME_DIRECTORY": str(work)}
-        started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "gammonclock", "run", "--config",
-                                 str(config), "--state-dir", str(state)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            while b"READY=1" not in systemd.recv(4096).split(b"\n"):
-                pass
-            ready = time.perf_counter() - started
-            time.sleep(0.3)                 # the first frames drawn after READY
-            peak = peak_mb(proc.pid)
-        finally:
-            proc.terminate()
-            proc.wait(30)
-    return ready, peak
-
 
 # `gammonclock ARGS` in a fresh interpreter that reports its own peak memory as it ends (VmHWM
 # of its own address space: the rusage of a child counts the parent's size before its exec).

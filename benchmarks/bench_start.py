@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 try:
@@ -36,8 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_match import generate_benchmark_match  # noqa: E402
 
-from gammonclock.engine import Engine  # noqa: E402
+from gammonclock.engine import Engine, Input  # noqa: E402
 from gammonclock.journal import JOURNALS_DIR, JournalWriter, Stamp, load_or_create_key  # noqa: E402
+from gammonclock.rules import MatchRules  # noqa: E402
 from gammonclock.session import Session, journal_header  # noqa: E402
 from gammonclock.simulate import run_script  # noqa: E402
 
@@ -50,23 +52,39 @@ def stamp() -> Stamp:
     return Stamp(time.monotonic_ns(), "bench", time.time_ns())
 
 
-def journal_a_match_in_progress(state: Path) -> int:
-    """Most of the benchmark match, journaled as `gammonclock run` would; its record count."""
-    match = generate_benchmark_match()
-    inputs = match.inputs[:int(len(match.inputs) * KEPT)]
+def journal_in_progress(state: Path, config: str, rules: MatchRules,
+                        inputs: Sequence[Input]) -> int:
+    """`inputs` under `rules`, journaled in `state` as `gammonclock run` would (the match still
+    in progress); the record count."""
     key = load_or_create_key(state)
     path = state / JOURNALS_DIR / "match-bench.jsonl"
-    writer = JournalWriter.create(path, key, journal_header(CONFIG, "bench.toml"), 0, stamp(),
+    writer = JournalWriter.create(path, key, journal_header(config, "bench.toml"), 0, stamp(),
                                   fsync=False)
-    session = Session(Engine.start(match.rules), writer, stamp)
+    session = Session(Engine.start(rules), writer, stamp)
     run_script(session, inputs, inputs[-1].t)
     assert session.engine.match.end_reason is None, "the cut match is over; keep fewer inputs"
     session.close()
     return writer.next_seq
 
 
-def seconds_to_ready(config: Path, state: Path, work: Path) -> float:
-    """Start `gammonclock run`; the seconds until it tells systemd READY=1. Then stop it."""
+def journal_a_match_in_progress(state: Path) -> int:
+    """Most of the benchmark match, journaled as `gammonclock run` would; its record count."""
+    match = generate_benchmark_match()
+    return journal_in_progress(state, CONFIG, match.rules,
+                               match.inputs[:int(len(match.inputs) * KEPT)])
+
+
+def peak_mb(pid: int) -> float:
+    """The peak resident memory of a running process so far (VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_to_ready(config: Path, state: Path, work: Path) -> tuple[float, float]:
+    """Start `gammonclock run`; seconds until it tells systemd READY=1, and its peak memory
+    then (MB). Then stop it."""
     notify = work / "notify.sock"
     notify.unlink(missing_ok=True)
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as systemd:
@@ -81,10 +99,12 @@ def seconds_to_ready(config: Path, state: Path, work: Path) -> float:
             while b"READY=1" not in systemd.recv(4096).split(b"\n"):
                 pass
             ready = time.perf_counter() - started
+            time.sleep(0.3)                 # the first frames drawn after READY
+            peak = peak_mb(proc.pid)
         finally:
             proc.terminate()
             proc.wait(30)
-    return ready
+    return ready, peak
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(state, ignore_errors=True)
                 if with_journal:
                     shutil.copytree(template, state)
-                times.append(seconds_to_ready(config, state, work))
+                times.append(run_to_ready(config, state, work)[0])
             print(f"start to READY, {label}: best {min(times):.2f} s, median "
                   f"{statistics.median(times):.2f} s ({args.runs} runs)")
     return 0

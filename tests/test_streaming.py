@@ -16,7 +16,7 @@ import gammonclock.journal as journal_module
 from gammonclock.cli import main
 from gammonclock.effects import Effect, Rewound, TurnStarted, surviving
 from gammonclock.export.stream import load_stream
-from gammonclock.journal import JournalStream, read_journal, read_key, verify
+from gammonclock.journal import JournalStream, Torn, decode, read_journal, read_key, verify
 from gammonclock.session import replay, verify_and_replay
 from gammonclock.sides import Side
 from journal_helpers import bodies_of, journaled_run, sealed
@@ -89,6 +89,26 @@ def test_the_stream_reads_what_the_whole_read_reads(tmp_path, case):
         (whole.torn, whole.stopped, whole.count, whole.last)
     assert stream.problems() == whole.problems()
     assert replay(stream).engine.state_json() == replay(whole).engine.state_json()
+    # `read_journal` is built on the stream, so the comparison above cannot tell a wrong reading
+    # from a right one: what each case must give, from the undamaged lines decoded one by one.
+    original = path.read_bytes().splitlines(keepends=True)
+    offsets = [sum(len(line) for line in original[:n]) for n in range(len(original))]
+    expected = [decode(line[:-1], n + 1, offset)[0]
+                for n, (line, offset) in enumerate(zip(original, offsets, strict=True))]
+    size = damaged.stat().st_size
+    torn, stopped, kept = {
+        "whole": (None, None, expected),
+        "torn last line": (Torn(len(path.read_bytes()), size - len(path.read_bytes())), None,
+                           expected),
+        "a whole bad last line": (Torn(len(path.read_bytes()), len(b"not a record\n")), None,
+                                  expected),
+        "damaged in the middle": (None, "record at line 6 ", expected[:5]),
+        "a record missing": (None, "record at line 6 ", expected[:5]),
+    }[case]
+    assert records == kept
+    assert stream.torn == torn
+    assert (stream.stopped or "").startswith(stopped or "") and (stream.stopped is None) == (
+        stopped is None)
 
 
 def peak_while_reading(path: Path) -> int:

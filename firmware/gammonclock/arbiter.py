@@ -170,6 +170,10 @@ USAGE = {
     "cube": "cube VALUE [SIDE]", "abandon": "abandon", "end-break": "end-break",
 }
 
+# The commands that are their one word.
+_BARE: dict[str, type[Pause | Resume | Undo | Abandon | EndBreak]] = {
+    "pause": Pause, "resume": Resume, "undo": Undo, "abandon": Abandon, "end-break": EndBreak}
+
 
 def _side(word: str) -> Side:
     try:
@@ -249,12 +253,9 @@ def _build(name: str, args: list[str]) -> Command:
         if len(args) != n:
             raise ArbiterSyntaxError(f"{name} takes {n} argument{'s' if n != 1 else ''}")
 
-    if name in ("pause", "resume", "undo", "abandon", "end-break"):
+    if name in _BARE:
         exactly(0)
-        bare: dict[str, type[Pause | Resume | Undo | Abandon | EndBreak]] = {
-            "pause": Pause, "resume": Resume, "undo": Undo, "abandon": Abandon,
-            "end-break": EndBreak}
-        return bare[name]()
+        return _BARE[name]()
     if name == "warn":
         if len(args) < 2:
             raise ArbiterSyntaxError("warn needs a side and a text")

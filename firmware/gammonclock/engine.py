@@ -303,6 +303,12 @@ class Engine:
         return (panel is not None and panel.stage is PanelStage.HELD
                 and not any(s.press is not None and s.press.chord for _, s in self.buttons))
 
+    def _with_presses(self, **marks: bool) -> Engine:
+        """Every press in progress with `marks` set (`Press.recognised`, `Press.chord`)."""
+        return self._with(buttons=tuple(
+            (b, replace(state, press=replace(state.press, **marks))
+             if state.press is not None else state) for b, state in self.buttons))
+
     def _recognise_chord(self, at: int) -> tuple[Engine, list[Effect]]:
         """The chord (SPEC §13.4): what its down edges did (and their holds) is undone, and the
         match goes into the arbiter's mode as of the earliest of them; other inputs since are
@@ -311,16 +317,11 @@ class Engine:
         locked = self.match.chord_locked_until
         if locked is not None and at < locked:
             # Marked, so that it is not recognised again; a hold still to come still comes.
-            engine = self._with(buttons=tuple(
-                (b, replace(state, press=replace(state.press, chord=True))
-                 if state.press is not None else state) for b, state in self.buttons))
-            return engine._report([Shown(at, f"arbiter chord locked for "
-                                             f"{format_clock(locked - at)}",
-                                         Reason.CHORD_LOCKED)])
+            return self._with_presses(chord=True)._report([Shown(
+                at, f"arbiter chord locked for {format_clock(locked - at)}",
+                Reason.CHORD_LOCKED)])
         # Its presses are the chord's now: none of them becomes a hold any more.
-        engine = self._with(buttons=tuple(
-            (b, replace(state, press=replace(state.press, recognised=True, chord=True))
-             if state.press is not None else state) for b, state in self.buttons))
+        engine = self._with_presses(recognised=True, chord=True)
         taps = [e for p in presses if p is not None
                 and (e := engine._find(p.entry_serial)) is not None]
         if not taps:                 # an undo took their taps away: the mode opens now

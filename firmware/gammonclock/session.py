@@ -70,6 +70,8 @@ SNAPSHOT_EVERY = 200
 
 def _is_undo(event: Input) -> bool:
     return isinstance(event, ArbiterAction) and isinstance(event.command, Undo)
+
+
 StampSource = Callable[[], Stamp]
 
 
@@ -289,16 +291,8 @@ class Session:
         """Journal a record; if the journal fails, keep it (and every later one) in order until
         a write succeeds again. The match goes on in memory meanwhile, and the displays say the
         record is not being kept."""
-        stamp = self.stamps()
         self.since_snapshot += 1
-        assert self.journal is not None
-        if not self.backlog and self.journal_error is None:
-            try:                       # the usual case: straight to the journal
-                self.journal.append(kind, t, data, stamp)
-                return
-            except JournalError:
-                pass                   # kept below, in order; the retry there says why
-        self.backlog.append((kind, t, data, stamp))
+        self.backlog.append((kind, t, data, self.stamps()))
         self._write_backlog(t)
 
     def _snapshot_if_due(self, after: int) -> None:

@@ -8,21 +8,18 @@ with the journal), so its wall-clock instant can be told: the record's wall stam
 far the effect's instant lies from the record's (a hold restates effects at its down edge, an
 undo restates earlier actions at their own instants).
 
-Who gave each arbiter command: the `ArbiterCommand` effect says so when the engine put it there;
-else the record of its input does (`source`, `by`). A command that a hold or an undo replays is
-restated by a later record, so it is known by its instant and its words, which its first record
-gave."""
+Who gave each arbiter command is on its `ArbiterCommand` effect (`source`, `by`): the engine
+copies them from the input it replays (a command a hold or an undo restates keeps its own), and
+a command made of button presses at the panels is "panel"."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ..effects import ArbiterCommand, Effect, surviving
+from ..effects import Effect, surviving
 from ..journal import JournalSource, JournalStream, Record, decode
 from ..session import Replayed, ReplayStep, replay
-from .model import UNKNOWN_AUTHOR, Author
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,39 +64,6 @@ class Stream:
     replayed: Replayed
     effects: list[Stamped]   # the surviving effects, in stream order
     total: int               # effects in the whole stream, retracted ones and `Rewound`s too
-    authors: dict[int, Author] = field(default_factory=dict)   # by the `ArbiterCommand`'s seq
-
-
-def _input_of(record: Record) -> dict[str, Any]:
-    data = record.data.get("input") if record.kind == "input" else None
-    return data if isinstance(data, dict) else {}
-
-
-class _Authors:
-    """Who gave each arbiter command of the stream (see the module's docstring)."""
-
-    def __init__(self) -> None:
-        self.given: dict[tuple[int, str], Author] = {}    # (instant, words) of each input
-        self.of: dict[int, Author] = {}
-
-    def see(self, record: Record, first: int, effects: list[Effect]) -> None:
-        data = _input_of(record)
-        if data.get("type") == "arbiter" and isinstance(data.get("command"), str):
-            source, by = data.get("source"), data.get("by")
-            self.given[(record.t, data["command"])] = Author(
-                source if isinstance(source, str) else None, by if isinstance(by, str) else None)
-        for n, effect in enumerate(effects):
-            if isinstance(effect, ArbiterCommand):
-                self.of[first + n] = self.author(effect, data)
-
-    def author(self, effect: ArbiterCommand, data: dict[str, Any]) -> Author:
-        if effect.source is not None or effect.by is not None:    # the engine said it
-            return Author(effect.source, effect.by)
-        given = self.given.get((effect.t, effect.text))
-        if given is not None:
-            return given
-        # A command the engine made of button presses: the arbiter at the panels.
-        return Author("panel") if data.get("type") == "edge" else UNKNOWN_AUTHOR
 
 
 def load_stream(path: str | Path) -> Stream:
@@ -107,11 +71,9 @@ def load_stream(path: str | Path) -> Stream:
     cannot take, naming the file, the record and its line) or ConfigError (of its header)."""
     read = JournalStream.open(path)
     stamped: list[Stamped] = []
-    authors = _Authors()
 
     def number(step: ReplayStep) -> None:
         first, record = len(stamped), step.record
-        authors.see(record, first, step.effects)
         if not step.effects:
             return
         place = Place(read.path, record.seq, record.t, record.wall, record.offset, record.line)
@@ -120,4 +82,4 @@ def load_stream(path: str | Path) -> Stream:
     replayed = replay(read, observe_steps=number)
     kept = {id(e) for e in surviving([s.effect for s in stamped])}
     effects = [s for s in stamped if id(s.effect) in kept]
-    return Stream(read, replayed, effects, len(stamped), authors.of)
+    return Stream(read, replayed, effects, len(stamped))

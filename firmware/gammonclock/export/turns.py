@@ -50,7 +50,6 @@ from ..effects import (
 from ..rules import ResultKind
 from ..sides import Side
 from .model import (
-    UNKNOWN_AUTHOR,
     ArbiterAct,
     Author,
     Break,
@@ -79,8 +78,7 @@ def _arbiter_outcome(effect: Effect) -> bool:
 
 
 class _Builder:
-    def __init__(self, authors: dict[int, Author] | None = None) -> None:
-        self.authors = authors or {}     # who gave each arbiter command, by its effect's seq
+    def __init__(self) -> None:
         self.turns: list[Turn] = []
         self.games: dict[int, Game] = {}
         self.breaks: list[Break] = []
@@ -281,8 +279,7 @@ class _Builder:
             brk.end_t, brk.end_wall, brk.overrun = e.t, item.wall, e.overrun
 
     def on_arbiter_command(self, e: ArbiterCommand, item: Stamped) -> None:
-        author = self.authors.get(item.seq, UNKNOWN_AUTHOR)
-        act = ArbiterAct(e.t, item.wall, e.text, author=author)
+        act = ArbiterAct(e.t, item.wall, e.text, author=Author(e.source, e.by))
         self.arbiter.append(act)
         self.act = (act, item)
 
@@ -303,7 +300,7 @@ class _Builder:
 
 def derive(stream: Stream) -> MatchRecord:
     """The match a journal holds, as the export shows it."""
-    builder = _Builder(stream.authors)
+    builder = _Builder()
     for item in stream.effects:
         builder.take(item)
     rules = stream.replayed.config.rules
