@@ -22,11 +22,11 @@ from typing import Any
 
 from .config import ConfigError
 from .errors import GammonclockError
+from .hall_accounts import TABLE_ID
 from .journal import JournalError, check_key, fsync_dir, read_journal
 from .session import replay, verify_and_replay
 
 JOURNAL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl")
-TABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")   # `[table] id`
 MAX_JOURNAL_BYTES = 64 << 20
 
 
@@ -51,7 +51,7 @@ class Verified:
 
 def store(archive: Path, table: str, name: str, text: str) -> tuple[Path, bool]:
     """Write a journal into the archive; (its path, whether it is new). Never overwrites."""
-    if TABLE_NAME.fullmatch(table) is None:
+    if TABLE_ID.fullmatch(table) is None:
         raise ArchiveError(f"table {table!r} is not a table id")
     if JOURNAL_NAME.fullmatch(name) is None:
         raise ArchiveError(f"journal name {name[:80]!r} is not a journal file name "
@@ -169,7 +169,7 @@ def archived(archive: Path) -> list[tuple[str, Path]]:
         return []
     out = []
     for folder in sorted(p for p in archive.iterdir() if p.is_dir()):
-        if TABLE_NAME.fullmatch(folder.name) is None:
+        if TABLE_ID.fullmatch(folder.name) is None:
             continue
         out += [(folder.name, p) for p in sorted(folder.glob("*.jsonl"))
                 if not p.name.startswith(".")]

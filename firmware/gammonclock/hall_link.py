@@ -35,13 +35,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
 from paho.mqtt.reasoncodes import ReasonCode
 
 from .config import HallConfig
+from .hall_mqtt import BrokerURL
 from .hall_outbox import (
     Event,
     HallMemory,
@@ -110,6 +110,7 @@ class HallLink:
         self.signal = signal or HallSignal()
         self.wall_ns = wall_ns
         self.state_every_s = state_every_s
+        self.broker = BrokerURL.parse(hall.broker)      # checked with the config
         self.topic = f"{hall.prefix}/{table.table_id}"
         self.memory = HallMemory(state_dir)
         self.requests = HallRequests(service, table, self.memory, self._answer,
@@ -145,7 +146,7 @@ class HallLink:
         client.enable_logger(PAHO_LOG)
         if self.hall.username is not None:
             client.username_pw_set(self.hall.username, read_password(self.hall.password_file))
-        if urlsplit(self.hall.broker).scheme == "mqtts":
+        if self.broker.tls:
             client.tls_set(ca_certs=self.hall.ca_file, cert_reqs=ssl.CERT_REQUIRED)
         client.will_set(f"{self.topic}/online", "0", qos=1, retain=True)
         client.reconnect_delay_set(RECONNECT_MIN_S, RECONNECT_MAX_S)
@@ -159,15 +160,11 @@ class HallLink:
         client.on_subscribe = self._on_subscribe
         return client
 
-    def _address(self) -> tuple[str, int]:
-        url = urlsplit(self.hall.broker)
-        return url.hostname or "localhost", url.port or (8883 if url.scheme == "mqtts" else 1883)
-
     def start(self) -> HallLink:
-        host, port = self._address()
         log.info("hall: table %s on %s as %s (topics %s/…)", self.table.table_id,
                  self.hall.broker, self.hall.username or "no account", self.topic)
-        self.client.connect_async(host, port, keepalive=KEEPALIVE_S, clean_start=True)
+        self.client.connect_async(self.broker.host, self.broker.port, keepalive=KEEPALIVE_S,
+                                  clean_start=True)
         self.client.loop_start()
         for thread in self._threads:
             thread.start()

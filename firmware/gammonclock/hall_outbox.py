@@ -14,7 +14,6 @@ and `data` keys only.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -25,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .journal import JOURNALS_DIR
+from .journal import JOURNALS_DIR, fsync_dir
 from .session import journal_heads, journal_order
 
 log = logging.getLogger(__name__)
@@ -123,12 +122,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
-    with contextlib.suppress(OSError):      # the rename itself survives a power cut
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    fsync_dir(path.parent)                  # the rename itself survives a power cut
 
 
 # --- the journal, read as it grows ------------------------------------------------------------

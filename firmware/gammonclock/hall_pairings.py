@@ -10,14 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from dataclasses import dataclass
 
 from .config import ConfigError, parse_match_config
+from .hall_accounts import TABLE_ID
 
 COLUMNS = ("table", "left", "right", "length")
 OPTIONAL = ("discipline",)
-TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")   # `[table] id`
 MAX_ROWS = 1000
 
 

@@ -27,8 +27,8 @@ from .durations import has_control_characters
 from .effects import Effect, Refused, Undone
 from .errors import GammonclockError
 from .hall_outbox import HallMemory, iso_utc
-from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, load_next_match, run_on_loop
-from .match import ArbiterAction, Phase
+from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, in_progress, load_next_match, run_on_loop
+from .match import ArbiterAction
 from .reasons import Reason
 from .service import ClockService, Reply
 from .session import effects_data
@@ -108,7 +108,7 @@ class HallRequests:
             if words[1:] not in ([], ["--force"]) or request.get("text") is None:
                 return _bad("usage: new-match [--force], with the match file's TOML in 'text'")
             return self._load(request["text"], f"<hall cmd {request['id']}>",
-                              force=words[1:] == ["--force"], by=request.get("by") or "hall")
+                              force=words[1:] == ["--force"], by=request["by"])
         if request.get("text") is not None:
             return _bad("only new-match carries a match file ('text')")
         if words == ["status"]:
@@ -121,13 +121,12 @@ class HallRequests:
         action = ArbiterAction(self.service.clock_ns(), command, "hall", request["by"])
         if not self.service.submit(action, reply):
             return _not_applied("the clock is busy (too many inputs waiting)")
-        if reply.wait(REPLY_WAIT_S) is None:
-            if reply.withdraw():
-                return _not_applied("the clock did not take it in time")
-            if reply.wait(OUTCOME_WAIT_S) is None:
-                return {"ok": False, "outcome": "unknown",
-                        "reason": "the clock took it but did not say what it did in time; "
-                                  "look at its state before sending it again"}
+        if not reply.wait_taken(REPLY_WAIT_S, OUTCOME_WAIT_S):
+            return _not_applied("the clock did not take it in time")
+        if not reply.done.is_set():
+            return {"ok": False, "outcome": "unknown",
+                    "reason": "the clock took it but did not say what it did in time; "
+                              "look at its state before sending it again"}
         return _acted(reply.effects)
 
     def _load(self, text: str, name: str, force: bool, by: str = "hall") -> dict[str, Any]:
@@ -151,11 +150,9 @@ class HallRequests:
         digest = match_digest(payload)
         with self.memory.lock:
             handled = self.memory.match == digest
-        if not payload or handled:
-            self.pending_match = None      # cleared by the director, or already loaded
-            return
-        self.pending_match = None
-        self._load_match(payload, digest)
+        self.pending_match = None          # a newer match replaces the one that waited
+        if payload and not handled:        # empty: cleared by the director
+            self._load_match(payload, digest)
 
     def retry_pending(self) -> None:
         """Load the match that waited for the one in progress, once that one is over."""
@@ -201,10 +198,7 @@ class HallRequests:
 
     def _match_in_progress(self) -> bool:
         session = self.service.session
-        if session is None:
-            return False
-        match = session.engine.match
-        return match.play_phase is not Phase.MATCH_OVER and match.match_started_at is not None
+        return session is not None and in_progress(session.engine)
 
     def _now(self) -> str:
         return iso_utc(self.wall_ns())

@@ -26,7 +26,8 @@ from typing import Any
 
 from aiohttp import web
 
-from .hall_archive import JOURNAL_NAME, TABLE_NAME
+from .hall_accounts import TABLE_ID
+from .hall_archive import JOURNAL_NAME
 from .hall_server import Hall, Listener, now_ms
 
 STATIC = Path(__file__).with_name("hall_static")
@@ -82,16 +83,22 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     return response
 
 
-def _authorised(request: web.Request, password: str) -> bool:
-    header = request.headers.get("Authorization", "")
-    scheme, _, encoded = header.partition(" ")
+def _credentials(request: web.Request) -> tuple[str, str] | None:
+    """The (user, password) of the request's HTTP basic authentication, if it has one."""
+    scheme, _, encoded = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "basic":
-        return False
+        return None
     try:
-        _user, _, given = base64.b64decode(encoded, validate=True).decode().partition(":")
+        user, _, given = base64.b64decode(encoded, validate=True).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError):
-        return False
-    return hmac.compare_digest(given.encode(), password.encode())
+        return None
+    return user, given
+
+
+def _authorised(request: web.Request, password: str) -> bool:
+    credentials = _credentials(request)
+    return credentials is not None and hmac.compare_digest(credentials[1].encode(),
+                                                           password.encode())
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -100,15 +107,9 @@ def _error(status: int, message: str) -> web.Response:
 
 def _by(request: web.Request) -> str:
     """Who acts, for the clock's journal: the page's user name if it gave one, else the hall."""
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("basic "):
-        try:
-            user = base64.b64decode(header[6:]).decode().partition(":")[0].strip()
-        except (binascii.Error, UnicodeDecodeError):
-            user = ""
-        if user:
-            return user[:40]
-    return request.app[HALL].options.user
+    credentials = _credentials(request)
+    user = credentials[0].strip() if credentials is not None else ""
+    return user[:40] if user else request.app[HALL].options.user
 
 
 # --- the page and its stream -------------------------------------------------------------------
@@ -226,7 +227,7 @@ async def _archive_list(request: web.Request) -> web.StreamResponse:
 
 async def _archive_file(request: web.Request) -> web.StreamResponse:
     table, name = request.match_info["table"], request.match_info["name"]
-    if TABLE_NAME.fullmatch(table) is None or JOURNAL_NAME.fullmatch(name) is None:
+    if TABLE_ID.fullmatch(table) is None or JOURNAL_NAME.fullmatch(name) is None:
         raise web.HTTPNotFound()
     path = request.app[HALL].options.archive / table / name
     if not path.is_file():
