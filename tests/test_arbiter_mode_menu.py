@@ -191,6 +191,9 @@ def test_the_menu_over_a_finished_match():
     assert played.match.panel is not None
     assert played.match.panel.back_to.value == "match_over"
     assert played.match.end_reason is EndReason.SCORE
+    # Over is over under the menu too: no game in progress (a next match needs no --force, and
+    # a message may be shown over the panels).
+    assert not played.match.in_progress
     resumed = menu(over, presses=(C,), length=1)
     assert resumed.state["phase"] == "match_over"
 

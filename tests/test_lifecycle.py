@@ -30,8 +30,10 @@ from gammonclock.hardware.screens import (
     config_error_view,
     idle_view,
     message_view,
+    panel_view,
     render,
 )
+from gammonclock.hardware.texts import Text
 from gammonclock.journal import JOURNALS_DIR, read_header, read_journal
 from gammonclock.lifecycle import (
     StickHandler,
@@ -754,5 +756,25 @@ def test_the_menus_next_match_is_the_file_the_clock_booted_with(tmp_path):
     try:
         [requests] = [p for p in device.service.presenters if isinstance(p, PanelRequests)]
         assert requests.match_file == str(match_file)     # `run --device D --config M`
+    finally:
+        device.close()
+
+
+def test_a_notice_in_a_game_stands_its_time_though_the_last_input_lies_back(tmp_path):
+    # The engine's instant is the last input's; a notice must be stamped from now, or one given
+    # seconds after a press (a stick's report mid-game) is gone at the next redraw.
+    mono = [10 * 3600 * S]
+    device = build_device(device_file(tmp_path), tmp_path / "state", clock_ns=lambda: mono[0])
+    try:
+        load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+        tap(device, Button.LEFT)                       # right's clock runs
+        mono[0] += 4 * S                               # no input since: the engine lags 4 s
+        device.service.notify(Text("stick.exported", n=2))
+        mono[0] += 2 * S                               # a redraw 2 s into the notice's 3 s
+        device.service.step()
+        image = device.panels.left.device.image
+        with_notice = render(panel_view(device.session.engine.advance(now(device))[0].match,
+                                        Side.LEFT, now(device), "matches exported: 2"))
+        assert ImageChops.difference(image.convert("1"), with_notice).getbbox() is None
     finally:
         device.close()

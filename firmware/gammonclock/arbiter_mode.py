@@ -79,8 +79,7 @@ def panel_request(state: MatchState, button: Button) -> MenuItem | None:
 
 def abandons_match(state: MatchState) -> bool:
     """Whether loading the next match now ends a match in progress (SPEC §13.2)."""
-    phase = state.panel.back_to if state.panel is not None else state.phase
-    return phase is not Phase.MATCH_OVER and state.match_started_at is not None
+    return state.in_progress
 
 
 class ArbiterMode(Step):

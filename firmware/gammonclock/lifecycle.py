@@ -160,8 +160,7 @@ class Boot:
 
 def in_progress(engine: Engine) -> bool:
     """A match that has started and is not over: a next match needs `--force`."""
-    match = engine.match
-    return match.play_phase is not Phase.MATCH_OVER and match.match_started_at is not None
+    return engine.match.in_progress
 
 
 class Table:

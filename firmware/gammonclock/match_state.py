@@ -162,6 +162,12 @@ class MatchState:
             else self.phase
 
     @property
+    def in_progress(self) -> bool:
+        """Game 1 has started and the match is not over (the arbiter's mode open over it or
+        not): a next match needs `--force`, and the players' clocks are never hidden."""
+        return self.match_started_at is not None and self.play_phase is not Phase.MATCH_OVER
+
+    @property
     def cube_enabled(self) -> bool:
         return self.rules.cube and not self.crawford_game
 

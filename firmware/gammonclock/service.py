@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input
-from .match import ArbiterAction, Phase
+from .match import ArbiterAction
 from .reasons import Reason
 from .rules import format_score
 from .sdnotify import Notifier
@@ -439,7 +439,10 @@ class ClockService:
 
     def notify(self, text: str) -> None:
         """A short notice on the panels' notice line (the loop's thread only)."""
-        t = self.session.engine.now if self.session is not None else 0
+        # From now (engine time), not the last input's instant, which may lie a checkpoint
+        # back: a notice stamped there could be gone at the next redraw.
+        now = self.engine_time(self.clock_ns())
+        t = max(self.session.engine.now, now) if self.session is not None else now
         for presenter in self.presenters:
             notify = getattr(presenter, "notify", None)
             if notify is not None:
@@ -459,8 +462,7 @@ class ClockService:
         message, session = self._message, self.session
         if message is None:
             return None
-        game_on = (session is not None and session.engine.match.match_started_at is not None
-                   and session.engine.match.phase is not Phase.MATCH_OVER)
+        game_on = session is not None and session.engine.match.in_progress
         if game_on or self.clock_ns() >= message[1]:
             self._message = None
             return None
