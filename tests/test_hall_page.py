@@ -90,6 +90,20 @@ def test_cards_appear_and_the_running_reserve_ticks(browser: Any, hall: RunningH
         page.close()
 
 
+def test_an_offline_table_shows_nobody_on_the_clock(browser: Any, hall: RunningHall,
+                                                    table: Any) -> None:
+    publish(table, f"{P}/table-1/state", clock_state(left_ms=600_000, right_ms=540_000),
+            retain=True)
+    publish(table, f"{P}/table-1/online", "0", retain=True)
+    page = open_page(browser, hall)
+    try:
+        page.wait_for_selector('.card[data-table="table-1"].offline', timeout=5000)
+        assert page.query_selector_all('.card[data-table="table-1"] .running') == []
+        assert "offline" in page.inner_text('.card[data-table="table-1"]')
+    finally:
+        page.close()
+
+
 def test_a_flag_shows_within_a_second_and_comes_first(browser: Any, hall: RunningHall,
                                                       broker: Broker) -> None:  # noqa: F811
     clients = [table_client(broker, t) for t in ("table-1", "table-2")]

@@ -14,7 +14,7 @@ const RED = new Set(["flag", "refused", "overrun", "offline", "archive"]);
 const PHASES = {
   between_games: "between games", running: "playing", cube_offered: "cube offered",
   paused: "paused", result_entry: "result entry", break: "break", match_over: "match over",
-  idle: "idle", ready: "ready",
+  idle: "idle", ready: "ready", arbiter: "arbiter at the panels",
 };
 
 function el(tag, attrs = {}, ...children) {
@@ -76,7 +76,8 @@ function renderCard(card) {
   const state = card.state || {};
   const score = state.score || {};
   const needs = card.needs || [];
-  const running = state.running;
+  // An offline table's last state is history: nobody is shown on the clock.
+  const running = card.online === false ? null : state.running;
   const classes = ["card"];
   if (needs.length) classes.push(needs.some((n) => RED.has(n.kind)) ? "need-red" : "need-amber");
   if (card.online === false) classes.push("offline");
