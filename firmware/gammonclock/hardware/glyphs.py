@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -104,6 +104,7 @@ def _base_letter(ch: str, face: Face) -> str:
     return "?"
 
 
+@lru_cache(maxsize=4096)      # a panel asks for the same names and labels at every frame
 def printable(text: str, face: Face) -> str:
     """`text` with every character `face` lacks replaced by what it has, one for one (composed
     first, so that a name typed as "И" + breve is "Й"): Latin and Cyrillic as written."""
