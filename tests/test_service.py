@@ -416,6 +416,33 @@ def test_checkpoints_are_journaled_while_a_clock_runs(journaled):
     assert replay(read_journal(path)).engine.state_json() == rig.engine.state_json()
 
 
+def test_timers_due_together_are_each_journaled_and_shown_once(journaled):
+    """A late wake-up (or a clock run faster than real time) finds several checkpoints and the
+    delay's end due at once: each is journaled, the panels are drawn once with all their
+    effects; an input among them shows the timers before it first."""
+    rig, path = journaled
+    recorder = Recorder()
+    rig.service.presenters.append(recorder)
+    rig.service._redraw_at.append(None)
+    tap(rig.service, 10 * S, Button.LEFT)                      # right's clock runs from 10 s
+    rig.step_at(10 * S + 500 * MS)
+    before = len(recorder.calls)
+    tap(rig.service, 13 * S + 300 * MS, Button.RIGHT)          # among the timers: a press
+    rig.step_at(15 * S + 800 * MS)
+
+    ticks = records(path, "tick")
+    assert [r.t for r in ticks] == [11 * S + 100 * MS, 12 * S + 100 * MS, 13 * S + 100 * MS,
+                                    14 * S + 400 * MS, 15 * S + 400 * MS]
+    calls = recorder.calls[before:]
+    # 11, 12 and 13 s: one picture; the press's two edges: one each; 14 and 15 s: one.
+    assert [t for t, _ in calls] == [13 * S + 100 * MS, 13 * S + 300 * MS, 13 * S + 400 * MS,
+                                     15 * S + 400 * MS]
+    shown = [e for _, effects in calls for e in effects]
+    journaled_effects = [e for r in records(path) if r.kind in ("tick", "input") and r.t > 10 * S
+                         + 500 * MS for e in r.data["effects"]]
+    assert len(shown) == len(journaled_effects) and shown       # every effect shown, once
+
+
 def test_checkpoints_stop_when_no_clock_runs(journaled):
     rig, path = journaled
     tap(rig.service, 0, Button.LEFT)

@@ -310,6 +310,10 @@ class ClockService:
         """Do everything due by now; return the monotonic instant of the next thing due."""
         self._take_arrivals()
         now = self.engine_time(self.clock_ns())
+        # The match's timers due together (a late wake-up, a clock run faster than real time:
+        # checkpoints, a delay's end) are journaled one by one and shown once: pictures that
+        # would stand for microseconds are never drawn. An input or a call shows them first.
+        unshown: list[Effect] | None = None
         while True:
             timer, own = self._next_timer()
             first = self._pending[0][0] if self._pending else None
@@ -318,18 +322,28 @@ class ClockService:
                 if timer > now - self.timer_grace_ns:
                     break
                 if own:
+                    self._show(unshown)
+                    unshown = None
                     self._call()
                     self._take_arrivals()     # the call may have made another (a settle moved on)
                 else:
                     assert self.session is not None      # a match timer needs a match
-                    self.present_all(self.session.advance(timer))
+                    unshown = (unshown or []) + self.session.advance(timer)
             elif first is not None and first <= now - self.grace_ns:
+                self._show(unshown)
+                unshown = None
                 self._apply_first()
             else:
                 break
             self._ping_if_due()
+        self._show(unshown)
         self._redraw_due(now)
         return self._next_wake(timer)     # presenters change no timer: `timer` still stands
+
+    def _show(self, effects: list[Effect] | None) -> None:
+        """Present the timers' effects not shown yet (None: nothing is waiting)."""
+        if effects is not None:
+            self.present_all(effects)
 
     def _next_timer(self) -> tuple[int | None, bool]:
         """The instant of the next timer, and whether it is one of the loop's own calls rather
