@@ -17,11 +17,15 @@ from typing import Any
 import pytest
 
 from device_helpers import mock_config_text, start_run, wait_until_running
+from gammonclock import hall_link
+from gammonclock.arbiter import parse_command
 from gammonclock.config import parse_device_config
 from gammonclock.device import Device, build_device
 from gammonclock.engine import ButtonEdge
 from gammonclock.hall_outbox import MEMORY_FILE, JournalTail
 from gammonclock.journal import JOURNALS_DIR, read_journal
+from gammonclock.match import ArbiterAction
+from gammonclock.service import Reply
 from gammonclock.sides import Button
 from mqtt_helpers import (  # noqa: F401  (the fixture)
     Broker,
@@ -447,6 +451,44 @@ def test_the_retained_match_loads_in_idle_and_waits_mid_match(broker: Broker,
         time.sleep(1.5)
         assert len(seen.on("notice")) == notices
         assert table.journal() == first_journal
+
+
+def test_a_waiting_match_loads_as_soon_as_the_match_in_progress_ends(
+        broker: Broker, tables, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No timer loads it: the loop's signal at the match's end wakes the link, which loads the
+    match that waited within a blink (not at the next tick of a 1 s poll)."""
+    monkeypatch.setattr(hall_link, "IDLE_WAKE_S", 60.0)     # no timer of the link ticks here
+    with Collector(broker, "hall", f"{TOPIC}/notice", f"{TOPIC}/state") as seen:
+        table = tables(device_text(broker))
+        seen.wait_for(lambda m: m.topic.endswith("/state") and state_of(m)["phase"] == "idle")
+        seen.publish(f"{TOPIC}/match", MATCH_TEXT, retain=True)
+        assert seen.wait_for(lambda m: m.topic.endswith("/notice")).json()["ok"] is True
+        table.tap(Button.LEFT)                 # the match is in progress
+        seen.publish(f"{TOPIC}/match", OTHER_MATCH, retain=True)
+        seen.wait_for(lambda m: m.topic.endswith("/notice") and m.json().get("pending") is True)
+        ended_at = end_the_match(table)
+        wait(lambda: right_player(table) == "Carla", "the match that waited was not loaded",
+             timeout=5)
+        assert time.monotonic() - ended_at < 0.5
+        loaded = seen.wait_until(lambda ms: len([m for m in ms
+                                                 if m.topic.endswith("/notice")]) == 3)
+        assert [m.json() for m in loaded if m.topic.endswith("/notice")][-1]["ok"] is True
+
+
+def end_the_match(table: Table) -> float:
+    """The arbiter disqualifies left (as at the socket); when the match was over (monotonic)."""
+    reply = Reply()
+    command = parse_command(["disqualify", "left"])
+    assert table.service.submit(ArbiterAction(table.service.clock_ns(), command, "socket"),
+                                reply)
+    assert reply.wait(5) is not None
+    assert table.service.status()["phase"] == "match_over"
+    return time.monotonic()
+
+
+def right_player(table: Table) -> str | None:
+    session = table.service.session
+    return None if session is None else session.engine.rules.names.right
 
 
 def test_a_cmd_new_match_loads_and_is_refused_mid_match_unless_forced(broker: Broker,

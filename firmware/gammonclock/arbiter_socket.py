@@ -63,6 +63,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +233,50 @@ def _valid_id(value: object) -> bool:
             and all(c.isalnum() or c in "-_.:" for c in value))
 
 
+# --- waiting for the loop (the socket's requests and the hall's `cmd`, hall_requests.py) -------
+
+class NotTaken(Enum):
+    """Why the loop certainly never applies a request."""
+
+    BUSY = "busy"        # too many inputs were waiting: turned away at once
+    LATE = "late"        # not taken in time, and withdrawn: the loop will skip it
+
+
+@dataclass(frozen=True)
+class Awaited:
+    """A request the loop took: its Reply, and what turns that Reply into the answer once the
+    loop has said what it did. One whose outcome was unknown when answered is kept under its
+    request id, so that a retry is answered with what the clock did, not "unknown" again."""
+
+    reply: Reply
+    answer: Callable[[Reply], dict[str, Any]]
+
+    def settled(self) -> dict[str, Any] | None:
+        """The answer once the loop has delivered the outcome; None while it is unknown."""
+        return self.answer(self.reply) if self.reply.done.is_set() else None
+
+
+def submit_and_wait(service: ClockService, item: ArbiterAction | Task,
+                    answer: Callable[[Reply], dict[str, Any]], taken_s: float,
+                    grace_s: float) -> Awaited | NotTaken:
+    """Submit `item` to the loop and wait, bounded, for it: why it was certainly not applied,
+    or its Awaited (`settled()` None: taken, and no word of its outcome within `grace_s`)."""
+    reply = Reply()
+    if not service.submit(item, reply):
+        return NotTaken.BUSY
+    if not reply.wait_taken(taken_s, grace_s):
+        return NotTaken.LATE
+    return Awaited(reply, answer)
+
+
+def refusals(effects: list[Effect]) -> list[Refused]:
+    """The refusals that make a command's outcome "refused"; none when it was an undo that acted
+    (the commands it replayed and that no longer apply are not a refusal of the undo)."""
+    if any(isinstance(e, Undone) for e in effects):
+        return []
+    return [e for e in effects if isinstance(e, Refused)]
+
+
 # --- answers ----------------------------------------------------------------------------------
 
 @dataclass
@@ -241,7 +286,7 @@ class _Outcome:
     words: list[str]
     done: threading.Event = field(default_factory=threading.Event)
     answer: dict[str, Any] | None = None
-    reply: Reply | None = None        # while its outcome may still arrive
+    awaited: Awaited | None = None    # while its outcome may still arrive
 
 
 class _Outcomes:
@@ -309,7 +354,7 @@ class Responder:
                                           "nothing was done"}
         if request.words[:1] == ["usb-stick"]:
             return self._stick(request.words[1:])
-        action: Callable[[], tuple[dict[str, Any], Reply | None]]
+        action: Callable[[], tuple[dict[str, Any], Awaited | None]]
         if request.words[:1] == ["new-match"]:
             problem = self._new_match_problem(request)
             if problem is not None:
@@ -327,7 +372,7 @@ class Responder:
         if not first:
             return self._repeat(request, outcome)
         try:
-            answer, outcome.reply = action()
+            answer, outcome.awaited = action()
             if answer.get("applied") is False:
                 self._outcomes.forget(request.id)
             outcome.answer = answer
@@ -336,28 +381,30 @@ class Responder:
             outcome.done.set()
 
     def _apply(self, command: Command, peer: str | None = None
-               ) -> tuple[dict[str, Any], Reply | None]:
+               ) -> tuple[dict[str, Any], Awaited | None]:
         """Submit the command to the loop and wait, bounded, for what it did: the answer, and
-        the Reply still to deliver the outcome when that is unknown yet (else None)."""
+        the Awaited still to deliver the outcome when that is unknown yet (else None)."""
         action = ArbiterAction(self.clock_ns(), command, "socket", peer)
         return self._on_loop(action, "the command was NOT applied", command.describe(),
                              lambda reply: self._acted(reply.effects))
 
     def _on_loop(self, item: ArbiterAction | Task, not_done: str, what: str,
                  answer: Callable[[Reply], dict[str, Any]]
-                 ) -> tuple[dict[str, Any], Reply | None]:
+                 ) -> tuple[dict[str, Any], Awaited | None]:
         """Submit `item` to the loop and wait, bounded, for it: the answer (`not_done` says
-        what did not happen when the loop turned it away or never took it), and the Reply still
-        to deliver the outcome when that is unknown yet (else None)."""
-        reply = Reply()
-        if not self.service.submit(item, reply):
+        what did not happen when the loop turned it away or never took it), and the Awaited
+        still to deliver the outcome when that is unknown yet (else None)."""
+        waited = submit_and_wait(self.service, item, answer, self.limits.reply_timeout_s,
+                                 self.limits.outcome_grace_s)
+        if waited is NotTaken.BUSY:
             return _not_applied(f"the clock is busy (too many inputs waiting); {not_done}: "
                                 "try again", busy=True), None
-        if not reply.wait_taken(self.limits.reply_timeout_s, self.limits.outcome_grace_s):
+        if isinstance(waited, NotTaken):
             return _not_applied(f"the clock did not answer in time; {not_done}"), None
-        if not reply.done.is_set():
-            return _unknown(what), reply
-        return answer(reply), None
+        settled = waited.settled()
+        if settled is None:
+            return _unknown(what), waited
+        return settled, None
 
     # --- the next match (SPEC §13.2) ------------------------------------------------------------
 
@@ -372,7 +419,7 @@ class Responder:
         return None
 
     def _load(self, request: Request, peer: str | None = None
-              ) -> tuple[dict[str, Any], Reply | None]:
+              ) -> tuple[dict[str, Any], Awaited | None]:
         """Load the match file of a new-match request on the clock's loop."""
         assert self.table is not None and request.match_text is not None
         table, text = self.table, request.match_text
@@ -383,7 +430,7 @@ class Responder:
                                                         by=peer), at)
 
     def run_loading(self, load: Callable[[], LoadOutcome], at: int
-                    ) -> tuple[dict[str, Any], Reply | None]:
+                    ) -> tuple[dict[str, Any], Awaited | None]:
         """Run a load on the clock's loop and wait for what it did."""
         return self._on_loop(Task(at, load), "the match was NOT loaded", "new-match",
                              self._loaded)
@@ -420,18 +467,16 @@ class Responder:
                     "error": "queued, outcome unknown: the first request with this id is still "
                              "waiting for the clock; check with `gammonclock arbiter status` "
                              "before repeating it"}
-        if outcome.reply is not None:           # it was unknown: has its outcome come since?
-            reply = outcome.reply
-            if reply.done.is_set():
-                outcome.answer = (self._acted(reply.effects) if reply.value is None
-                                  else self._loaded(reply))
-                outcome.reply = None
+        if outcome.awaited is not None:         # it was unknown: has its outcome come since?
+            settled = outcome.awaited.settled()
+            if settled is not None:
+                outcome.answer, outcome.awaited = settled, None
         return {**outcome.answer, "repeated": True}
 
     def _acted(self, effects: list[Effect]) -> dict[str, Any]:
         if any(isinstance(e, Undone) for e in effects):
             return self._undone(effects)
-        refused = [e for e in effects if isinstance(e, Refused)]
+        refused = refusals(effects)
         answer: dict[str, Any] = {"ok": not refused, "outcome": "refused" if refused else "acted",
                                   "said": [e.describe() for e in effects],
                                   "state": self.service.status()}

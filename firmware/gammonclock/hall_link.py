@@ -16,7 +16,9 @@ clock and the clock never waits for it:
   published again, in order (at least once: the director de-duplicates by `(journal, seq)`).
   A finished match's whole journal goes once to `journal`.
 - The worker thread answers `cmd` and loads `match` (`hall_requests`): through the clock's
-  queue, like a press.
+  queue, like a press. It sleeps on its queue: a `match` that waits for the match in progress
+  is loaded when the publisher, woken by the loop's signal, sees that match over and hands the
+  worker a `RETRY` (within milliseconds of the end, not at the next tick of a timer).
 
 A broker that is down, slow, refuses the login or vanishes changes nothing at the table: the
 link logs each change of its connection once and goes on trying.
@@ -64,8 +66,9 @@ STATE_EVERY_S = 10.0        # `state` again while a clock runs
 KEEPALIVE_S = 15            # the broker notices a vanished clock (and sends its will) in ~1.5x
 RECONNECT_MIN_S, RECONNECT_MAX_S = 1, 60
 REFUSED_RETRY_S = 30.0      # events the broker refused (its ACL) are tried again this much later
-IDLE_WAKE_S = 1.0           # the publisher looks at the journal at least this often
+IDLE_WAKE_S = 1.0           # the publisher looks at the journal (and a waiting match) this often
 REQUESTS_WAITING = 32       # cmd/match messages waiting for the worker; more are dropped
+RETRY = "retry"             # for the worker: the match that waited may load now (not a topic)
 CLOSE_WAIT_S = 1.0          # at a stop, how long the last `online` "0" may take
 SUBSCRIBED = ("match", "cmd")
 
@@ -129,6 +132,7 @@ class HallLink:
         self._journal_info: tuple[str, mqtt.MQTTMessageInfo] | None = None
         self._read_failed: str | None = None
         self._inbox: queue.Queue[tuple[str, bytes]] = queue.Queue(REQUESTS_WAITING)
+        self._retry_asked = threading.Event()      # a RETRY is in the worker's queue
         self._dropped = 0
         self.client = self._make_client()
         self._threads = [threading.Thread(target=self._publishing, name="hall-publisher",
@@ -269,15 +273,30 @@ class HallLink:
 
     def _serving(self) -> None:
         while not self._stop.is_set():
-            try:
-                name, payload = self._inbox.get(timeout=IDLE_WAKE_S)
-            except queue.Empty:
-                self._guard(self.requests.retry_pending)
-                continue
-            if name not in SUBSCRIBED:
-                continue
-            handle = self.requests.on_cmd if name == "cmd" else self.requests.on_match
-            self._guard(lambda: handle(payload))         # noqa: B023 (called at once)
+            name, payload = self._inbox.get()     # close() puts a "stop": no timer needed
+            if self._stop.is_set():
+                return
+            if name == RETRY:
+                self._retry_asked.clear()
+            elif name in SUBSCRIBED:
+                handle = self.requests.on_cmd if name == "cmd" else self.requests.on_match
+                self._guard(lambda: handle(payload))     # noqa: B023 (called at once)
+            # After each message too: a match refused as pending while the match in progress
+            # ended (its signal came before it was pending), or a RETRY lost to a full queue.
+            self._guard(self.requests.retry_pending)
+
+    def _ask_for_retry(self) -> None:
+        """The publisher's thread, at each wake: once the match a `match` waited for is over,
+        have the worker load it. The loop's signal wakes the publisher at the end (its
+        effects), so this is prompt; the publisher's own wakes (every IDLE_WAKE_S) are a
+        safety net that costs nothing, should a signal ever be missed."""
+        if self._retry_asked.is_set() or not self.requests.pending_can_load():
+            return
+        self._retry_asked.set()
+        try:
+            self._inbox.put_nowait((RETRY, b""))
+        except queue.Full:                 # the worker retries after each message it takes
+            self._retry_asked.clear()
 
     @staticmethod
     def _guard(work: Callable[[], None]) -> None:
@@ -292,7 +311,10 @@ class HallLink:
         while not self._stop.is_set():
             self.signal.wake.wait(self._wait_s())
             self.signal.wake.clear()
-            if self._stop.is_set() or not self._connected.is_set():
+            if self._stop.is_set():
+                continue
+            self._guard(self._ask_for_retry)   # loading needs no broker: the notice waits
+            if not self._connected.is_set():
                 continue
             self._guard(self._publish_state_if_due)
             self._guard(self._collect_acks)

@@ -8,9 +8,14 @@ unless the command says `--force`.
 
 A `cmd` carries a request id. Its answer is kept (`HallMemory`, the last 256 ids, on the card),
 so a redelivered or retried `cmd` is answered again (`"repeated": true`) and never applied
-twice. A retained `match` already loaded (the same text, by its sha256) is not loaded again
-after a reconnect; one refused because a match is in progress waits, and is loaded once that
-match is over.
+twice. One answered "unknown" (the loop took it, its outcome did not come in time) also keeps
+its `Reply`, in memory as the arbiter socket does: a retry once the loop has said what it did
+is answered with that outcome, which then replaces "unknown" on the card. A restart forgets
+the Reply, and "unknown" stays: honest, since the clock cannot tell any more.
+
+A retained `match` already loaded (the same text, by its sha256) is not loaded again after a
+reconnect; one refused because a match is in progress waits, and is loaded once that match is
+over (`retry_pending`, which the link calls when the clock's loop signals a change).
 """
 
 from __future__ import annotations
@@ -19,18 +24,19 @@ import hashlib
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from .arbiter import parse_command
+from .arbiter_socket import Awaited, NotTaken, refusals, submit_and_wait
 from .durations import has_control_characters
-from .effects import Effect, Refused, Undone
 from .errors import GammonclockError
-from .hall_outbox import HallMemory, iso_utc
-from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, in_progress, load_next_match, run_on_loop
+from .hall_outbox import REMEMBERED_IDS, HallMemory, iso_utc
+from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, in_progress, load_next_match
 from .match import ArbiterAction
 from .reasons import Reason
-from .service import ClockService, Reply
+from .service import ClockService, Reply, Task
 from .session import effects_data
 
 log = logging.getLogger(__name__)
@@ -72,6 +78,9 @@ class HallRequests:
         self.match_topic = match_topic
         self.wall_ns = wall_ns
         self.pending_match: bytes | None = None   # refused mid-match: loaded once it is over
+        # The Replies of `cmd`s answered "unknown", by id (memory only: a restart forgets them).
+        # The worker's thread only, like everything here.
+        self._awaited: OrderedDict[str, Awaited] = OrderedDict()
 
     # --- cmd --------------------------------------------------------------------------------
 
@@ -92,15 +101,40 @@ class HallRequests:
         if known is not None:
             log.info("hall: cmd %s again (a redelivery): answered, not applied again",
                      request["id"])
-            return {**known, "repeated": True}
+            return {**self._settled(known), "repeated": True}
         answer = {"id": request["id"], **self._act(request), "at": self._now()}
         log.info("hall: cmd %s by %s: %s -> %s", request["id"], request["by"],
                  request["command"], answer["outcome"])
         if answer["outcome"] != "not applied":     # a retry of one not applied may apply it
-            with self.memory.lock:
-                self.memory.remember_answer(answer)
-                self.memory.save()
+            self._remember(answer)
         return answer
+
+    def _settled(self, known: dict[str, Any]) -> dict[str, Any]:
+        """The kept answer to a repeated id; when that was "unknown" and the loop has since
+        said what it did, that outcome instead (kept in its place from now on)."""
+        awaited = self._awaited.get(known["id"])
+        settled = awaited.settled() if awaited is not None else None
+        if settled is None:
+            return known
+        del self._awaited[known["id"]]
+        answer = {"id": known["id"], **settled, "at": self._now()}
+        log.info("hall: cmd %s, answered 'unknown' before, has its outcome: %s", known["id"],
+                 answer["outcome"])
+        self._remember(answer)
+        return answer
+
+    def _remember(self, answer: dict[str, Any]) -> None:
+        with self.memory.lock:
+            self.memory.remember_answer(answer)
+            self.memory.save()
+
+    def _await(self, request_id: str, awaited: Awaited) -> None:
+        """Keep the Reply of a `cmd` answered "unknown" for its retries (as many as the card
+        keeps answers: an id forgotten there is a new request anyway)."""
+        self._awaited[request_id] = awaited
+        self._awaited.move_to_end(request_id)
+        while len(self._awaited) > REMEMBERED_IDS:
+            self._awaited.popitem(last=False)
 
     def _act(self, request: dict[str, Any]) -> dict[str, Any]:
         words = request["command"].split()
@@ -108,7 +142,8 @@ class HallRequests:
             if words[1:] not in ([], ["--force"]) or request.get("text") is None:
                 return _bad("usage: new-match [--force], with the match file's TOML in 'text'")
             return self._load(request["text"], f"<hall cmd {request['id']}>",
-                              force=words[1:] == ["--force"], by=request["by"])
+                              force=words[1:] == ["--force"], by=request["by"],
+                              request_id=request["id"])
         if request.get("text") is not None:
             return _bad("only new-match carries a match file ('text')")
         if words == ["status"]:
@@ -117,31 +152,34 @@ class HallRequests:
             command = parse_command(words)
         except ValueError as exc:
             return _bad(str(exc))
-        reply = Reply()
         action = ArbiterAction(self.service.clock_ns(), command, "hall", request["by"])
-        if not self.service.submit(action, reply):
-            return _not_applied("the clock is busy (too many inputs waiting)")
-        if not reply.wait_taken(REPLY_WAIT_S, OUTCOME_WAIT_S):
-            return _not_applied("the clock did not take it in time")
-        if not reply.done.is_set():
-            return {"ok": False, "outcome": "unknown",
-                    "reason": "the clock took it but did not say what it did in time; "
-                              "look at its state before sending it again"}
-        return _acted(reply.effects)
+        return self._on_loop(action, "it", _acted, request["id"])
 
-    def _load(self, text: str, name: str, force: bool, by: str = "hall") -> dict[str, Any]:
+    def _load(self, text: str, name: str, force: bool, by: str = "hall",
+              request_id: str | None = None) -> dict[str, Any]:
         at = self.service.clock_ns()
-        done, outcome = run_on_loop(self.service, lambda: load_next_match(
-            self.service, self.table, text, name, force=force, at=at, source="hall", by=by))
-        if not done:
-            return _not_applied("the clock did not take the match in time")
-        if not isinstance(outcome, LoadOutcome):      # the load failed: its bug is in the log
-            return {"ok": False, "outcome": "unknown",
-                    "reason": f"the clock failed loading the match ({outcome!r})"}
-        if outcome.ok:
-            return {"ok": True, "outcome": "acted", "said": outcome.said}
-        return {"ok": False, "outcome": "refused", "reason": outcome.error or "",
-                "code": outcome.reason.value if outcome.reason else None}
+        task = Task(at, lambda: load_next_match(self.service, self.table, text, name,
+                                                force=force, at=at, source="hall", by=by))
+        return self._on_loop(task, "the match", _loaded, request_id)
+
+    def _on_loop(self, item: ArbiterAction | Task, what: str,
+                 answer: Callable[[Reply], dict[str, Any]],
+                 request_id: str | None) -> dict[str, Any]:
+        """Submit `item` to the loop and wait, bounded, for what it did. Taken with no word of
+        its outcome in time: "unknown", and a `cmd`'s Reply is kept for its retries."""
+        waited = submit_and_wait(self.service, item, answer, REPLY_WAIT_S, OUTCOME_WAIT_S)
+        if waited is NotTaken.BUSY:
+            return _not_applied("the clock is busy (too many inputs waiting)")
+        if isinstance(waited, NotTaken):
+            return _not_applied(f"the clock did not take {what} in time")
+        settled = waited.settled()
+        if settled is not None:
+            return settled
+        if request_id is not None:
+            self._await(request_id, waited)
+        return {"ok": False, "outcome": "unknown",
+                "reason": f"the clock took {what} but did not say what it did in time; look "
+                          "at its state before sending it again"}
 
     # --- the retained match -----------------------------------------------------------------
 
@@ -153,6 +191,10 @@ class HallRequests:
         self.pending_match = None          # a newer match replaces the one that waited
         if payload and not handled:        # empty: cleared by the director
             self._load_match(payload, digest)
+
+    def pending_can_load(self) -> bool:
+        """A match waits, and the one it waited for is over (any thread: a glance only)."""
+        return self.pending_match is not None and not self._match_in_progress()
 
     def retry_pending(self) -> None:
         """Load the match that waited for the one in progress, once that one is over."""
@@ -250,13 +292,27 @@ def _not_applied(why: str) -> dict[str, Any]:
                                                              "applied; send it again"}
 
 
-def _acted(effects: list[Effect]) -> dict[str, Any]:
-    refused = [e for e in effects if isinstance(e, Refused)]
+def _acted(reply: Reply) -> dict[str, Any]:
+    """The answer to a command once the loop has applied it."""
+    effects = reply.effects
+    refused = refusals(effects)
     answer: dict[str, Any] = {"said": [e.describe() for e in effects],
                               "effects": effects_data(effects)}
-    if refused and not any(isinstance(e, Undone) for e in effects):
+    if refused:
         reason = refused[-1].reason
         return {"ok": False, "outcome": "refused",
                 "reason": "; ".join(f"{e.what}: {e.why}" for e in refused),
                 "code": reason.value if reason else None, **answer}
     return {"ok": True, "outcome": "acted", **answer}
+
+
+def _loaded(reply: Reply) -> dict[str, Any]:
+    """The answer to a load once the loop has run it."""
+    outcome = reply.value
+    if not isinstance(outcome, LoadOutcome):      # the load failed: its bug is in the log
+        return {"ok": False, "outcome": "unknown",
+                "reason": f"the clock failed loading the match ({outcome!r})"}
+    if outcome.ok:
+        return {"ok": True, "outcome": "acted", "said": outcome.said}
+    return {"ok": False, "outcome": "refused", "reason": outcome.error or "",
+            "code": outcome.reason.value if outcome.reason else None}

@@ -1,0 +1,115 @@
+"""The hall's `cmd` answers (hall_requests.py) against a loop that is slow to say what it did:
+a command answered "unknown" is answered with what the clock actually did once that is known
+(as the arbiter socket does), and never applied twice. No broker: the answers are returned."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gammonclock import hall_requests
+from gammonclock.effects import Refused
+from gammonclock.engine import Input
+from gammonclock.hall_outbox import HallMemory
+from gammonclock.hall_requests import HallRequests
+from gammonclock.lifecycle import LoadOutcome
+from gammonclock.reasons import Reason
+from gammonclock.service import Reply, Task
+
+
+class SilentLoop:
+    """The service as the hall sees it: its loop takes every input at once and says nothing
+    of its outcome until the test delivers it."""
+
+    def __init__(self) -> None:
+        self.taken: list[Input | Task] = []
+        self.replies: list[Reply] = []
+        self.session = None
+
+    def submit(self, event: Input | Task, reply: Reply | None = None) -> bool:
+        assert reply is not None and reply.take()
+        self.taken.append(event)
+        self.replies.append(reply)
+        return True
+
+    def clock_ns(self) -> int:
+        return 0
+
+    def status(self) -> dict[str, object]:
+        return {"phase": "scripted"}
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hall_requests, "REPLY_WAIT_S", 0.05)
+    monkeypatch.setattr(hall_requests, "OUTCOME_WAIT_S", 0.05)
+
+
+def requests(loop: SilentLoop, state: Path) -> HallRequests:
+    return HallRequests(loop, None, HallMemory(state), lambda *_: None,   # type: ignore[arg-type]
+                        match_topic="gammonclock/table-1/match")
+
+
+def cmd(request_id: str, command: str, **more: str) -> bytes:
+    return json.dumps({"id": request_id, "command": command, **more}).encode()
+
+
+def kept_answer(state: Path, request_id: str) -> dict[str, Any]:
+    answer: dict[str, Any] = HallMemory(state).answers[request_id]
+    return answer
+
+
+def test_a_retry_of_an_unknown_outcome_gets_the_outcome_once_it_has_come(tmp_path: Path) -> None:
+    loop = SilentLoop()
+    hall = requests(loop, tmp_path)
+    first = hall.answer(cmd("slow", "deduct left 30s"))
+    assert first["outcome"] == "unknown" and first["ok"] is False
+    still = hall.answer(cmd("slow", "deduct left 30s"))     # no word yet: still unknown
+    assert (still["outcome"], still["repeated"]) == ("unknown", True)
+    loop.replies[0].deliver([Refused(0, "deduct left 30s", "more than half the reserve",
+                                     Reason.DEDUCT_OVER_HALF)])
+    again = hall.answer(cmd("slow", "deduct left 30s"))
+    assert (again["outcome"], again["repeated"]) == ("refused", True)
+    assert again["code"] == Reason.DEDUCT_OVER_HALF.value
+    assert "more than half the reserve" in again["reason"]
+    assert len(loop.taken) == 1                               # never applied twice
+    assert kept_answer(tmp_path, "slow")["outcome"] == "refused"    # on the card from now on
+    assert hall.answer(cmd("slow", "deduct left 30s"))["outcome"] == "refused"
+
+
+def test_after_a_restart_an_unknown_outcome_stays_unknown(tmp_path: Path) -> None:
+    """A restart forgets the Reply: the clock cannot tell any more, and says so."""
+    loop = SilentLoop()
+    assert requests(loop, tmp_path).answer(cmd("lost", "pause"))["outcome"] == "unknown"
+    loop.replies[0].deliver([])
+    restarted = requests(loop, tmp_path)
+    answer = restarted.answer(cmd("lost", "pause"))
+    assert (answer["outcome"], answer["repeated"]) == ("unknown", True)
+    assert len(loop.taken) == 1
+
+
+def test_a_slow_new_match_is_unknown_and_a_retry_gets_its_outcome(tmp_path: Path) -> None:
+    """A load the loop took but had not finished is "unknown" (it may well load), never "not
+    applied" (a retry would load it again)."""
+    loop = SilentLoop()
+    hall = requests(loop, tmp_path)
+    first = hall.answer(cmd("m-1", "new-match", text="[match]\nlength = 5\n"))
+    assert first["outcome"] == "unknown"
+    loop.replies[0].deliver([], LoadOutcome(True, ["next match loaded: Anna-Boris, 5 points"]))
+    again = hall.answer(cmd("m-1", "new-match", text="[match]\nlength = 5\n"))
+    assert (again["outcome"], again["ok"], again["repeated"]) == ("acted", True, True)
+    assert again["said"] == ["next match loaded: Anna-Boris, 5 points"]
+    assert len(loop.taken) == 1
+
+
+def test_an_outcome_that_comes_while_waiting_is_answered_at_once(tmp_path: Path) -> None:
+    loop = SilentLoop()
+    hall = requests(loop, tmp_path)
+    threading.Timer(0.01, lambda: loop.replies[0].deliver([])).start()
+    answer = hall.answer(cmd("quick", "pause"))
+    assert (answer["outcome"], answer["ok"]) == ("acted", True)
+    assert "repeated" not in answer
