@@ -8,9 +8,8 @@ import textwrap
 import time
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-import gpiozero.pins.mock
 import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
@@ -22,32 +21,11 @@ from gammonclock.hardware.errors import HardwareError
 from gammonclock.rules import MatchRules
 from gammonclock.script import parse_script
 from gammonclock.sides import Button
+from pin_helpers import clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
 
 PINS = DEFAULT_DEVICE.button_pins          # left 17, right 27, cube 22
 MS = 1_000_000
 S = 1_000_000_000
-
-
-@dataclass
-class FakeClock:
-    """One clock for the test, the mock pins' change times and the board."""
-
-    ns: int = 1000 * S
-
-    def seconds(self) -> float:
-        return self.ns / S
-
-    def __call__(self) -> int:
-        return self.ns
-
-
-@pytest.fixture
-def factory() -> Iterator[MockFactory]:
-    made = make_pin_factory("mock")
-    assert isinstance(made, MockFactory)
-    yield made
-    made.reset()
-    made.close()
 
 
 @pytest.fixture
@@ -57,15 +35,6 @@ def boards() -> Iterator[list[ButtonBoard]]:
     yield made
     for board in made:
         board.close()
-
-
-@pytest.fixture
-def clock(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    """Virtual time for the mock pins (their change times) and the factory's ticks."""
-    fake = FakeClock()
-    monkeypatch.setattr(gpiozero.pins.mock, "monotonic", fake.seconds)
-    monkeypatch.setattr(factory, "ticks", fake.seconds)
-    return fake
 
 
 def board_on(factory: MockFactory, boards: list[ButtonBoard], sink, **kwargs) -> ButtonBoard:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import gpiozero.pins.mock
 import pytest
 from PIL import Image, ImageChops
 
@@ -31,6 +30,7 @@ from gammonclock.rules import MatchRules
 from gammonclock.service import GRACE_NS, ClockService
 from gammonclock.session import replay
 from gammonclock.sides import Button, Side
+from pin_helpers import FakeClock, fake_clock
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -40,19 +40,6 @@ DOWN, UP = True, False
 
 def mock_config(text: str = MOCK_TEXT) -> Config:
     return parse_config(text, "mock.toml")
-
-
-@dataclass
-class FakeClock:
-    """The host's monotonic clock, shared by the device, the mock pins and their ticks."""
-
-    ns: int = 1_000 * S
-
-    def __call__(self) -> int:
-        return self.ns
-
-    def seconds(self) -> float:
-        return self.ns / S
 
 
 @dataclass
@@ -105,9 +92,9 @@ def direct(rules: MatchRules, edges: list[ButtonEdge], t: int) -> Engine:
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(gpiozero.pins.mock, "monotonic", fake.seconds)
-    return fake
+    """The host's monotonic clock, shared by the device, the mock pins and (`open_device`) the
+    ticks of the device's own factory."""
+    return fake_clock(monkeypatch)
 
 
 @pytest.fixture

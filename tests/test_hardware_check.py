@@ -11,11 +11,10 @@ from __future__ import annotations
 import errno
 import io
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-import gpiozero.pins.mock
 import pytest
 import smbus2
 from gpiozero.pins.mock import MockFactory, MockPin
@@ -26,47 +25,18 @@ from PIL import Image, ImageChops
 from gammonclock import hardware_check
 from gammonclock.config import DEFAULT_DEVICE, DeviceConfig
 from gammonclock.device import dummy_panels
-from gammonclock.hardware.buttons import ButtonBoard, make_pin_factory
+from gammonclock.hardware.buttons import ButtonBoard
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, Panel, shift_at
 from gammonclock.hardware.screens import HEIGHT, WIDTH
 from gammonclock.hardware_check import check_hardware, check_screen, still_instant
 from gammonclock.sides import Button, Pair, Side
+from pin_helpers import FakeClock, clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
 
 S = 1_000_000_000
 MS = 1_000_000
 PROMPT = "Press and release each button"
 DEVICE = replace(DEFAULT_DEVICE, table_id="T12")     # buttons 17, 27, 22; buzzer 18, off
-
-
-@dataclass
-class FakeClock:
-    """One clock for the check, the mock pins' change times and the factory's ticks."""
-
-    ns: int = 1000 * S
-
-    def seconds(self) -> float:
-        return self.ns / S
-
-    def __call__(self) -> int:
-        return self.ns
-
-
-@pytest.fixture
-def factory() -> Iterator[MockFactory]:
-    made = make_pin_factory("mock")
-    assert isinstance(made, MockFactory)
-    yield made
-    made.reset()
-    made.close()
-
-
-@pytest.fixture
-def clock(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(gpiozero.pins.mock, "monotonic", fake.seconds)
-    monkeypatch.setattr(factory, "ticks", fake.seconds)
-    return fake
 
 
 # (seconds after the prompt, button, pressed)

@@ -254,7 +254,7 @@ def _show_config_error(message: str) -> None:
         from .config import DEFAULT_DEVICE
         from .hardware.panels import Panel
         from .hardware.presenters import PanelPresenter
-        from .hardware.screens import config_error_view
+        from .hardware.views import config_error_view
         from .sides import Pair
         panels = Pair(Panel.from_config(DEFAULT_DEVICE.panels.left, "left panel"),
                       Panel.from_config(DEFAULT_DEVICE.panels.right, "right panel"))

@@ -157,7 +157,7 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
 def show_refusal(panels: Pair[Any], panel_text: str) -> None:
     """Both panels say why the clock does not start."""
     from .hardware.presenters import PanelPresenter
-    from .hardware.screens import config_error_view
+    from .hardware.views import config_error_view
 
     try:
         PanelPresenter(panels).show_message(config_error_view(panel_text, "JOURNAL ERROR"))
@@ -232,8 +232,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     from .hardware.notices import journal_alert
     from .hardware.panels import Panel
     from .hardware.presenters import BuzzerPresenter, PanelPresenter
-    from .hardware.screens import config_error_view
-    from .hardware.views import TableInfo
+    from .hardware.views import TableInfo, config_error_view
 
     device_file, boot_match = _boot_match(source, match_path)
     device_config = device_file.device

@@ -23,7 +23,7 @@ from typing import Any
 from .config import ConfigError
 from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
-from .journal import JournalError, check_key, fsync_dir, read_journal
+from .journal import KeyRefused, fsync_dir, key_in_file, read_journal
 from .session import replay, verify_and_replay
 
 JOURNAL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl")
@@ -105,24 +105,23 @@ def _link_new(path: Path, data: bytes) -> bool:
             os.unlink(temporary)
 
 
+_TABLE_KEY_ADVICE = "journals are not verified with it; put a copy of the table's device.key there"
+
+
 def read_table_key(keys_dir: Path | None, table: str) -> bytes | None:
-    """KEYS/TABLE.key (a copy of the table's device.key), or None when there is none."""
+    """KEYS/TABLE.key (a copy of the table's device.key, read as the device reads its own), or
+    None when there is none; ArchiveError when it cannot be read or holds no whole key."""
     if keys_dir is None:
         return None
     path = keys_dir / f"{table}.key"
     try:
-        text = path.read_text(encoding="ascii").strip()
-        key = bytes.fromhex(text)
+        return key_in_file(path, _TABLE_KEY_ADVICE)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise ArchiveError(f"{path}: not a device key ({exc}); it holds the 64 hex digits of "
-                           "the table's device.key") from None
-    try:
-        check_key(key)
-    except JournalError as exc:
-        raise ArchiveError(f"{path}: {exc}") from None
-    return key
+    except OSError as exc:
+        raise ArchiveError(f"{path}: cannot read the table's key: {exc.strerror}") from None
+    except KeyRefused as exc:
+        raise ArchiveError(str(exc)) from None
 
 
 def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:

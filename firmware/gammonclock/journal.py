@@ -122,13 +122,19 @@ def read_key(state_dir: str | Path) -> bytes:
     """The device key; KeyRefused for a file that is not a whole key."""
     path = Path(state_dir) / SECRET_FILE
     try:
-        with path.open("rb") as f:
-            blob = f.read(_KEY_FILE_LIMIT + 1)
+        return key_in_file(path)
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the device key: {exc.strerror}") from None
+
+
+def key_in_file(path: Path, advice: str = _KEY_ADVICE) -> bytes:
+    """The key a key file holds (a state folder's `device.key`, or a copy of one). OSError when
+    the file cannot be read; KeyRefused, ending with `advice`, when it holds no whole key."""
+    with path.open("rb") as f:
+        blob = f.read(_KEY_FILE_LIMIT + 1)
     problem = _key_problem(blob)
     if problem is not None:
-        raise KeyRefused(f"{path}: the device key {problem}; {_KEY_ADVICE}")
+        raise KeyRefused(f"{path}: the device key {problem}; {advice}")
     return bytes.fromhex(blob.strip().decode())
 
 
@@ -565,12 +571,13 @@ class JournalStream:
             return 0
 
 
-def _read_first(path: str | Path) -> tuple[Record, int, int]:
-    """The header of a journal, the offset after its line and the file's size."""
+def _read_first(path: str | Path, limit: int = -1) -> tuple[Record, int, int]:
+    """The header of a journal, the offset after its line and the file's size. Only the first
+    line is read, up to `limit` bytes (-1: all of it)."""
     try:
         with Path(path).open("rb") as f:
             size = os.fstat(f.fileno()).st_size
-            line = f.readline()
+            line = f.readline(limit)
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
     try:
@@ -678,25 +685,9 @@ MAX_HEADER_BYTES = 1 << 20
 
 
 def read_header(path: str | Path) -> Record:
-    """The header of a journal alone, checked like any record: cheap (the first line only),
-    for choosing among many journals."""
-    try:
-        with Path(path).open("rb") as f:
-            line = f.readline(MAX_HEADER_BYTES)
-    except OSError as exc:
-        raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
-    if not line.endswith(b"\n"):
-        raise JournalError(f"{path}: no whole header record in its first "
-                           f"{MAX_HEADER_BYTES} bytes; not a gammonclock journal")
-    try:
-        record, _ = decode(line[:-1], 1, 0)
-    except Damaged as exc:
-        raise JournalError(f"{path}: the header record is damaged: {exc}") from None
-    except RecordError as exc:
-        raise RecordError(f"{path}: {exc}") from None
-    if record.kind != "header":
-        raise JournalError(f"{path}: the first record is not a header")
-    return record
+    """The header of a journal alone, checked like any record: cheap (the first line only, up to
+    MAX_HEADER_BYTES), for choosing among many journals."""
+    return _read_first(path, MAX_HEADER_BYTES)[0]
 
 
 def header_data_unchecked(path: str | Path) -> dict[str, Any]:

@@ -263,7 +263,7 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     the new journal and the swap happen in order with the presses. `at` is the monotonic instant
     of the request (the abandon is stamped with it)."""
     from .arbiter import Abandon
-    from .hardware.screens import config_error_view, next_match_view
+    from .hardware.views import config_error_view, next_match_view
     from .match import ArbiterAction
     from .readback import minutes_seconds
 
@@ -484,7 +484,7 @@ class StickHandler:
     def _announce(self, said: list[Text]) -> None:
         """The panels say what was done: over the screen for a while, or, in a game, as a
         notice that leaves the clocks in view."""
-        from .hardware.screens import message_view
+        from .hardware.views import message_view
 
         if _game_on(self.service):
             self.service.notify(said[0])
