@@ -258,6 +258,36 @@ def test_broker_outage_mid_match_loses_nothing(broker: Broker, tables,
         assert all(counts[key] == 1 for key in before), "acknowledged events sent again"
 
 
+def link_of(table: Table) -> hall_link.HallLink:
+    assert table.device is not None
+    return next(closer.__self__ for closer in table.device.closers
+                if isinstance(getattr(closer, "__self__", None), hall_link.HallLink))
+
+
+def test_events_published_as_the_connection_drops_are_sent_after_it(
+        broker: Broker, tables, match_file: Path, caplog) -> None:
+    """The link saw the broker connected, paho had lost it: paho answers those publishes "not
+    connected" and raises at every later `is_published`. They are published again from the
+    acknowledged position once the broker is back (the link once stalled there for good)."""
+    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        table.tap(Button.LEFT)
+        all_events_arrived(seen, event_records(table.journal()))
+        link = link_of(table)
+        broker.stop()
+        wait(lambda: not link.client.is_connected(), "paho did not see the broker go")
+        link._connected.set()                  # the race: the link's check said connected
+        for button in (Button.RIGHT, Button.LEFT, Button.RIGHT):
+            table.tap(button)
+        time.sleep(1.5)                        # the publisher has published, and collected
+        broker.start()
+        for i in range(hall_link.WINDOW + 5):  # more than a window: acknowledgements must move
+            table.tap(Button.LEFT if i % 2 else Button.RIGHT)
+        all_events_arrived(seen, event_records(table.journal()))
+        assert seen_events(seen)[-1] == event_records(table.journal())[-1]
+    assert "the link's worker failed" not in caplog.text
+
+
 def test_a_hung_broker_never_holds_up_the_table(broker: Broker, tables,
                                                  match_file: Path) -> None:
     with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:

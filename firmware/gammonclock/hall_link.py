@@ -63,6 +63,7 @@ log = logging.getLogger(__name__)
 WINDOW = 20                 # events published and not yet acknowledged, at most
 MAX_QUEUED = 200            # messages paho may hold (events, states, replies): memory is bounded
 STATE_EVERY_S = 10.0        # `state` again while a clock runs
+SAVE_EVERY_S = 1.0          # the acknowledged position is kept at least this often while it moves
 KEEPALIVE_S = 15            # the broker notices a vanished clock (and sends its will) in ~1.5x
 RECONNECT_MIN_S, RECONNECT_MAX_S = 1, 60
 REFUSED_RETRY_S = 30.0      # events the broker refused (its ACL) are tried again this much later
@@ -129,6 +130,8 @@ class HallLink:
         self._tail: JournalTail | None = None
         self._state_info: mqtt.MQTTMessageInfo | None = None
         self._next_state_at = 0.0
+        self._unsaved = False             # the acknowledged position moved since it was kept
+        self._save_at = 0.0
         self._journal_info: tuple[str, mqtt.MQTTMessageInfo] | None = None
         self._read_failed: str | None = None
         self._inbox: queue.Queue[tuple[str, bytes]] = queue.Queue(REQUESTS_WAITING)
@@ -184,6 +187,8 @@ class HallLink:
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(timeout=2)
+        if self._unsaved:
+            self._save_position()
         if self._connected.is_set():
             info = self.client.publish(f"{self.topic}/online", "0", qos=1, retain=True)
             if info.rc == MQTTErrorCode.MQTT_ERR_SUCCESS:
@@ -328,7 +333,8 @@ class HallLink:
 
     def _publish_state_if_due(self) -> None:
         if self._state_info is not None:
-            if not self._state_info.is_published():
+            acked = _acknowledged(self._state_info)
+            if acked is False:
                 return                         # the newest state goes once this one is acked
             refused = self._refusal(self._state_info.mid)
             if refused is not None:
@@ -373,7 +379,14 @@ class HallLink:
         """Move the acknowledged position past the events the broker has acknowledged, in
         order, and keep it on the card."""
         moved = False
-        while self._inflight and self._inflight[0][1].is_published():
+        while self._inflight:
+            acked = _acknowledged(self._inflight[0][1])
+            if acked is None:                  # paho gave up on it: again from the position
+                self._inflight.clear()
+                self._tail = None
+                break
+            if not acked:
+                break
             event, info = self._inflight.popleft()
             refused = self._refusal(info.mid)
             if refused is not None:
@@ -383,10 +396,21 @@ class HallLink:
                 self.memory.journal, self.memory.seq = event.journal, event.seq
             moved = True
         if moved:
-            with self.memory.lock:
-                self.memory.save()
+            self._unsaved = True
+        if self._unsaved and (not self._inflight or time.monotonic() >= self._save_at):
+            self._save_position()
+        if moved:
             if self._link_state == "events refused":
                 self._say("connected", logging.INFO, "hall: the broker takes the events again")
+
+    def _save_position(self) -> None:
+        """Keep the acknowledged position on the card: when the window is empty (at once, in
+        play: an event a press), else at most every SAVE_EVERY_S (a backlog drains a window at
+        a time; a position not kept costs a few events sent again, which the hall drops)."""
+        with self.memory.lock:
+            self.memory.save()
+        self._unsaved = False
+        self._save_at = time.monotonic() + SAVE_EVERY_S
 
     def _events_refused(self, reason: ReasonCode) -> None:
         """The broker would not take an event (its ACL): publish again from the acknowledged
@@ -416,8 +440,11 @@ class HallLink:
         self._read_failed = None
         for event in events:
             info = self._publish_json("events", event.payload())
-            if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
-                self._tail = None              # paho's queue is full: read again from the ack
+            if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
+                # The connection dropped since the check (paho may still send it after the
+                # reconnect: the hall drops a duplicate), or paho's queue is full: either way
+                # read again from the position the broker acknowledged, once connected.
+                self._tail = None
                 return
             self._inflight.append((event, info))
         if not events and not self._inflight:
@@ -479,11 +506,15 @@ class HallLink:
                 log.warning("hall: cannot read %s to send it (%s); trying again", path, exc)
                 return False
             info = self._publish_json("journal", {"journal": path.name, "text": text})
-            if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_NO_CONN):
-                return False
+            if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
+                return False                   # sent again at the next wake while connected
             self._journal_info = (path.name, info)
         info = self._journal_info[1]
-        if not info.is_published():
+        acked = _acknowledged(info)
+        if acked is None:
+            self._journal_info = None          # paho gave up on it: sent again
+            return False
+        if not acked:
             return False                       # acknowledged later: this runs again then
         self._journal_info = None
         refused = self._refusal(info.mid)
@@ -507,3 +538,11 @@ class HallLink:
                     name, self.state_dir)
         return order[-1] if order and order[-1] != name else None
 
+
+def _acknowledged(info: mqtt.MQTTMessageInfo) -> bool | None:
+    """Whether the broker has acknowledged a QoS 1 message; None when paho never will (it did
+    not take the message: paho then raises from `is_published` at every call)."""
+    try:
+        return info.is_published()
+    except (RuntimeError, ValueError):
+        return None

@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 
 MEMORY_FILE = "hall-acked.json"
 REMEMBERED_IDS = 256          # `cmd` request ids whose answers are kept (a redelivery is answered)
-READ_CHUNK = 1 << 20          # bytes read from a journal at a time
 EVENT_KINDS = ("input", "tick")
 
 
@@ -152,23 +151,19 @@ class JournalTail:
 
     def read(self, limit: int) -> list[Event]:
         """Up to `limit` event records not yet read. Raises OSError when the file cannot be
-        read (the caller tries again later)."""
+        read (the caller tries again later). Reads line by line: a clock behind by a whole
+        outage reads a window at a time, never its backlog again at each acknowledgement."""
         events: list[Event] = []
         with open(self.path, "rb") as f:
+            f.seek(self._offset)
             while len(events) < limit:
-                f.seek(self._offset)
-                chunk = f.read(READ_CHUNK)
-                end = chunk.rfind(b"\n")
-                if end < 0:
-                    return events                     # nothing whole yet
-                lines = chunk[:end + 1].split(b"\n")[:-1]
-                for line in lines:
-                    self._offset += len(line) + 1
-                    event = self._event(line)
-                    if event is not None:
-                        events.append(event)
-                        if len(events) >= limit:
-                            return events
+                line = f.readline()
+                if not line.endswith(b"\n"):
+                    return events                     # the end, or a line still being written
+                self._offset += len(line)
+                event = self._event(line[:-1])
+                if event is not None:
+                    events.append(event)
         return events
 
     def _event(self, line: bytes) -> Event | None:
