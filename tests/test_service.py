@@ -333,8 +333,8 @@ def test_a_presenter_that_raises_does_not_stop_the_loop(caplog):
     assert any(isinstance(e, GameStarted) for e in recorder.effects)
     assert any("presenter" in r.getMessage() for r in caplog.records)
     # The broken presenter asks for nothing; the working one's redraws go on (last shown at the
-    # release at 5.1 s).
-    assert rig.step_at(6 * S) == ORIGIN + 6 * S + 100 * MS
+    # press at 5 s, its release drawing nothing; redrawn at 6 s).
+    assert rig.step_at(6 * S) == ORIGIN + 7 * S
 
 
 def test_a_presenter_that_raises_on_a_thread_does_not_stop_run():
@@ -434,13 +434,31 @@ def test_timers_due_together_are_each_journaled_and_shown_once(journaled):
     assert [r.t for r in ticks] == [11 * S + 100 * MS, 12 * S + 100 * MS, 13 * S + 100 * MS,
                                     14 * S + 400 * MS, 15 * S + 400 * MS]
     calls = recorder.calls[before:]
-    # 11, 12 and 13 s: one picture; the press's two edges: one each; 14 and 15 s: one.
-    assert [t for t, _ in calls] == [13 * S + 100 * MS, 13 * S + 300 * MS, 13 * S + 400 * MS,
-                                     15 * S + 400 * MS]
+    # 11, 12 and 13 s: one picture; the press: one (its release changes nothing); 14 and 15 s:
+    # one.
+    assert [t for t, _ in calls] == [13 * S + 100 * MS, 13 * S + 300 * MS, 15 * S + 400 * MS]
     shown = [e for _, effects in calls for e in effects]
     journaled_effects = [e for r in records(path) if r.kind in ("tick", "input") and r.t > 10 * S
                          + 500 * MS for e in r.data["effects"]]
     assert len(shown) == len(journaled_effects) and shown       # every effect shown, once
+
+
+def test_an_input_that_changes_nothing_but_the_instant_draws_nothing():
+    """A button let go after a tap changes nothing on the panels: they are not drawn for it (a
+    tap was two frames on each panel), and still redraw when their digits change."""
+    recorder = Recorder()
+    rig = make_rig([recorder])
+    tap(rig.service, 0, Button.LEFT)                  # right's clock runs from 0
+    rig.service.submit(edge(2 * S, Button.RIGHT, True))
+    rig.step_at(2 * S + GRACE_NS)
+    drawn = len(recorder.calls)
+    rig.service.submit(edge(2 * S + 100 * MS, Button.RIGHT, False))
+    rig.step_at(2 * S + 100 * MS + GRACE_NS)
+    assert rig.engine.match.now == 2 * S + 100 * MS     # applied and journaled, not drawn
+    assert len(recorder.calls) == drawn
+    rig.service.submit(edge(4 * S, Button.LEFT, True))   # a press that ends a turn is drawn
+    rig.step_at(4 * S + GRACE_NS)
+    assert len(recorder.calls) == drawn + 1 and recorder.calls[-1][1]
 
 
 def test_checkpoints_stop_when_no_clock_runs(journaled):

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -299,15 +300,16 @@ def test_the_units_stop_time_leaves_room_for_the_drain():
 def test_a_long_step_of_chattering_edges_still_pings_the_watchdog(systemd):
     """Progress is not a hang: a backlog of edges, each journaled slowly (an SD card), is
     applied in one step of the loop, and the pings go on between them."""
-    class SlowPanels(Panels):
-        def present(self, engine: Engine, t: int, effects: list) -> int | None:
-            time.sleep(0.01)            # a slow write per input
-            return None
-
     now = time.monotonic_ns()
     session = Session(Engine.start(MatchRules.defaults("backgammon", 7), at=0))
+    feed = session.feed
+
+    def slow_feed(event: Any) -> Any:
+        time.sleep(0.01)                # a slow write per input
+        return feed(event)
+    session.feed = slow_feed            # type: ignore[method-assign]
     origin = now - 5 * 10**9            # the edges all lie in the past: every one is due
-    service = ClockService(session, [SlowPanels()], origin=origin,
+    service = ClockService(session, [Panels()], origin=origin,
                            notifier=Notifier(systemd.env(watchdog_s=0.1)))
     for n in range(100):                # a chattering pin: 100 edges, 1 s of work
         service.submit(ButtonEdge(origin + n * 40 * MS, Button.CUBE, n % 2 == 0))

@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input
-from .match import ArbiterAction
+from .match import ArbiterAction, MatchState
 from .reasons import Reason
 from .rules import format_score
 from .sdnotify import Notifier
@@ -400,8 +400,10 @@ class ClockService:
                 log.warning("input %s arrived %.1f ms late", event,
                             (engine_now - event.t) / 1e6)
             event = replace(event, t=engine_now)
+        before = self.session.engine.match
         effects = self.session.feed(event)
-        self.present_all(effects)
+        if effects or not _same_but_the_instant(before, self.session.engine.match):
+            self.present_all(effects)
         return effects
 
     def _no_match(self, event: Input) -> list[Effect]:
@@ -512,3 +514,9 @@ class ClockService:
         if first is not None and (timer is None or first < timer):
             candidates.append(first + self.grace_ns)   # inputs after a timer wait for it
         return min(candidates) + self.origin if candidates else None
+
+
+def _same_but_the_instant(before: MatchState, after: MatchState) -> bool:
+    """Whether an input changed nothing but the match's instant (a button let go after a tap):
+    the panels, drawn at the press and redrawn when their digits change, show nothing new."""
+    return replace(after, now=before.now) == before
