@@ -40,6 +40,7 @@ import asyncio
 import heapq
 import json
 import logging
+import multiprocessing
 import os
 import random
 import resource
@@ -49,11 +50,13 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +65,8 @@ from aiohttp import ClientSession, ClientTimeout, web
 from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests")]
+# benchmarks/ too: the clocks' processes are spawned, and find `clocks_process` by importing this
+sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from gammonclock.config import parse_device_config  # noqa: E402
 from gammonclock.device import Device, build_device  # noqa: E402
@@ -78,6 +82,7 @@ from mqtt_helpers import DIRECTOR, Broker, free_port  # noqa: E402
 P = "gammonclock"
 S = 1_000_000_000
 TARGET_P99_MS = 1000.0
+CLOCKS_PER_PROCESS = 20    # 40 a process saturate this 2-core machine after an outage (GIL convoys)
 COMMAND = ".venv/bin/python benchmarks/bench_hall.py"
 
 MATCH_TEXT = """\
@@ -99,9 +104,9 @@ def s(seconds: float) -> int:
 class FastClock:
     """`time.monotonic_ns`, SPEED times faster from the moment it is made (the clocks' clock)."""
 
-    def __init__(self, speed: float) -> None:
-        self.speed = speed
-        self.base = time.monotonic_ns()
+    def __init__(self, speed: float, base: int | None = None) -> None:
+        self.speed = speed                 # `base` shared: every process's clocks run as one
+        self.base = time.monotonic_ns() if base is None else base
 
     def __call__(self) -> int:
         return self.base + int((time.monotonic_ns() - self.base) * self.speed)
@@ -209,6 +214,11 @@ class HallThread:
         self.loop.run_forever()
 
     def stop(self) -> None:
+        """The hall's client disconnects (as `gammonclock hall` stops), then the loop ends."""
+        try:
+            asyncio.run_coroutine_threadsafe(self.hall.stop(), self.loop).result(10)
+        except Exception as exc:  # noqa: BLE001 - stopping anyway
+            print(f"the hall did not stop cleanly: {exc!r}", flush=True)
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
@@ -327,21 +337,27 @@ class Clock:
             time.sleep(0.02)
         return not self.service.waiting()
 
-    def downs(self) -> list[tuple[str, int]]:
-        """(journal, seq) of every down edge in this clock's journals, in order."""
-        out = []
-        for path in journals_in_order(self.state):
-            for record in read_journal(path).each():
-                data = record.data.get("input") if record.kind == "input" else None
-                if isinstance(data, dict) and data.get("type") == "edge" and data.get("pressed"):
-                    out.append((path.name, record.seq))
-        return out
-
     def events(self) -> set[tuple[str, int]]:
-        """(journal, seq) of every record with effects: what the hall must count once."""
-        return {(path.name, r.seq) for path in journals_in_order(self.state)
-                for r in read_journal(path).each()
-                if r.kind in ("input", "tick") and r.data.get("effects")}
+        return events_in(self.state)
+
+
+def downs_in(state: Path) -> list[tuple[str, int]]:
+    """(journal, seq) of every down edge in a clock's journals, in order."""
+    out = []
+    for path in journals_in_order(state):
+        for record in read_journal(path).each():
+            data = record.data.get("input") if record.kind == "input" else None
+            if isinstance(data, dict) and data.get("type") == "edge" and data.get("pressed"):
+                out.append((path.name, record.seq))
+    return out
+
+
+def events_in(state: Path) -> set[tuple[str, int]]:
+    """(journal, seq) of every record with effects in a clock's journals: what the hall must
+    count once."""
+    return {(path.name, r.seq) for path in journals_in_order(state)
+            for r in read_journal(path).each()
+            if r.kind in ("input", "tick") and r.data.get("effects")}
 
 
 class Players:
@@ -384,19 +400,20 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else float("nan")
 
 
-def latencies(clocks: list[Clock], reader: PageReader, since: int, until: int
-              ) -> tuple[list[float], int]:
+def latencies(tables: list[TableSpec], pressed_by: dict[str, list[int]], reader: PageReader,
+              since: int, until: int) -> tuple[list[float], int]:
     """ms from each press submitted in [since, until) to the first page message showing it;
     and how many presses were submitted then."""
     out: list[float] = []
     count = 0
     with reader.lock:
         arrivals = {t: list(a) for t, a in reader.arrivals.items()}
-    for c in clocks:
+    for c in tables:
         order = {path.name: i for i, path in enumerate(journals_in_order(c.state))}
         shown = [(order.get(j, -1), seq, t) for j, seq, t in arrivals.get(c.name, [])]
         first = 0                         # presses and arrivals both come in order
-        for (journal, seq), pressed in zip(c.downs(), c.pressed, strict=False):
+        for (journal, seq), pressed in zip(downs_in(c.state), pressed_by[c.name],
+                                           strict=False):
             if not since <= pressed < until:
                 continue
             count += 1
@@ -429,23 +446,29 @@ def cpu_s(pid: int | None = None) -> float:
 
 
 class Meter:
-    """CPU of this process and of the broker over a phase, in % of one core."""
+    """CPU over a phase, in % of one core: the clocks' processes, this one (the hall, the page's
+    reader, the coordinator) and the broker."""
 
-    def __init__(self, broker: BenchBroker) -> None:
-        self.broker = broker
-        self.broker_cpu = 0.0
+    def __init__(self, broker: BenchBroker, clock_pids: list[int]) -> None:
+        self.broker, self.clock_pids = broker, clock_pids
         self.reset()
+
+    def _clocks(self) -> float:
+        return sum(cpu_s(pid) for pid in self.clock_pids)
 
     def reset(self) -> None:
         self.t0, self.cpu0 = time.monotonic(), cpu_s()
-        self.b0 = cpu_s(self.broker.pid)
+        self.b0, self.c0 = cpu_s(self.broker.pid), self._clocks()
 
-    def line(self) -> str:
+    def line(self, threads: int, rss: float) -> str:
         wall = time.monotonic() - self.t0
+        clocks = (self._clocks() - self.c0) / wall * 100
         me = (cpu_s() - self.cpu0) / wall * 100
         broker = (cpu_s(self.broker.pid) - self.b0) / wall * 100
-        return (f"CPU: this process {me:.0f}% of a core, mosquitto {broker:.0f}%; "
-                f"{threading.active_count()} threads; RSS {rss_mb():.0f} MB")
+        return (f"CPU (% of one core; the machine has {os.cpu_count()}): the clocks' "
+                f"{len(self.clock_pids)} processes {clocks:.0f}%, the hall and the page's reader "
+                f"{me:.0f}%, mosquitto {broker:.0f}%; the clocks' threads {threads}, "
+                f"their RSS {rss:.0f} MB")
 
 
 class LogTally(logging.Handler):
@@ -454,9 +477,14 @@ class LogTally(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.messages: list[tuple[str, int, str]] = []
+        self.first_traceback: dict[str, str] = {}     # a bug's message -> its first traceback
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append((record.name, record.levelno, record.getMessage()))
+        message = record.getMessage()
+        self.messages.append((record.name, record.levelno, message))
+        if record.exc_info and message not in self.first_traceback:
+            self.first_traceback[message] = "".join(traceback.format_exception(
+                *record.exc_info))
 
     def count(self, text: str) -> int:
         return sum(text in m for _, _, m in self.messages)
@@ -489,6 +517,139 @@ def wait_until(condition: Callable[[], bool], timeout: float, step: float = 0.1)
     return True
 
 
+# --- the clocks' processes ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table as the coordinator knows it: where its clock keeps its state, and how it is built."""
+
+    name: str
+    folder: Path
+    text: str            # its device config
+    seed: float          # its player's plan
+
+    @property
+    def state(self) -> Path:
+        return self.folder / "state"
+
+
+def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableSpec]) -> None:
+    """One process of real clocks (as on the Pis, a clock's loop never waits for another
+    process's): builds them, then answers the coordinator's requests until `quit`."""
+    with tallied() as tally:
+        clock = FastClock(speed, base)
+        clocks: dict[str, Clock] = {}
+        players = Players([], clock)
+        try:
+            t0 = time.monotonic()
+            for spec in specs:
+                c = Clock(spec.name, spec.folder, spec.text, clock)
+                device = c.start()
+                rules = device.service.session.engine.rules
+                c.plan = plan_match(random.Random(spec.seed), rules.length, rules.hold_ns)
+                c.offset = device.service.origin
+                clocks[spec.name] = c
+            players.clocks = list(clocks.values())
+            conn.send(("ok", time.monotonic() - t0))
+            while (request := conn.recv())[0] != "quit":
+                conn.send(("ok", serve(request[0], request[1], clocks, players, tally)))
+        except BaseException:  # noqa: BLE001 - the coordinator prints it and stops
+            conn.send(("error", traceback.format_exc()))
+            return
+        players.stop.set()
+        for c in clocks.values():
+            c.close()
+        conn.send(("ok", None))
+
+
+def serve(request: str, arg: Any, clocks: dict[str, Clock], players: Players,
+          tally: LogTally) -> Any:
+    if request == "play":
+        players.thread.start()
+        return None
+    if request == "pressed":
+        return {name: list(c.pressed) for name, c in clocks.items()}
+    if request == "restart":
+        name, down_s = arg
+        return restart_mid_outage(clocks[name], down_s)
+    if request == "close":
+        clocks[arg].close()
+        return None
+    if request == "finish":             # the players stop; every edge handed over is applied
+        players.stop.set()
+        if players.thread.is_alive():
+            players.thread.join(timeout=5)
+        for c in clocks.values():
+            if c.device is not None:
+                c.settle()
+        return players.late_ms, tally.warnings(), tally.first_traceback
+    if request == "size":
+        return threading.active_count(), rss_mb()
+    raise ValueError(f"unknown request {request!r}")
+
+
+class ClockProcesses:
+    """The clocks, spread over `count` processes (spawned: this one already runs threads)."""
+
+    def __init__(self, specs: list[TableSpec], count: int, clock: FastClock) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.process_of: dict[str, int] = {}
+        self.conns: list[Connection] = []
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        for i in range(count):
+            part = specs[i::count]
+            self.process_of.update({spec.name: i for spec in part})
+            mine, theirs = context.Pipe()
+            process = context.Process(target=clocks_process, name=f"clocks-{i}", daemon=True,
+                                      args=(theirs, clock.speed, clock.base, part))
+            process.start()
+            self.conns.append(mine)
+            self.processes.append(process)
+        self.build_s = [self._answer(i) for i in range(count)]
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes if p.pid is not None]
+
+    def _answer(self, i: int) -> Any:
+        while not self.conns[i].poll(1.0):
+            if not self.processes[i].is_alive():
+                raise SystemExit(f"the clocks' process {i} died (exit code "
+                                 f"{self.processes[i].exitcode}); its error is above")
+        status, value = self.conns[i].recv()
+        if status != "ok":
+            raise SystemExit(f"the clocks' process {i} failed:\n{value}")
+        return value
+
+    def ask(self, table: str, request: str, arg: Any = None) -> Any:
+        i = self.process_of[table]
+        self.conns[i].send((request, arg))
+        return self._answer(i)
+
+    def ask_all(self, request: str, arg: Any = None) -> list[Any]:
+        """Every process at once (each answers when it is done)."""
+        for conn in self.conns:
+            conn.send((request, arg))
+        return [self._answer(i) for i in range(len(self.conns))]
+
+    def size(self) -> tuple[int, float]:
+        sizes = self.ask_all("size")
+        return sum(t for t, _ in sizes), sum(r for _, r in sizes)
+
+    def close(self) -> None:
+        for i, conn in enumerate(self.conns):
+            if self.processes[i].is_alive():
+                try:
+                    conn.send(("quit", None))
+                    self._answer(i)
+                except (OSError, EOFError, SystemExit):
+                    pass
+        for process in self.processes:
+            process.join(timeout=20)
+            if process.is_alive():
+                process.kill()
+
+
 # --- the run ------------------------------------------------------------------------------------
 
 @dataclass
@@ -500,7 +661,8 @@ class Run:
     reader: PageReader
     clock: FastClock
     tally: LogTally
-    clocks: list[Clock] = field(default_factory=list)
+    tables: list[TableSpec] = field(default_factory=list)
+    procs: ClockProcesses | None = None
     failures: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
 
@@ -512,29 +674,35 @@ class Run:
         if not ok:
             self.failures.append(failure)
 
+    @property
+    def clocks(self) -> ClockProcesses:
+        assert self.procs is not None
+        return self.procs
+
 
 def start_clocks(run: Run, names: list[str], match_file: Path) -> None:
     rng = random.Random(run.args.seed)
+    run.tables = [TableSpec(name, run.root / "tables" / name,
+                            device_text(name, run.broker, match_file), rng.random())
+                  for name in names]
+    count = run.args.processes or max(1, -(-len(names) // CLOCKS_PER_PROCESS))
     t0 = time.monotonic()
-    for name in names:
-        text = device_text(name, run.broker, match_file)
-        c = Clock(name, run.root / "tables" / name, text, run.clock)
-        device = c.start()
-        rules = device.service.session.engine.rules
-        c.plan = plan_match(random.Random(rng.random()), rules.length, rules.hold_ns)
-        c.offset = device.service.origin
-        run.clocks.append(c)
+    run.procs = ClockProcesses(run.tables, count, run.clock)
     built = time.monotonic() - t0
     online = wait_until(lambda: all(run.hall.hall.view.table(n).online for n in names), 120)
-    run.say(f"{len(names)} real clocks (Device, mock pins, [hall]) built in {built:.1f} s, "
-            f"all online in the hall {time.monotonic() - t0:.1f} s after the first: {online}; "
-            f"{threading.active_count()} threads, RSS {rss_mb():.0f} MB")
+    threads, rss = run.clocks.size()
+    run.say(f"{len(names)} real clocks (Device, mock pins, [hall]) in {count} processes, built "
+            f"in {built:.1f} s, all online in the hall {time.monotonic() - t0:.1f} s after the "
+            f"first: {online}; the clocks' threads {threads}, their RSS {rss:.0f} MB")
     run.check(online, "not every clock came online in the hall")
 
 
 def measure(run: Run, label: str, since: int, until: int) -> float:
     time.sleep(1.5)                      # the last presses reach the page
-    values, presses = latencies(run.clocks, run.reader, since, until)
+    pressed: dict[str, list[int]] = {}
+    for part in run.clocks.ask_all("pressed"):
+        pressed.update(part)
+    values, presses = latencies(run.tables, pressed, run.reader, since, until)
     p50, p99 = percentile(values, 50), percentile(values, 99)
     worst = max(values) if values else float("nan")
     seconds = (until - since) / S
@@ -546,7 +714,7 @@ def measure(run: Run, label: str, since: int, until: int) -> float:
     return p99
 
 
-def restart_mid_outage(run: Run, victim: Clock, down_s: float) -> tuple[int, bool]:
+def restart_mid_outage(victim: Clock, down_s: float) -> tuple[int, bool]:
     """Close the victim's device as a stop does, keep it down, build it again on its state
     folder; returns its events not acknowledged by the broker when it stopped, and whether it
     had to be resumed (a recovered match starts paused)."""
@@ -572,19 +740,20 @@ def restart_mid_outage(run: Run, victim: Clock, down_s: float) -> tuple[int, boo
     return unacked, resumed
 
 
-def outage(run: Run, players: Players) -> tuple[int, int]:
+def outage(run: Run) -> tuple[int, int]:
     """The broker down for OUTAGE s (a clock closed and rebuilt meanwhile), then up; returns
     the monotonic instant of the restart and when every table's backlog was in the hall."""
     args, hall = run.args, run.hall
-    victim = run.clocks[min(4, len(run.clocks) - 1)]
+    victim = run.tables[min(4, len(run.tables) - 1)]
     run.broker.stop()
     down = time.monotonic()
     run.say(f"broker stopped for {args.outage:g} s; the clocks play on")
     time.sleep(min(args.outage / 3, 10))
-    unacked, resumed = restart_mid_outage(run, victim, min(args.outage / 6, 5))
+    unacked, resumed = run.clocks.ask(victim.name, "restart", (victim.name,
+                                                                min(args.outage / 6, 5)))
     time.sleep(max(0.0, args.outage - (time.monotonic() - down)))
     restart_wall_ms = time.time_ns() // 1_000_000
-    backlog = {c.name: c.events() for c in run.clocks}
+    backlog = {c.name: events_in(c.state) for c in run.tables}
     run.broker.start()
     up = time.monotonic_ns()
     run.say(f"{victim.name} closed and built again on its state folder during the outage "
@@ -593,13 +762,13 @@ def outage(run: Run, players: Players) -> tuple[int, int]:
 
     def drained() -> bool:
         arrivals = hall.event_arrivals
-        return all((c.name, j, q) in arrivals for c in run.clocks for j, q in backlog[c.name])
+        return all((c.name, j, q) in arrivals for c in run.tables for j, q in backlog[c.name])
     ok = wait_until(drained, 180, 0.25)
-    arrivals = [hall.event_arrivals.get((c.name, j, q), 0) for c in run.clocks
+    arrivals = [hall.event_arrivals.get((c.name, j, q), 0) for c in run.tables
                 for j, q in backlog[c.name]]
     done = max(arrivals) if ok and arrivals else time.monotonic_ns()
     total = sum(len(b) for b in backlog.values())
-    run.say(f"broker restarted: the backlog ({total} events of {len(run.clocks)} tables, "
+    run.say(f"broker restarted: the backlog ({total} events of {len(run.tables)} tables, "
             f"published before the restart at {restart_wall_ms} ms) all in the hall "
             f"{(done - up) / S:.1f} s after the restart: {ok}")
     run.check(ok, "the outage's backlog did not all reach the hall within 180 s")
@@ -610,28 +779,35 @@ def outage(run: Run, players: Players) -> tuple[int, int]:
 
 def exactly_once(run: Run) -> None:
     view = run.hall.hall.view
-    expected = {c.name: c.events() for c in run.clocks}
+    expected = {c.name: events_in(c.state) for c in run.tables}
 
     def all_in() -> bool:
-        return all(expected[c.name] <= view.table(c.name).seen for c in run.clocks)
+        return all(expected[c.name] <= view.table(c.name).seen for c in run.tables)
     wait_until(all_in, 60, 0.25)
-    missing = sum(len(expected[c.name] - view.table(c.name).seen) for c in run.clocks)
-    extra = sum(len(view.table(c.name).seen - expected[c.name]) for c in run.clocks)
+    missing = sum(len(expected[c.name] - view.table(c.name).seen) for c in run.tables)
+    extra = sum(len(view.table(c.name).seen - expected[c.name]) for c in run.tables)
     total = sum(len(e) for e in expected.values())
     run.say(f"exactly once by (journal, seq): {total} event records in the clocks' journals, "
             f"{view.events_counted} counted by the hall ({missing} missing, {extra} extra); "
             f"{run.hall.deliveries} deliveries, {view.duplicates} duplicates dropped")
     run.check(missing == 0 and extra == 0 and view.events_counted == total,
               f"events not exactly once: {missing} missing, {extra} extra")
+    for what, keys in (("missing", [(c.name, k) for c in run.tables
+                                    for k in sorted(expected[c.name] - view.table(c.name).seen)]),
+                       ("extra", [(c.name, k) for c in run.tables
+                                  for k in sorted(view.table(c.name).seen - expected[c.name])])):
+        if keys:
+            run.say(f"  {what}, the first: {keys[:3]}")
 
 
 def intruders(run: Run, match_file: Path) -> None:
-    """A clock with a wrong password, and one publishing under another table's topic."""
+    """A clock with a wrong password, and one publishing under another table's topic (both
+    built here, in the coordinator)."""
     view, tally = run.hall.hall.view, run.tally
-    n = len(run.clocks)
+    n = len(run.tables)
     wrong_name, spoof_user = f"table-{n + 1}", f"table-{n + 2}"
-    target = run.clocks[0]
-    target.close()                          # its id is borrowed: one client per id
+    target = run.tables[0]
+    run.clocks.ask(target.name, "close", target.name)   # its id is borrowed: one client per id
     before = (set(view.table(target.name).seen), dict(view.table(target.name).state or {}))
     wrong = Clock(wrong_name, run.root / "tables" / wrong_name,
                   device_text(wrong_name, run.broker, match_file, password="not-the-password"),
@@ -1016,6 +1192,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--after", type=float, default=15.0, help="seconds of play after it")
     parser.add_argument("--length", type=int, default=7, help="points of each match")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=0,
+                        help=f"processes the clocks run in (default: one per "
+                             f"{CLOCKS_PER_PROCESS} clocks)")
     parser.add_argument("--fakes", action="store_true",
                         help="light fake tables instead of real clocks (the hall's side only)")
     args = parser.parse_args(argv)
@@ -1041,41 +1220,41 @@ def _bench(args: argparse.Namespace, tmp: Path, tally: LogTally) -> int:
     hall = HallThread(broker, tmp / "archive")
     reader = PageReader(f"http://127.0.0.1:{hall.port}/events")
     run = Run(args, tmp, broker, hall, reader, FastClock(args.speed), tally)
-    meter = Meter(broker)
-    players: Players | None = None
     try:
         start_clocks(run, names, match_file)
-        players = Players(run.clocks, run.clock)
-        players.thread.start()
+        meter = Meter(broker, run.clocks.pids)
+        run.clocks.ask_all("play")
         time.sleep(2.0)                                   # the first turns are under way
         meter.reset()
         since = time.monotonic_ns()
         time.sleep(args.play)
-        p99 = measure(run, "while all play", since, time.monotonic_ns())
-        run.say(meter.line())
+        until = time.monotonic_ns()
+        run.say(meter.line(*run.clocks.size()))
+        p99 = measure(run, "while all play", since, until)
         run.check(p99 < TARGET_P99_MS, f"p99 press->page {p99:.0f} ms is not under 1 s")
-        _, drained = outage(run, players)
+        _, drained = outage(run)
         meter.reset()
         time.sleep(args.after)
-        p99_after = measure(run, "after the backlog drained", drained, time.monotonic_ns())
-        run.say(meter.line())
+        until = time.monotonic_ns()
+        run.say(meter.line(*run.clocks.size()))
+        p99_after = measure(run, "after the backlog drained", drained, until)
         run.check(p99_after < TARGET_P99_MS,
                   f"p99 press->page after the outage {p99_after:.0f} ms is not under 1 s")
-        players.stop.set()
-        players.thread.join(timeout=5)
-        for c in run.clocks:
-            if c.device is not None:
-                c.settle()
+        finished = run.clocks.ask_all("finish")
         exactly_once(run)
-        late = percentile(players.late_ms, 99)
-        run.say(f"presses {len(players.late_ms)}; the player thread's lateness p99 {late:.0f} "
-                f"ms; clocks' warnings: {dict(tally.warnings().most_common(4)) or 'none'}")
+        late = percentile([ms for part, _, _ in finished for ms in part], 99)
+        warnings: Counter[str] = sum((w for _, w, _ in finished), Counter())
+        run.say(f"presses {sum(len(part) for part, _, _ in finished)}; the players' lateness "
+                f"p99 {late:.0f} ms; clocks' warnings: {dict(warnings.most_common(4)) or 'none'}")
+        bugs = {message: text for _, _, tracebacks in finished
+                for message, text in tracebacks.items()}
+        for message, text in bugs.items():
+            run.say(f"a clock logged a bug: {message}\n{text}")
+        run.check(not bugs, f"the clocks logged {len(bugs)} bugs (tracebacks above)")
         intruders(run, match_file)
     finally:
-        if players is not None:
-            players.stop.set()
-        for c in run.clocks:
-            c.close()
+        if run.procs is not None:
+            run.procs.close()
         hall.stop()
         broker.stop()
     for failure in run.failures:

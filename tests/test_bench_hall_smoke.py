@@ -43,8 +43,9 @@ def test_a_tiny_round_passes_its_checks_and_prints_its_figures(capsys: Any) -> N
     assert [label for label, _, _ in latencies] == ["while all play",
                                                     "after the backlog drained"]
     assert all(shown == pressed and int(pressed) > 0 for _, shown, pressed in latencies)
-    assert re.search(r"CPU: this process \d+% of a core, mosquitto \d+%; \d+ threads; "
-                     r"RSS \d+ MB", out)
+    assert re.search(r"CPU \(% of one core; the machine has \d+\): the clocks' 1 processes "
+                     r"\d+%, the hall and the page's reader \d+%, mosquitto \d+%; the clocks' "
+                     r"threads \d+, their RSS \d+ MB", out)
     assert re.search(r"table-3 closed and built again on its state folder during the outage "
                      r"\(\d+ events not acknowledged", out)
     assert re.search(r"the backlog \(\d+ events of 3 tables.*all in the hall [\d.]+ s after "
