@@ -8,24 +8,30 @@ Run it as a plain script from the repository root (Mosquitto installed: scripts/
 Every table is a real clock: `gammonclock.device.build_device` on a device config with
 `pin_factory = "mock"` and a `[hall]` section, its own state folder (under /dev/shm when there is
 one: the journals' fsyncs are not the thing measured) and its own account on the broker
-(`mosquitto_passwd`, the shipped hall/acl), all in this one process. Each clock's service loop
-runs on its own thread on a clock `SPEED` times faster than `time.monotonic_ns` (given to
-`build_device` as `clock_ns`); a player thread presses its buttons (`ButtonEdge`s stamped on that
-clock, handed to `device.service.submit`) to play a match: a turn of 2 to 14 s (0.1 to 0.7 s at
-20×), the game's end held and confirmed, 20 to 40 s between games. The hall is the real one
-(`Hall` and the page's aiohttp app on a local port, on their own asyncio loop in this process).
+(`mosquitto_passwd`, the shipped hall/acl). The clocks run in spawned processes of
+`CLOCKS_PER_PROCESS` (on the Pis each clock is its own process; 40 to a process saturate a
+2-core machine after an outage: GIL convoys), the last table alone in one, to be killed. Each
+clock's service loop runs on its own thread on a clock `SPEED` times faster than
+`time.monotonic_ns` (given to `build_device` as `clock_ns`, one base for every process); a player
+thread per process presses its clocks' buttons (`ButtonEdge`s stamped on that clock, handed to
+`device.service.submit`) to play a match: a turn of 2 to 14 s (0.1 to 0.7 s at 20×), the game's
+end held and confirmed, 20 to 40 s between games. This process keeps the broker, the hall (`Hall`
+and the page's aiohttp app on a local port, on their own asyncio loop) and the page's reader.
 
 Latency is press to page: from the instant a press is submitted to the instant the page's
 server-sent event stream (`/events`, read as a browser reads it) carries that table's card with a
 state whose journal `seq` is at least the press's record (found afterwards in the table's journal).
 
-Phases: play (latency p50/p99); the broker stopped for OUTAGE s while the clocks play on, one
-clock closed and built again on its state folder meanwhile (its events not acknowledged by the
-broker wait in its journal); the broker restarted; once every table's backlog is in the hall, play
-on (latency again). Then every event record of every journal must be in the hall's view exactly
-once by `(journal, seq)`; a clock with a wrong password must be refused (and play on); a clock
-publishing under another table's topic must be refused by the ACL (and the hall see nothing of
-it). It prints the figures (threads, memory, CPU too) and exits 1 if a check fails.
+Phases: play (latency p50/p99); the last table's process killed (SIGKILL) while the broker is up
+(the hall must see it offline by its last will) and started again on its state folder (its
+events not acknowledged by the broker are published from its journal); the broker stopped for
+OUTAGE s while the clocks play on, one clock closed and built again on its state folder
+meanwhile; the broker restarted; once every table's backlog is in the hall, play on (latency
+again; the killed table's presses died with it and are not measured). Then every event record
+of every journal must be in the hall's view exactly once by `(journal, seq)`; a clock with a
+wrong password must be refused (and play on); a clock publishing under another table's topic
+must be refused by the ACL (and the hall see nothing of it). It prints the figures (threads,
+memory, CPU too) and exits 1 if a check fails, or if a clock logged a bug.
 
 On a clock faster than real time the service loop sleeps SPEED times too long between its own
 wake-ups (it turns a difference of `clock_ns` into real seconds): panels are redrawn about once a
@@ -45,6 +51,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -449,12 +456,12 @@ class Meter:
     """CPU over a phase, in % of one core: the clocks' processes, this one (the hall, the page's
     reader, the coordinator) and the broker."""
 
-    def __init__(self, broker: BenchBroker, clock_pids: list[int]) -> None:
+    def __init__(self, broker: BenchBroker, clock_pids: Callable[[], list[int]]) -> None:
         self.broker, self.clock_pids = broker, clock_pids
         self.reset()
 
     def _clocks(self) -> float:
-        return sum(cpu_s(pid) for pid in self.clock_pids)
+        return sum(cpu_s(pid) for pid in self.clock_pids())
 
     def reset(self) -> None:
         self.t0, self.cpu0 = time.monotonic(), cpu_s()
@@ -466,7 +473,7 @@ class Meter:
         me = (cpu_s() - self.cpu0) / wall * 100
         broker = (cpu_s(self.broker.pid) - self.b0) / wall * 100
         return (f"CPU (% of one core; the machine has {os.cpu_count()}): the clocks' "
-                f"{len(self.clock_pids)} processes {clocks:.0f}%, the hall and the page's reader "
+                f"{len(self.clock_pids())} processes {clocks:.0f}%, the hall and the page's reader "
                 f"{me:.0f}%, mosquitto {broker:.0f}%; the clocks' threads {threads}, "
                 f"their RSS {rss:.0f} MB")
 
@@ -533,9 +540,11 @@ class TableSpec:
         return self.folder / "state"
 
 
-def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableSpec]) -> None:
+def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableSpec],
+                   restarted: bool = False) -> None:
     """One process of real clocks (as on the Pis, a clock's loop never waits for another
-    process's): builds them, then answers the coordinator's requests until `quit`."""
+    process's): builds them, then answers the coordinator's requests until `quit`. A process
+    `restarted` after a kill resumes its recovered match (it starts paused) and plays on."""
     with tallied() as tally:
         clock = FastClock(speed, base)
         clocks: dict[str, Clock] = {}
@@ -548,6 +557,8 @@ def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableS
                 rules = device.service.session.engine.rules
                 c.plan = plan_match(random.Random(spec.seed), rules.length, rules.hold_ns)
                 c.offset = device.service.origin
+                if restarted:
+                    resume_after_restart(c)
                 clocks[spec.name] = c
             players.clocks = list(clocks.values())
             conn.send(("ok", time.monotonic() - t0))
@@ -560,6 +571,20 @@ def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableS
         for c in clocks.values():
             c.close()
         conn.send(("ok", None))
+
+
+def resume_after_restart(c: Clock) -> bool:
+    """A clock built again on its state folder: a recovered match starts paused, the player
+    holds the cube to resume it (SPEC §3) and goes on with the plan a moment later; whether it
+    had to."""
+    service = c.service
+    resumed = service.status().get("phase") == "paused"
+    if resumed:
+        hold = Press(0, Button.CUBE, service.session.engine.rules.hold_ns + s(0.5))
+        c.press(hold, record=False)
+    if c.next < len(c.plan):
+        c.offset = max(c.offset, c.clock() + s(3.0) - c.plan[c.next].at)
+    return resumed
 
 
 def serve(request: str, arg: Any, clocks: dict[str, Clock], players: Players,
@@ -591,21 +616,45 @@ def serve(request: str, arg: Any, clocks: dict[str, Clock], players: Players,
 class ClockProcesses:
     """The clocks, spread over `count` processes (spawned: this one already runs threads)."""
 
-    def __init__(self, specs: list[TableSpec], count: int, clock: FastClock) -> None:
-        context = multiprocessing.get_context("spawn")
+    def __init__(self, specs: list[TableSpec], count: int, clock: FastClock,
+                 alone: TableSpec | None = None) -> None:
+        """`alone`: a table in a process of its own (the one that is killed)."""
+        self.clock = clock
         self.process_of: dict[str, int] = {}
         self.conns: list[Connection] = []
         self.processes: list[multiprocessing.process.BaseProcess] = []
-        for i in range(count):
-            part = specs[i::count]
+        others = [spec for spec in specs if spec is not alone]
+        parts = [others[i::count] for i in range(count)] + ([[alone]] if alone else [])
+        for i, part in enumerate(parts):
             self.process_of.update({spec.name: i for spec in part})
-            mine, theirs = context.Pipe()
-            process = context.Process(target=clocks_process, name=f"clocks-{i}", daemon=True,
-                                      args=(theirs, clock.speed, clock.base, part))
-            process.start()
-            self.conns.append(mine)
+            self.conns.append(self._spawn(i, part))
+        self.build_s = [self._answer(i) for i in range(len(parts))]
+
+    def _spawn(self, i: int, part: list[TableSpec], restarted: bool = False) -> Connection:
+        mine, theirs = multiprocessing.get_context("spawn").Pipe()
+        process = multiprocessing.get_context("spawn").Process(
+            target=clocks_process, name=f"clocks-{i}", daemon=True,
+            args=(theirs, self.clock.speed, self.clock.base, part, restarted))
+        process.start()
+        if i < len(self.processes):
+            self.processes[i] = process
+        else:
             self.processes.append(process)
-        self.build_s = [self._answer(i) for i in range(count)]
+        return mine
+
+    def kill(self, table: str) -> None:
+        """SIGKILL the process of a table that is alone in it: a clock that loses its power
+        (its sockets close; its journal keeps what was written)."""
+        process = self.processes[self.process_of[table]]
+        assert process.pid is not None
+        os.kill(process.pid, signal.SIGKILL)
+        process.join(timeout=10)
+
+    def restart(self, spec: TableSpec) -> float:
+        """The killed table's process again, on the same state folder; its build time."""
+        i = self.process_of[spec.name]
+        self.conns[i] = self._spawn(i, [spec], restarted=True)
+        return float(self._answer(i))
 
     @property
     def pids(self) -> list[int]:
@@ -663,6 +712,8 @@ class Run:
     tally: LogTally
     tables: list[TableSpec] = field(default_factory=list)
     procs: ClockProcesses | None = None
+    killed: TableSpec | None = None       # alone in its process, killed mid-round
+    unmeasured: set[str] = field(default_factory=set)   # its presses died with it
     failures: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
 
@@ -685,13 +736,15 @@ def start_clocks(run: Run, names: list[str], match_file: Path) -> None:
     run.tables = [TableSpec(name, run.root / "tables" / name,
                             device_text(name, run.broker, match_file), rng.random())
                   for name in names]
-    count = run.args.processes or max(1, -(-len(names) // CLOCKS_PER_PROCESS))
+    count = run.args.processes or max(1, -(-(len(names) - 1) // CLOCKS_PER_PROCESS))
+    run.killed = run.tables[-1]
     t0 = time.monotonic()
-    run.procs = ClockProcesses(run.tables, count, run.clock)
+    run.procs = ClockProcesses(run.tables, count, run.clock, alone=run.killed)
     built = time.monotonic() - t0
     online = wait_until(lambda: all(run.hall.hall.view.table(n).online for n in names), 120)
     threads, rss = run.clocks.size()
-    run.say(f"{len(names)} real clocks (Device, mock pins, [hall]) in {count} processes, built "
+    run.say(f"{len(names)} real clocks (Device, mock pins, [hall]) in {count} processes and "
+            f"{run.killed.name} alone in one (it is killed), built "
             f"in {built:.1f} s, all online in the hall {time.monotonic() - t0:.1f} s after the "
             f"first: {online}; the clocks' threads {threads}, their RSS {rss:.0f} MB")
     run.check(online, "not every clock came online in the hall")
@@ -702,7 +755,8 @@ def measure(run: Run, label: str, since: int, until: int) -> float:
     pressed: dict[str, list[int]] = {}
     for part in run.clocks.ask_all("pressed"):
         pressed.update(part)
-    values, presses = latencies(run.tables, pressed, run.reader, since, until)
+    measured = [c for c in run.tables if c.name not in run.unmeasured]
+    values, presses = latencies(measured, pressed, run.reader, since, until)
     p50, p99 = percentile(values, 50), percentile(values, 99)
     worst = max(values) if values else float("nan")
     seconds = (until - since) / S
@@ -728,23 +782,44 @@ def restart_mid_outage(victim: Clock, down_s: float) -> tuple[int, bool]:
                   if j != memory.get("journal") or q > int(memory.get("seq", 0)))
     time.sleep(down_s)
     with victim.lock:
-        device = victim.start()
-        resumed = device.service.status().get("phase") == "paused"
-        if resumed:                      # hold cube: resume (SPEC §3)
-            hold = Press(0, Button.CUBE, device.service.session.engine.rules.hold_ns + s(0.5))
-            victim.press(hold, record=False)
-        gap = s(3.0)                     # the plan goes on a moment after
-        victim.offset = max(victim.offset, victim.clock() + gap - victim.plan[victim.next].at) \
-            if victim.next < len(victim.plan) else victim.offset
+        victim.start()
+        resumed = resume_after_restart(victim)
         victim.held = False
     return unacked, resumed
+
+
+def kill_and_restart(run: Run) -> None:
+    """A clock killed (its power cut) while the broker is up: the hall sees it offline (its
+    last will); built again on its state folder in a new process, it publishes what the broker
+    had not acknowledged, and plays on."""
+    killed, view = run.killed, run.hall.hall.view
+    assert killed is not None
+    run.clocks.kill(killed.name)
+    run.unmeasured.add(killed.name)
+    t0 = time.monotonic()
+    offline = wait_until(lambda: view.table(killed.name).online is False, 30, 0.05)
+    offline_s = time.monotonic() - t0
+    memory = json.loads((killed.state / MEMORY_FILE).read_text()) \
+        if (killed.state / MEMORY_FILE).exists() else {}
+    unacked = sum(1 for j, q in events_in(killed.state)
+                  if j != memory.get("journal") or q > int(memory.get("seq", 0)))
+    time.sleep(2.0)                      # dark for a moment
+    build_s = run.clocks.restart(killed)
+    online = wait_until(lambda: view.table(killed.name).online is True, 30, 0.05)
+    in_hall = wait_until(lambda: events_in(killed.state) <= view.table(killed.name).seen, 30)
+    run.say(f"{killed.name} killed (SIGKILL) mid-round: offline in the hall after "
+            f"{offline_s:.2f} s ({offline}); {unacked} events not acknowledged by the broker "
+            f"then; rebuilt in {build_s:.1f} s on its state folder: online again ({online}), "
+            f"every event of its journal in the hall ({in_hall})")
+    run.check(offline, f"{killed.name} killed: the hall never saw it offline")
+    run.check(online and in_hall, f"{killed.name} restarted: not back, or events missing")
 
 
 def outage(run: Run) -> tuple[int, int]:
     """The broker down for OUTAGE s (a clock closed and rebuilt meanwhile), then up; returns
     the monotonic instant of the restart and when every table's backlog was in the hall."""
     args, hall = run.args, run.hall
-    victim = run.tables[min(4, len(run.tables) - 1)]
+    victim = run.tables[min(4, len(run.tables) - 2)]      # never the killed one
     run.broker.stop()
     down = time.monotonic()
     run.say(f"broker stopped for {args.outage:g} s; the clocks play on")
@@ -1198,6 +1273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fakes", action="store_true",
                         help="light fake tables instead of real clocks (the hall's side only)")
     args = parser.parse_args(argv)
+    if args.tables < 2:
+        parser.error("--tables: at least 2 (one of them is killed)")
     shm = Path("/dev/shm")
     tmp = Path(tempfile.mkdtemp(prefix="bench-hall-", dir=shm if shm.is_dir() else None))
     print(f"$ {COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}".rstrip())
@@ -1222,7 +1299,7 @@ def _bench(args: argparse.Namespace, tmp: Path, tally: LogTally) -> int:
     run = Run(args, tmp, broker, hall, reader, FastClock(args.speed), tally)
     try:
         start_clocks(run, names, match_file)
-        meter = Meter(broker, run.clocks.pids)
+        meter = Meter(broker, lambda: run.clocks.pids)
         run.clocks.ask_all("play")
         time.sleep(2.0)                                   # the first turns are under way
         meter.reset()
@@ -1232,6 +1309,7 @@ def _bench(args: argparse.Namespace, tmp: Path, tally: LogTally) -> int:
         run.say(meter.line(*run.clocks.size()))
         p99 = measure(run, "while all play", since, until)
         run.check(p99 < TARGET_P99_MS, f"p99 press->page {p99:.0f} ms is not under 1 s")
+        kill_and_restart(run)
         _, drained = outage(run)
         meter.reset()
         time.sleep(args.after)

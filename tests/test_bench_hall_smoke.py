@@ -37,16 +37,21 @@ def test_a_tiny_round_passes_its_checks_and_prints_its_figures(capsys: Any) -> N
     assert code == 0, out
     assert "FAILED" not in out
     assert f"$ {bench.COMMAND} {' '.join(TINY)}" in out            # the command, quotable
-    assert "3 real clocks (Device, mock pins, [hall])" in out
+    assert "3 real clocks (Device, mock pins, [hall]) in 1 processes and table-3 alone in one" \
+        in out
     latencies = re.findall(r"press -> page \(SSE\) (.+?): (\d+) of (\d+) presses shown, "
                            r"p50 \d+ ms, p99 \d+ ms", out)
     assert [label for label, _, _ in latencies] == ["while all play",
                                                     "after the backlog drained"]
     assert all(shown == pressed and int(pressed) > 0 for _, shown, pressed in latencies)
-    assert re.search(r"CPU \(% of one core; the machine has \d+\): the clocks' 1 processes "
+    assert re.search(r"CPU \(% of one core; the machine has \d+\): the clocks' 2 processes "
                      r"\d+%, the hall and the page's reader \d+%, mosquitto \d+%; the clocks' "
                      r"threads \d+, their RSS \d+ MB", out)
-    assert re.search(r"table-3 closed and built again on its state folder during the outage "
+    assert re.search(r"table-3 killed \(SIGKILL\) mid-round: offline in the hall after [\d.]+ s "
+                     r"\(True\); \d+ events not acknowledged by the broker then; rebuilt in "
+                     r"[\d.]+ s on its state folder: online again \(True\), every event of its "
+                     r"journal in the hall \(True\)", out)
+    assert re.search(r"table-2 closed and built again on its state folder during the outage "
                      r"\(\d+ events not acknowledged", out)
     assert re.search(r"the backlog \(\d+ events of 3 tables.*all in the hall [\d.]+ s after "
                      r"the restart: True", out)
