@@ -445,8 +445,8 @@ def test_timers_due_together_are_each_journaled_and_shown_once(journaled):
 
 def test_an_input_that_changes_nothing_but_the_instant_draws_nothing():
     """A button let go after a tap changes nothing on the panels: they are not drawn for it (a
-    tap was two frames on each panel), and still redraw when their digits change."""
-    recorder = Recorder()
+    tap was two frames on each panel), and still redraw when they asked to."""
+    recorder = Recorder(again_ns=S)                   # a redraw a second after each picture
     rig = make_rig([recorder])
     tap(rig.service, 0, Button.LEFT)                  # right's clock runs from 0
     rig.service.submit(edge(2 * S, Button.RIGHT, True))
@@ -454,11 +454,13 @@ def test_an_input_that_changes_nothing_but_the_instant_draws_nothing():
     drawn = len(recorder.calls)
     rig.service.submit(edge(2 * S + 100 * MS, Button.RIGHT, False))
     rig.step_at(2 * S + 100 * MS + GRACE_NS)
-    assert rig.engine.match.now == 2 * S + 100 * MS     # applied and journaled, not drawn
+    assert rig.engine.match.now == 2 * S + 100 * MS     # applied, not drawn
     assert len(recorder.calls) == drawn
+    rig.step_at(3 * S)
+    assert recorder.calls[drawn:] == [(3 * S, [])]         # the redraw asked for at 2 s
     rig.service.submit(edge(4 * S, Button.LEFT, True))   # a press that ends a turn is drawn
     rig.step_at(4 * S + GRACE_NS)
-    assert len(recorder.calls) == drawn + 1 and recorder.calls[-1][1]
+    assert len(recorder.calls) == drawn + 2 and recorder.calls[-1][1]
 
 
 def test_checkpoints_stop_when_no_clock_runs(journaled):
@@ -574,3 +576,39 @@ def test_a_timer_waits_its_grace_and_inputs_after_it_wait_for_it():
     rig.step_at(FLAG_AT + TIMER_GRACE_NS)
     state = rig.engine.state_json()
     assert (state["phase"], state["flag"]) == ("match_over", "right")
+
+
+class CardThatFails(DeadJournal):
+    """A journal whose card fails while `failing`, and works again after."""
+
+    def __init__(self) -> None:
+        super().__init__(last_t=0)
+        self.failing = False
+
+    def append(self, kind: str, t: int, data: dict, stamp: Stamp) -> None:
+        if self.failing:
+            super().append(kind, t, data, stamp)
+
+
+def test_an_input_whose_write_fails_or_recovers_is_drawn_though_it_changes_nothing_else():
+    """A release changes nothing on the panels but the journal's alert, when its own write is
+    the one that fails, or the one that drains the backlog: both are drawn at once."""
+    recorder = Recorder()
+    journal = CardThatFails()
+    rig = make_rig([recorder], journal=journal)       # type: ignore[arg-type]
+    rig.service.submit(edge(S, Button.LEFT, True))
+    rig.step_at(S + GRACE_NS)
+    drawn = len(recorder.calls)
+    journal.failing = True
+    rig.service.submit(edge(S + 100 * MS, Button.LEFT, False))
+    rig.step_at(S + 100 * MS + GRACE_NS)
+    assert rig.session.journal_error is not None
+    assert len(recorder.calls) == drawn + 1               # the alert is on the panels now
+    rig.service.submit(edge(2 * S, Button.RIGHT, True))    # the turn passes: drawn anyway
+    rig.step_at(2 * S + GRACE_NS)
+    drawn = len(recorder.calls)
+    journal.failing = False
+    rig.service.submit(edge(2 * S + 100 * MS, Button.RIGHT, False))
+    rig.step_at(2 * S + 100 * MS + GRACE_NS)
+    assert rig.session.journal_error is None
+    assert recorder.calls[drawn:] == [(2 * S + 100 * MS, [])]   # and gone at once

@@ -400,9 +400,12 @@ class ClockService:
                 log.warning("input %s arrived %.1f ms late", event,
                             (engine_now - event.t) / 1e6)
             event = replace(event, t=engine_now)
-        before = self.session.engine.match
+        before, alert = self.session.engine.match, self.session.journal_error
         effects = self.session.feed(event)
-        if effects or not _same_but_the_instant(before, self.session.engine.match):
+        # The journal's alert lives outside the match: its write may fail, or succeed again,
+        # on exactly this input.
+        if (effects or self.session.journal_error != alert
+                or not _same_but_the_instant(before, self.session.engine.match)):
             self.present_all(effects)
         return effects
 
