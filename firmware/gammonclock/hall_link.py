@@ -6,7 +6,7 @@ clock and the clock never waits for it:
 - The clock's loop only signals: `HallSignal` (hall_signal.py), one of the service's
   presenters, sets an event when something changed (a press, a timer's effects, a next
   match). Nothing else of the link runs on the loop.
-- paho's own network thread connects, reconnects with back-off (1 s doubling to 60 s), and
+- paho's own network thread connects, reconnects with back-off (1 s doubling to 10 s), and
   takes callbacks that only note things and hand messages to the link's worker.
 - The publisher thread publishes `state` (retained; newest wins, at most one unacknowledged at a
   time; every 10 s while a clock runs) and the journal's events, read from the journal FILE from
