@@ -1206,9 +1206,15 @@ def run_fakes(args: argparse.Namespace, tmp: str) -> int:
                      daemon=True).start()
     victim = tables[4]
     play(tables, 3.0, turn_s)
+    deadline = time.monotonic() + 30
+    while not victim.connected and time.monotonic() < deadline:
+        play(tables, 0.5, turn_s)          # killed once it is back (else it leaves no will)
     victim.kill()
-    time.sleep(1.0)
+    killed_at = time.monotonic()
+    while hall.view.table(victim.name).online is not False and time.monotonic() < killed_at + 20:
+        play(tables, 0.1, turn_s)          # its will queues behind the backlog the hall takes
     offline_seen = hall.view.table(victim.name).online is False
+    offline_s = time.monotonic() - killed_at
     play(tables, 2.0, turn_s)                 # it is down: its presses stay in its journal
     victim.restart()
     play(tables, args.after, turn_s)
@@ -1231,7 +1237,8 @@ def run_fakes(args: argparse.Namespace, tmp: str) -> int:
                       time.monotonic_ns())
     say(f"press -> page after the restart: p50 {percentile(after, 50):.0f} ms, "
         f"p99 {percentile(after, 99):.0f} ms")
-    say(f"killed and restarted {victim.name}: the hall saw it offline: {offline_seen}; "
+    say(f"killed and restarted {victim.name}: the hall saw it offline: {offline_seen} "
+        f"({offline_s:.1f} s after the kill, the backlog draining); "
         f"its {len(victim.events)} events counted once each: "
         f"{len(hall.view.table(victim.name).seen) == len(victim.events)}")
     if not drained or missing or extra:
