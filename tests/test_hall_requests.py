@@ -113,3 +113,41 @@ def test_an_outcome_that_comes_while_waiting_is_answered_at_once(tmp_path: Path)
     answer = hall.answer(cmd("quick", "pause"))
     assert (answer["outcome"], answer["ok"]) == ("acted", True)
     assert "repeated" not in answer
+
+
+class BusyLoop(SilentLoop):
+    """A loop whose queue is full until the test frees it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.busy = True
+
+    def submit(self, event: Input | Task, reply: Reply | None = None) -> bool:
+        return False if self.busy else super().submit(event, reply)
+
+
+MATCH = b"[match]\nlength = 3\n"
+
+
+def test_a_match_whose_load_is_unknown_is_never_loaded_again(tmp_path: Path) -> None:
+    """The loop took the load and said nothing in time: the same retained text delivered again
+    (a reconnect) is not loaded a second time."""
+    loop = SilentLoop()
+    hall = requests(loop, tmp_path)
+    hall.on_match(MATCH)
+    assert len(loop.taken) == 1
+    hall.on_match(MATCH)                                     # delivered again
+    assert len(loop.taken) == 1
+    assert HallMemory(tmp_path).match == hall_requests.match_digest(MATCH)
+
+
+def test_a_match_the_busy_loop_did_not_take_waits_and_is_tried_again(tmp_path: Path) -> None:
+    loop = BusyLoop()
+    hall = requests(loop, tmp_path)
+    hall.on_match(MATCH)
+    assert loop.taken == [] and hall.pending_match == MATCH and hall.pending_can_load()
+    hall.retry_pending()                                      # still busy: it waits on
+    assert loop.taken == [] and hall.pending_match == MATCH
+    loop.busy = False
+    hall.retry_pending()
+    assert len(loop.taken) == 1 and hall.pending_match is None

@@ -218,8 +218,15 @@ class HallRequests:
             answer["pending"] = True
             answer["reason"] = (answer["reason"] + "; it loads by itself when this match is "
                                 "over")
-        elif answer["outcome"] in ("acted", "refused"):
-            self._remember_match(digest)    # loaded, or a bad file: never again for this text
+        elif answer["outcome"] in ("acted", "refused", "unknown"):
+            # Loaded, a bad file, or taken by the loop (a task it took runs): never again for
+            # this text, even delivered again at a reconnect (twice would be worse than once).
+            self._remember_match(digest)
+        else:                               # not taken (the loop busy): it is tried again
+            self.pending_match = payload
+            answer["pending"] = True
+            answer["reason"] = ("the clock did not take the match in time (busy): not loaded "
+                                "yet; it is tried again by itself")
         notice = {"ok": answer["ok"]}
         if answer["ok"]:
             notice["said"] = answer["said"]
