@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -106,10 +107,18 @@ def test_a_slow_new_match_is_unknown_and_a_retry_gets_its_outcome(tmp_path: Path
     assert len(loop.taken) == 1
 
 
-def test_an_outcome_that_comes_while_waiting_is_answered_at_once(tmp_path: Path) -> None:
+def test_an_outcome_that_comes_while_waiting_is_answered_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hall_requests, "OUTCOME_WAIT_S", 10.0)   # a loaded machine is slow
     loop = SilentLoop()
     hall = requests(loop, tmp_path)
-    threading.Timer(0.01, lambda: loop.replies[0].deliver([])).start()
+
+    def deliver_once_taken() -> None:
+        while not loop.replies:
+            time.sleep(0.001)
+        time.sleep(0.01)
+        loop.replies[0].deliver([])
+    threading.Thread(target=deliver_once_taken, daemon=True).start()
     answer = hall.answer(cmd("quick", "pause"))
     assert (answer["outcome"], answer["ok"]) == ("acted", True)
     assert "repeated" not in answer
