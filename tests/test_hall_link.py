@@ -22,7 +22,7 @@ from gammonclock.arbiter import parse_command
 from gammonclock.config import parse_device_config
 from gammonclock.device import Device, build_device
 from gammonclock.engine import ButtonEdge
-from gammonclock.hall_outbox import MEMORY_FILE, JournalTail
+from gammonclock.hall_outbox import MEMORY_FILE, Event, JournalTail
 from gammonclock.journal import JOURNALS_DIR, read_journal
 from gammonclock.match import ArbiterAction
 from gammonclock.service import Reply
@@ -286,6 +286,46 @@ def test_events_published_as_the_connection_drops_are_sent_after_it(
         all_events_arrived(seen, event_records(table.journal()))
         assert seen_events(seen)[-1] == event_records(table.journal())[-1]
     assert "the link's worker failed" not in caplog.text
+
+
+class Acked:
+    """A message's info as paho keeps it: acknowledged or not yet."""
+
+    def __init__(self, done: bool) -> None:
+        self.done, self.mid, self.rc = done, 1, 0
+
+    def is_published(self) -> bool:
+        return self.done
+
+
+def test_the_acknowledged_position_is_kept_when_the_window_empties_or_at_close(
+        broker: Broker, tables, match_file: Path) -> None:
+    """A backlog's acknowledgements move the position in memory; the card is written when the
+    window is empty (or every SAVE_EVERY_S), and a position not written yet is written at
+    close."""
+    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        table.tap(Button.LEFT)
+        all_events_arrived(seen, event_records(table.journal()))
+        wait(lambda: acked(table) == event_records(table.journal())[-1], "position not kept")
+    link = link_of(table)
+    broker.stop()                              # the publisher collects nothing meanwhile
+    wait(lambda: not link._connected.is_set(), "the link did not see the broker go")
+    journal, seq = acked(table) or ("", 0)
+    first, second = (Event(journal, seq + 1, 0, [{}]), Event(journal, seq + 2, 0, [{}]))
+    later = Acked(False)
+    link._inflight.extend([(first, Acked(True)), (second, later)])   # type: ignore[list-item]
+    link._save_at = time.monotonic() + 3600
+    link._collect_acks()
+    assert link.memory.seq == seq + 1 and acked(table) == (journal, seq)   # moved, not written
+    later.done = True
+    link._collect_acks()
+    assert acked(table) == (journal, seq + 2)                              # the window is empty
+    with link.memory.lock:
+        link.memory.seq = seq + 3              # acknowledged, not written yet
+    link._unsaved = True
+    table.stop()
+    assert acked(table) == (journal, seq + 3)                              # written at close
 
 
 def test_a_hung_broker_never_holds_up_the_table(broker: Broker, tables,
