@@ -4,29 +4,16 @@ figures must print; no timing is asserted here (speed lives in the benchmark).""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench_helpers import load_benchmark
+
 pytestmark = pytest.mark.slow     # ~20 s: left out by `-m "not slow"` while editing; CI runs it
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_hall.py"
-
-
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_hall", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_hall", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_benchmark("bench_hall")
 
 TINY = ["--tables", "3", "--play", "2", "--outage", "3", "--after", "2"]
 

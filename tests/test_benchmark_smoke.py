@@ -3,31 +3,17 @@ working (no timing is asserted here)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from bench_helpers import load_benchmark
 from gammonclock.effects import TurnEnded, surviving
 from gammonclock.engine import ButtonEdge
 from gammonclock.script import parse_script
 from gammonclock.sides import Side
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_match.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("bench_match", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_match", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_benchmark("bench_match")
 
 
 @pytest.fixture(scope="module", params=[(1, 5), (7, 7), (42, 3)], ids=["seed1-L5", "seed7-L7",

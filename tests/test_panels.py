@@ -283,14 +283,9 @@ def test_a_config_the_screens_cannot_use_is_refused():
 
 def test_the_display_benchmark_runs(capsys):
     """benchmarks/bench_display.py must keep working (its figures are not asserted)."""
-    import importlib.util
-    from pathlib import Path
+    from bench_helpers import load_benchmark
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_display.py"
-    spec = importlib.util.spec_from_file_location("bench_display", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("bench_display")
     assert bench.main(["--frames", "20"]) == 0
     out = capsys.readouterr().out
     assert out.count("fps") == 6 and "panel facing left" in out and "panel facing right" in out
