@@ -395,13 +395,11 @@ class HallLink:
             with self.memory.lock:
                 self.memory.journal, self.memory.seq = event.journal, event.seq
             moved = True
-        if moved:
-            self._unsaved = True
+        self._unsaved = self._unsaved or moved
         if self._unsaved and (not self._inflight or time.monotonic() >= self._save_at):
             self._save_position()
-        if moved:
-            if self._link_state == "events refused":
-                self._say("connected", logging.INFO, "hall: the broker takes the events again")
+        if moved and self._link_state == "events refused":
+            self._say("connected", logging.INFO, "hall: the broker takes the events again")
 
     def _save_position(self) -> None:
         """Keep the acknowledged position on the card: when the window is empty (at once, in
@@ -540,8 +538,10 @@ class HallLink:
 
 
 def _acknowledged(info: mqtt.MQTTMessageInfo) -> bool | None:
-    """Whether the broker has acknowledged a QoS 1 message; None when paho never will (it did
-    not take the message: paho then raises from `is_published` at every call)."""
+    """Whether the broker has acknowledged a QoS 1 message; None when paho says it never will.
+    The link keeps only messages paho took (rc SUCCESS), and paho 2.x marks one failed later
+    only for QoS 0; but a message it failed raises from `is_published` at every call, which
+    once stalled the link for good, so a failure is read as "publish again", never raised."""
     try:
         return info.is_published()
     except (RuntimeError, ValueError):
