@@ -9,8 +9,10 @@ import json
 import math
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +27,8 @@ from gammonclock.hall_view import (
     HallView,
     Rejected,
 )
-from test_hall_web import clock_state, iso
+from mqtt_helpers import Broker, broker_fixture  # noqa: F401  (the fixture)
+from test_hall_web import RunningHall, clock_state, iso, publish, table_client
 
 P = "gammonclock"
 HOSTILE, HONEST = "table-1", "table-2"
@@ -442,3 +445,53 @@ def test_parsing_a_big_payload_is_refused_before_it_is_parsed() -> None:
     with pytest.raises(Rejected, match="more than"):
         view.receive(f"{P}/t1/state", payload, NOW)
     assert time.perf_counter() - started < 0.05
+
+
+# --- the real hall, a real broker -----------------------------------------------------------------
+
+def _cards_text(hall: RunningHall) -> bytes:
+    with urllib.request.urlopen(hall.base + "/api/cards", timeout=20) as response:
+        return bytes(response.read())
+
+
+def _nan_state_met(hall: RunningHall, hostile: Any, honest_card: str | None) -> str:
+    """Table-1's NaN state (published the first time) refused, /api/cards strict JSON with
+    table-2's card as it was (the first time: as it is now); table-2's card."""
+    view = hall.hall.view
+    hall.wait(lambda: view.table(HONEST).state is not None
+              and (view.table(HOSTILE).state is not None or view.rejected > 0),
+              "both tables' retained states")
+    if honest_card is None:
+        honest_card = strict(view.card(HONEST))
+        text = json.dumps(clock_state(HOSTILE, seq=5)).replace('"reserve_ms": 600000',
+                                                                '"reserve_ms": NaN')
+        assert "NaN" in text
+        publish(hostile, f"{P}/{HOSTILE}/state", text, retain=True)
+        before_restart = True
+    else:
+        before_restart = False
+    hall.wait(lambda: view.rejected == 1, "the NaN state refused")
+    cards = {c["table"]: c for c in loads_strict(_cards_text(hall))["cards"]}
+    assert strict(cards[HONEST]) == honest_card
+    bad = cards[HOSTILE]
+    assert bad["bad_messages"] == 1 and [n["kind"] for n in bad["needs"]] == ["bad"]
+    # before the restart the card keeps its last good state; after it, it has none
+    assert bad["state"].get("seq") == (4 if before_restart else None)
+    return honest_card
+
+
+def test_a_retained_nan_state_leaves_the_page_json_across_a_restart(
+        broker: Broker, tmp_path: Path) -> None:  # noqa: F811
+    hostile, honest = table_client(broker, HOSTILE), table_client(broker, HONEST)
+    try:
+        publish(honest, f"{P}/{HONEST}/online", "1", retain=True)
+        publish(honest, f"{P}/{HONEST}/state", clock_state(HONEST, seq=3), retain=True)
+        publish(hostile, f"{P}/{HOSTILE}/state", clock_state(HOSTILE, seq=4), retain=True)
+        with RunningHall(broker, tmp_path / "archive") as hall:
+            honest_card = _nan_state_met(hall, hostile, None)
+        with RunningHall(broker, tmp_path / "archive") as hall:     # the hall restarted
+            _nan_state_met(hall, hostile, honest_card)
+    finally:
+        for client in (hostile, honest):
+            client.disconnect()
+            client.loop_stop()
