@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from gammonclock.hall_view import (
     ALERTS_KEPT,
     JOURNALS_KEPT,
+    MAX_LAG_MS,
     MAX_TABLES,
     SEQ_WINDOW,
     HallView,
@@ -234,6 +235,11 @@ def test_a_state_from_the_future_does_not_silence_the_honest_ones(hall: Hall) ->
 def test_a_table_days_off_still_counts_from_the_halls_clock() -> None:
     view = HallView(P)
     skew = -3 * 86_400_000                                  # the Pi thinks it is 3 days ago
+    # before any live state (the hall just started): the retained one counts from at most
+    # MAX_LAG_MS before it came, not from three days before
+    view.receive(f"{P}/t1/state", state_bytes(seq=4, at=iso(NOW - 60_000 + skew)), NOW - 60_000,
+                 retained=True)
+    assert view.card("t1")["reserves_at_ms"] == NOW - 60_000 - MAX_LAG_MS
     # the smallest latency is taken for none: a state's reserves count from its `at` less
     # the latency above the smallest
     for i, (latency, behind) in enumerate([(40, 0), (25, 0), (300, 275), (31, 6), (2000, 1975)]):
@@ -269,8 +275,9 @@ def test_an_older_state_never_winds_a_card_back(later: dict[str, Any], retained:
 
 
 def test_a_poisoned_position_gives_way_to_live_states(hall: Hall) -> None:
-    hall.send("state", state_bytes(seq=999_999_999), NOW)            # an outlier seq
-    hall.send("state", state_bytes(seq=1, journal="match-x.jsonl"), NOW)   # a fresh journal
+    future = "2999-01-01T00:00:00.000Z"
+    hall.send("state", state_bytes(seq=999_999_999, at=future), NOW)      # an outlier seq
+    hall.send("state", state_bytes(seq=1, journal="match-x.jsonl", at=future), NOW)  # journal
     for i in range(3):                                      # the honest ones, live
         hall.send("state", state_bytes(seq=6 + i), NOW + 10_000 * (i + 1))
     assert hall.card()["state"]["seq"] == 8 and hall.card()["state"]["journal"] == "match-1.jsonl"

@@ -208,7 +208,6 @@ class TableView:
     state: dict[str, Any] | None = None        # validated and normalised (`state_of`)
     state_at_ms: int | None = None             # the state's `at`, on the table's clock
     received_ms: int | None = None
-    state_retained: bool = False
     older_in_a_row: int = 0                    # live states that looked older than the card's
     offsets: deque[int] = field(default_factory=lambda: deque(maxlen=OFFSET_SAMPLES))
     journal_order: OrderedDict[str, int] = field(default_factory=OrderedDict)
@@ -360,7 +359,6 @@ class HallView:
         if not self._newer(view, state, at_ms, retained):
             return False         # an older state, delivered late
         view.state, view.state_at_ms, view.received_ms = state, at_ms, now_ms
-        view.state_retained = retained
         if at_ms is not None and not retained:
             view.offsets.append(now_ms - at_ms)
         if state.get("online") is True and view.online is None:
