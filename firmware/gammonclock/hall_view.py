@@ -556,15 +556,15 @@ def strict_json(payload: bytes, limit: int = MAX_PAYLOAD) -> Any:
     JSON, and `1e999` is not a finite float). BadMessage (a ValueError) otherwise."""
     if len(payload) > limit:
         raise BadMessage(f"the payload is {len(payload)} bytes, more than {limit}")
-    depth = deepest = 0
-    for bracket in _BRACKET.finditer(_STRING.sub(b'""', payload)):
-        if bracket.group() in b"[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise BadMessage(f"the payload is nested more than {MAX_DEPTH} deep")
-        else:
-            depth -= 1
-        deepest = max(deepest, depth)
+    if payload.count(b"[") + payload.count(b"{") > MAX_DEPTH:     # else it cannot be deeper
+        depth = 0
+        for bracket in _BRACKET.finditer(_STRING.sub(b'""', payload)):
+            if bracket.group() in b"[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise BadMessage(f"the payload is nested more than {MAX_DEPTH} deep")
+            else:
+                depth -= 1
     return json.loads(payload, parse_constant=_no_constant, parse_float=_finite,
                       parse_int=_bounded_int)
 
