@@ -154,10 +154,12 @@ _FULL = (1 << SEQ_WINDOW) - 1
 class SeenEvents(AbstractSet[tuple[str, int]]):
     """The events of a table seen so far, as a set of `(journal, seq)` (the benchmark compares
     it with what the clocks journaled), bounded: a `SeqWindow` for each of the last
-    `JOURNALS_KEPT` journals used."""
+    `JOURNALS_KEPT` journals used. Its `len` is every distinct event seen, also those it no
+    longer holds (membership and iteration only know those it holds)."""
 
     def __init__(self) -> None:
         self.journals: OrderedDict[str, SeqWindow] = OrderedDict()
+        self.count = 0
 
     def see(self, journal: str, seq: int) -> bool:
         """Whether event `(journal, seq)` is new (and now seen)."""
@@ -168,7 +170,9 @@ class SeenEvents(AbstractSet[tuple[str, int]]):
                 self.journals.popitem(last=False)
         else:
             self.journals.move_to_end(journal)
-        return window.add(seq)
+        new = window.add(seq)
+        self.count += new
+        return new
 
     def size(self) -> int:
         """How many seqs it holds at most now (the bound of its memory: at most
@@ -194,7 +198,7 @@ class SeenEvents(AbstractSet[tuple[str, int]]):
                 back += 1
 
     def __len__(self) -> int:
-        return sum(w.mask.bit_count() for w in self.journals.values())
+        return self.count
 
     @classmethod
     def _from_iterable(cls, it: Iterable[Any]) -> set[Any]:
