@@ -7,10 +7,13 @@ const archive = new Map();        // table/name -> verdict
 let skewMs = 0;                   // the hall's clock minus this browser's
 let onlyNeeds = false;
 let openTable = null;
+// The page's token (the hall puts it in the page and in each snapshot): every POST carries it,
+// and a page of another origin can read neither.
+let token = (document.querySelector('meta[name="hall-token"]') || {}).content || "";
 
 const $ = (id) => document.getElementById(id);
 const hallNow = () => Date.now() + skewMs;
-const RED = new Set(["flag", "refused", "overrun", "offline", "archive"]);
+const RED = new Set(["flag", "refused", "overrun", "offline", "archive", "bad"]);
 const PHASES = {
   between_games: "between games", running: "playing", cube_offered: "cube offered",
   paused: "paused", result_entry: "result entry", break: "break", match_over: "match over",
@@ -107,10 +110,39 @@ function renderCard(card) {
        el("span", { class: "phase" }, phase)),
     el("div", { class: "players" }, sideRow("left"), sideRow("right")),
     el("div", { class: "facts" }, facts),
-    needs.length ? el("div", { class: "needs" },
-                      needs.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)))
-                 : null);
+    needs.length || more(card) ? el("div", { class: "needs" },
+                      needs.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)),
+                      more(card))
+                 : null,
+    badMessages(card),
+    alertCount(card) ? el("button", { class: "seen-all", type: "button",
+                                      title: "mark every alert of this table seen",
+                                      onclick: (e) => { e.stopPropagation(); dismissAll(card.table, e.currentTarget); },
+                                      onkeydown: (e) => e.stopPropagation() },
+                          `Mark all seen (${alertCount(card)})`) : null);
   return node;
+}
+
+// Alerts the director can mark seen: those the card lists with a key, and those the hall
+// counted but no longer lists (`alerts_dropped`).
+function alertCount(card) {
+  const listed = (card.needs || []).filter((n) => n.key).length;
+  return listed + (dropped(card) > 0 ? dropped(card) : 0);
+}
+
+function dropped(card) {
+  return Number.isFinite(card.alerts_dropped) ? card.alerts_dropped : 0;
+}
+
+function more(card) {
+  return dropped(card) > 0 ? el("span", { class: "need more", "data-kind": "more" },
+                                `and ${dropped(card)} more`) : null;
+}
+
+function badMessages(card) {
+  const bad = Number.isFinite(card.bad_messages) ? card.bad_messages : 0;
+  return bad > 0 ? el("div", { class: "bad-messages" },
+                      `${bad} bad message${bad === 1 ? "" : "s"} from this table`) : null;
 }
 
 function sortedCards() {
@@ -162,6 +194,7 @@ function connect() {
     cards.clear();
     for (const card of data.cards) cards.set(card.table, card);
     setBroker(data.broker);
+    if (data.token) token = data.token;
     archive.clear();
     setArchive(data.archive);
     scheduleRender();
@@ -180,7 +213,9 @@ function connect() {
 // --- a table's dialog: its alerts, replies and a command ------------------------------------
 
 async function post(path, body) {
-  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+  const response = await fetch(path, { method: "POST",
+                                       headers: { "Content-Type": "application/json",
+                                                  "X-Hall-Token": token },
                                        body: JSON.stringify(body) });
   const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
@@ -213,13 +248,27 @@ function fillTableDialog(table) {
   $("td-body").replaceChildren(
     el("p", { class: "facts" }, `phase ${PHASES[state.phase] || state.phase || "—"}`,
        ` · journal ${state.journal || "—"} · ${card.events} events`),
-    ...alerts, notice,
+    card.error ? el("p", { class: "badmark" }, card.error) : null,
+    ...alerts, more(card), badMessages(card),
+    alertCount(card) ? el("button", { class: "seen-all", type: "button",
+                                      onclick: (e) => dismissAll(table, e.currentTarget) },
+                          `Mark all seen (${alertCount(card)})`) : null,
+    notice,
     replies.length ? el("h3", {}, "Replies") : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events));
 }
 
 async function dismiss(table, key) {
   try { await post("/api/dismiss", { table, key }); } catch (err) { /* already gone */ }
+}
+
+async function dismissAll(table, button) {
+  if (button) button.disabled = true;
+  try {
+    await post("/api/dismiss-all", { table });
+  } catch (err) {
+    if (button) { button.disabled = false; button.textContent = `✗ ${err.message}`; }
+  }
 }
 
 async function sendCommand(command) {
