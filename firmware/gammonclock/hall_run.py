@@ -16,6 +16,7 @@ from .errors import GammonclockError
 from .hall_mqtt import BrokerURL, BrokerURLError
 from .hall_server import Hall, HallOptions
 from .hall_web import (
+    GuardedSite,
     Limits,
     PageHosts,
     host_name,
@@ -158,4 +159,10 @@ async def run(options: HallOptions, page: PageOptions) -> None:
     finally:
         await hall.stop()
         if runner is not None:
+            for site in runner.sites:
+                if isinstance(site, GuardedSite) and (site.gate.counts.refused
+                                                      or site.gate.counts.evicted
+                                                      or site.gate.counts.late
+                                                      or site.gate.counts.stalled):
+                    logging.getLogger(__name__).info("page: %s", site.gate.counts.summary())
             await runner.cleanup()

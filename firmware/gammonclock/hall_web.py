@@ -457,6 +457,11 @@ class GateCounts:
     late: int = 0             # its headers did not come within the deadline
     stalled: int = 0          # it read nothing it was sent for `stall_s`
 
+    def summary(self) -> str:
+        return (f"{self.admitted} connections taken; {self.refused} refused at a cap, "
+                f"{self.evicted} closed to make room, {self.late} closed for want of headers, "
+                f"{self.stalled} closed for reading nothing")
+
 
 @dataclass
 class Gate:
