@@ -13,6 +13,7 @@ let token = (document.querySelector('meta[name="hall-token"]') || {}).content ||
 
 const $ = (id) => document.getElementById(id);
 const hallNow = () => Date.now() + skewMs;
+const CARD_NEEDS = 4;              // needs listed on a card; the dialog lists them all
 const RED = new Set(["flag", "refused", "overrun", "offline", "archive", "bad"]);
 const PHASES = {
   between_games: "between games", running: "playing", cube_offered: "cube offered",
@@ -110,16 +111,8 @@ function renderCard(card) {
        el("span", { class: "phase" }, phase)),
     el("div", { class: "players" }, sideRow("left"), sideRow("right")),
     el("div", { class: "facts" }, facts),
-    needs.length || more(card) ? el("div", { class: "needs" },
-                      needs.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)),
-                      more(card))
-                 : null,
-    badMessages(card),
-    alertCount(card) ? el("button", { class: "seen-all", type: "button",
-                                      title: "mark every alert of this table seen",
-                                      onclick: (e) => { e.stopPropagation(); dismissAll(card.table, e.currentTarget); },
-                                      onkeydown: (e) => e.stopPropagation() },
-                          `Mark all seen (${alertCount(card)})`) : null);
+    needsRow(card, needs),
+    badMessages(card));
   return node;
 }
 
@@ -134,9 +127,25 @@ function dropped(card) {
   return Number.isFinite(card.alerts_dropped) ? card.alerts_dropped : 0;
 }
 
-function more(card) {
-  return dropped(card) > 0 ? el("span", { class: "need more", "data-kind": "more" },
-                                `and ${dropped(card)} more`) : null;
+function more(count) {
+  return count > 0 ? el("span", { class: "need more", "data-kind": "more" }, `and ${count} more`)
+                   : null;
+}
+
+// A card lists its first few needs (the most urgent: the hall sorts them) and counts the rest,
+// those it lists in the dialog and those the hall itself no longer lists; then "mark all seen".
+function needsRow(card, needs) {
+  const shown = needs.slice(0, CARD_NEEDS);
+  const count = alertCount(card);
+  if (!needs.length && !count) return null;
+  return el("div", { class: "needs" },
+    shown.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)),
+    more(needs.length - shown.length + dropped(card)),
+    count ? el("button", { class: "seen-all", type: "button",
+                           title: "mark every alert of this table seen",
+                           onclick: (e) => { e.stopPropagation(); dismissAll(card.table, e.currentTarget); },
+                           onkeydown: (e) => e.stopPropagation() },
+               `Mark all seen (${count})`) : null);
 }
 
 function badMessages(card) {
@@ -245,18 +254,19 @@ function fillTableDialog(table) {
     `#${ev.seq} ${(ev.at || "").slice(11, 19)} ${(ev.kinds || []).join(", ")}`));
   const notice = card.notice ? el("p", {}, `Match file: ${card.notice.ok ? "loaded" : "refused"} `,
     card.notice.said || card.notice.error || "") : null;
-  $("td-body").replaceChildren(
+  const parts = [
     el("p", { class: "facts" }, `phase ${PHASES[state.phase] || state.phase || "—"}`,
        ` · journal ${state.journal || "—"} · ${card.events} events`),
     card.error ? el("p", { class: "badmark" }, card.error) : null,
-    ...alerts, more(card), badMessages(card),
     alertCount(card) ? el("button", { class: "seen-all", type: "button",
                                       onclick: (e) => dismissAll(table, e.currentTarget) },
                           `Mark all seen (${alertCount(card)})`) : null,
-    notice,
+    ...alerts, more(dropped(card)), badMessages(card), notice,
     replies.length ? el("h3", {}, "Replies") : null, el("ul", { class: "log" }, replies),
-    events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events));
+    events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events)];
+  $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
 }
+
 
 async function dismiss(table, key) {
   try { await post("/api/dismiss", { table, key }); } catch (err) { /* already gone */ }
