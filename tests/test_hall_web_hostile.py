@@ -25,7 +25,15 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall_web import PageHosts, QuietLog, card_json, host_name, snapshot_json
+from gammonclock.hall_web import (
+    GuardedSite,
+    Limits,
+    PageHosts,
+    QuietLog,
+    card_json,
+    host_name,
+    snapshot_json,
+)
 from mqtt_helpers import DIRECTOR, Broker, broker_fixture, free_port  # noqa: F401
 from test_hall_web import P, RunningHall, _journal, clock_state, iso, publish, table_client
 
@@ -439,3 +447,97 @@ def test_the_log_says_a_kind_once_per_window_with_the_count_left_out() -> None:
                        "open files", "page: a request for host 'evil' refused",
                        "socket.accept() out of system resource (and 500 more like this in the "
                        "last 10 s)"]
+
+
+# --- the deadlines of a connection ----------------------------------------------------------------
+
+FAST = Limits(header_s=0.8, idle_s=0.8, body_s=0.8, stall_s=0.8)
+
+
+@pytest.fixture
+def fast_hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
+    with RunningHall(broker, tmp_path / "archive", limits=FAST) as running:
+        yield running
+
+
+def _raw(hall: RunningHall, receive_buffer: int | None = None) -> socket.socket:
+    s = socket.socket()
+    if receive_buffer is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    s.connect(("127.0.0.1", hall.port))
+    s.settimeout(5)
+    return s
+
+
+def _closed_within(s: socket.socket, seconds: float) -> float:
+    """Read until the server closes; the time it took (fails past SECONDS)."""
+    started = time.monotonic()
+    s.settimeout(seconds)
+    try:
+        while s.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        raise AssertionError(f"still open after {seconds} s") from None
+    return time.monotonic() - started
+
+
+def _gate(hall: RunningHall) -> Any:
+    assert hall._runner is not None
+    [site] = [s for s in hall._runner.sites if isinstance(s, GuardedSite)]
+    return site.gate
+
+
+def test_a_request_whose_headers_never_end_is_closed(fast_hall: RunningHall) -> None:
+    with _raw(fast_hall) as s:
+        s.sendall(b"GET /api/cards HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        for _ in range(3):                            # a byte now and then is not enough
+            time.sleep(0.2)
+            s.sendall(b"X-A: b\r\n")
+        assert _closed_within(s, 2.0) < 1.5
+    with _raw(fast_hall) as s:                          # blank lines do not start the clock
+        for _ in range(6):
+            s.sendall(b"\r\n")
+            time.sleep(0.05)
+        assert _closed_within(s, 2.0) < 1.5
+    assert _gate(fast_hall).counts.late >= 2
+
+
+def test_a_kept_alive_connection_is_closed_when_idle_or_slow(fast_hall: RunningHall) -> None:
+    request = b"GET /api/cards HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    for then in (b"", b"GET /api/cards HTTP/1.1\r\n"):    # nothing; a second request, slowly
+        with _raw(fast_hall) as s:
+            s.sendall(request)
+            assert s.recv(65536).startswith(b"HTTP/1.1 200")
+            s.sendall(then)
+            assert _closed_within(s, 3.0) < 2.0
+
+
+def test_a_body_that_never_comes_is_answered_408(fast_hall: RunningHall) -> None:
+    with _raw(fast_hall) as s:
+        s.sendall(b"POST /api/cmd HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                  b"\r\nX-Hall-Token: " + fast_hall.token.encode() + b"\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"table\": ")
+        started = time.monotonic()
+        answer = s.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert time.monotonic() - started < 2.0
+
+
+def test_a_page_that_reads_nothing_of_its_stream_is_dropped(fast_hall: RunningHall) -> None:
+    """The stream itself lives on; a peer that stops reading it holds nothing for long."""
+    hall = fast_hall.hall
+    card_of = hall.view.card
+    hall.view.card = lambda table: {**card_of(table), "padding": "x" * 200_000}  # type: ignore[method-assign]
+    hall.view.table("table-1")
+    with _raw(fast_hall, receive_buffer=4096) as s:
+        s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        fast_hall.wait(lambda: len(hall.listeners) == 1, "the stream open")
+        time.sleep(1.2)                                # past the header deadline: still open
+        assert len(hall.listeners) == 1
+        for _ in range(40):                            # 8 MB it never reads
+            fast_hall.loop.call_soon_threadsafe(hall.changed, "table-1")
+            time.sleep(0.02)
+        fast_hall.wait(lambda: not hall.listeners, "the stream dropped", timeout=5)
+    assert _gate(fast_hall).counts.stalled == 1
