@@ -53,7 +53,8 @@ class HallProcess:
     """`gammonclock hall` in a process of its own, started under an open-file limit of 1 024
     (soft and hard: the usual default), its log in a file."""
 
-    def __init__(self, broker: Broker, folder: Path, *more: str) -> None:  # noqa: F811
+    def __init__(self, broker: Broker, folder: Path, *more: str,  # noqa: F811
+                 nofile: tuple[int, int] = (1024, 1024)) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.archive = folder / "archive"
@@ -64,7 +65,7 @@ class HallProcess:
         with self.log_path.open("wb") as log, self.out_path.open("wb") as out:
             self.process = subprocess.Popen(
                 command, stdout=out, stderr=log, cwd=ROOT,
-                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024)))
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile))
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + 15
@@ -215,6 +216,35 @@ def test_half_open_connections_neither_take_the_page_down_nor_lose_a_journal(
     assert len(log) < 8000 and log.count(b"\n") < 60, log.decode(errors="replace")[-3000:]
     assert b"Traceback" not in log
     assert max(answered) < 5, answered
+
+
+def test_the_hall_raises_its_open_file_limit_to_the_hard_one(broker: Broker,  # noqa: F811
+                                                             tmp_path: Path) -> None:
+    hall = HallProcess(broker, tmp_path, nofile=(256, 2048))
+    try:
+        hall.wait_ready()
+        limits = Path(f"/proc/{hall.process.pid}/limits").read_text()
+    finally:
+        hall.stop()
+    [line] = [x for x in limits.splitlines() if x.startswith("Max open files")]
+    assert line.split()[3:5] == ["2048", "2048"], line
+
+
+def test_page_arguments(tmp_path: Path) -> None:
+    from gammonclock.hall_run import UsageError, options_of
+    from test_hall_web import _args
+    _options, page = options_of(_args(tmp_path, page_host=["Hall.Local", "[fe80::1]",
+                                                           "10.0.0.9"]))
+    assert page.limits == Limits()
+    for host in ("hall.local:8080", "[fe80::1]:8080", "10.0.0.9", "localhost:8080"):
+        assert page.hosts.allows(host), host
+    assert not page.hosts.allows("evil.example:8080")
+    _options, page = options_of(_args(tmp_path, page_header_timeout=1.5))
+    assert (page.limits.header_s, page.limits.idle_s) == (1.5, 1.5)
+    for bad in ({"page_host": ["hall.local:8080"]}, {"page_host": ["a b"]},
+                {"page_header_timeout": 0.0}, {"page_header_timeout": 1e9}):
+        with pytest.raises(UsageError, match="--page-h"):
+            options_of(_args(tmp_path, **bad))
 
 
 # --- the page's own names (DNS rebinding) -------------------------------------------------------
