@@ -16,6 +16,7 @@ from .errors import GammonclockError
 from .hall_mqtt import BrokerURL, BrokerURLError
 from .hall_server import Hall, HallOptions
 from .hall_web import (
+    Gate,
     GuardedSite,
     Limits,
     PageHosts,
@@ -155,14 +156,34 @@ async def run(options: HallOptions, page: PageOptions) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
+        gates = [site.gate for site in runner.sites if isinstance(site, GuardedSite)]
+        report = asyncio.ensure_future(_report(gates))
+        try:
+            await stop.wait()
+        finally:
+            report.cancel()
+            _say(gates, 0)
     finally:
         await hall.stop()
         if runner is not None:
-            for site in runner.sites:
-                if isinstance(site, GuardedSite) and (site.gate.counts.refused
-                                                      or site.gate.counts.evicted
-                                                      or site.gate.counts.late
-                                                      or site.gate.counts.stalled):
-                    logging.getLogger(__name__).info("page: %s", site.gate.counts.summary())
             await runner.cleanup()
+
+
+REPORT_S = 60.0
+
+
+def _say(gates: list[Gate], said: int) -> int:
+    """Log how many connections the page turned away, when more were since the count SAID (the
+    rate-limited log says each kind once per 10 s; this says how many); the count now."""
+    now = sum(gate.counts.turned_away for gate in gates)
+    if now > said:
+        logging.getLogger(__name__).info("page so far: %s", "; ".join(
+            gate.counts.summary() for gate in gates))
+    return now
+
+
+async def _report(gates: list[Gate]) -> None:
+    said = 0
+    while True:
+        await asyncio.sleep(REPORT_S)
+        said = _say(gates, said)

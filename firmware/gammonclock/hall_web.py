@@ -457,6 +457,10 @@ class GateCounts:
     late: int = 0             # its headers did not come within the deadline
     stalled: int = 0          # it read nothing it was sent for `stall_s`
 
+    @property
+    def turned_away(self) -> int:
+        return self.refused + self.evicted + self.late + self.stalled
+
     def summary(self) -> str:
         return (f"{self.admitted} connections taken; {self.refused} refused at a cap, "
                 f"{self.evicted} closed to make room, {self.late} closed for want of headers, "
