@@ -104,7 +104,7 @@ class PageHosts:
         if self.local:
             shown.insert(0, "localhost and loopback addresses")
         if self.bind in WILDCARDS:
-            shown.append("this machine's addresses")
+            shown.append("any IP address (never another name)")
         return ", ".join(shown)
 
 
