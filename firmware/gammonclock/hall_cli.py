@@ -41,10 +41,10 @@ def add_hall_parser(commands: Any) -> None:
     hall.add_argument("--page-password-file", type=Path,
                       help="the page's password (HTTP basic authentication; any user name)")
     hall.add_argument("--page-host", action="append", metavar="NAME",
-                      help="a name the page answers to besides the --http address (and, on a "
-                           "loopback or 0.0.0.0 bind, localhost and the machine's addresses), "
-                           "e.g. hall.local; repeatable. Any other Host is refused (DNS "
-                           "rebinding)")
+                      help="a name the page answers to besides the --http address (a "
+                           "loopback bind also answers to localhost and 127.x, 0.0.0.0 also to "
+                           "any IP address), e.g. hall.local; repeatable. Any other Host is "
+                           "refused (DNS rebinding)")
     hall.add_argument("--page-header-timeout", type=float, metavar="SECONDS",
                       help="the time a connection to the page has to send its request's "
                            "headers (default: 10)")
