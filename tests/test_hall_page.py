@@ -1,7 +1,8 @@
 """The director's page in a real headless Chromium (Debian's, driven by Playwright; its own
 browser downloads are never used): cards appear, the running reserve ticks, a flag shows within
-a second, a command is sent from a card, and the page fits a phone. Clock states are published
-straight to a real Mosquitto, as a clock would."""
+a second, a command is sent from a card, alerts are marked seen (one, or all of a table), the
+page fits a phone, and a page of another name resolved to the hall (DNS rebinding) can neither
+act nor read. Clock states are published straight to a real Mosquitto, as a clock would."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from typing import Any
 import pytest
 
 from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
+from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 CHROMIUM = "/usr/bin/chromium"
+EVIL = "evil.example"              # Chromium resolves it to the hall's address (DNS rebinding)
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 
@@ -30,7 +32,8 @@ def browser() -> Iterator[Any]:
         pytest.fail("chromium is not installed: run scripts/test-deps", pytrace=False)
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=found, args=["--no-sandbox"])
+        launched = p.chromium.launch(executable_path=found, args=[
+            "--no-sandbox", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
         yield launched
         launched.close()
 
@@ -201,3 +204,140 @@ def test_the_page_fits_a_phone_and_a_desktop(browser: Any, hall: RunningHall,
         for client in clients:
             client.disconnect()
             client.loop_stop()
+
+
+# --- alerts marked seen ----------------------------------------------------------------------
+
+def _alerts(table: Any, events: int) -> None:
+    """EVENTS events of table-1, each with a flag and a challenge: two alerts each."""
+    for seq in range(1, events + 1):
+        publish(table, f"{P}/table-1/events",
+                {"journal": "match-1.jsonl", "seq": seq, "at": iso(),
+                 "effects": [{"kind": "flag_fell", "side": "left" if seq % 2 else "right"},
+                             {"kind": "challenge_decided", "side": "right", "upheld": True}]})
+
+
+def _counted_fields(hall: RunningHall) -> None:
+    """The capped view of issue 18 counts the alerts past its cap (`alerts_dropped`) and the
+    messages it refused (`bad_messages`) on each card; a view without them gets stand-ins here,
+    so the page's rendering of both is seen either way."""
+    view = hall.hall.view
+    card_of = view.card
+
+    def card(table: str) -> dict[str, Any]:
+        card = card_of(table)
+        if "alerts_dropped" not in card:
+            card["alerts_dropped"] = 40 if view.tables[table].alerts else 0
+            card["bad_messages"] = 3
+        return card
+
+    view.card = card  # type: ignore[method-assign]
+
+
+def _listed(page: Any) -> int:
+    return int(page.eval_on_selector_all("#td-body .alert-row button", "bs => bs.length"))
+
+
+def test_alerts_marked_seen_one_and_all(browser: Any, hall: RunningHall, table: Any,
+                                        tmp_path: Path) -> None:
+    """A card lists its first four needs and counts the rest ("and N more", those the hall no
+    longer lists included); its dialog lists them all, each with "seen"; "Mark all seen" on the
+    card clears them without opening the dialog."""
+    shots = Path(os.environ.get("GAMMONCLOCK_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    _counted_fields(hall)
+    publish(table, f"{P}/table-1/online", "1", retain=True)
+    publish(table, f"{P}/table-1/state", clock_state(), retain=True)
+    _alerts(table, 12)
+    hall.wait(lambda: hall.hall.view.events_counted == 12, "the events")
+    api = hall.card("table-1")
+    keyed = [n for n in api["needs"] if n["key"]]
+    assert len(keyed) >= 5
+    page = open_page(browser, hall)
+    try:
+        card = '.card[data-table="table-1"]'
+        page.wait_for_selector(f"{card} .seen-all", timeout=5000)
+        assert page.eval_on_selector_all(f'{card} .need:not([data-kind="more"])',
+                                         "ns => ns.length") == 4
+        text = page.inner_text(card)
+        assert f"and {len(api['needs']) - 4 + api['alerts_dropped']} more" in text
+        if api["bad_messages"]:
+            assert f"{api['bad_messages']} bad messages from this table" in text
+        assert page.inner_text(f"{card} .seen-all") == (
+            f"Mark all seen ({len(keyed) + api['alerts_dropped']})")
+        page.screenshot(path=str(shots / "hall-alerts-before.png"))
+        # One alert, from the table's dialog.
+        page.click(f"{card} .facts")
+        before = _listed(page)
+        assert before == len(keyed)
+        page.screenshot(path=str(shots / "hall-alerts-dialog.png"))
+        page.click("#td-body .alert-row button")
+        page.wait_for_function(
+            "n => document.querySelectorAll('#td-body .alert-row button').length === n",
+            arg=before - 1, timeout=5000)
+        page.keyboard.press("Escape")
+        # All of them, from the card: the dialog does not open.
+        page.click(f"{card} .seen-all")
+        page.wait_for_selector(f"{card} .seen-all", state="detached", timeout=5000)
+        assert not page.eval_on_selector("#table-dialog", "d => d.open")
+        assert page.query_selector_all(f"{card} .need") == []
+        assert "more" not in page.inner_text(card)
+        page.screenshot(path=str(shots / "hall-alerts-after.png"))
+    finally:
+        page.close()
+    assert [n for n in hall.card("table-1")["needs"] if n["key"]] == []
+
+
+# --- DNS rebinding --------------------------------------------------------------------------
+
+ATTACK = """async () => {
+  const out = {};
+  const get = async (path) => {
+    try { const r = await fetch(path); return [r.status, (await r.text()).slice(0, 200)]; }
+    catch (err) { return [0, String(err)]; }
+  };
+  const post = async (path, body) => {
+    try {
+      const r = await fetch(path, { method: "POST", body: JSON.stringify(body),
+                                    headers: { "Content-Type": "application/json" } });
+      return [r.status, (await r.text()).slice(0, 200)];
+    } catch (err) { return [0, String(err)]; }
+  };
+  out.cmd = await post("/api/cmd", { table: "table-1", command: "deduct left 1s", wait: 0 });
+  out.dismiss_all = await post("/api/dismiss-all", { table: "table-1" });
+  out.archive = await get("/archive/table-1/match-1.jsonl");
+  out.cards = await get("/api/cards");
+  out.page = await get("/");
+  return out;
+}"""
+
+
+def test_a_page_of_another_name_can_neither_act_nor_read(browser: Any, hall: RunningHall,
+                                                         table: Any) -> None:
+    received: list[Any] = []
+    table.on_message = lambda _c, _u, msg: received.append(msg.payload)
+    table.subscribe(f"{P}/table-1/cmd", qos=1)
+    publish(table, f"{P}/table-1/state", clock_state(), retain=True)
+    hall.wait(lambda: "table-1" in hall.hall.view.tables, "the table seen")
+    folder = hall.options.archive / "table-1"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "match-1.jsonl").write_text('{"secret": "the whole match"}\n')
+    page = browser.new_page()
+    try:
+        # The attacker's page, its name now resolved to the hall's address.
+        answer = page.goto(f"http://{EVIL}:{hall.port}/")
+        assert answer is not None and answer.status == 421
+        assert "own names" in page.inner_text("body")
+        results = page.evaluate(ATTACK)
+        # The hall's own page, meanwhile, is whole.
+        genuine = browser.new_page()
+        genuine.goto(hall.base + "/")
+        genuine.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        genuine.close()
+    finally:
+        page.close()
+    for what, (status, text) in results.items():
+        assert status == 421, (what, status, text)
+        assert "secret" not in text and "hall-token" not in text
+    time.sleep(0.5)
+    assert received == []                  # no command reached the table

@@ -27,7 +27,7 @@ from gammonclock.hall_pairings import parse_pairings
 from gammonclock.hall_run import UsageError, http_address, options_of
 from gammonclock.hall_server import Hall, HallOptions
 from gammonclock.hall_view import HallView
-from gammonclock.hall_web import make_app
+from gammonclock.hall_web import TOKEN, Limits, PageHosts, make_app, start_page
 from mqtt_helpers import DIRECTOR, Broker, Collector, broker, free_port  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +60,8 @@ class RunningHall:
 
     def __init__(self, broker: Broker, archive: Path, keys_dir: Path | None = None,  # noqa: F811
                  password: str | None = None, ca_file: str | None = None,
-                 url: str | None = None, connect: bool = True) -> None:
+                 url: str | None = None, connect: bool = True, hosts: PageHosts | None = None,
+                 limits: Limits | None = None) -> None:
         self.connect = connect
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -70,6 +71,8 @@ class RunningHall:
         self.password = password
         self.loop = asyncio.new_event_loop()
         self.hall = Hall(self.options)
+        self.app = make_app(self.hall, password, hosts=hosts, limits=limits)
+        self.token = self.app[TOKEN]
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._runner: web.AppRunner | None = None
@@ -82,9 +85,7 @@ class RunningHall:
 
     async def _start(self) -> None:
         await self.hall.start()
-        self._runner = web.AppRunner(make_app(self.hall, self.password))
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self._runner = await start_page(self.app, "127.0.0.1", self.port)
 
     async def _stop(self) -> None:
         await self.hall.stop()
@@ -120,10 +121,12 @@ class RunningHall:
             return json.loads(response.read())
 
     def post(self, path: str, body: dict[str, Any], auth: str | None = None,
-             origin: str | None = None) -> Any:
+             origin: str | None = None, token: str | None = "the page's") -> Any:
         headers = {"Content-Type": "application/json", **_auth(auth)}
         if origin:
             headers["Origin"] = origin
+        if token is not None:
+            headers["X-Hall-Token"] = self.token if token == "the page's" else token
         request = urllib.request.Request(self.base + path, json.dumps(body).encode(), headers)
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.loads(response.read())
@@ -307,7 +310,8 @@ def _args(tmp_path: Path, **over: Any) -> Any:
     secret.write_text("s3cret\n")
     values = {"broker": "mqtt://127.0.0.1:1883", "user": "hall", "password_file": secret,
               "ca_file": None, "prefix": "gammonclock", "http": "127.0.0.1:8080",
-              "page_password_file": None, "archive": tmp_path / "a", "keys_dir": None, **over}
+              "page_password_file": None, "archive": tmp_path / "a", "keys_dir": None,
+              "page_host": None, "page_header_timeout": None, **over}
     import argparse
     return argparse.Namespace(**values)
 
@@ -315,11 +319,11 @@ def _args(tmp_path: Path, **over: Any) -> Any:
 def test_off_loopback_the_page_needs_a_password(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--page-password-file"):
         options_of(_args(tmp_path, http="0.0.0.0:8080"))
-    assert options_of(_args(tmp_path))[3] is None                # loopback: none asked
+    assert options_of(_args(tmp_path))[1].password is None       # loopback: none asked
     page = tmp_path / "page"
     page.write_text("open sesame\n")
     assert options_of(_args(tmp_path, http="0.0.0.0:8080",
-                            page_password_file=page))[3] == "open sesame"
+                            page_password_file=page))[1].password == "open sesame"
     with pytest.raises(UsageError, match="HOST:PORT"):
         http_address("8080")
 

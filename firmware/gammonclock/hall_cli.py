@@ -2,7 +2,8 @@
 when the command runs, so the rest of the command line works without them.
 
     gammonclock hall --broker mqtt://127.0.0.1:1883 --user hall --password-file hall.password \\
-        --http 127.0.0.1:8080 --archive ~/hall-archive [--keys-dir ~/hall-keys]
+        --http 127.0.0.1:8080 --archive ~/hall-archive [--keys-dir ~/hall-keys] \\
+        [--page-host hall.local]
     gammonclock hall add-table table-12 --password-file passwords/table-12 \\
         --mosquitto-passwd /etc/mosquitto/passwd [--broker mqtt://10.0.0.2:1883]
 """
@@ -39,6 +40,14 @@ def add_hall_parser(commands: Any) -> None:
                            "other than loopback needs --page-password-file")
     hall.add_argument("--page-password-file", type=Path,
                       help="the page's password (HTTP basic authentication; any user name)")
+    hall.add_argument("--page-host", action="append", metavar="NAME",
+                      help="a name the page answers to besides the --http address (a "
+                           "loopback bind also answers to localhost and 127.x, 0.0.0.0 also to "
+                           "any IP address), e.g. hall.local; repeatable. Any other Host is "
+                           "refused (DNS rebinding)")
+    hall.add_argument("--page-header-timeout", type=float, metavar="SECONDS",
+                      help="the time a connection to the page has to send its request's "
+                           "headers (default: 10)")
     hall.add_argument("--archive", type=Path, default=Path("hall-archive"),
                       help="the folder where finished journals land and are verified "
                            "(default: %(default)s)")

@@ -9,14 +9,25 @@ import contextlib
 import logging
 import signal
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from aiohttp import web
 
 from .errors import GammonclockError
 from .hall_mqtt import BrokerURL, BrokerURLError
 from .hall_server import Hall, HallOptions
-from .hall_web import is_loopback, make_app
+from .hall_web import (
+    Gate,
+    GuardedSite,
+    Limits,
+    PageHosts,
+    host_name,
+    is_address,
+    is_loopback,
+    make_app,
+    open_files_limit,
+    quiet_logs,
+    start_page,
+)
 
 EXIT_BAD_INPUT = 2
 
@@ -47,7 +58,44 @@ def http_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def options_of(args: argparse.Namespace) -> tuple[HallOptions, str, int, str | None]:
+@dataclass(frozen=True)
+class PageOptions:
+    """Where and how the director's page is served."""
+
+    host: str
+    port: int
+    password: str | None = None
+    hosts: PageHosts = field(default_factory=PageHosts)
+    limits: Limits = field(default_factory=Limits)
+
+
+def page_hosts(bind: str, names: list[str] | None) -> PageHosts:
+    """The names the page answers to: the bind address's and the `--page-host` ones."""
+    given = []
+    for name in names or []:
+        plain = name.strip().strip("[]")
+        if not (is_address(plain) or (":" not in plain and host_name(plain) is not None)):
+            raise UsageError(f"--page-host {name!r} is not a host name or an address, e.g. "
+                             "hall.local or 10.0.0.2 (no port)")
+        given.append(plain)
+    return PageHosts.of(bind, given)
+
+
+def raise_open_files_limit() -> int:
+    """Raise the soft limit of open files to the hard one (the archive and the broker keep
+    their files while the page is under a flood of connections); the new soft limit."""
+    try:
+        import resource
+    except ImportError:                           # not on Unix
+        return open_files_limit()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return open_files_limit()
+
+
+def options_of(args: argparse.Namespace) -> tuple[HallOptions, PageOptions]:
     if not args.broker:
         raise UsageError("--broker is required, e.g. mqtt://127.0.0.1:1883")
     try:
@@ -62,44 +110,80 @@ def options_of(args: argparse.Namespace) -> tuple[HallOptions, str, int, str | N
         page_password = read_secret(args.page_password_file,
                                     f"the page's password (--http {host} is not loopback: "
                                     "--page-password-file)")
+    header_s = args.page_header_timeout
+    if header_s is not None and not 0 < header_s <= 300:
+        raise UsageError(f"--page-header-timeout {header_s:g}: give seconds from 0 to 300")
+    limits = Limits() if header_s is None else Limits(header_s=header_s,
+                                                      idle_s=min(Limits.idle_s, header_s))
+    page = PageOptions(host, port, page_password,
+                       page_hosts(host, args.page_host), limits)
     options = HallOptions(broker, args.user, read_secret(args.password_file,
                                                          "the broker password (--password-file)"),
                           args.prefix.rstrip("/"), args.ca_file, args.archive, args.keys_dir)
-    return options, host, port, page_password
+    return options, page
 
 
 def serve(args: argparse.Namespace) -> int:
     try:
-        options, host, port, page_password = options_of(args)
+        options, page = options_of(args)
     except UsageError as exc:
         print(f"gammonclock hall: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     logging.basicConfig(level=logging.INFO, format="gammonclock hall: %(message)s")
+    quiet_logs()
+    raise_open_files_limit()
     try:
-        asyncio.run(run(options, host, port, page_password))
+        asyncio.run(run(options, page))
     except OSError as exc:
-        print(f"gammonclock hall: cannot serve on {host}:{port}: {exc.strerror or exc}",
-              file=sys.stderr)
+        print(f"gammonclock hall: cannot serve on {page.host}:{page.port}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
 
 
-async def run(options: HallOptions, host: str, port: int, page_password: str | None) -> None:
+async def run(options: HallOptions, page: PageOptions) -> None:
     hall = Hall(options)
     await hall.start()
-    runner = web.AppRunner(make_app(hall, page_password), access_log=None)
-    await runner.setup()
+    runner = None
     try:
-        await web.TCPSite(runner, host, port).start()
-        shown = f"[{host}]" if ":" in host else host
-        print(f"gammonclock hall: the page is http://{shown}:{port}/"
-              + (" (password asked)" if page_password else ""), flush=True)
+        runner = await start_page(make_app(hall, page.password, hosts=page.hosts,
+                                           limits=page.limits), page.host, page.port)
+        shown = f"[{page.host}]" if ":" in page.host else page.host
+        print(f"gammonclock hall: the page is http://{shown}:{page.port}/"
+              + (" (password asked)" if page.password else ""), flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
+        gates = [site.gate for site in runner.sites if isinstance(site, GuardedSite)]
+        report = asyncio.ensure_future(_report(gates))
+        try:
+            await stop.wait()
+        finally:
+            report.cancel()
+            _say(gates, 0)
     finally:
         await hall.stop()
-        await runner.cleanup()
+        if runner is not None:
+            await runner.cleanup()
+
+
+REPORT_S = 60.0
+
+
+def _say(gates: list[Gate], said: int) -> int:
+    """Log how many connections the page turned away, when more were since the count SAID (the
+    rate-limited log says each kind once per 10 s; this says how many); the count now."""
+    now = sum(gate.counts.turned_away for gate in gates)
+    if now > said:
+        logging.getLogger(__name__).info("page so far: %s", "; ".join(
+            gate.counts.summary() for gate in gates))
+    return now
+
+
+async def _report(gates: list[Gate]) -> None:
+    said = 0
+    while True:
+        await asyncio.sleep(REPORT_S)
+        said = _say(gates, said)

@@ -7,10 +7,14 @@ const archive = new Map();        // table/name -> verdict
 let skewMs = 0;                   // the hall's clock minus this browser's
 let onlyNeeds = false;
 let openTable = null;
+// The page's token (the hall puts it in the page and in each snapshot): every POST carries it,
+// and a page of another origin can read neither.
+let token = (document.querySelector('meta[name="hall-token"]') || {}).content || "";
 
 const $ = (id) => document.getElementById(id);
 const hallNow = () => Date.now() + skewMs;
-const RED = new Set(["flag", "refused", "overrun", "offline", "archive"]);
+const CARD_NEEDS = 4;              // needs listed on a card; the dialog lists them all
+const RED = new Set(["flag", "refused", "overrun", "offline", "archive", "bad"]);
 const PHASES = {
   between_games: "between games", running: "playing", cube_offered: "cube offered",
   paused: "paused", result_entry: "result entry", break: "break", match_over: "match over",
@@ -107,10 +111,47 @@ function renderCard(card) {
        el("span", { class: "phase" }, phase)),
     el("div", { class: "players" }, sideRow("left"), sideRow("right")),
     el("div", { class: "facts" }, facts),
-    needs.length ? el("div", { class: "needs" },
-                      needs.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)))
-                 : null);
+    needsRow(card, needs),
+    badMessages(card));
   return node;
+}
+
+// Alerts the director can mark seen: those the card lists with a key, and those the hall
+// counted but no longer lists (`alerts_dropped`).
+function alertCount(card) {
+  const listed = (card.needs || []).filter((n) => n.key).length;
+  return listed + (dropped(card) > 0 ? dropped(card) : 0);
+}
+
+function dropped(card) {
+  return Number.isFinite(card.alerts_dropped) ? card.alerts_dropped : 0;
+}
+
+function more(count) {
+  return count > 0 ? el("span", { class: "need more", "data-kind": "more" }, `and ${count} more`)
+                   : null;
+}
+
+// A card lists its first few needs (the most urgent: the hall sorts them) and counts the rest,
+// those it lists in the dialog and those the hall itself no longer lists; then "mark all seen".
+function needsRow(card, needs) {
+  const shown = needs.slice(0, CARD_NEEDS);
+  const count = alertCount(card);
+  if (!needs.length && !count) return null;
+  return el("div", { class: "needs" },
+    shown.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)),
+    more(needs.length - shown.length + dropped(card)),
+    count ? el("button", { class: "seen-all", type: "button",
+                           title: "mark every alert of this table seen",
+                           onclick: (e) => { e.stopPropagation(); dismissAll(card.table, e.currentTarget); },
+                           onkeydown: (e) => e.stopPropagation() },
+               `Mark all seen (${count})`) : null);
+}
+
+function badMessages(card) {
+  const bad = Number.isFinite(card.bad_messages) ? card.bad_messages : 0;
+  return bad > 0 ? el("div", { class: "bad-messages" },
+                      `${bad} bad message${bad === 1 ? "" : "s"} from this table`) : null;
 }
 
 function sortedCards() {
@@ -162,6 +203,7 @@ function connect() {
     cards.clear();
     for (const card of data.cards) cards.set(card.table, card);
     setBroker(data.broker);
+    if (data.token) token = data.token;
     archive.clear();
     setArchive(data.archive);
     scheduleRender();
@@ -180,7 +222,9 @@ function connect() {
 // --- a table's dialog: its alerts, replies and a command ------------------------------------
 
 async function post(path, body) {
-  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+  const response = await fetch(path, { method: "POST",
+                                       headers: { "Content-Type": "application/json",
+                                                  "X-Hall-Token": token },
                                        body: JSON.stringify(body) });
   const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
@@ -210,16 +254,31 @@ function fillTableDialog(table) {
     `#${ev.seq} ${(ev.at || "").slice(11, 19)} ${(ev.kinds || []).join(", ")}`));
   const notice = card.notice ? el("p", {}, `Match file: ${card.notice.ok ? "loaded" : "refused"} `,
     card.notice.said || card.notice.error || "") : null;
-  $("td-body").replaceChildren(
+  const parts = [
     el("p", { class: "facts" }, `phase ${PHASES[state.phase] || state.phase || "—"}`,
        ` · journal ${state.journal || "—"} · ${card.events} events`),
-    ...alerts, notice,
+    card.error ? el("p", { class: "badmark" }, card.error) : null,
+    alertCount(card) ? el("button", { class: "seen-all", type: "button",
+                                      onclick: (e) => dismissAll(table, e.currentTarget) },
+                          `Mark all seen (${alertCount(card)})`) : null,
+    ...alerts, more(dropped(card)), badMessages(card), notice,
     replies.length ? el("h3", {}, "Replies") : null, el("ul", { class: "log" }, replies),
-    events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events));
+    events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events)];
+  $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
 }
+
 
 async function dismiss(table, key) {
   try { await post("/api/dismiss", { table, key }); } catch (err) { /* already gone */ }
+}
+
+async function dismissAll(table, button) {
+  if (button) button.disabled = true;
+  try {
+    await post("/api/dismiss-all", { table });
+  } catch (err) {
+    if (button) { button.disabled = false; button.textContent = `✗ ${err.message}`; }
+  }
 }
 
 async function sendCommand(command) {
