@@ -407,18 +407,9 @@ async def _dismiss_all(request: web.Request) -> web.StreamResponse:
     hall, table = request.app[HALL], _text(body, "table")
     if table not in hall.view.tables:
         return _error(404, f"no table {table[:40]!r}")
-    dismiss_all = getattr(hall.view, "dismiss_all", None)
-    count = int(dismiss_all(table)) if dismiss_all is not None else _dismiss_all_here(hall, table)
+    count = hall.view.dismiss_all(table)
     hall.changed(table)
     return web.json_response({"ok": True, "dismissed": count})
-
-
-def _dismiss_all_here(hall: Hall, table: str) -> int:
-    """For a view without `dismiss_all` (issue 18 adds it to hall_view): the same, by hand."""
-    alerts = hall.view.tables[table].alerts
-    count = len(alerts)
-    alerts.clear()
-    return count
 
 
 async def _archive_list(request: web.Request) -> web.StreamResponse:
