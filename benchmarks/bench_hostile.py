@@ -141,6 +141,7 @@ class HallProcess:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = folder / "hall.log"
+        self.peak_mb = 0.0
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             [str(ROOT / "firmware"), os.environ.get("PYTHONPATH", "")])}
         with self.log_path.open("wb") as log:
@@ -165,6 +166,10 @@ class HallProcess:
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
+
+    def sample(self) -> None:
+        """Its peak RSS so far (kept: a process that died has no /proc entry)."""
+        self.peak_mb = max(self.peak_mb, self.status_mb("VmHWM"))
 
     def status_mb(self, key: str) -> float:
         """VmHWM (the peak) or VmRSS of the hall's process, in MB."""
@@ -739,6 +744,7 @@ def _bench(run: Run, tally: LogTally) -> int:
         peak_rss = 0.0
         end = time.monotonic() + args.attack
         while time.monotonic() < end:
+            hall.sample()
             peak_rss = max(peak_rss, hall.status_mb("VmRSS"))
             time.sleep(0.25)
         attack_until = time.monotonic_ns()
@@ -774,14 +780,18 @@ def _report(run: Run, parts: Parts, attack: Attack, attack_cpu: float, peak_rss:
     thefts = ", ".join(f"{label} {attack.thefts[label]} of {n}"
                        for label, n in attack.theft_tries.items())
     run.say(f"client-id theft with {HOSTILE}'s password, connections the broker took: {thefts}")
+    hall.sample()
     alive = hall.alive
-    peak = hall.status_mb("VmHWM")
+    peak = hall.peak_mb
     log_bytes, log_lines = hall.log_size()
-    run.say(f"the hall (gammonclock hall, pid {hall.process.pid}): alive {alive}; peak RSS "
+    died = "" if alive else f" (exit status {hall.process.returncode})"
+    run.say(f"the hall (gammonclock hall, pid {hall.process.pid}): alive {alive}{died}; peak RSS "
             f"(VmHWM) {peak:.0f} MB (RSS sampled under attack, max {peak_rss:.0f} MB); CPU "
             f"{attack_cpu:.1f} s during the {run.args.attack:g} s attack; its log "
             f"{log_bytes / 1024:.0f} KiB, {log_lines} lines")
     run.check(alive, "the hall died")
+    if not alive:
+        run.say(f"the hall's last words:\n{hall.log_tail()}")
     times, sizes = poller.times_ms, poller.sizes
     failed = dict(poller.failures) or "none"
     run.say(f"/api/cards polled {len(times)} times: p50 {percentile(times, 50):.0f} ms, p99 "
