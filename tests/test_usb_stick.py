@@ -538,3 +538,30 @@ def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language:
                    is None for panel in device.panels)
     finally:
         device.close()
+
+
+@pytest.mark.parametrize("mounted", ["gammonclock", f"gammonclock/{TABLE}.toml"])
+def test_a_folder_or_file_of_another_file_system_is_not_read(stick: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             mounted: str) -> None:
+    """Something mounted over the stick's folder or file (as a bind mount would) is not the
+    stick's: its device differs from the stick's own folder's."""
+    (stick / "gammonclock").mkdir()
+    (stick / "gammonclock" / f"{TABLE}.toml").write_text(MATCH, encoding="utf-8")
+    other = os.lstat(stick / mounted).st_ino
+    real_fstat = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        if info.st_ino != other:
+            return info
+        fields = list(info[:10])
+        fields[2] = info.st_dev + 1                     # st_dev: another file system
+        return os.stat_result(fields)
+    monkeypatch.setattr(usb_stick.os, "fstat", fstat)
+    with pytest.raises(StickError) as caught:
+        next_match_on_stick(stick, TABLE)
+    monkeypatch.undo()
+    where = "the stick's gammonclock folder is" if mounted == "gammonclock" else "it is"
+    assert str(caught.value) == (f"{stick / mounted}: cannot read the match file: {where} not "
+                                 f"on the stick (another file system is mounted there)")
