@@ -613,7 +613,8 @@ def events_lost(run: Run, poller: CardsPoller, specs: list[TableSpec], settle_s:
     names = list(expected)
 
     def shown() -> dict[str, int]:
-        cards = honest_cards(poller.fetch(), names)
+        # A hall that died: what its page showed last.
+        cards = honest_cards(poller.fetch() or poller.last, names)
         return {name: int(cards.get(name, {}).get("events") or 0) for name in names}
 
     counts: dict[str, int] = {}
