@@ -273,6 +273,7 @@ class StrictPageReader:
         self.validity = Validity()
         self.snapshots = 0
         self.reconnects = 0
+        self.errors: Counter[str] = Counter()
         self.largest = 0
         self.lock = threading.Lock()
         self.stopping = threading.Event()
@@ -285,8 +286,8 @@ class StrictPageReader:
         while not self.stopping.is_set():
             try:
                 await self._read()
-            except Exception:  # noqa: BLE001 - the stream broke: again, as a browser would
-                pass
+            except Exception as exc:  # noqa: BLE001 - the stream broke: again, as a browser
+                self.errors[f"{type(exc).__name__}: {str(exc)[:60]}"] += 1      # would
             if not self.stopping.is_set():
                 self.reconnects += 1
                 await asyncio.sleep(0.5)
@@ -804,7 +805,8 @@ def _report(run: Run, parts: Parts, attack: Attack, attack_cpu: float, peak_rss:
                 f"{HOSTILE}'s data: {v.marked}"
                 + (f" (first error: {v.first_error})" if v.first_error else ""))
     run.say(f"the page's stream: {reader.snapshots} snapshots, {reader.reconnects} "
-            f"reconnections, largest message {reader.largest / 1e6:.2f} MB")
+            f"reconnections ({dict(reader.errors.most_common(3)) or 'no errors'}), largest "
+            f"message {reader.largest / 1e6:.2f} MB")
     valid = poller.validity.honest_invalid == 0 and reader.validity.honest_invalid == 0 \
         and poller.validity.total > 0
     untouched = poller.validity.marked == 0 and reader.validity.marked == 0
