@@ -23,7 +23,7 @@ from gammonclock.usb_mount import usb_stick_main
 ROOT = Path(__file__).resolve().parent.parent
 DEVICE = "/dev/sda1"
 ME = pwd.getpwuid(os.getuid())
-OWNED = f"nosuid,nodev,noexec,uid={ME.pw_uid},gid={ME.pw_gid},umask=027"
+OWNED = f"nosuid,nodev,noexec,nosymfollow,uid={ME.pw_uid},gid={ME.pw_gid},umask=027"
 SAID: dict[str, Any] = {"ok": True, "said": ["3 matches exported, 1 in progress",
                              "next match loaded: Anna–Boris, 11 points"]}
 
@@ -81,7 +81,7 @@ def commands(mount_point: Path, options: str, fs_type: str = "vfat") -> list[lis
             ["umount", str(mount_point)]]
 
 
-PLAIN = "nosuid,nodev,noexec"
+PLAIN = "nosuid,nodev,noexec,nosymfollow"
 
 
 @pytest.mark.parametrize(("fs_type", "options"), [
@@ -154,6 +154,26 @@ def test_a_stick_that_cannot_be_unmounted_is_said(mount_root: Path) -> None:
                                   f"unmount the stick; do not pull it out yet: umount: /run/x: "
                                   f"target is busy."]
     assert (mount_root / "sda1").is_dir()           # still mounted: its mount point stays
+
+
+@pytest.mark.parametrize("planted", ["usb", "usb/sda1"])
+def test_a_mount_point_that_is_a_link_is_not_mounted_on(mount_root: Path, tmp_path: Path,
+                                                        planted: str) -> None:
+    """The clock's user owns the RuntimeDirectory: a link planted there as `usb` or `usb/sda1`
+    (to /etc, say) must not have root mount the stick where it leads."""
+    target = tmp_path / "etc"
+    target.mkdir()
+    if planted == "usb/sda1":
+        mount_root.mkdir()
+    link = mount_root.parent / planted
+    link.symlink_to(target, target_is_directory=True)
+    fake = Fake()
+    status, out = helper(fake, mount_root)
+    assert status == 1
+    assert [c[0] for c in fake.log] == ["blkid"]                # never mounted, never asked
+    assert out == [f"gammonclock usb-stick: {link}: not a folder but a link or a file: the "
+                   f"stick is not mounted through it; remove it, then insert the stick again"]
+    assert list(target.iterdir()) == []                         # nothing made where it leads
 
 
 def test_a_missing_command_is_said(mount_root: Path) -> None:

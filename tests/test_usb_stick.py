@@ -323,9 +323,18 @@ def test_a_link_on_the_stick_does_not_lead_the_copy_into_the_clock(clock: Clock,
     (stick / part).parent.mkdir(parents=True, exist_ok=True)
     (stick / part).symlink_to(clock.folder, target_is_directory=True)
     report = export(clock, stick)
-    assert report.problem == (f"the stick's {part} is not a folder (a file or a link): nothing "
-                              f"was written there; {UNTOUCHED}")
+    assert report.problem == (f"the stick's {part} is a link, not a folder: nothing is written "
+                              f"or read through it; {UNTOUCHED}")
     assert report.copied == []
+    # The journals where the link leads (the clock's own) were not taken as already exported.
+    assert report.exported == 0 and report.in_progress is None
+
+
+def test_a_file_where_a_folder_goes_is_a_problem(clock: Clock, stick: Path) -> None:
+    (stick / "gammonclock").write_text("a file")
+    report = export(clock, stick)
+    assert report.problem == (f"the stick's gammonclock is not a folder (a file): nothing was "
+                              f"written there; {UNTOUCHED}")
 
 
 def test_a_planted_temporary_link_is_not_followed(clock: Clock, stick: Path) -> None:
@@ -433,3 +442,126 @@ def test_a_match_file_that_cannot_be_taken_is_named(stick: Path, kind: str,
 def test_next_match_with_a_bad_table_id(stick: Path) -> None:
     with pytest.raises(StickError, match="table id '../x' cannot name a file"):
         next_match_on_stick(stick, "../x")
+
+
+# --- a stick's `gammonclock/` folder that is a link: nothing is read through it ----------------
+
+LINKED = "cannot read the match file: the stick's gammonclock folder is a link: put the folder " \
+         "itself on the stick"
+
+
+def elsewhere(tmp_path: Path) -> Path:
+    """A folder off the stick standing in for /etc/gammonclock, with match files in it."""
+    folder = tmp_path / "etc-gammonclock"
+    folder.mkdir(exist_ok=True)
+    for name in (f"{TABLE}.toml", "match.toml"):
+        (folder / name).write_text(MATCH, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("target", ["off the stick", "on the stick", "nowhere"])
+def test_a_linked_gammonclock_folder_is_not_read(stick: Path, tmp_path: Path,
+                                                 target: str) -> None:
+    if target == "off the stick":
+        where = elsewhere(tmp_path)
+    elif target == "on the stick":          # a link is refused wherever it points
+        where = stick / "real"
+        where.mkdir()
+        (where / "match.toml").write_text(MATCH, encoding="utf-8")
+    else:
+        where = tmp_path / "gone"
+    (stick / "gammonclock").symlink_to(where, target_is_directory=True)
+    with pytest.raises(StickError) as caught:
+        next_match_on_stick(stick, TABLE)
+    assert str(caught.value) == f"{stick / 'gammonclock'}: {LINKED}"
+
+
+def test_a_match_file_linked_off_the_stick_is_not_read(stick: Path, tmp_path: Path) -> None:
+    (stick / "gammonclock").mkdir()
+    (stick / "gammonclock" / "match.toml").symlink_to(elsewhere(tmp_path) / "match.toml")
+    with pytest.raises(StickError, match="it is a link: put the file itself on the stick"):
+        next_match_on_stick(stick, TABLE)
+
+
+@pytest.mark.parametrize(("language", "title", "first_lines"), [
+    ("en", "USB STICK", ["the stick's gammonclock is a link, not a folder: nothing is written "
+                         "or read through it; the clock's files are untouched"]),
+    ("ru", "USB-НАКОПИТЕЛЬ", ["флешка: the stick's gammonclock is a link, not a folder: nothing "
+                              "is written or read through it; the clock's files are "
+                              "untouched"]),
+])
+def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language: str,
+                                                       title: str, first_lines: list[str]
+                                                       ) -> None:
+    """The whole way, on a clock on mock pins: the stick's `gammonclock/` is a link to a folder
+    holding a match file; nothing is exported, nothing loaded, and the panels say why."""
+    import json
+    import threading
+    import time
+
+    from PIL import ImageChops
+
+    from gammonclock.config import parse_device_config
+    from gammonclock.device import build_device
+    from gammonclock.hardware.screens import message_view, render
+    from gammonclock.lifecycle import StickHandler
+
+    text = (f'[hardware]\npin_factory = "mock"\n[table]\nid = "{TABLE}"\n'
+            f'[display]\nlanguage = "{language}"\n')
+    device = build_device(parse_device_config(text, "device.toml"), tmp_path / "state")
+    try:
+        stick = tmp_path / "stick"
+        stick.mkdir()
+        (stick / "gammonclock").symlink_to(elsewhere(tmp_path), target_is_directory=True)
+        result: dict[str, Any] = {}
+        work = threading.Thread(target=lambda: result.setdefault(
+            "answer", StickHandler(device.service, device.table)(stick)))
+        work.start()
+        deadline = time.monotonic() + 30
+        while work.is_alive() and time.monotonic() < deadline:    # this thread is the loop
+            device.service.step()
+            time.sleep(0.005)
+        work.join(timeout=1)
+        answer = json.loads(json.dumps(result["answer"]))
+        assert not answer["ok"]
+        assert answer["said"] == [
+            f"the stick's gammonclock is a link, not a folder: nothing is written or read "
+            f"through it; {UNTOUCHED}",
+            f"next match: {stick / 'gammonclock'}: {LINKED}",
+            # (lifecycle.StickHandler says this after any refusal too)
+            f"no next match on the stick (gammonclock/{TABLE}.toml or gammonclock/match.toml)"]
+        assert device.session is None                   # no match loaded
+        assert sorted(p.name for p in (tmp_path / "etc-gammonclock").iterdir()) == \
+            sorted([f"{TABLE}.toml", "match.toml"])     # nothing written there either
+        shown = render(message_view(title, first_lines))
+        assert all(ImageChops.difference(panel.device.image.convert("1"), shown).getbbox()
+                   is None for panel in device.panels)
+    finally:
+        device.close()
+
+
+@pytest.mark.parametrize("mounted", ["gammonclock", f"gammonclock/{TABLE}.toml"])
+def test_a_folder_or_file_of_another_file_system_is_not_read(stick: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             mounted: str) -> None:
+    """Something mounted over the stick's folder or file (as a bind mount would) is not the
+    stick's: its device differs from the stick's own folder's."""
+    (stick / "gammonclock").mkdir()
+    (stick / "gammonclock" / f"{TABLE}.toml").write_text(MATCH, encoding="utf-8")
+    other = os.lstat(stick / mounted).st_ino
+    real_fstat = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        if info.st_ino != other:
+            return info
+        fields = list(info[:10])
+        fields[2] = info.st_dev + 1                     # st_dev: another file system
+        return os.stat_result(fields)
+    monkeypatch.setattr(usb_stick.os, "fstat", fstat)
+    with pytest.raises(StickError) as caught:
+        next_match_on_stick(stick, TABLE)
+    monkeypatch.undo()
+    where = "the stick's gammonclock folder is" if mounted == "gammonclock" else "it is"
+    assert str(caught.value) == (f"{stick / mounted}: cannot read the match file: {where} not "
+                                 f"on the stick (another file system is mounted there)")

@@ -1,6 +1,12 @@
 """`gammonclock hall add-table ID`: a table's account on the broker (SPEC §14), made with
 Mosquitto's own `mosquitto_passwd -b`, and the `[hall]` section to paste into the table's
 device.toml. The account is named after the table: hall/acl's `%u` patterns are the table id.
+
+It never touches the director's account nor, silently, a table's: a name that is not a table id
+or is reserved for the director (`hall`, the director's account in hall/acl; `hall-…`, which as a
+table's client id `gammonclock-hall-…` is the hall's own; `gammonclock…`, the client ids'
+prefix; all case-insensitively) is refused, and so is a table whose account is already in the
+password file, unless `--replace` says to give it the password in `--password-file`.
 """
 
 from __future__ import annotations
@@ -17,6 +23,30 @@ from pathlib import Path
 EXIT_BAD_INPUT = 2
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")      # `[table] id`
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/usr/sbin"])
+DIRECTOR = "hall"           # the director's account in hall/acl (`user hall`)
+
+
+def reserved(table: str) -> str | None:
+    """Why `table` may not be a table's account name (None: it may): names of the director's."""
+    name = table.lower()
+    if name == DIRECTOR:
+        return "the director's account in hall/acl"
+    if name.startswith(f"{DIRECTOR}-"):
+        return (f"a table's client id would be gammonclock-{table}, the hall's own "
+                f"(gammonclock-hall-USER)")
+    if name.startswith("gammonclock"):
+        return "the hall's and the tables' client ids begin so"
+    return None
+
+
+def accounts(passwd: Path) -> set[str]:
+    """The account names in Mosquitto's password file (`NAME:HASH` lines); none when it does not
+    exist yet."""
+    try:
+        text = passwd.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return set()
+    return {line.split(":", 1)[0] for line in text.splitlines() if ":" in line}
 
 
 def _fail(message: str) -> int:
@@ -59,14 +89,25 @@ def add_table(args: argparse.Namespace) -> int:
     table: str = args.table
     if TABLE_ID.fullmatch(table) is None:
         return _fail(f"{table!r} is not a table id: 1–32 characters of A-Z a-z 0-9 _ -")
+    if (why := reserved(table)) is not None:
+        return _fail(f"{table!r} cannot be a table's account: {why}; name the table otherwise "
+                     f"(e.g. table-1)")
     tool = shutil.which("mosquitto_passwd", path=SEARCH_PATH)
     if tool is None:
         return _fail("mosquitto_passwd not found: install Debian's `mosquitto` package")
+    passwd: Path = args.mosquitto_passwd
+    try:
+        existing = accounts(passwd)
+    except OSError as exc:
+        return _fail(f"{passwd}: cannot read Mosquitto's password file: {exc.strerror or exc}")
+    if table in existing and not args.replace:
+        return _fail(f"account {table} is already in {passwd}; its password is unchanged. To "
+                     f"give it the password in {args.table_password_file}, run again with "
+                     f"--replace (the table then needs that file as its hall.password)")
     try:
         password = table_password(args.table_password_file)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
-    passwd: Path = args.mosquitto_passwd
     create = [] if passwd.exists() else ["-c"]
     done = subprocess.run([tool, *create, "-b", str(passwd), table, password],
                           capture_output=True, text=True)

@@ -68,6 +68,10 @@ def add_hall_parser(commands: Any) -> None:
     add.add_argument("--broker", dest="table_broker", default="mqtt://BROKER-ADDRESS:1883",
                      help="the broker URL the table uses, for the printed section")
     add.add_argument("--prefix", dest="table_prefix", default="gammonclock")
+    add.add_argument("--replace", action="store_true",
+                     help="the table's account is already in the password file: give it the "
+                          "password in --password-file (without this, an existing account is "
+                          "refused and left as it is)")
 
 
 def _hall(args: argparse.Namespace) -> int:

@@ -5,8 +5,11 @@ plugged in; that unit runs `gammonclock usb-stick /dev/sda1`, which:
 
 1. finds the stick's file system type (`blkid`),
 2. mounts it under `/run/gammonclock/usb/sda1`, inside the clock's RuntimeDirectory, so the
-   sandboxed clock (ProtectSystem=strict) sees it and may write there; `nosuid,nodev,noexec`,
-   and for FAT, exFAT and NTFS owned by the clock's user,
+   sandboxed clock (ProtectSystem=strict) sees it and may write there; `nosuid,nodev,noexec`
+   and `nosymfollow` (the kernel follows no link on the stick: nothing reads or writes off it
+   through one), and for FAT, exFAT and NTFS owned by the clock's user. The clock's user owns
+   the RuntimeDirectory, so `usb/` and `usb/sda1` must be real folders there, never links: root
+   mounts nothing where a link would lead,
 3. asks the running clock over its socket (`usb-stick DIR`) to export its matches and load the
    next one, and prints what the clock said (the unit's log),
 4. syncs, unmounts (always, also when the clock did not answer) and removes the mount point.
@@ -18,8 +21,10 @@ them.
 
 from __future__ import annotations
 
+import os
 import pwd
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -30,7 +35,9 @@ from .errors import GammonclockError
 
 __all__ = ["MOUNT_OPTIONS", "OWNED_FILE_SYSTEMS", "usb_stick_main"]
 
-MOUNT_OPTIONS = "nosuid,nodev,noexec"     # nothing on a stick is run, or is a device
+# Nothing on a stick is run, is a device, or is a link followed (Linux 5.10+, util-linux 2.38:
+# Raspberry Pi OS Bookworm).
+MOUNT_OPTIONS = "nosuid,nodev,noexec,nosymfollow"
 # File systems without Unix owners: the mount gives every file to the clock's user.
 OWNED_FILE_SYSTEMS = frozenset({"vfat", "exfat", "ntfs", "ntfs3"})
 DEVICE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")      # a kernel name: sda1, mmcblk1p1
@@ -88,11 +95,17 @@ def _mount_point(mount_root: Path, device: str) -> Path:
         raise _Failed(f"no clock is running ({mount_root.parent} is missing): start it "
                       f"(systemctl start gammonclock), then insert the stick again")
     mount_point = mount_root / Path(device).name
-    try:
-        mount_point.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _Failed(f"{mount_point}: cannot make the mount point: {exc.strerror or exc}"
-                      ) from None
+    for folder in (mount_root, mount_point):
+        try:
+            os.mkdir(folder, 0o755)         # never through a link: an existing name is kept
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _Failed(f"{mount_point}: cannot make the mount point: {exc.strerror or exc}"
+                          ) from None
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise _Failed(f"{folder}: not a folder but a link or a file: the stick is not "
+                          f"mounted through it; remove it, then insert the stick again")
     return mount_point
 
 

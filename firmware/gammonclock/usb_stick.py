@@ -13,8 +13,10 @@ finished match's journal is written after its CSV and HTML, so a journal already
 byte for byte the same, means its exports are there too, and re-inserting a stick is quick.
 
 The stick is not trusted: a folder or a temporary name on it that is a symbolic link (ext4 sticks
-can hold them) must not lead a write into the clock's own files, so links are refused or removed,
-never followed.
+can hold them) must not lead a write into the clock's own files, nor a read to a match file that
+is not on the stick (a `gammonclock/` folder linked to /etc/gammonclock), so links are refused or
+removed, never followed: the match file is opened one component at a time from the stick's own
+folder (`dir_fd`, O_NOFOLLOW), each on the stick's file system.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def export_to_stick(stick: Path, table_id: str, finished: Sequence[Path],
     matches = _read_clock_journals(finished, in_progress, report)
     progress = _Progress(stick, report, 0)
     try:
-        todo = _not_yet_on_stick(stick / EXPORTS_DIR / table_id, matches, report)
+        todo = _not_yet_on_stick(stick, table_id, matches, report)
         progress.planned = sum(3 if match.finished else 1 for match in todo)
         folder = _export_folder(stick, table_id)
         _remove_leftovers(folder)
@@ -163,9 +165,13 @@ def _export_folder(stick: Path, table_id: str) -> Path:
             os.mkdir(folder)
         except FileExistsError:
             pass
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        mode = os.lstat(folder).st_mode
+        if stat.S_ISLNK(mode):      # the panels show this line first: it says the load too
+            raise StickError(f"the stick's {folder.relative_to(stick).as_posix()} is a link, "
+                             f"not a folder: nothing is written or read through it")
+        if not stat.S_ISDIR(mode):
             raise StickError(f"the stick's {folder.relative_to(stick).as_posix()} is not a "
-                             f"folder (a file or a link): nothing was written there")
+                             f"folder (a file): nothing was written there")
     _fsync_dir(folder.parent)
     return folder
 
@@ -180,9 +186,18 @@ def _remove_leftovers(folder: Path) -> None:
         os.unlink(path)
 
 
-def _not_yet_on_stick(folder: Path, matches: list[_Match], report: StickReport
+def _not_yet_on_stick(stick: Path, table_id: str, matches: list[_Match], report: StickReport
                       ) -> list[_Match]:
-    """The matches whose journal is not on the stick byte for byte; the others count as done."""
+    """The matches whose journal is not on the stick byte for byte; the others count as done.
+    Nothing is looked for through a link: with one on the way, every match is still to do."""
+    folder = stick
+    for part in (*EXPORTS_DIR.split("/"), table_id):
+        folder = folder / part
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return list(matches)
+        except (FileNotFoundError, NotADirectoryError):
+            return list(matches)
     todo = []
     for match in matches:
         if not _same_on_stick(folder / match.source.name, match.data):
@@ -322,36 +337,86 @@ def next_match_on_stick(stick: Path, table_id: str) -> tuple[Path, str] | None:
     `gammonclock/match.toml`, else None; returned as its path and its text, not parsed.
 
     A leading UTF-8 byte order mark (Windows editors write one) is dropped. Raises StickError,
-    naming the file, for one that cannot be read, is not UTF-8, or is larger than 64 KiB.
+    naming the file, for one that cannot be read, is not UTF-8, or is larger than 64 KiB, and
+    for a match file or a `gammonclock/` folder that is a link or not on the stick's own file
+    system: nothing is read through it.
     """
     if not TABLE_ID.fullmatch(table_id):
         raise StickError(f"table id {table_id!r} cannot name a file on the stick: letters, "
                          f"digits, '-' and '_' only")
-    for name in (f"{table_id}.toml", "match.toml"):
-        path = stick / STICK_DIR / name
+    try:
+        root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None                         # no stick: export_to_stick has said so
+    except OSError as exc:
+        raise StickError(f"{stick}: cannot read the stick: {exc.strerror or exc}") from None
+    try:
+        folder = _open_stick_folder(stick, root)
+        if folder is None:
+            return None
         try:
-            os.lstat(path)
+            return _find_match_file(stick / STICK_DIR, folder, table_id, os.fstat(root).st_dev)
+        finally:
+            os.close(folder)
+    finally:
+        os.close(root)
+
+
+def _open_stick_folder(stick: Path, root: int) -> int | None:
+    """The stick's `gammonclock/` folder, opened without following a link; None when the stick
+    has none (or a file of that name)."""
+    path = stick / STICK_DIR
+    try:
+        info = os.lstat(STICK_DIR, dir_fd=root)
+        if stat.S_ISLNK(info.st_mode):
+            raise StickError(f"{path}: cannot read the match file: the stick's {STICK_DIR} "
+                             f"folder is a link: put the folder itself on the stick")
+        if not stat.S_ISDIR(info.st_mode):
+            return None
+        fd = os.open(STICK_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise StickError(f"{path}: cannot read the match file: {exc.strerror or exc}"
+                         ) from None
+    if os.fstat(fd).st_dev != os.fstat(root).st_dev:
+        os.close(fd)
+        raise StickError(f"{path}: cannot read the match file: the stick's {STICK_DIR} folder "
+                         f"is not on the stick (another file system is mounted there)")
+    return fd
+
+
+def _find_match_file(folder_path: Path, folder: int, table_id: str, stick_device: int
+                     ) -> tuple[Path, str] | None:
+    for name in (f"{table_id}.toml", "match.toml"):
+        path = folder_path / name
+        try:
+            os.lstat(name, dir_fd=folder)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
             raise StickError(f"{path}: cannot read the match file: {exc.strerror or exc}"
                              ) from None
-        return path, _read_match_file(path)
+        return path, _read_match_file(path, folder, name, stick_device)
     return None
 
 
-def _read_match_file(path: Path) -> str:
-    """The text of a match file on the stick: a plain file (not a link, a pipe or a device) of
-    at most MAX_MATCH_FILE bytes of UTF-8."""
+def _read_match_file(path: Path, folder: int, name: str, stick_device: int) -> str:
+    """The text of a match file on the stick: a plain file (not a link, a pipe or a device) on
+    the stick's file system, of at most MAX_MATCH_FILE bytes of UTF-8."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     except OSError as exc:
         why = ("it is a link: put the file itself on the stick" if exc.errno == errno.ELOOP
                else exc.strerror or str(exc))
         raise StickError(f"{path}: cannot read the match file: {why}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise StickError(f"{path}: not a plain file; a match file is a TOML text file")
+        if info.st_dev != stick_device:
+            raise StickError(f"{path}: cannot read the match file: it is not on the stick "
+                             f"(another file system is mounted there)")
         blob = _read_at_most(fd, MAX_MATCH_FILE + 1)
     except OSError as exc:
         raise StickError(f"{path}: cannot read the match file: {exc.strerror or exc}") from None
