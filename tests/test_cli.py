@@ -310,3 +310,38 @@ def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_
         assert len(synced) <= 4    # the new key and its folder, the journal once and its folder
         assert empty_ticks[:-1] == []        # no checkpoints: no power to lose (the last: the end)
     assert main(["verify", str(journal), "--state-dir", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("argv, dies_on_a_closed_pipe", [
+    (["hall", "--broker", "mqtt://127.0.0.1:1"], False),  # the hall: a reader gone is no death
+    (["run", "--config", "x.toml"], False),                # the clock itself
+    (["check-config", "x.toml"], True),                    # `… | head` ends quietly
+])
+def test_only_one_shot_commands_die_on_a_closed_pipe(monkeypatch, argv, dies_on_a_closed_pipe):
+    """A program that serves until stopped keeps Python's SIGPIPE ignored: a write to a socket
+    whose other end went (the broker dropping the hall's connection, a page's reader) is an
+    error on that write. The hall process died of SIGPIPE under bench_hostile's attack."""
+    import argparse
+    import signal
+
+    import gammonclock.cli as cli
+
+    seen: list[object] = []
+    real = cli.build_parser()
+
+    class Parser:
+        """The real parser; the command's handler only notes SIGPIPE's disposition."""
+
+        def parse_args(self, given: list[str] | None) -> argparse.Namespace:
+            args = real.parse_args(given)
+            args.handler = lambda _args: seen.append(signal.getsignal(signal.SIGPIPE)) or 0
+            return args
+
+    parser = Parser
+    monkeypatch.setattr(cli, "build_parser", parser)
+    before = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    try:
+        assert main(argv) == 0
+    finally:
+        signal.signal(signal.SIGPIPE, before)
+    assert (seen == [signal.SIG_DFL]) is dies_on_a_closed_pipe

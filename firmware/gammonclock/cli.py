@@ -595,8 +595,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _keeps_running(args: argparse.Namespace) -> bool:
-    """The clock itself: `run`, or the interactive simulator (the same device)."""
-    return args.command == "run" or (args.command == "simulate" and args.script is None)
+    """A program that serves until stopped: the clock itself (`run`, or the interactive
+    simulator: the same device) and the director's hall (a page reader or the broker that went
+    away must never kill it)."""
+    return args.command in ("run", "hall") or (args.command == "simulate"
+                                                 and args.script is None)
 
 
 def main(argv: list[str] | None = None) -> int:
