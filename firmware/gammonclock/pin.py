@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .errors import GammonclockError
 from .sides import Button
 
 SCHEME = "scrypt"
@@ -55,7 +56,7 @@ _HASH = re.compile(r"scrypt\$(\d{1,2})\$(\d{1,2})\$(\d)\$([A-Za-z0-9+/]+={0,2})\
                    r"([A-Za-z0-9+/]+={0,2})", re.ASCII)
 
 
-class PinHashError(ValueError):
+class PinHashError(GammonclockError, ValueError):
     """A pin_hash that is not one this firmware makes and can check."""
 
 
@@ -75,12 +76,12 @@ def _unb64(text: str, what: str) -> bytes:
 
 @dataclass(frozen=True)
 class PinCheck:
-    """What the engine knows of the PIN: its hash (`text`, as the config and the header write
-    it). `legacy_pin` is set only for a journal written before the hash existed (its header
+    """What the engine knows of the PIN: its hash (`hashed`, as the config and the header
+    write it). `legacy_pin` is set only for a journal written before the hash existed (its header
     holds the PIN in clear and its PIN taps as button edges): that journal replays as it was
     written, judged by the letters."""
 
-    text: str
+    hashed: str
     legacy_pin: str | None = None
 
     @staticmethod
@@ -91,12 +92,12 @@ class PinCheck:
 
     def digest(self, buttons: Sequence[Button]) -> str:
         """The digest of the buttons entered, with this hash's salt and parameters (base64)."""
-        log_n, r, p, salt, _ = _parts(self.text)
+        log_n, r, p, salt, _ = _parts(self.hashed)
         return _b64(_scrypt(letters(buttons), salt, log_n, r, p))
 
     def matches(self, digest: str) -> bool:
         """Whether an entry's digest is the PIN's (constant time)."""
-        want = _b64(_parts(self.text)[4])
+        want = _b64(_parts(self.hashed)[4])
         return hmac.compare_digest(digest.encode("ascii", "replace"), want.encode("ascii"))
 
 
@@ -150,7 +151,7 @@ _PIN_LINE = re.compile(r'^([ \t]*)pin([ \t]*=[ \t]*)("[LRC]{4,8}"|\'[LRC]{4,8}\'
 _TABLE = re.compile(r"^[ \t]*\[+[ \t]*([^\]]*?)[ \t]*\]+[ \t]*(#.*)?$", re.MULTILINE)
 
 
-class RedactError(ValueError):
+class RedactError(GammonclockError, ValueError):
     """A config text whose clear PIN cannot be replaced safely (written in an unusual form)."""
 
 
@@ -179,7 +180,7 @@ def redact_pin(text: str) -> str:
         raise RedactError("[arbiter] pin is written in a form the clock cannot keep out of "
                           'its journals; write it on a line of its own: pin = "LRCLR"')
     m = found[0]
-    redacted = (text[:m.start()] + f'{m[1]}pin_hash{m[2]}"{check.text}"{m[4]}'
+    redacted = (text[:m.start()] + f'{m[1]}pin_hash{m[2]}"{check.hashed}"{m[4]}'
                 + text[m.end():])
     try:
         after = tomllib.loads(redacted)
@@ -187,9 +188,9 @@ def redact_pin(text: str) -> str:
         raise RedactError("[arbiter] pin cannot be replaced by its hash in this text") from None
     arbiter = after.get("arbiter")
     if clear_pin(after) is not None or not isinstance(arbiter, dict) \
-            or arbiter.get("pin_hash") != check.text:
+            or arbiter.get("pin_hash") != check.hashed:
         raise RedactError("[arbiter] pin cannot be replaced by its hash in this text")
-    if re.search(rf"(?<![A-Za-z]){pin}(?![A-Za-z])", redacted.replace(check.text, "")):
+    if re.search(rf"(?<![A-Za-z]){pin}(?![A-Za-z])", redacted.replace(check.hashed, "")):
         raise RedactError("the PIN is written elsewhere in the file too (a comment, a name?); "
                           "the clock would copy it into its journals: remove it")
     return redacted
