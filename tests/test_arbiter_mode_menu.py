@@ -94,10 +94,10 @@ def test_resume_is_the_first_item_and_a_cube_hold_resumes_from_anywhere():
     assert said(first) == [("resume", "panel")] and first.state["running"] == "right"
     # From the middle of setting a clock: a cube hold, no confirmation needed.
     script = (OPENING + chord(30) + entry(40, RIGHT_PIN_TAPS) + taps(MENU_AT, (R, C, R))
-              + "45 hold cube\n50 end\n")
+              + "47 hold cube\n52 end\n")
     held = run(script)
     assert said(held) == [("resume", "panel")] and held.state["running"] == "right"
-    # Nobody was charged for the arbiter's time, 30 s to 45 s.
+    # Nobody was charged for the arbiter's time, 30 s to 47 s.
     assert reserve_ns(held, Side.RIGHT) == reserve_ns(run(OPENING + "35 end\n"), Side.RIGHT)
 
 
@@ -108,10 +108,10 @@ def test_undo_from_the_menu_takes_back_the_last_player_action():
     assert stage(played) == (PanelStage.MENU, MenuItem.UNDO)
     assert played.match.turn is not None and played.match.turn.side is Side.RIGHT
     # Right's clock ran from 1 s to the chord at 30 s, charged to right (the illegal-move
-    # rule), and again from the resume at 50 s.
+    # rule), and again from the resume at 53 s.
     resumed = run(before + chord(30) + entry(40, RIGHT_PIN_TAPS)
                   + taps(MENU_AT, (R, R, R, C, C, L, L, L, C), every=1.0) + "60 end\n")
-    assert resumed.state == run(OPENING + "40 end\n").state
+    assert resumed.state == run(OPENING + "37 end\n").state
 
 
 def test_undo_after_a_change_from_the_menu_keeps_the_change():
@@ -257,7 +257,7 @@ def test_the_menu_loads_the_next_match_on_the_device(tmp_path: Path):
 
 # --- a break under the menu: its overrun is always the late player's --------------------------
 
-# Left's break from 10 s to 310 s; the chord at 300 s and the menu open from 306.5 s.
+# Left's break from 10 s to 310 s; the chord at 300 s and the menu open from 309.5 s.
 GAME_THEN_BREAK = "0 tap left\n5 hold left\n8 tap right\n10 hold left\n"
 BREAK_ENDS = 310
 IN_THE_BREAK = GAME_THEN_BREAK + chord(300) + entry(305, RIGHT_PIN_TAPS)
@@ -273,7 +273,7 @@ BREAK_MENUS = [
     ("resume after the break's end", taps(330, (C,)), 400.0, "break", 400.0),
     ("end the break at 337 s", taps(330, (R,) * 6 + (C, C), every=1.0), 400.0, "arbiter", 337.0),
     ("left +30 s, then resume", taps(330, (R, C, R, R, R, C, C, L, C)), 400.0, "break", 370.0),
-    ("the menu's timeout at 426.5 s", "", 500.0, "paused", 426.5),
+    ("the menu's timeout at 429.5 s", "", 500.0, "paused", 429.5),
     ("resume before the break's end", "", 400.0, "break", 400.0),
 ]
 

@@ -31,7 +31,7 @@ import sys
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from .errors import GammonclockError
 from .sides import Button
@@ -137,10 +137,11 @@ def make_hash(pin: str, salt: bytes | None = None) -> str:
             f"{_b64(_scrypt(pin.upper(), salt, LOG_N, R, P))}")
 
 
-@lru_cache(maxsize=64)
+@cache
 def hash_pin(pin: str) -> PinCheck:
     """The check of a clear PIN: hashed once per process (the config is read at every start and
-    every new match; the header written then must hold the very hash the engine uses)."""
+    every new match; the header written then must hold the very hash the engine uses, so the
+    cache never forgets one: there are only 9 841 PINs)."""
     return PinCheck(make_hash(pin))
 
 
