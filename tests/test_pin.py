@@ -371,6 +371,7 @@ def test_a_clear_pin_is_hashed_once_per_process_and_never_kept():
     ('[arbiter]\npin_hash = 1234\n', "arbiter.pin_hash", "is not a PIN hash"),
     ('arbiter = { pin = "LRCL" }\n', "arbiter.pin", "line of its own"),
     ('[arbiter]\npin = """LRCL"""\n', "arbiter.pin", "line of its own"),
+    ('arbiter.pin = "LRCL"\n', "arbiter.pin", "line of its own"),
     ('[arbiter]\npin = "LRCL"\n# the PIN is LRCL\n', "arbiter.pin", "elsewhere"),
 ])
 def test_a_bad_pin_or_pin_hash_is_an_error_naming_the_key(text, key, says):
@@ -388,6 +389,13 @@ def test_a_redacted_text_keeps_everything_else():
     redacted = redact_pin(text)
     check = hash_pin("CCRL")
     assert redacted == text.replace("pin = 'CCRL'", f'pin_hash = "{check.hashed}"')
+    assert parse_config(redacted, "r.toml").rules == parse_config(text, "t.toml").rules
+
+
+def test_a_config_written_on_windows_is_redacted_all_the_same():
+    text = '[match]\r\nlength = 5\r\n[arbiter]\r\npin = "LRRC"\r\n'
+    redacted = redact_pin(text)
+    assert not pin_in(redacted, "LRRC") and redacted.endswith('"\r\n')
     assert parse_config(redacted, "r.toml").rules == parse_config(text, "t.toml").rules
 
 

@@ -147,9 +147,10 @@ def hash_pin(pin: str) -> PinCheck:
 
 # --- a config text with the PIN in clear -------------------------------------------------------
 
-_PIN_LINE = re.compile(r'^([ \t]*)pin([ \t]*=[ \t]*)("[LRC]{4,8}"|\'[LRC]{4,8}\')([ \t]*(#.*)?)$',
-                       re.MULTILINE)
-_TABLE = re.compile(r"^[ \t]*\[+[ \t]*([^\]]*?)[ \t]*\]+[ \t]*(#.*)?$", re.MULTILINE)
+_PIN_LINE = re.compile(r'^([ \t]*)pin([ \t]*=[ \t]*)("[LRC]{4,8}"|\'[LRC]{4,8}\')'
+                       r"([ \t]*(?:#[^\r\n]*)?\r?)$", re.MULTILINE)
+_TABLE = re.compile(r"^[ \t]*\[+[ \t]*([^\]\r\n]*?)[ \t]*\]+[ \t]*(?:#[^\r\n]*)?\r?$",
+                    re.MULTILINE)
 
 
 class RedactError(GammonclockError, ValueError):
