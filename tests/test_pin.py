@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import Played, play
 from device_helpers import MOCK_TEXT
+from gammonclock.arbiter import Undo
 from gammonclock.cli import main
 from gammonclock.config import (
     ConfigError,
@@ -26,6 +27,7 @@ from gammonclock.config import (
 from gammonclock.effects import ArbiterCommand, Refused, Shown
 from gammonclock.engine import ButtonEdge, Engine, PinKey
 from gammonclock.journal import read_header, read_journal
+from gammonclock.match import ArbiterAction
 from gammonclock.match_state import PanelStage, Phase
 from gammonclock.pin import PinCheck, hash_pin, make_hash, redact_pin
 from gammonclock.reasons import Reason
@@ -296,13 +298,15 @@ def test_a_failed_attempt_says_the_lockout_in_its_refusal():
 
 # --- the journal's input and the replay: the same match ------------------------------------------
 
-PIN_EDGES = st.lists(st.tuples(st.integers(1, 3_000), st.sampled_from(list(Button)),
+# (gap ms, button, down?) — or, with button None, the socket's undo at that gap
+PIN_EDGES = st.lists(st.tuples(st.integers(1, 3_000), st.sampled_from([*Button, None]),
                                st.booleans()), max_size=40)
 
 
 @property_settings(150)
 @given(PIN_EDGES, st.sampled_from(["LRCL", "CCCCCCCC", "RLR" + "C" * 3]))
 def test_any_edges_in_the_pin_entry_replay_to_the_same_match_without_buttons(edges, pin):
+    """Undos among them: their refolds of the history refold the pad's events alike."""
     rules = MatchRules.defaults(arbiter_pin=hash_pin(pin), hold_ns=S, chord_ns=S)
     live = Engine.start(rules)
     t = 0
@@ -314,9 +318,10 @@ def test_any_edges_in_the_pin_entry_replay_to_the_same_match_without_buttons(edg
     for gap, button, pressed in opening + edges + right + edges:
         t += gap * 1_000_000
         before = live
-        live, _ = live.feed(ButtonEdge(t, button, pressed))
+        live, _ = live.feed(ButtonEdge(t, button, pressed) if button is not None
+                            else ArbiterAction(t, Undo(), "socket"))
         assert live.recorded is not None
-        if before._pad_takes():
+        if before._pad_takes() and button is not None:
             assert isinstance(live.recorded, PinKey)
         data = input_data(live.recorded)
         assert "button" not in data or data["type"] == "edge"
