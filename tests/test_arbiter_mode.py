@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from conftest import Played, play
 from gammonclock.effects import ArbiterCommand, Ignored, Refused, Shown, TurnEnded, TurnEndReason
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.engine import ButtonEdge, Engine, PinKey
 from gammonclock.hardware.screens import Layout, PanelView, panel_view
 from gammonclock.match import Recover
 from gammonclock.match_state import PanelStage
+from gammonclock.pin import hash_pin
 from gammonclock.reasons import Reason
 from gammonclock.rules import MatchRules
 from gammonclock.script import parse_script
@@ -26,6 +27,7 @@ S = 1_000_000_000
 PIN = "LRCL"
 RIGHT_PIN_TAPS = ("left", "right", "cube", "left")
 WRONG_PIN_TAPS = ("left", "right", "cube", "right")
+HOLD_END = 2.5      # a scripted `hold cube`: hold_s + 0.5 s; the entry ends at its release
 
 
 def chord(t: float, release_after: float = 3.5, order: tuple[str, ...] = ("cube", "left",
@@ -42,8 +44,18 @@ def taps(t: float, buttons: tuple[str, ...], every: float = 0.5) -> str:
     return "".join(f"{t + every * i:.1f} tap {b}\n" for i, b in enumerate(buttons))
 
 
+def entry(t: float, buttons: tuple[str, ...], every: float = 0.5) -> str:
+    """A PIN entered from `t`: its taps, then the cube held (the entry ends at its release,
+    `entry_end`)."""
+    return taps(t, buttons, every) + f"{t + every * len(buttons):.1f} hold cube\n"
+
+
+def entry_end(t: float, buttons: tuple[str, ...], every: float = 0.5) -> float:
+    return t + every * len(buttons) + HOLD_END
+
+
 def run(script: str, pin: str | None = PIN, **overrides: object) -> Played:
-    return play(script, MatchRules.defaults(arbiter_pin=pin, **overrides))
+    return play(script, MatchRules.defaults(arbiter_pin=pin and hash_pin(pin), **overrides))
 
 
 def reserve_ns(played: Played, side: Side) -> int:
@@ -162,7 +174,7 @@ def test_the_panels_show_a_dot_for_each_pin_tap_and_never_the_button():
 
 
 def test_the_right_pin_opens_the_menu_and_charges_nobody():
-    played = run(OPENING + chord(30) + taps(40, RIGHT_PIN_TAPS) + "100 end\n")
+    played = run(OPENING + chord(30) + entry(40, RIGHT_PIN_TAPS) + "100 end\n")
     panel = played.match.panel
     assert panel is not None and panel.stage is PanelStage.MENU
     assert played.state["phase"] == "arbiter" and played.state["running"] is None
@@ -173,7 +185,7 @@ def test_the_right_pin_opens_the_menu_and_charges_nobody():
 # A failed attempt: play resumes and the whole span since the chord's first edge is the running
 # side's, exactly as if nobody had pressed anything (the same instant, no chord at all).
 FAILURES = [
-    ("wrong", taps(40, WRONG_PIN_TAPS), 41.5, Reason.PIN_WRONG),
+    ("wrong", entry(40, WRONG_PIN_TAPS), 44.5, Reason.PIN_WRONG),
     ("too few, then nothing", taps(40, ("left", "right")), 63.7, Reason.PIN_TIMEOUT),
     ("nothing", "", 63.7, Reason.PIN_TIMEOUT),          # the release at 33.7 s + 30 s
 ]
@@ -206,10 +218,10 @@ def late_reserve_ns(at: float) -> int:
 # counts from the break's end whatever the chord did (SPEC §5; a failed attempt is never free).
 BREAK_FAILURES = [
     ("the break ends in the PIN's wait", chord(300), 400.0),
-    ("a wrong PIN after the break's end", chord(305) + taps(312, WRONG_PIN_TAPS), 400.0),
+    ("a wrong PIN after the break's end", chord(305) + entry(312, WRONG_PIN_TAPS), 400.0),
     ("the chord held past the end for 10 min", chord(300, release_after=600), 1000.0),
     ("the chord in the overrun", chord(320), 400.0),
-    ("a wrong PIN before the break's end", chord(290) + taps(295, WRONG_PIN_TAPS), 400.0),
+    ("a wrong PIN before the break's end", chord(290) + entry(295, WRONG_PIN_TAPS), 400.0),
 ]
 
 
@@ -235,9 +247,9 @@ def test_a_failed_pin_over_a_break_drops_the_late_players_flag_where_it_fell():
 
 def test_a_failed_pin_during_a_double_charges_the_taker():
     before = OPENING + "10 tap right\n12 tap cube\n"           # left doubled: right decides
-    played = run(before + chord(30) + taps(40, WRONG_PIN_TAPS) + "42 end\n")
+    played = run(before + chord(30) + entry(40, WRONG_PIN_TAPS) + "45 end\n")
     assert played.state["phase"] == "cube_offered"
-    assert same_clock(played, run(before + "42 end\n"))
+    assert same_clock(played, run(before + "45 end\n"))
 
 
 def test_a_failed_pin_that_runs_the_reserve_out_drops_the_flag():
@@ -252,12 +264,12 @@ def test_a_failed_pin_that_runs_the_reserve_out_drops_the_flag():
 def test_three_failures_in_a_row_lock_the_chord_for_five_minutes():
     script = OPENING
     for start in (20, 60, 100):                             # three wrong PINs
-        script += chord(start) + taps(start + 5, WRONG_PIN_TAPS)
+        script += chord(start) + entry(start + 5, WRONG_PIN_TAPS)
     locked = script + chord(150) + "160 end\n"               # locked: a chord means nothing
     played = run(locked)
     assert Reason.CHORD_LOCKED in reasons(played, Shown)
     assert played.state["phase"] != "arbiter"
-    lockout_ends = 105 * S + 1_500_000_000 + 300 * S       # the third failure + 5 minutes
+    lockout_ends = 109 * S + S // 2 + 300 * S              # the third failure + 5 minutes
     assert played.match.chord_locked_until == lockout_ends
     opened = run(script + chord(410) + "420 end\n")        # after the lockout: it works again
     assert opened.state["phase"] == "arbiter"
@@ -266,7 +278,7 @@ def test_three_failures_in_a_row_lock_the_chord_for_five_minutes():
 def test_a_hold_longer_than_the_chord_still_acts_within_the_lockout():
     script = OPENING
     for start in (20, 60, 100):
-        script += chord(start) + taps(start + 5, WRONG_PIN_TAPS)
+        script += chord(start) + entry(start + 5, WRONG_PIN_TAPS)
     # hold_s 4 s, chord_s 3 s: the locked chord comes first, the cube's hold after it.
     locked = script + "150 down cube\n150.1 down left\n150.2 down right\n155 up left\n" \
                       "155 up right\n156 up cube\n160 end\n"
@@ -277,9 +289,9 @@ def test_a_hold_longer_than_the_chord_still_acts_within_the_lockout():
 
 
 def test_a_right_pin_resets_the_count_of_failures():
-    script = (OPENING + chord(20) + taps(25, WRONG_PIN_TAPS) + chord(60)
-              + taps(65, WRONG_PIN_TAPS) + chord(100) + taps(105, RIGHT_PIN_TAPS)
-              + "110 hold cube\n" + chord(150) + taps(155, WRONG_PIN_TAPS)
+    script = (OPENING + chord(20) + entry(25, WRONG_PIN_TAPS) + chord(60)
+              + entry(65, WRONG_PIN_TAPS) + chord(100) + entry(105, RIGHT_PIN_TAPS)
+              + "110 hold cube\n" + chord(150) + entry(155, WRONG_PIN_TAPS)
               + chord(200) + "205 end\n")
     played = run(script)
     assert played.state["phase"] == "arbiter"                # not locked: one failure since
@@ -298,16 +310,16 @@ def after(played: Played, t: float) -> list[str]:
     (("right", "left", "cube"), "between_games"),
 ])
 def test_a_chord_locked_out_is_journaled_and_the_presses_act_as_usual(order, phase):
-    failures = "".join(chord(start) + taps(start + 5, WRONG_PIN_TAPS) for start in (20, 60, 100))
+    failures = "".join(chord(start) + entry(start + 5, WRONG_PIN_TAPS) for start in (20, 60, 100))
     locked = run(OPENING + failures + chord(150, order=order) + "160 end\n")
     # The failed attempts charged right as if nobody had pressed: without any PIN, the same
     # chord is the same three presses at the same clock.
     no_pin = run(OPENING + chord(150, order=order) + "160 end\n", pin=None)
     lockout = [e for e in locked.surviving(Shown) if e.reason is Reason.CHORD_LOCKED]
     assert [(e.t, e.text) for e in lockout] == [(153_200_000_000,
-                                                 "arbiter chord locked for 4:13.3")]
+                                                 "arbiter chord locked for 4:16.3")]
     assert [e for e in after(locked, 149) if e not in after(no_pin, 149)] == [
-        "shown: arbiter chord locked for 4:13.3"]
+        "shown: arbiter chord locked for 4:16.3"]
     assert after(no_pin, 149) == [e for e in after(locked, 149) if "locked" not in e]
     assert len(after(no_pin, 149)) >= 3                       # the presses did act
     assert locked.state == no_pin.state and locked.state["phase"] == phase
@@ -319,15 +331,25 @@ def test_a_chord_locked_out_is_journaled_and_the_presses_act_as_usual(order, pha
 def test_an_engine_in_the_arbiters_mode_snapshots_and_restores_exactly():
     played = run(OPENING + chord(30) + taps(40, ("left", "right")) + "42 end\n")
     engine = played.engine
-    restored, _ = engine_from(engine_data(engine), engine.rules)
+    data = engine_data(engine)
+    # Never the PIN's buttons: dots only, and the pad without its buttons.
+    assert data["match"]["f"]["panel"]["f"]["entered"] == {"$t": []}
+    assert data["match"]["f"]["panel"]["f"]["dots"] == 2
+    assert data["pin_pad"] == {"$d": "engine.PadHold", "f": {"down": 0,
+                                                             "last_edge_at": 40_600_000_000}}
+    restored, _ = engine_from(data, engine.rules)
     assert restored.match == engine.match and restored.buttons == engine.buttons
-    # And it goes on the same way: the last two taps of the PIN.
+    assert restored.pad == engine.pad
+    # And it goes on the same way, the rest of the PIN as the journal says it (the buttons
+    # entered before the snapshot are the live pad's only: a recovery lets go of them).
     rest = [ButtonEdge(43 * S, Button.CUBE, True), ButtonEdge(43 * S + 10**8, Button.CUBE, False),
-            ButtonEdge(44 * S, Button.LEFT, True), ButtonEdge(44 * S + 10**8, Button.LEFT, False)]
+            ButtonEdge(44 * S, Button.LEFT, True), ButtonEdge(44 * S + 10**8, Button.LEFT, False),
+            ButtonEdge(45 * S, Button.CUBE, True), ButtonEdge(48 * S, Button.CUBE, False)]
     a, b = engine, restored
     for edge in rest:
         a, _ = a.feed(edge)
-        b, _ = b.feed(edge)
+        assert isinstance(a.recorded, PinKey)
+        b, _ = b.feed(a.recorded)
     assert a.match == b.match and a.match.panel is not None
     assert a.match.panel.stage is PanelStage.MENU
 
@@ -344,7 +366,7 @@ def test_a_snapshot_written_before_the_arbiters_mode_still_reads():
 def test_undo_after_a_failed_pin_takes_back_the_last_turn_switch():
     # Right switches at 10 s (left's clock runs); a chord and a wrong PIN; the arbiter's undo
     # gives the switch back: right's clock has run since 1 s, charged all of it.
-    script = (OPENING + "10 tap right\n" + chord(30) + taps(40, WRONG_PIN_TAPS)
+    script = (OPENING + "10 tap right\n" + chord(30) + entry(40, WRONG_PIN_TAPS)
               + "50 arbiter undo\n60 end\n")
     played = run(script)
     assert played.state["running"] == "right"
@@ -354,7 +376,7 @@ def test_undo_after_a_failed_pin_takes_back_the_last_turn_switch():
 def test_undo_across_an_arbiters_session_keeps_the_session():
     # The arbiter opens the menu and resumes; then the socket's undo of right's switch at
     # 10 s: the menu's pause (30 s to 45 s) is still nobody's.
-    script = (OPENING + "10 tap right\n" + chord(30) + taps(40, RIGHT_PIN_TAPS)
+    script = (OPENING + "10 tap right\n" + chord(30) + entry(40, RIGHT_PIN_TAPS)
               + "45 hold cube\n" + "60 arbiter undo\n70 end\n")
     played = run(script)
     assert played.state["running"] == "right"
@@ -365,8 +387,8 @@ def test_undo_across_an_arbiters_session_keeps_the_session():
 
 
 def test_a_script_plays_the_chord_like_the_engine_fed_the_same_edges():
-    text = OPENING + chord(30) + taps(40, WRONG_PIN_TAPS) + "50 end\n"
-    rules = MatchRules.defaults(arbiter_pin=PIN)
+    text = OPENING + chord(30) + entry(40, WRONG_PIN_TAPS) + "50 end\n"
+    rules = MatchRules.defaults(arbiter_pin=hash_pin(PIN))
     parsed = parse_script(textwrap.dedent(text), rules.hold_ns)
     engine = Engine.start(rules)
     for event in parsed.inputs:
@@ -375,7 +397,7 @@ def test_a_script_plays_the_chord_like_the_engine_fed_the_same_edges():
 
 
 def test_the_menus_resume_is_an_arbiter_action_from_the_panel():
-    played = run(OPENING + chord(30) + taps(40, RIGHT_PIN_TAPS) + "45 tap cube\n50 end\n")
+    played = run(OPENING + chord(30) + entry(40, RIGHT_PIN_TAPS) + "45 tap cube\n50 end\n")
     said = played.surviving(ArbiterCommand)
     assert [(e.text, e.source) for e in said] == [("resume", "panel")]
     assert played.state["running"] == "right"
@@ -383,12 +405,12 @@ def test_the_menus_resume_is_an_arbiter_action_from_the_panel():
     assert reserve_ns(played, Side.RIGHT) == reserve_ns(run(OPENING + "35 end\n"), Side.RIGHT)
 
 
-def test_a_long_pin_tap_is_a_dot_all_the_same():
-    script = OPENING + chord(30) + "40 hold cube 2.5\n43 end\n"
+def test_a_long_pin_press_of_left_or_right_is_a_dot_all_the_same():
+    script = OPENING + chord(30) + "40 hold left 2.5\n43 end\n"
     played = run(script)
     panel = played.match.panel
     assert panel is not None and panel.stage is PanelStage.PIN
-    assert panel.entered == (Button.CUBE,)
+    assert panel.dots == 1 and panel.entered == ()
 
 
 def recovered(script: str, at: float, **overrides: object) -> Engine:
@@ -436,7 +458,7 @@ def test_an_outage_in_the_pin_wait_is_journaled_as_a_failed_attempt():
 
 
 def test_a_third_failure_by_an_outage_locks_the_chord():
-    failures = "".join(chord(start) + taps(start + 5, WRONG_PIN_TAPS) for start in (20, 60))
+    failures = "".join(chord(start) + entry(start + 5, WRONG_PIN_TAPS) for start in (20, 60))
     engine = recovered(OPENING + failures + chord(100), 110.0)
     assert engine.match.chord_locked_until == 410 * S and engine.match.pin_failures == 0
 
@@ -469,9 +491,10 @@ def _pin_edges(buttons: tuple[Button, ...]) -> list[tuple[int, Button, bool]]:
     return [edge for b in buttons for edge in ((300, b, True), (100, b, False))]
 
 
+CUBE_HOLD = [(300, Button.CUBE, True), (600, Button.CUBE, False)]   # hold_ns is 0.5 s
 MACROS = {"chord": CHORD_EDGES,
-          "pin": _pin_edges((Button.LEFT, Button.RIGHT, Button.CUBE)),
-          "wrong pin": _pin_edges((Button.CUBE, Button.CUBE, Button.CUBE))}
+          "pin": _pin_edges((Button.LEFT, Button.RIGHT, Button.CUBE, Button.LEFT)) + CUBE_HOLD,
+          "wrong pin": _pin_edges((Button.CUBE, Button.CUBE, Button.CUBE)) + CUBE_HOLD}
 reached: set[PanelStage | None] = set()
 
 
@@ -481,7 +504,7 @@ def test_any_edges_with_a_pin_keep_the_engine_whole(steps):
     from gammonclock.arbiter import parse_command
     from gammonclock.match import ArbiterAction
 
-    rules = MatchRules.defaults(arbiter_pin="LRC", hold_ns=500_000_000, chord_ns=S,
+    rules = MatchRules.defaults(arbiter_pin=hash_pin("LRCL"), hold_ns=500_000_000, chord_ns=S,
                                 reserve_ns=60 * S)
     engine, t = Engine.start(rules), 0
     for step in steps:

@@ -38,6 +38,14 @@ def presses(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Butt
     return out
 
 
+def entry(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
+    """A PIN's presses from `start`, then the cube held 2.5 s (the end of the entry)."""
+    if not buttons:
+        return []
+    end = start + 0.5 * len(buttons)
+    return presses(start, buttons) + [(end, C, DOWN), (end + 2.5, C, UP)]
+
+
 @pytest.mark.parametrize(("name", "pin", "phase", "charged"), [
     ("right", (L, R, C, L), "arbiter", False),
     ("wrong", (L, R, C, R), "running", True),
@@ -45,8 +53,9 @@ def presses(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Butt
 ])
 def test_the_chord_and_the_pin_through_the_pins(request, name, pin, phase, charged):
     rig = request.getfixturevalue("open_device")(mock_config(PIN_TEXT))
-    assert rig.engine.rules.arbiter_pin == "LRCL"
-    rig.play(OPENING + CHORD + presses(40.0, pin))
+    check = rig.engine.rules.arbiter_pin
+    assert check is not None and check.matches(check.digest((L, R, C, L)))
+    rig.play(OPENING + CHORD + entry(40.0, pin))
     end = 70 * S
     engine = rig.settle(end)
     assert engine.match == direct(rig.engine.rules, rig.edges, end).match
@@ -86,7 +95,7 @@ MENU_CHANGES = [
                          ids=[row[0] for row in MENU_CHANGES])
 def test_the_menu_through_the_pins_is_journaled_from_the_panel(request, name, menu, command):
     rig = request.getfixturevalue("open_device")(mock_config(PIN_TEXT))
-    rig.play(OPENING + CHORD + presses(40.0, (L, R, C, L)) + presses(45.0, menu))
+    rig.play(OPENING + CHORD + entry(40.0, (L, R, C, L)) + presses(45.0, menu))
     end = 70 * S
     engine = rig.settle(end)
     assert engine.match == direct(rig.engine.rules, rig.edges, end).match

@@ -22,17 +22,17 @@ from gammonclock.match_state import MenuItem, PanelStage
 from gammonclock.reasons import Reason
 from gammonclock.rules import EndReason
 from gammonclock.sides import Button, Side
-from test_arbiter_mode import OPENING, RIGHT_PIN_TAPS, chord, reserve_ns, run, taps
+from test_arbiter_mode import OPENING, RIGHT_PIN_TAPS, chord, entry, reserve_ns, run, taps
 
 S = 1_000_000_000
-MENU_AT = 42.0          # the menu is open from 41.5 s (the PIN's last tap)
+MENU_AT = 45.0          # the menu is open from 44.5 s (the release of the cube held after the PIN)
 
 
 def menu(before: str = OPENING, presses: tuple[str, ...] = (), end: float | None = None,
          **overrides: object) -> Played:
     """The menu opened at 41.5 s after `before`, then `presses` (button names) one a second
     from 42 s."""
-    script = before + chord(30) + taps(40, RIGHT_PIN_TAPS) + taps(MENU_AT, presses, every=1.0)
+    script = before + chord(30) + entry(40, RIGHT_PIN_TAPS) + taps(MENU_AT, presses, every=1.0)
     last = MENU_AT + len(presses)
     return run(script + f"{end if end is not None else last + 1} end\n", **overrides)
 
@@ -93,11 +93,11 @@ def test_resume_is_the_first_item_and_a_cube_hold_resumes_from_anywhere():
     first = menu(presses=(C,))
     assert said(first) == [("resume", "panel")] and first.state["running"] == "right"
     # From the middle of setting a clock: a cube hold, no confirmation needed.
-    script = (OPENING + chord(30) + taps(40, RIGHT_PIN_TAPS) + taps(MENU_AT, (R, C, R))
-              + "45 hold cube\n50 end\n")
+    script = (OPENING + chord(30) + entry(40, RIGHT_PIN_TAPS) + taps(MENU_AT, (R, C, R))
+              + "47 hold cube\n52 end\n")
     held = run(script)
     assert said(held) == [("resume", "panel")] and held.state["running"] == "right"
-    # Nobody was charged for the arbiter's time, 30 s to 45 s.
+    # Nobody was charged for the arbiter's time, 30 s to 47 s.
     assert reserve_ns(held, Side.RIGHT) == reserve_ns(run(OPENING + "35 end\n"), Side.RIGHT)
 
 
@@ -108,15 +108,15 @@ def test_undo_from_the_menu_takes_back_the_last_player_action():
     assert stage(played) == (PanelStage.MENU, MenuItem.UNDO)
     assert played.match.turn is not None and played.match.turn.side is Side.RIGHT
     # Right's clock ran from 1 s to the chord at 30 s, charged to right (the illegal-move
-    # rule), and again from the resume at 50 s.
-    resumed = run(before + chord(30) + taps(40, RIGHT_PIN_TAPS)
+    # rule), and again from the resume at 53 s.
+    resumed = run(before + chord(30) + entry(40, RIGHT_PIN_TAPS)
                   + taps(MENU_AT, (R, R, R, C, C, L, L, L, C), every=1.0) + "60 end\n")
-    assert resumed.state == run(OPENING + "40 end\n").state
+    assert resumed.state == run(OPENING + "37 end\n").state
 
 
 def test_undo_after_a_change_from_the_menu_keeps_the_change():
     before = OPENING + "10 tap right\n"
-    script = (before + chord(30) + taps(40, RIGHT_PIN_TAPS)
+    script = (before + chord(30) + entry(40, RIGHT_PIN_TAPS)
               + taps(MENU_AT, (R, C, R, C, C, L, C)) + "60 arbiter undo\n70 end\n")
     played = run(script)
     # The +10 s on left's clock was made after the switch that the undo takes back.
@@ -178,7 +178,7 @@ def test_two_minutes_without_a_press_close_the_menu_and_the_match_stays_paused()
     just_before = menu(presses=(R,), end=MENU_AT + 119.9)
     assert just_before.state["phase"] == "arbiter"
     # A cube hold resumes, as any pause; the whole stop was nobody's.
-    script = (OPENING + chord(30) + taps(40, RIGHT_PIN_TAPS) + taps(MENU_AT, (R,))
+    script = (OPENING + chord(30) + entry(40, RIGHT_PIN_TAPS) + taps(MENU_AT, (R,))
               + "200 hold cube\n210 end\n")
     resumed = run(script)
     assert resumed.state["running"] == "right"
@@ -240,6 +240,7 @@ def test_the_menu_loads_the_next_match_on_the_device(tmp_path: Path):
             service.apply(ButtonEdge(start + round(33.7 * S), button, False))
         for i, button in enumerate((Button.LEFT, Button.RIGHT, Button.CUBE, Button.LEFT)):
             press(40 + i, button)                              # the PIN
+        press(44, Button.CUBE, 2.5)                            # the cube held: the end
         for i, button in enumerate((Button.LEFT, Button.LEFT, Button.CUBE, Button.CUBE)):
             press(50 + i, button)                              # next match, yes
         service.step()                                         # the load, on the loop
@@ -256,10 +257,10 @@ def test_the_menu_loads_the_next_match_on_the_device(tmp_path: Path):
 
 # --- a break under the menu: its overrun is always the late player's --------------------------
 
-# Left's break from 10 s to 310 s; the chord at 300 s and the menu open from 306.5 s.
+# Left's break from 10 s to 310 s; the chord at 300 s and the menu open from 309.5 s.
 GAME_THEN_BREAK = "0 tap left\n5 hold left\n8 tap right\n10 hold left\n"
 BREAK_ENDS = 310
-IN_THE_BREAK = GAME_THEN_BREAK + chord(300) + taps(305, RIGHT_PIN_TAPS)
+IN_THE_BREAK = GAME_THEN_BREAK + chord(300) + entry(305, RIGHT_PIN_TAPS)
 
 
 def late_reserve_ns(until: float) -> int:
@@ -272,7 +273,7 @@ BREAK_MENUS = [
     ("resume after the break's end", taps(330, (C,)), 400.0, "break", 400.0),
     ("end the break at 337 s", taps(330, (R,) * 6 + (C, C), every=1.0), 400.0, "arbiter", 337.0),
     ("left +30 s, then resume", taps(330, (R, C, R, R, R, C, C, L, C)), 400.0, "break", 370.0),
-    ("the menu's timeout at 426.5 s", "", 500.0, "paused", 426.5),
+    ("the menu's timeout at 429.5 s", "", 500.0, "paused", 429.5),
     ("resume before the break's end", "", 400.0, "break", 400.0),
 ]
 
@@ -281,7 +282,7 @@ BREAK_MENUS = [
 def test_a_break_overrun_under_the_menu_is_the_late_players(name, presses, end, phase, until):
     before = IN_THE_BREAK
     if name == "resume before the break's end":
-        before = GAME_THEN_BREAK + chord(200) + taps(205, RIGHT_PIN_TAPS) + taps(220, (C,))
+        before = GAME_THEN_BREAK + chord(200) + entry(205, RIGHT_PIN_TAPS) + taps(220, (C,))
     played = run(before + presses + f"{end} end\n")
     assert played.state["phase"] == phase
     assert reserve_ns(played, Side.LEFT) == late_reserve_ns(until)
@@ -309,11 +310,11 @@ def test_a_break_overrun_run_out_under_the_menu_drops_the_flag_at_its_instant(re
 # An outage with the menu open: the menu closes with a stopped clock paused; a break's overrun
 # up to the outage is the late player's.
 MENU_OUTAGES = [
-    ("a running clock", OPENING + chord(30) + taps(40, RIGHT_PIN_TAPS), 45.0, "paused",
+    ("a running clock", OPENING + chord(30) + entry(40, RIGHT_PIN_TAPS), 45.0, "paused",
      "running"),
-    ("before game 1", chord(30) + taps(40, RIGHT_PIN_TAPS), 45.0, "between_games", None),
+    ("before game 1", chord(30) + entry(40, RIGHT_PIN_TAPS), 45.0, "between_games", None),
     ("a break overrun", IN_THE_BREAK, 330.0, "paused", "break"),
-    ("a break not over", GAME_THEN_BREAK + chord(200) + taps(205, RIGHT_PIN_TAPS), 250.0,
+    ("a break not over", GAME_THEN_BREAK + chord(200) + entry(205, RIGHT_PIN_TAPS), 250.0,
      "break", None),
 ]
 

@@ -41,6 +41,7 @@ from gammonclock.config_schema import (
 )
 from gammonclock.errors import GammonclockError
 from gammonclock.hardware.errors import HardwareError
+from gammonclock.pin import hash_pin
 from gammonclock.sides import Button, Pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,9 +77,9 @@ PASSING = [
     ("table.event", '"Spring Open 2025"', lambda c: c.device.table_event, "Spring Open 2025"),
     ("table.event", '"Кубок Москвы"', lambda c: c.device.table_event, "Кубок Москвы"),
     ("table.event", '"  Open  "', lambda c: c.device.table_event, "Open"),
-    ("arbiter.pin", '"LRCLR"', lambda c: c.device.arbiter_pin, "LRCLR"),
-    ("arbiter.pin", '"LLLL"', lambda c: c.device.arbiter_pin, "LLLL"),
-    ("arbiter.pin", '"CRLCRLCR"', lambda c: c.device.arbiter_pin, "CRLCRLCR"),
+    ("arbiter.pin", '"LRCLR"', lambda c: c.device.arbiter_pin, hash_pin("LRCLR")),
+    ("arbiter.pin", '"LLLL"', lambda c: c.device.arbiter_pin, hash_pin("LLLL")),
+    ("arbiter.pin", '"CRLCRLCR"', lambda c: c.device.arbiter_pin, hash_pin("CRLCRLCR")),
     ("arbiter.chord_s", "1", lambda c: c.device.arbiter_chord_ns, 1 * S),
     ("arbiter.chord_s", "10", lambda c: c.device.arbiter_chord_ns, 10 * S),
     ("arbiter.chord_s", "2.5", lambda c: c.device.arbiter_chord_ns, 2_500_000_000),

@@ -48,6 +48,7 @@ from gammonclock.hardware.screens import (
 )
 from gammonclock.hardware.texts import TEXTS, Room, Text, localized, say
 from gammonclock.match import Phase
+from gammonclock.pin import hash_pin
 from gammonclock.rules import ResultKind
 from gammonclock.sides import Pair, Side
 from property_helpers import property_settings
@@ -560,8 +561,10 @@ def _ru_arbiter(presses: tuple[str, ...] = (), pin: tuple[str, ...] = ("left", "
     script = (before + "130 down cube\n130.1 down left\n130.2 down right\n"
               "133.7 up cube\n133.7 up left\n133.7 up right\n")
     script += "".join(f"{140 + 0.5 * i} tap {b}\n" for i, b in enumerate(pin))
+    if len(pin) == 4:                        # the whole PIN: the cube held ends the entry
+        script += "142 hold cube\n"
     script += "".join(f"{150 + i} tap {b}\n" for i, b in enumerate(presses))
-    p, v = ru_views(script + f"{151 + len(presses)} end\n", arbiter_pin="LRCL")
+    p, v = ru_views(script + f"{151 + len(presses)} end\n", arbiter_pin=hash_pin("LRCL"))
     if p.state["phase"] == "arbiter":          # (a resume leaves it: the players' screens)
         assert v.left == v.right
     return v.left
@@ -598,7 +601,7 @@ def test_the_arbiters_screens_in_russian(name, presses, pin) -> None:
 def test_a_failed_pin_in_russian() -> None:
     p, _ = ru_views(OPENING + "130 down cube\n130.1 down left\n130.2 down right\n"
                     "133.7 up cube\n133.7 up left\n133.7 up right\n170 end\n",
-                    arbiter_pin="LRCL")
+                    arbiter_pin=hash_pin("LRCL"))
     [refused] = p.surviving(Refused)
     notice = notice_for(refused)
     assert notice is not None

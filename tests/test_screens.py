@@ -52,6 +52,7 @@ from gammonclock.hardware.screens import (
     render,
 )
 from gammonclock.match import Phase, Recover
+from gammonclock.pin import hash_pin
 from gammonclock.sides import Pair, Side
 from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
 from property_helpers import property_settings
@@ -627,11 +628,13 @@ def _arbiter(presses: tuple[str, ...] = (), pin: tuple[str, ...] = ("left", "rig
     the PIN's taps from 140 s, then `presses` one a second from 150 s."""
     script = before + "130 down cube\n130.1 down left\n130.2 down right\n"
     if chord_held:
-        return views(script + "134 end\n", arbiter_pin="LRCL")
+        return views(script + "134 end\n", arbiter_pin=hash_pin("LRCL"))
     script += "133.7 up cube\n133.7 up left\n133.7 up right\n"
     script += "".join(f"{140 + 0.5 * i} tap {b}\n" for i, b in enumerate(pin))
+    if len(pin) == 4:                        # the whole PIN: the cube held ends the entry
+        script += "142 hold cube\n"
     script += "".join(f"{150 + i} tap {b}\n" for i, b in enumerate(presses))
-    return views(script + f"{151 + len(presses)} end\n", arbiter_pin="LRCL")
+    return views(script + f"{151 + len(presses)} end\n", arbiter_pin=hash_pin("LRCL"))
 
 
 R_, L_, C_ = "right", "left", "cube"

@@ -5,10 +5,16 @@ folds it as a `Chord` event at its earliest down edge, in place of what those ed
 release is a `ChordReleased` event. From there on every press is this module's:
 
 - `HELD`: the chord is still down; a tap is ignored.
-- `PIN`: each tap is a dot. The PIN's length of taps decides: right opens the menu; wrong, or
-  nothing within 30 s of the release, is a failed attempt: play resumes as if the clocks had
-  never stopped (the whole span charged to the side whose clock was running), and the third
-  failure in a row locks the chord for 5 minutes.
+- `PIN`: each press is a dot (`PinDot`); which button it was stays in the engine's pin pad.
+  The entry ends with a deliberate gesture, never at the PIN's length: the release of a cube
+  press held `hold_s` (that press is no letter), or of the 8th press. The pad then gives the
+  digest of the letters (`PinEntered`, pin.py), which is compared with the PIN's hash: right
+  opens the menu; wrong, or no end within 30 s of the release, is a failed attempt: play
+  resumes as if the clocks had never stopped (the whole span charged to the side whose clock
+  was running), and the third failure in a row locks the chord: 5 minutes, then 15, then 60
+  (and 60 after), until a right PIN. A journal written before the PIN was hashed replays as it
+  was played: its taps are letters, judged at the PIN's length, and lockouts are 5 minutes
+  (`legacy_pin`).
 - the menu: left = previous / −, right = next / +, cube tap = choose / set / yes, cube hold =
   resume play (one gesture from anywhere but a confirmation, where the tap's "yes" stands).
   A change is set in `EDIT`, asked in `CONFIRM` and applied as the arbiter command of §7 it is,
@@ -29,19 +35,21 @@ from .arbiter_actions import Arbiter
 from .durations import NS_PER_MIN, NS_PER_S, format_clock
 from .effects import Paused, Refused, Shown
 from .match_state import MatchState, MenuItem, PanelMode, PanelStage, Phase
+from .pin import MAX_PIN, PIN_LETTERS
 from .reasons import Reason
 from .sides import Button, Side
 from .transition import Step
 
 PIN_WINDOW_NS = 30 * NS_PER_S        # from the chord's release to the PIN's last tap
 MENU_IDLE_NS = 120 * NS_PER_S        # without a press, the menu closes (still paused)
-LOCKOUT_NS = 5 * NS_PER_MIN          # the chord after three failed attempts in a row
+LOCKOUT_NS = 5 * NS_PER_MIN          # the chord after three failed attempts in a row (old journals)
+# The lockouts in a row (since the last right PIN): 5 minutes, then 15, then 60, and 60 after.
+LOCKOUTS_NS = (5 * NS_PER_MIN, 15 * NS_PER_MIN, 60 * NS_PER_MIN)
 FAILURES_TO_LOCK = 3
 ADJUST_STEP_NS = 10 * NS_PER_S       # one arrow tap on a clock
 MAX_CUBE_CHOICE = 64                 # the physical cube's top face; the socket sets more
 
 MENU = tuple(MenuItem)
-PIN_LETTERS = {"L": Button.LEFT, "R": Button.RIGHT, "C": Button.CUBE}
 
 # The menu's items that set a value before they are confirmed (the rest confirm at once).
 EDITED = frozenset({MenuItem.ADJUST_LEFT, MenuItem.ADJUST_RIGHT, MenuItem.SCORE, MenuItem.CUBE})
@@ -51,6 +59,11 @@ ADJUSTED = {MenuItem.ADJUST_LEFT: Side.LEFT, MenuItem.ADJUST_RIGHT: Side.RIGHT}
 def pin_buttons(pin: str) -> tuple[Button, ...]:
     """The buttons of a PIN as the config writes it ("LRCLR")."""
     return tuple(PIN_LETTERS[letter] for letter in pin.upper())
+
+
+def lockout_ns(lockouts: int) -> int:
+    """The length of a lockout after `lockouts` earlier ones since the last right PIN."""
+    return LOCKOUTS_NS[min(lockouts, len(LOCKOUTS_NS) - 1)]
 
 
 def cube_choices() -> tuple[tuple[int, Side | None], ...]:
@@ -105,7 +118,14 @@ class ArbiterMode(Step):
         if panel.stage is PanelStage.HELD:
             self.s.panel = replace(panel, stage=PanelStage.PIN,
                                    deadline=self.t + PIN_WINDOW_NS)
-            self.show("arbiter: enter the PIN", Reason.PIN_ENTRY)
+            self.show("arbiter: enter the PIN" if self.legacy_pin is not None
+                      else "arbiter: enter the PIN, then hold cube", Reason.PIN_ENTRY)
+
+    @property
+    def legacy_pin(self) -> str | None:
+        """The clear PIN of a journal written before the PIN was hashed (None since)."""
+        check = self.s.rules.arbiter_pin
+        return check.legacy_pin if check is not None else None
 
     @property
     def panel(self) -> PanelMode:
@@ -122,7 +142,10 @@ class ArbiterMode(Step):
         if panel.stage is PanelStage.HELD:
             self.ignore(f"tap {button}", Reason.CHORD_HELD, "release all three buttons first")
         elif panel.stage is PanelStage.PIN:
-            self.pin_tap(button)
+            if self.legacy_pin is not None:
+                self.pin_tap(button)
+            else:                 # only an undo's replay brings a tap here: a dot, no letter
+                self.pin_dot()
         else:
             self.s.panel = replace(panel, deadline=self.t + MENU_IDLE_NS, refused=None)
             if held:          # only a cube hold means something here: resume play
@@ -160,19 +183,43 @@ class ArbiterMode(Step):
 
     # --- the PIN -----------------------------------------------------------------------------
 
-    def pin_tap(self, button: Button) -> None:
+    def pin_dot(self) -> None:
+        """A press of the PIN: one more dot (at most 8), never the button."""
+        panel = self.panel
+        if panel.stage is PanelStage.PIN and panel.dots < MAX_PIN:
+            self.s.panel = replace(panel, dots=panel.dots + 1)
+            self.show("PIN " + "*" * (panel.dots + 1), Reason.PIN_DOT)
+
+    def pin_entered(self, digest: str) -> None:
+        """The entry ended: its digest against the PIN's hash (in constant time)."""
         s, panel = self.s, self.panel
+        if panel.stage is not PanelStage.PIN:
+            return
         assert s.rules.arbiter_pin is not None
-        pin = pin_buttons(s.rules.arbiter_pin)
+        if s.rules.arbiter_pin.matches(digest):
+            self.open_menu()
+        else:
+            self.fail(Reason.PIN_WRONG, "wrong PIN")
+
+    def open_menu(self) -> None:
+        s = self.s
+        s.pin_failures = s.lockouts = 0
+        s.panel = replace(self.panel, stage=PanelStage.MENU, entered=(), dots=0,
+                          item=MenuItem.RESUME, deadline=self.t + MENU_IDLE_NS)
+        self.show("arbiter's menu", Reason.ARBITER_MENU)
+
+    def pin_tap(self, button: Button) -> None:
+        """A tap of the PIN in a journal written before the PIN was hashed, as it was played
+        then: a letter, judged at the PIN's length."""
+        s, panel = self.s, self.panel
+        assert self.legacy_pin is not None
+        pin = pin_buttons(self.legacy_pin)
         entered = panel.entered + (button,)
         if len(entered) < len(pin):
             s.panel = replace(panel, entered=entered)
             self.show("PIN " + "*" * len(entered), Reason.PIN_DOT)
         elif entered == pin:
-            s.pin_failures = 0
-            s.panel = replace(panel, stage=PanelStage.MENU, entered=(), item=MenuItem.RESUME,
-                              deadline=self.t + MENU_IDLE_NS)
-            self.show("arbiter's menu", Reason.ARBITER_MENU)
+            self.open_menu()
         else:
             self.fail(Reason.PIN_WRONG, "wrong PIN")
 
@@ -183,8 +230,13 @@ class ArbiterMode(Step):
         s.pin_failures += 1
         if s.pin_failures >= FAILURES_TO_LOCK:
             s.pin_failures = 0
-            s.chord_locked_until = self.t + LOCKOUT_NS
-            why += f"; the chord is locked for {format_clock(LOCKOUT_NS)}"
+            if self.legacy_pin is not None:
+                lock = LOCKOUT_NS
+            else:
+                lock = lockout_ns(s.lockouts)
+                s.lockouts += 1
+            s.chord_locked_until = self.t + lock
+            why += f"; the chord is locked for {format_clock(lock)}"
         else:
             why += f" ({s.pin_failures} of {FAILURES_TO_LOCK} before a lockout)"
         self.refuse("the arbiter's PIN", reason, why)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -42,6 +42,7 @@ from .durations import (
     shorten,
 )
 from .errors import GammonclockError
+from .pin import PinCheck, RedactError, clear_pin, hash_pin, redact_pin
 from .rules import DISCIPLINES, MatchRules, format_score, initial_reserve_ns
 from .sides import Button, Pair
 from .timecontrol import FlagRule, TimeControl, TimeMode
@@ -103,7 +104,9 @@ class DeviceConfig:
     table_id: str                    # 1-32 of A-Z a-z 0-9 _ -; default: the host name
     table_event: str                 # "" when not set
     match_file: str | None           # loaded at boot when no match is unfinished (SPEC §13.2)
-    arbiter_pin: str | None          # 4-8 of L, R, C (SPEC §13.4); None: the chord does nothing
+    # SPEC §13.4: the PIN's hash (from `pin` or `pin_hash`; the clear PIN is kept nowhere);
+    # None: the chord does nothing
+    arbiter_pin: PinCheck | None
     arbiter_chord_ns: int
     arbiter_socket_group: str | None
     hall: HallConfig | None          # None: no [hall] section
@@ -204,10 +207,11 @@ def file_kind(text: str, path: str = "<config>") -> str:
     return kinds.pop() if len(kinds) == 1 else "both"
 
 
-def parse_config(text: str, path: str = "<config>") -> Config:
+def parse_config(text: str, path: str = "<config>", *, header: bool = False) -> Config:
     """The config in `text`, one file holding the match and the device (either may be left to
-    its defaults); `path` names it in errors. Raises ConfigError."""
-    return _config(_Reader(_toml(text, path)), path, text)
+    its defaults); `path` names it in errors. Raises ConfigError. `header`: the text comes from
+    a journal's header, whose clear PIN (an old journal's) is not judged again."""
+    return _config(_Reader(_toml(text, path)), path, text, judge_pin=not header)
 
 
 def parse_match_config(text: str, path: str = "<match>", device: DeviceFile | None = None
@@ -238,18 +242,19 @@ def parse_device_config(text: str, path: str = "<device>") -> DeviceFile:
     return _device_file(r, path, text)
 
 
-def device_part(text: str, path: str) -> DeviceFile:
+def device_part(text: str, path: str, *, header: bool = False) -> DeviceFile:
     """The device settings of a file that may hold a match too (`run --config` with one file;
-    a journal's header): its match sections are set aside. Raises ConfigError."""
+    a journal's header, `header`): its match sections are set aside. Raises ConfigError."""
     data = _toml(text, path)
     return _device_file(_Reader({name: value for name, value in data.items()
-                                 if kind_of_section(name) != MATCH}), path, text)
+                                 if kind_of_section(name) != MATCH}), path, text,
+                        judge_pin=not header)
 
 
-def _device_file(r: _Reader, path: str, text: str) -> DeviceFile:
+def _device_file(r: _Reader, path: str, text: str, judge_pin: bool = True) -> DeviceFile:
     r.check_keys()
     values = r.read(fields_of(DEVICE))
-    _check_device(r, values)
+    _check_device(r, values, text if judge_pin else None)
     if r.problems:
         raise ConfigError(path, r.problems)
     return DeviceFile(path, text, _device(values), r.data)
@@ -265,10 +270,12 @@ def _merged(device: dict[str, Any], match: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _config(r: _Reader, path: str, text: str, device_text: str | None = None) -> Config:
+def _config(r: _Reader, path: str, text: str, device_text: str | None = None,
+            judge_pin: bool = True) -> Config:
     r.check_keys()
     values = r.read(FIELDS)
-    _check_device(r, values)
+    # A match file's text holds no [arbiter]: the device file's was checked when it was read.
+    _check_device(r, values, text if device_text is None and judge_pin else None)
     _check_match(r, values)
     if r.problems:
         raise ConfigError(path, r.problems)
@@ -285,8 +292,17 @@ def _check_match(r: _Reader, v: dict[str, Any]) -> None:
     _check_reserve(r, v)
 
 
-def _check_device(r: _Reader, v: dict[str, Any]) -> None:
-    """The checks across the device's keys."""
+def _check_device(r: _Reader, v: dict[str, Any], text: str | None = None) -> None:
+    """The checks across the device's keys; `text`: the file as written (its clear PIN must be
+    one the journals can be written without)."""
+    if v["arbiter.pin"] is not None and v["arbiter.pin_hash"] is not None:
+        r.problem("arbiter.pin_hash", "give either pin or pin_hash, not both")
+        v["arbiter.pin_hash"] = None
+    elif v["arbiter.pin"] is not None and text is not None:
+        try:
+            redact_pin(text)
+        except RedactError as exc:
+            r.problem("arbiter.pin", str(exc))
     used: dict[int, str] = {}
     for name in ("left", "right", "cube", "buzzer"):
         pin = v[f"pins.{name}"]
@@ -341,7 +357,15 @@ def _rules(v: dict[str, Any]) -> MatchRules:
         breaks_per_player=v["breaks.per_player"], break_ns=v["breaks.length"],
         hold_ns=v["buttons.hold_s"], debounce_ns=v["buttons.debounce_ms"],
         names=Pair(v["players.left"], v["players.right"]),
-        arbiter_pin=v["arbiter.pin"], chord_ns=v["arbiter.chord_s"])
+        arbiter_pin=_pin_check(v), chord_ns=v["arbiter.chord_s"])
+
+
+def _pin_check(v: dict[str, Any]) -> PinCheck | None:
+    """The PIN's check: the hash given, or the clear PIN's (hashed once per process)."""
+    if v["arbiter.pin"] is not None:
+        return hash_pin(v["arbiter.pin"])
+    check: PinCheck | None = v["arbiter.pin_hash"]
+    return check
 
 
 def _panel(v: dict[str, Any], side: str) -> PanelConfig:
@@ -364,7 +388,7 @@ def _device(v: dict[str, Any]) -> DeviceConfig:
         state_dir=v["journal.state_dir"], checkpoint_ns=v["journal.checkpoint_s"],
         debounce_ns=v["buttons.debounce_ms"], hold_ns=v["buttons.hold_s"],
         table_id=v["table.id"], table_event=v["table.event"], match_file=v["table.match_file"],
-        arbiter_pin=v["arbiter.pin"], arbiter_chord_ns=v["arbiter.chord_s"],
+        arbiter_pin=_pin_check(v), arbiter_chord_ns=v["arbiter.chord_s"],
         arbiter_socket_group=v["arbiter.socket_group"], hall=hall,
         language=v["display.language"])
 
@@ -396,12 +420,24 @@ class Config:
 
 def config_of_header(header: dict[str, Any], name: str) -> Config:
     """The config a journal's header holds: one file, or a match file and its device config.
-    Raises ConfigError naming `name` (the journal)."""
+    Raises ConfigError naming `name` (the journal).
+
+    A header written before the PIN was hashed (SPEC §13.4) holds `[arbiter] pin` in clear, and
+    its journal the PIN's taps as button edges: its rules then carry that PIN
+    (`PinCheck.legacy_pin`), so that it replays exactly as it was played."""
     device_text = header.get("device")
     if isinstance(device_text, str):
-        device = device_part(device_text, f"{name} (header: device config)")
-        return parse_match_config(header["config"], f"{name} (header)", device)
-    return parse_config(header["config"], f"{name} (header)")
+        device = device_part(device_text, f"{name} (header: device config)", header=True)
+        config = parse_match_config(header["config"], f"{name} (header)", device)
+        pin = clear_pin(device.data)
+    else:
+        config = parse_config(header["config"], f"{name} (header)", header=True)
+        pin = clear_pin(_toml(header["config"], name))
+    rules = config.rules
+    if pin is not None and rules.arbiter_pin is not None:
+        config = replace(config, rules=replace(
+            rules, arbiter_pin=replace(rules.arbiter_pin, legacy_pin=pin)))
+    return config
 
 
 def load_config(path: str | Path) -> Config:

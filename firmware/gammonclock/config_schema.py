@@ -48,6 +48,7 @@ from .durations import (
     shorten,
     shown_number,
 )
+from .pin import HASH_HINT, PinCheck, PinHashError
 from .rules import (
     DEFAULT_DEBOUNCE_NS,
     DEFAULT_HOLD_NS,
@@ -396,6 +397,20 @@ class Pattern(Converter):
         return value
 
 
+class PinHash(Converter):
+    """The arbiter's PIN as its hash (pin.py): what the journals keep instead of the PIN."""
+
+    allowed = "a hash as `python -m gammonclock.pin PIN` prints it"
+
+    def check(self, value: Any) -> PinCheck:
+        if not isinstance(value, str):
+            raise ValueError(f"{shown(value)} is not a PIN hash; use {HASH_HINT}")
+        try:
+            return PinCheck.parse(value)
+        except PinHashError as exc:
+            raise ValueError(f"{shown(value)} is not a PIN hash: {exc}") from None
+
+
 _HOST = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]", re.ASCII)
 
 
@@ -567,7 +582,10 @@ FIELDS: tuple[Field, ...] = (
           "the match loaded at boot when no match is unfinished (SPEC §13.2); none: idle"),
     Field("arbiter.pin", Pattern(r"[LRC]{4,8}", "a PIN",
                                  '4–8 button names of L, R, C, e.g. "LRCLR"'), None,
-          "opens the arbiter's menu at the panels (SPEC §13.4); none: the chord does nothing"),
+          "opens the arbiter's menu at the panels (SPEC §13.4); none: the chord does nothing. "
+          "Journals keep only its hash"),
+    Field("arbiter.pin_hash", PinHash(), None,
+          "the PIN as its salted hash (`python -m gammonclock.pin PIN`), instead of `pin`"),
     Field("arbiter.chord_s", NumberNs(Decimal(1), Decimal(10), NS_PER_S, "seconds"),
           3 * NS_PER_S, "how long all three buttons are held to ask for the PIN"),
     Field("arbiter.socket_group", Pattern(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", "a group name",

@@ -12,11 +12,22 @@ It adds to the match fold (`match.py`) what needs the history of the match:
 Both work the same way: the engine keeps the history of the events it folded, each with the match
 state just before it, and replays from there. The engine is pure: `feed` and `advance` return a new
 engine and the effects; nothing here reads a clock.
+
+- the **pin pad** (SPEC §13.4): while the arbiter enters the PIN, and until every button pressed
+  then is up again, the edges are the pad's, not the match's. It debounces them per button (fine
+  point 3) and keeps which button was pressed in memory only (`PadKeys`): the match folds a dot
+  per press (`PinDot`) and, at the end of the entry, the digest of the letters (`PinEntered`).
+  What it did with an edge, without the button, is a `PinKey`: the input the session journals
+  for that edge (`Engine.recorded`) and that a replay feeds back, to the same match. The pad's
+  presses never reach the engine's `buttons`: when the pad gives the buttons back (the next
+  edge after its last press is released, out of the PIN's stage), every button is up, its
+  debounce counted from the pad's last accepted edge.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import assert_never
 
 from . import match as m
@@ -40,6 +51,7 @@ from .effects import (
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Hold, MatchState, Recover, Tap
 from .match_state import MenuItem, PanelStage, Phase, copy_state
+from .pin import MAX_PIN
 from .reasons import Reason
 from .rules import EndReason, MatchRules
 from .sides import Button
@@ -57,7 +69,60 @@ class ButtonEdge:
         return f"{'down' if self.pressed else 'up'} {self.button}"
 
 
-Input = ButtonEdge | ArbiterAction | DiceEvent | DiceDropped | Recover
+class PinKeyKind(str, Enum):
+    """What the pin pad did with an edge (the journal's `key`)."""
+
+    DOT = "dot"            # a press of the PIN: a dot on the panels
+    PRESS = "press"        # a press that is no letter (past the 8th, or after the entry ended)
+    RELEASE = "release"    # a release
+    END = "end"            # a release that ends the entry (a cube hold, the 8th press): digest
+    BOUNCE = "bounce"      # an edge debounce ignores
+
+
+@dataclass(frozen=True)
+class PinKey:
+    """An edge of the pin pad as the journal keeps it: what it did, never which button."""
+
+    t: int
+    key: PinKeyKind
+    digest: str | None = None    # END: the digest of the letters entered (pin.py)
+
+    def describe(self) -> str:
+        return f"PIN {self.key.value}"
+
+
+Input = ButtonEdge | PinKey | ArbiterAction | DiceEvent | DiceDropped | Recover
+
+
+@dataclass(frozen=True)
+class PadHold:
+    """The pin pad as a replay knows it too (no button): the presses it took and has not seen
+    released, and its last accepted edge."""
+
+    down: int
+    last_edge_at: int
+
+
+@dataclass(frozen=True)
+class PadPress:
+    down_at: int
+    letter: int | None           # its place among the letters entered (None: no letter)
+
+
+@dataclass(frozen=True)
+class PadKeys:
+    """The pin pad's buttons, in memory only (never journaled, never in a snapshot): each
+    button's last accepted edge and press in progress, and the letters entered, in order."""
+
+    last_edge_at: tuple[tuple[Button, int | None], ...]
+    presses: tuple[tuple[Button, PadPress], ...] = ()
+    letters: tuple[Button, ...] = ()
+
+    def press(self, button: Button) -> PadPress | None:
+        return dict(self.presses).get(button)
+
+    def edge_at(self, button: Button) -> int | None:
+        return dict(self.last_edge_at).get(button)
 
 
 @dataclass(frozen=True)
@@ -102,7 +167,7 @@ class Entry:
         its own state with every press (a PIN dot, a step of the menu) and says so in inert
         effects, so its presses and the chord are always kept."""
         return any(not e.inert for e in self.effects) or isinstance(
-            self.event, (m.Chord, m.ChordReleased)) or (
+            self.event, (m.Chord, m.ChordReleased, m.PinDot, m.PinEntered)) or (
             isinstance(self.event, (Tap, Hold)) and self.before.phase is Phase.ARBITER)
 
     @property
@@ -142,6 +207,9 @@ class Engine:
     log: Entry | None = None     # the newest history entry
     serials: int = 0             # history entries created so far
     seq: int = 0                 # effects reported so far
+    pad: PadHold | None = None   # the pin pad holds the buttons (SPEC §13.4)
+    keys: PadKeys | None = None  # … and which they are: in memory only (see the module doc)
+    recorded: Input | None = None   # the last input fed, as the journal keeps it
 
     def _with(self, **changes: object) -> Engine:
         """A copy with `changes`: `dataclasses.replace` without its cost on the hot path."""
@@ -237,14 +305,18 @@ class Engine:
     def feed(self, event: Input) -> tuple[Engine, list[Effect]]:
         """Apply one input at its instant; timers due up to that instant fire first."""
         engine, out = self.advance(event.t)
+        engine = engine._with(recorded=event)
         match event:
             case ButtonEdge():
                 engine, effects = engine._edge(event)
+            case PinKey():
+                engine, effects = engine._pin_key(event)
             case ArbiterAction(command=Undo()):
                 engine, effects = engine._undo(event.t, event.source, event.by)
             case Recover():
                 # After an outage every button is up and no press is pending.
-                engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons))
+                engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons),
+                                      pad=None, keys=None)
                 engine, effects = engine._fold(event)
             case ArbiterAction() | DiceEvent() | DiceDropped():
                 engine, effects = engine._fold(event)
@@ -257,6 +329,13 @@ class Engine:
                                            for b, s in self.buttons))
 
     def _edge(self, edge: ButtonEdge) -> tuple[Engine, list[Effect]]:
+        if self._pad_takes():
+            return self._pad_edge(edge)
+        if self.pad is not None:
+            # The pad gives the buttons back: all up, debounced from its last edge.
+            at = self.pad.last_edge_at
+            return self._with(buttons=tuple((b, ButtonState(at, None)) for b, _ in self.buttons),
+                              pad=None, keys=None)._edge(edge)
         current = self.button(edge.button)
         if not edge_taken(current.down, current.last_edge_at, edge.pressed, edge.t,
                           self.rules.debounce_ns):
@@ -286,6 +365,89 @@ class Engine:
                 Reason.NEXT_MATCH_REQUESTED)])
             effects = effects + more
         return engine, effects
+
+    # --- the pin pad (SPEC §13.4) -----------------------------------------------------------
+
+    def _in_pin_entry(self) -> bool:
+        """The arbiter is entering the PIN (and the PIN is a hash: a journal of before keeps
+        its taps as button edges, as it was played)."""
+        panel, check = self.match.panel, self.rules.arbiter_pin
+        return (self.match.phase is Phase.ARBITER and panel is not None
+                and panel.stage is PanelStage.PIN and check is not None
+                and check.legacy_pin is None)
+
+    def _pad_takes(self) -> bool:
+        """Whether the pin pad takes the edges now: in the PIN's entry, and until every button
+        pressed then is up."""
+        return self._in_pin_entry() or (self.pad is not None and self.pad.down > 0)
+
+    def _pad_started(self) -> Engine:
+        """The engine with the pad holding the buttons: a press still down (one begun while
+        the chord was held) is the pad's from now on, and no longer one that becomes a hold."""
+        if self.pad is not None:
+            return self
+        down = [(b, s) for b, s in self.buttons if s.press is not None]
+        last = max((s.last_edge_at for _, s in self.buttons if s.last_edge_at is not None),
+                   default=self.now)
+        keys = PadKeys(tuple((b, s.last_edge_at) for b, s in self.buttons),
+                       tuple((b, PadPress(s.press.down_at, None)) for b, s in down
+                             if s.press is not None))
+        return self._with(buttons=tuple((b, ButtonState(s.last_edge_at, None))
+                                        for b, s in self.buttons),
+                          pad=PadHold(len(down), last), keys=keys)
+
+    def _pad_edge(self, edge: ButtonEdge) -> tuple[Engine, list[Effect]]:
+        """An edge the pin pad takes: what it means, without the button, folded as the
+        journal will say it (`_pin_key`)."""
+        engine = self._pad_started()
+        keys = engine.keys
+        assert keys is not None
+        button, t = edge.button, edge.t
+        press = keys.press(button)
+        if not edge_taken(press is not None, keys.edge_at(button), edge.pressed, t,
+                          self.rules.debounce_ns):
+            return engine._pin_key(PinKey(t, PinKeyKind.BOUNCE))
+        edges = tuple((b, t if b is button else at) for b, at in keys.last_edge_at)
+        if edge.pressed:
+            letter = engine._in_pin_entry() and len(keys.letters) < MAX_PIN
+            keys = PadKeys(edges, keys.presses + ((button, PadPress(
+                t, len(keys.letters) if letter else None)),),
+                keys.letters + ((button,) if letter else ()))
+            key = PinKey(t, PinKeyKind.DOT if letter else PinKeyKind.PRESS)
+        else:
+            assert press is not None
+            keys = PadKeys(edges, tuple((b, p) for b, p in keys.presses if b is not button),
+                           keys.letters)
+            key = PinKey(t, PinKeyKind.RELEASE)
+            check = self.rules.arbiter_pin
+            if engine._in_pin_entry() and check is not None:
+                letters = keys.letters
+                if button is Button.CUBE and t - press.down_at >= self.rules.hold_ns:
+                    # The cube held: the end of the entry, and no letter itself.
+                    if press.letter is not None:
+                        letters = letters[:press.letter] + letters[press.letter + 1:]
+                    key = PinKey(t, PinKeyKind.END, check.digest(letters))
+                elif len(letters) >= MAX_PIN:
+                    key = PinKey(t, PinKeyKind.END, check.digest(letters))
+            if key.key is PinKeyKind.END or not engine._in_pin_entry():
+                keys = replace(keys, letters=())        # forgotten as soon as judged
+        return engine._with(keys=keys)._pin_key(key)
+
+    def _pin_key(self, key: PinKey) -> tuple[Engine, list[Effect]]:
+        """A pin pad's edge, as the live pad made it or a replay reads it from the journal:
+        the same match either way."""
+        engine = self._pad_started()._with(recorded=key)
+        pad = engine.pad
+        assert pad is not None
+        if key.key is PinKeyKind.BOUNCE:
+            return engine, []
+        pressed = key.key in (PinKeyKind.DOT, PinKeyKind.PRESS)
+        engine = engine._with(pad=PadHold(max(0, pad.down + (1 if pressed else -1)), key.t))
+        if key.key is PinKeyKind.DOT:
+            return engine._fold(m.PinDot(key.t))
+        if key.key is PinKeyKind.END:
+            return engine._fold(m.PinEntered(key.t, key.digest or ""))
+        return engine, []
 
     def _panel_refused(self, reason: Reason | None) -> Engine:
         """The menu says why its undo was refused until the next press (`arbiter_mode` does so

@@ -45,6 +45,7 @@ from .session import (
     Replayed,
     Session,
     StampSource,
+    header_text,
     journal_header,
     journal_heads,
     journal_order,
@@ -329,7 +330,9 @@ def _same_match_waiting(session: Session, config: Config) -> bool:
         header = read_header(session.journal.path).data
     except JournalError:
         return False                 # not on the card yet: replaced, as a different match is
-    return header.get("config") == config.text and header.get("device") == config.device_text
+    device_text = config.device_text
+    return header.get("config") == header_text(config.text, config.path) and header.get(
+        "device") == (None if device_text is None else header_text(device_text, config.path))
 
 
 def _game_on(service: ClockService) -> bool:

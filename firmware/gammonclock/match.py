@@ -27,7 +27,8 @@ from .sides import Button, Pair, Side
 
 __all__ = [
     "ArbiterAction", "Chord", "ChordReleased", "DiceDropped", "DiceEvent", "Event", "Hold",
-    "MatchState", "Phase", "Recover", "Tap", "advance", "apply", "start", "state_json",
+    "MatchState", "Phase", "PinDot", "PinEntered", "Recover", "Tap", "advance", "apply",
+    "start", "state_json",
 ]
 
 
@@ -119,7 +120,32 @@ class ChordReleased:
         return "arbiter chord released"
 
 
-Event = Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover | Chord | ChordReleased
+@dataclass(frozen=True)
+class PinDot:
+    """A press in the arbiter's PIN entry (SPEC §13.4): a dot on the panels. Which button it was
+    is the pin pad's (`engine`), never the match's or the journal's."""
+
+    t: int
+
+    def describe(self) -> str:
+        return "PIN press"
+
+
+@dataclass(frozen=True)
+class PinEntered:
+    """The PIN entry ended at `t` (the release of a cube hold, or of the 8th press): `digest`
+    is the hash of the buttons entered with the PIN hash's salt and parameters (pin.py), which
+    the match compares with the hash. The letters are never kept."""
+
+    t: int
+    digest: str
+
+    def describe(self) -> str:
+        return "PIN entered"
+
+
+Event = (Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover | Chord | ChordReleased
+         | PinDot | PinEntered)
 
 
 def start(rules: MatchRules, at: int = 0) -> MatchState:
@@ -175,6 +201,12 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
         case ChordReleased():
             if state.phase is Phase.ARBITER:
                 ArbiterMode(state, effects).chord_released()
+        case PinDot():
+            if state.phase is Phase.ARBITER:
+                ArbiterMode(state, effects).pin_dot()
+        case PinEntered(digest=digest):
+            if state.phase is Phase.ARBITER:
+                ArbiterMode(state, effects).pin_entered(digest)
         case Recover():
             Play(state, effects).recover()
         case DiceEvent(message=message):

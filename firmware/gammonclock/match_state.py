@@ -95,7 +95,10 @@ class PanelMode:
     froze_turn: bool
     stage: PanelStage
     deadline: int | None              # PIN: 30 s after the release; menu: 120 s after a press
-    entered: tuple[Button, ...] = ()  # the PIN taps so far (the panels show dots only)
+    # The PIN taps so far, in a journal written before the PIN was hashed only (its taps were
+    # button edges); since, the buttons stay in the engine's pin pad and this is empty.
+    entered: tuple[Button, ...] = ()
+    dots: int = 0                     # the PIN presses so far (the panels show dots only)
     item: MenuItem = MenuItem.RESUME
     delta_ns: int = 0                 # ADJUST_*: the change to the reserve
     score: Pair[Fraction] | None = None
@@ -140,6 +143,7 @@ class MatchState:
     panel: PanelMode | None = None            # in Phase.ARBITER
     pin_failures: int = 0                     # failed PIN attempts in a row
     chord_locked_until: int | None = None     # three failures lock the chord until then
+    lockouts: int = 0                         # lockouts since the last right PIN (escalation)
 
     # --- reading ----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from enum import Enum
 from fractions import Fraction
 
 from .durations import NS_PER_MIN, NS_PER_S
+from .pin import PinCheck
 from .reasons import Reason
 from .sides import Pair, Side
 from .timecontrol import FlagRule, TimeControl, TimeMode
@@ -267,10 +268,10 @@ class MatchRules:
     hold_ns: int
     debounce_ns: int
     names: Pair[str]
-    # The arbiter at the panels (SPEC §13.4): the PIN as button letters ("LRCLR"; None: the
-    # chord means nothing) and how long the chord of all three buttons is held. A journal
-    # written before these existed reads back with the defaults: no PIN.
-    arbiter_pin: str | None = None
+    # The arbiter at the panels (SPEC §13.4): the PIN's hash (pin.py; None: the chord means
+    # nothing) and how long the chord of all three buttons is held. A journal written before
+    # these existed reads back with the defaults: no PIN.
+    arbiter_pin: PinCheck | None = None
     chord_ns: int = DEFAULT_CHORD_NS
 
     @property

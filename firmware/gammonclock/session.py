@@ -24,7 +24,7 @@ from .arbiter import Undo, parse_command
 from .config import Config, ConfigError, config_of_header
 from .dice import parse_line
 from .effects import Effect
-from .engine import ButtonEdge, Engine, Input
+from .engine import ButtonEdge, Engine, Input, PinKey, PinKeyKind
 from .errors import GammonclockError
 from .journal import (
     JOURNALS_DIR,
@@ -48,6 +48,7 @@ from .journal import (
     verify,
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Recover
+from .pin import RedactError, redact_pin
 from .sides import Button
 from .snapshot import (
     SnapshotError,
@@ -82,6 +83,11 @@ def input_data(event: Input) -> dict[str, Any]:
     match event:
         case ButtonEdge():
             return {"type": "edge", "button": event.button.value, "pressed": event.pressed}
+        case PinKey():
+            data: dict[str, Any] = {"type": "pin", "key": event.key.value}
+            if event.digest is not None:
+                data["digest"] = event.digest
+            return data
         case ArbiterAction():
             data = {"type": "arbiter", "command": event.command.describe()}
             data.update({key: value for key, value in (("source", event.source),
@@ -112,6 +118,18 @@ def input_from(t: int, data: dict[str, Any]) -> Input:
 
 def _edge_from(t: int, data: dict[str, Any]) -> Input:
     return ButtonEdge(t, _button(data["button"]), data["pressed"])
+
+
+def _pin_from(t: int, data: dict[str, Any]) -> Input:
+    try:
+        key = PinKeyKind(data["key"])
+    except ValueError:
+        raise InputError(f"PIN key {data['key'][:40]!r} is unknown; one of "
+                         f"{', '.join(k.value for k in PinKeyKind)} is due") from None
+    digest = data.get("digest")
+    if (key is PinKeyKind.END) != (digest is not None):
+        raise InputError("a PIN input has a digest exactly when its key is end")
+    return PinKey(t, key, digest)
 
 
 def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
@@ -150,6 +168,7 @@ class _InputType:
 # Every input type a journal holds: its fields, and how it is read back.
 INPUT_TYPES: dict[str, _InputType] = {
     "edge": _InputType({"button": str, "pressed": bool}, _edge_from),
+    "pin": _InputType({"key": str}, _pin_from, {"digest": str}),
     "arbiter": _InputType({"command": str}, _arbiter_from, {"source": str, "by": str}),
     "dice": _InputType({"line": str}, _dice_from),
     "dice_dropped": _InputType({"count": int}, _dice_dropped_from),
@@ -232,7 +251,9 @@ class Session:
             self._rebuild_history()
         self.engine, effects = self.engine.feed(event)
         if self.journal is not None:
-            self._write("input", event.t, {"input": input_data(event),
+            # As the engine says it: an edge of the PIN's entry without its button.
+            recorded = self.engine.recorded or event
+            self._write("input", event.t, {"input": input_data(recorded),
                                            "effects": effects_data(effects)})
             # A press waits for one fsync: the snapshot goes with a tick unless long overdue.
             self._snapshot_if_due(2 * self.snapshot_every)
@@ -361,15 +382,25 @@ def journal_header(config_text: str, config_path: str, match_no: int | None = No
     keeps that config's text too (`device`): the match's buttons and panels' language are in
     it, and a replay must read the match as the clock did."""
     host = os.uname().nodename if hasattr(os, "uname") else "unknown"
-    header: dict[str, Any] = {"config": config_text, "config_path": config_path,
-                              "version": __version__, "host": host}
+    header: dict[str, Any] = {"config": header_text(config_text, config_path),
+                              "config_path": config_path, "version": __version__, "host": host}
     if device_text is not None:
-        header["device"] = device_text
+        header["device"] = header_text(device_text, f"{config_path} (device config)")
     if table is not None:
         header["table"] = table
     if match_no is not None:
         header["match_no"] = match_no
     return header
+
+
+def header_text(text: str, path: str) -> str:
+    """A config text as a journal's header keeps it: a clear `[arbiter] pin` replaced by the
+    hash the engine uses (SPEC §13.4: the PIN never leaves the arbiter). ConfigError when it
+    cannot be replaced safely (the config's check refuses such a file before this)."""
+    try:
+        return redact_pin(text)
+    except RedactError as exc:
+        raise ConfigError(path, [f"arbiter.pin: {exc}"]) from None
 
 
 def new_journal_path(state_dir: str | Path, wall_ns: int, suffix: str = "") -> Path:

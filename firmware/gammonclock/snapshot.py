@@ -196,7 +196,10 @@ def engine_data(state: Engine, cut: bool = False) -> dict[str, Any]:
     """The snapshot record's data for `state`; `cut`: its history was restored from a snapshot
     that left its start out (so what it holds is not all there was either)."""
     kept = kept_history(state)
+    # The pin pad, when it holds the buttons: without them (the journal never has them).
+    pad = {} if state.pad is None else {"pin_pad": encode_value(state.pad)}
     return {
+        **pad,
         "format": SNAPSHOT_FORMAT,
         "match": encode_value(state.match),
         "buttons": encode_value(state.buttons),
@@ -228,7 +231,13 @@ def engine_from(data: dict[str, Any], match_rules: MatchRules) -> tuple[Engine, 
     floor = None
     if data["trimmed"] and data["history"]:
         floor = min(e.serial for e in _entries(log))
-    return Engine(state, buttons, log, data["serials"], data["seq"]), floor
+    pad = decode_value(data.get("pin_pad"), match_rules, "snapshot.pin_pad")
+    if pad is not None and not isinstance(pad, engine.PadHold):
+        raise SnapshotError("snapshot.pin_pad: not what a snapshot holds")
+    # The pad's buttons are in memory only: a restored pad knows none (recovery lets go of
+    # every press anyway).
+    keys = None if pad is None else engine.PadKeys(tuple((b, None) for b, _ in buttons))
+    return Engine(state, buttons, log, data["serials"], data["seq"], pad, keys), floor
 
 
 def _buttons_ok(buttons: object) -> bool:

@@ -165,7 +165,7 @@ TEXTS: dict[str, Entry] = {
     "arbiter.held": E(Room.LINES, "release the buttons|\nthen enter the PIN|",
                       "отпустите кнопки,|\nзатем ПИН-код|"),
     "arbiter.pin": E(Room.LINES, "PIN|{text}\n30 s to enter it|", "ПИН-код|{text}\nна ввод 30 с|"),
-    "arbiter.how.pin": E(Room.STATUS, "tap the PIN's buttons", "наберите ПИН-код"),
+    "arbiter.how.pin": E(Room.STATUS, "PIN, then hold C", "ПИН, затем держать К"),
     "arbiter.how.menu": E(Room.STATUS, "L:prev C:choose R:next", "Л:назад К:выбор П:далее"),
     "arbiter.how.adjust": E(Room.STATUS, "L:-10s C:set R:+10s", "Л:-10с К:ввод П:+10с"),
     "arbiter.how.score_left": E(Room.STATUS, "L:-1 C:next R:+1", "Л:-1 К:далее П:+1"),

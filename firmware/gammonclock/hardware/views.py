@@ -367,7 +367,7 @@ def arbiter_view(state: MatchState, t: int, lang: str, info: TableInfo) -> Panel
         return PanelView(Layout.MENU, **head, title=say("arbiter.title", lang),
                          lines=say_lines("arbiter.held", lang))
     if stage is PanelStage.PIN:
-        dots = "*" * len(panel.entered) or "-"
+        dots = "*" * (panel.dots + len(panel.entered)) or "-"
         return PanelView(Layout.MENU, **head, title=say("arbiter.title.pin", lang),
                          lines=say_lines("arbiter.pin", lang, text=dots),
                          footer=say("arbiter.how.pin", lang))

@@ -1,0 +1,220 @@
+"""The arbiter's PIN as the clock keeps it (SPEC §13.4): a salted, slow hash, never the PIN.
+
+A PIN is 4–8 button letters (`L`, `R`, `C`). The device config may give it in clear
+(`[arbiter] pin = "LRCLR"`, read on the device only) or as its hash (`pin_hash`); either way the
+rules the engine uses hold the hash (`PinCheck`), and a journal's header is written with the
+hash in place of the clear PIN (`redact_pin`), so a journal, its exports, a stick's copy and the
+hall never hold the PIN.
+
+The hash is scrypt over the letters, written with its parameters:
+
+    scrypt$14$8$1$<salt, base64>$<digest, base64>      (log2 N, r, p; a 16-byte salt)
+
+An entry at the panels is judged by the same function over the letters entered
+(`PinCheck.digest`); what the journal keeps of an entry is that digest, and a replay compares it
+with the hash's (`PinCheck.matches`, in constant time): no PIN and no key needed. A clear PIN is
+hashed once per process (`hash_pin` caches by PIN), with a fresh random salt each time the
+process starts.
+
+    python -m gammonclock.pin LRCLR     # prints a pin_hash for the device config
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import secrets
+import sys
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from .errors import GammonclockError
+from .sides import Button
+
+SCHEME = "scrypt"
+LOG_N, R, P = 14, 8, 1             # 16 MiB and ~0.1 s per hash on a laptop core
+SALT_BYTES = 16
+DIGEST_BYTES = 32
+# What a pin_hash may ask for: bounded, so that no config makes an entry take seconds or the
+# memory of a Pi (scrypt needs 128 × r × N bytes).
+LOG_N_RANGE = (10, 16)
+R_RANGE = (1, 16)
+P_RANGE = (1, 4)
+MAX_MEMORY = 64 * 1024 * 1024
+PIN_LETTERS = {"L": Button.LEFT, "R": Button.RIGHT, "C": Button.CUBE}
+LETTERS = {button: letter for letter, button in PIN_LETTERS.items()}
+MAX_PIN = 8                        # an entry ends at the 8th press at the latest
+HASH_HINT = ('a hash as `python -m gammonclock.pin PIN` prints it: '
+             '"scrypt$14$8$1$<salt base64>$<digest base64>"')
+
+_HASH = re.compile(r"scrypt\$(\d{1,2})\$(\d{1,2})\$(\d)\$([A-Za-z0-9+/]+={0,2})\$"
+                   r"([A-Za-z0-9+/]+={0,2})", re.ASCII)
+
+
+class PinHashError(GammonclockError, ValueError):
+    """A pin_hash that is not one this firmware makes and can check."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str, what: str) -> bytes:
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise PinHashError(f"its {what} is not base64") from None
+    if _b64(data) != text:
+        raise PinHashError(f"its {what} is not base64 as written by this firmware")
+    return data
+
+
+@dataclass(frozen=True)
+class PinCheck:
+    """What the engine knows of the PIN: its hash (`hashed`, as the config and the header
+    write it). `legacy_pin` is set only for a journal written before the hash existed (its header
+    holds the PIN in clear and its PIN taps as button edges): that journal replays as it was
+    written, judged by the letters."""
+
+    hashed: str
+    legacy_pin: str | None = None
+
+    @staticmethod
+    def parse(text: str) -> PinCheck:
+        """The check of a pin_hash; PinHashError saying what is wrong."""
+        _parts(text)
+        return PinCheck(text)
+
+    def digest(self, buttons: Sequence[Button]) -> str:
+        """The digest of the buttons entered, with this hash's salt and parameters (base64)."""
+        log_n, r, p, salt, _ = _parts(self.hashed)
+        return _b64(_scrypt(letters(buttons), salt, log_n, r, p))
+
+    def matches(self, digest: str) -> bool:
+        """Whether an entry's digest is the PIN's (constant time)."""
+        want = _b64(_parts(self.hashed)[4])
+        return hmac.compare_digest(digest.encode("ascii", "replace"), want.encode("ascii"))
+
+
+def _parts(text: str) -> tuple[int, int, int, bytes, bytes]:
+    m = _HASH.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
+    if m is None:
+        raise PinHashError(f"it is not {HASH_HINT}")
+    log_n, r, p = int(m[1]), int(m[2]), int(m[3])
+    for value, (low, high), name in ((log_n, LOG_N_RANGE, "log2 N"), (r, R_RANGE, "r"),
+                                     (p, P_RANGE, "p")):
+        if not low <= value <= high:
+            raise PinHashError(f"its {name} is {value}; {low}..{high} is allowed")
+    if 128 * r * (1 << log_n) > MAX_MEMORY:
+        raise PinHashError(f"it asks scrypt for more than {MAX_MEMORY // 2**20} MiB")
+    salt, digest = _unb64(m[4], "salt"), _unb64(m[5], "digest")
+    if not 8 <= len(salt) <= 64:
+        raise PinHashError("its salt must be 8..64 bytes")
+    if len(digest) != DIGEST_BYTES:
+        raise PinHashError(f"its digest must be {DIGEST_BYTES} bytes")
+    return log_n, r, p, salt, digest
+
+
+def _scrypt(text: str, salt: bytes, log_n: int, r: int, p: int) -> bytes:
+    n = 1 << log_n
+    return hashlib.scrypt(text.encode("ascii"), salt=salt, n=n, r=r, p=p,
+                          maxmem=2 * 128 * r * n * p + 1024 * 1024, dklen=DIGEST_BYTES)
+
+
+def letters(buttons: Iterable[Button]) -> str:
+    return "".join(LETTERS[b] for b in buttons)
+
+
+def make_hash(pin: str, salt: bytes | None = None) -> str:
+    """A pin_hash of `pin` (letters), with a fresh random salt unless one is given."""
+    salt = secrets.token_bytes(SALT_BYTES) if salt is None else salt
+    return (f"{SCHEME}${LOG_N}${R}${P}${_b64(salt)}$"
+            f"{_b64(_scrypt(pin.upper(), salt, LOG_N, R, P))}")
+
+
+@cache
+def hash_pin(pin: str) -> PinCheck:
+    """The check of a clear PIN: hashed once per process (the config is read at every start and
+    every new match; the header written then must hold the very hash the engine uses, so the
+    cache never forgets one: there are only 9 841 PINs)."""
+    return PinCheck(make_hash(pin))
+
+
+# --- a config text with the PIN in clear -------------------------------------------------------
+
+_PIN_LINE = re.compile(r'^([ \t]*)pin([ \t]*=[ \t]*)("[LRC]{4,8}"|\'[LRC]{4,8}\')'
+                       r"([ \t]*(?:#[^\r\n]*)?\r?)$", re.MULTILINE)
+_TABLE = re.compile(r"^[ \t]*\[+[ \t]*([^\]\r\n]*?)[ \t]*\]+[ \t]*(?:#[^\r\n]*)?\r?$",
+                    re.MULTILINE)
+
+
+class RedactError(GammonclockError, ValueError):
+    """A config text whose clear PIN cannot be replaced safely (written in an unusual form)."""
+
+
+def clear_pin(data: dict[str, object]) -> str | None:
+    """The clear PIN a parsed config holds (`[arbiter] pin`), if any."""
+    arbiter = data.get("arbiter")
+    pin = arbiter.get("pin") if isinstance(arbiter, dict) else None
+    return pin if isinstance(pin, str) else None
+
+
+def redact_pin(text: str) -> str:
+    """`text` with its `[arbiter] pin = "…"` replaced by `pin_hash = "<hash>"` (the hash the
+    engine uses, `hash_pin`); a text without a clear PIN is returned as it is. RedactError when
+    the PIN is written in a form this cannot replace on its own line under `[arbiter]` (an
+    inline table, a dotted key, a multi-line string…): then nothing may be written."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RedactError(f"not valid TOML: {exc}") from None
+    pin = clear_pin(data)
+    if pin is None:
+        return text
+    check = hash_pin(pin)
+    found = [m for m in _PIN_LINE.finditer(text) if _table_at(text, m.start()) == "arbiter"]
+    if len(found) != 1:
+        raise RedactError("[arbiter] pin is written in a form the clock cannot keep out of "
+                          'its journals; write it on a line of its own: pin = "LRCLR"')
+    m = found[0]
+    redacted = (text[:m.start()] + f'{m[1]}pin_hash{m[2]}"{check.hashed}"{m[4]}'
+                + text[m.end():])
+    try:
+        after = tomllib.loads(redacted)
+    except tomllib.TOMLDecodeError:
+        raise RedactError("[arbiter] pin cannot be replaced by its hash in this text") from None
+    arbiter = after.get("arbiter")
+    if clear_pin(after) is not None or not isinstance(arbiter, dict) \
+            or arbiter.get("pin_hash") != check.hashed:
+        raise RedactError("[arbiter] pin cannot be replaced by its hash in this text")
+    if re.search(rf"(?<![A-Za-z]){pin}(?![A-Za-z])", redacted.replace(check.hashed, "")):
+        raise RedactError("the PIN is written elsewhere in the file too (a comment, a name?); "
+                          "the clock would copy it into its journals: remove it")
+    return redacted
+
+
+def _table_at(text: str, offset: int) -> str | None:
+    """The name of the TOML table a line at `offset` is in ("" at the top)."""
+    name = ""
+    for m in _TABLE.finditer(text, 0, offset):
+        name = m[1].replace(" ", "").replace('"', "")
+    return name
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1 or not re.fullmatch(r"[LRC]{4,8}", args[0].upper()):
+        print("usage: python -m gammonclock.pin PIN   (4-8 letters of L, R, C)",
+              file=sys.stderr)
+        return 2
+    print(f'pin_hash = "{make_hash(args[0].upper())}"')
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
