@@ -26,7 +26,7 @@ from gammonclock.effects import (
     Shown,
     as_any,
 )
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.engine import ButtonEdge, Engine, PinKey, PinKeyKind
 from gammonclock.export import text as export_text
 from gammonclock.hardware.screens import INFO_PAGE, notice_for
 from gammonclock.match import ArbiterAction, DiceDropped, DiceEvent, Recover
@@ -374,6 +374,8 @@ INPUTS = [
     DiceEvent(7, parse_line("ROLL L 3 1")),
     DiceDropped(8, 12),
     Recover(9),
+    PinKey(10, PinKeyKind.DOT),
+    PinKey(11, PinKeyKind.END, "x" * 44),
 ]
 
 

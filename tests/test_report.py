@@ -413,4 +413,4 @@ def test_the_json_export_hides_the_arbiters_pin(tmp_path):
     export_journal(tmp_path / "j.jsonl", "json", tmp_path / "j.json", key=key)
     text = (tmp_path / "j.json").read_text()
     assert "LRCLR" not in text
-    assert json_module.loads(text)["header"]["device"].endswith('pin = "(hidden)"\n')
+    assert 'pin_hash = "scrypt$14$8$1$' in json_module.loads(text)["header"]["device"]

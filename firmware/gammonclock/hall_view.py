@@ -42,6 +42,7 @@ from datetime import datetime
 from typing import Any
 
 from .durations import MAX_CUBE, MAX_POINTS
+from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
 
 RECENT_EVENTS = 8            # shown on a card
@@ -87,7 +88,7 @@ SEVERITY = {"flag": 0, "refused": 1, "overrun": 1, "pin": 1, "challenge": 2, "of
             "bad": 2, "paused": 3, "notice": 3, "archive": 3}
 
 
-class Rejected(ValueError):
+class Rejected(GammonclockError, ValueError):
     """A message the view refused (naming its topic). `table` is the table whose card now shows
     the problem (the caller shows that card again), or None when no card changed."""
 
@@ -96,7 +97,7 @@ class Rejected(ValueError):
         self.table = table
 
 
-class BadMessage(ValueError):
+class BadMessage(GammonclockError, ValueError):
     """What is wrong with a message, naming the field."""
 
 
