@@ -1,9 +1,13 @@
 """The hall's connection to the broker (SPEC §14): paho-mqtt's network thread, handed over to the
 hall's asyncio loop.
 
-- A persistent session (a fixed client id, clean_session false): the broker keeps the hall's
-  subscriptions and queues QoS 1 messages for it while it is away, and (with `persistence true`)
-  across its own restart, so an event published while the hall reconnects is not lost.
+- A persistent session (clean_session false; the client id is the account's name, which the
+  shipped broker config enforces with `use_username_as_clientid true`, so no other account can
+  take the hall's id or its queued messages): the broker keeps the hall's subscriptions and
+  queues QoS 1 messages for it while it is away (bounded: `max_queued_messages`), and (with
+  `persistence true`) across its own restart. What a broker drops anyway is sent again by the
+  table, which goes on only on the hall's own `ack` (hall_delivery).
+- Subscribes to its own retained `P/+/ack` too: a restarted hall reads back where it stood.
 - Reconnects by itself, 1 s to 10 s apart; `status` says connected or why not (for the page).
 - `publish` returns a future that is done when the broker has acknowledged the message.
 """
@@ -27,7 +31,7 @@ from .errors import GammonclockError
 
 log = logging.getLogger("gammonclock.hall")
 
-SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply")
+SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack")
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 
 
@@ -71,7 +75,7 @@ class HallClient:
         self.connected = False
         self.status = "connecting"
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2,
-                                  client_id=client_id or f"gammonclock-hall-{user}",
+                                  client_id=client_id or user,
                                   clean_session=False)
         self.client.username_pw_set(user, password)
         self.client.reconnect_delay_set(1, 10)
