@@ -150,6 +150,8 @@ class Hall:
             return
         if key is not None:
             self._took(table, key)
+        if what == "state" and TABLE_ID.fullmatch(table) is not None:
+            self._state_seen(table, payload)
         if what == "journal":
             self._spawn(self._archive(table, payload))
         if what == "cmd/reply":
@@ -176,6 +178,20 @@ class Hall:
         position = self.position(table)
         position.take(key)
         self._ack_soon(table, at_once=position.waiting >= ACK_AT_ONCE)
+
+    def _state_seen(self, table: str, payload: bytes) -> None:
+        """A state names its journal's last record (`journal`, `seq`): the hall has seen that
+        much of the journal (a journal sent shorter is cut short)."""
+        try:
+            state = json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(state, dict):
+            return
+        journal, seq = state.get("journal"), state.get("seq")
+        if isinstance(journal, str) and 0 < len(journal) <= 255 and type(seq) is int \
+                and 0 <= seq < 2**53:
+            self.position(table).seen(journal, seq)
 
     def _rejected(self, table: str, key: EventKey) -> None:
         """An event the view refused is not acknowledged: the table sends it again. Refused
@@ -381,6 +397,10 @@ class Hall:
         url = self.options.broker
         return {"connected": self.client.connected, "status": self.client.status,
                 "url": f"{'mqtts' if url.tls else 'mqtt'}://{url.host}:{url.port}"}
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 async def _within(done: asyncio.Future[None], seconds: float) -> bool:
