@@ -173,6 +173,55 @@ def test_a_restarted_hall_reads_back_where_it_stood(broker: Broker, tables,
                    "the hall's own retained ack read back")
 
 
+def test_a_hall_that_lost_its_memory_gets_every_event_again(broker: Broker, tables,
+                                                            tmp_path: Path) -> None:
+    """The hall's retained acks gone (a new broker database, a new hall): the table's position
+    is ahead of anything the hall holds. The hall says it holds nothing; the table publishes
+    its journal again from the start instead of stalling on a gap for good."""
+    with HallRunner(broker, tmp_path / "archive") as hall:
+        table = tables(broker)
+        play(table, 3)
+        hall.wait(lambda: all_acknowledged(table), "acknowledged")
+    director = broker.client("hall")
+    try:
+        director.publish("gammonclock/table-1/ack", b"", qos=1, retain=True).wait_for_publish(5)
+    finally:
+        director.disconnect()
+        director.loop_stop()
+    with HallRunner(broker, tmp_path / "archive") as fresh:
+        play(table, 2)
+        expected = event_records(table.journal())
+        fresh.wait(lambda: fresh.holds("table-1", expected), "the whole journal again")
+        wait(lambda: all_acknowledged(table), "the outbox at its last event")
+        assert fresh.position("table-1") == expected[-1]
+
+
+def test_an_event_the_halls_view_refuses_stalls_the_table_only_once(
+        broker: Broker, tables, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Not acknowledged the first time (the table sends it again); refused again, the hall
+    acknowledges past it with an error in its log: the table goes on."""
+    with HallRunner(broker, tmp_path / "archive") as hall:
+        table = tables(broker)
+        play(table, 1)
+        hall.wait(lambda: all_acknowledged(table), "acknowledged")
+        refused: list[int] = []
+        receive = hall.hall.view.receive
+
+        def strict(topic: str, payload: bytes, now_ms: int, retained: bool = False) -> Any:
+            if topic.endswith("/events") and not refused or (
+                    refused and topic.endswith("/events")
+                    and json.loads(payload)["seq"] == refused[0]):
+                refused.append(json.loads(payload)["seq"])
+                raise ValueError(f"{topic}: refused by the test")
+            return receive(topic, payload, now_ms, retained)
+
+        hall.hall.view.receive = strict      # type: ignore[method-assign]
+        play(table, 3)
+        wait(lambda: all_acknowledged(table), "the table went on past the refused event")
+        assert len(refused) >= 2 and len(set(refused)) == 1
+    assert "acknowledged anyway so that the table goes on" in caplog.text
+
+
 # --- 4: every name the clock makes -----------------------------------------------------------
 
 def test_a_journal_with_cyrillic_names_is_archived_and_verified(broker: Broker, tables,
