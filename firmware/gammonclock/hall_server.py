@@ -338,7 +338,8 @@ class Hall:
         set aside as cut short after it)."""
         return [v.as_json() for v in sorted(
             self.archive.values(),
-            key=lambda v: (v.table, v.journal or v.name, v.cut_short, v.name))]
+            key=lambda v: (v.table, v.journal or v.name, v.cut_short,
+                           v.name != (v.journal or v.name), v.name))]
 
     # --- the director's actions ----------------------------------------------------------------
 
