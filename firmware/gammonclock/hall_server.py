@@ -153,7 +153,7 @@ class Hall:
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self._state_seen(table, payload)
         if what == "journal":
-            self._spawn(self._archive(table, payload))
+            self._spawn(self._archive(table, payload, self._highest_seen(table, payload)))
         if what == "cmd/reply":
             self._answer(payload)
         if changed is not None:
@@ -267,7 +267,12 @@ class Hall:
 
     # --- the archive ---------------------------------------------------------------------------
 
-    async def _archive(self, table: str, payload: bytes) -> None:
+    def _highest_seen(self, table: str, payload: bytes) -> dict[str, int]:
+        """What the hall had seen of the journals when this text came (taken now: a state
+        that follows it must not make it look cut short)."""
+        return dict(self.position(table).highest) if table in self.positions else {}
+
+    async def _archive(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
         """Write and verify a finished journal; acknowledged (listed as archived in the table's
         ack) only once written and verified, and only when it is not shorter than the events
         already seen of it: else the table sends it again."""
@@ -278,7 +283,7 @@ class Hall:
                 raise ArchiveError("`journal` and `text` must be strings")
             check_name(table, name)
             records, last = journal_extent(text)
-            seen = self.position(table).highest.get(name, -1)
+            seen = highest.get(name, -1)
             short = last < seen
             stored = await asyncio.to_thread(store_journal, self.options.archive, table, name,
                                              text, cut_short=short)
