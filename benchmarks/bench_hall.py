@@ -24,7 +24,7 @@ state whose journal `seq` is at least the press's record (found afterwards in th
 
 Phases: play (latency p50/p99); the last table's process killed (SIGKILL) while the broker is up
 (the hall must see it offline by its last will) and started again on its state folder (its
-events not acknowledged by the broker are published from its journal); the broker stopped for
+events not acknowledged by the hall are published from its journal); the broker stopped for
 OUTAGE s while the clocks play on, one clock closed and built again on its state folder
 meanwhile; the broker restarted; once every table's backlog is in the hall, play on (latency
 again; the killed table's presses died with it and are not measured). Then every event record
@@ -75,9 +75,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # benchmarks/ too: the clocks' processes are spawned, and find `clocks_process` by importing this
 sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
+from gammonclock import hall_link  # noqa: E402
 from gammonclock.config import parse_device_config  # noqa: E402
 from gammonclock.device import Device, build_device  # noqa: E402
 from gammonclock.engine import ButtonEdge  # noqa: E402
+from gammonclock.hall_link import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
 from gammonclock.hall_mqtt import BrokerURL  # noqa: E402
 from gammonclock.hall_outbox import MEMORY_FILE, journals_in_order  # noqa: E402
 from gammonclock.hall_server import Hall, HallOptions  # noqa: E402
@@ -155,11 +157,11 @@ def plan_match(rng: random.Random, length: int, hold_ns: int) -> list[Press]:
 # --- the broker, the hall, the page ------------------------------------------------------------
 
 class BenchBroker(Broker):
-    """The tests' broker, with the queue limit hall/mosquitto.conf ships (a hall away for a
-    moment must not lose the backlog of 200 tables) and accounts made in one pass."""
+    """The tests' broker (with the client-id and queue settings hall/mosquitto.conf ships) and
+    accounts made in one pass."""
 
     def config_text(self) -> str:
-        return super().config_text() + "max_queued_messages 0\nmax_connections -1\n"
+        return super().config_text() + "max_connections -1\n"
 
     def add_accounts(self, names: list[str]) -> None:
         import subprocess
@@ -181,7 +183,7 @@ class HallThread:
     def __init__(self, broker: Broker, archive: Path) -> None:
         self.port = free_port()
         options = HallOptions(BrokerURL.parse(broker.url), DIRECTOR, broker.passwords[DIRECTOR],
-                              P, None, archive, None, client_id="bench-hall")
+                              P, None, archive, None)
         self.hall = Hall(options)
         self.event_arrivals: dict[tuple[str, str, int], int] = {}   # (table, journal, seq)
         self.deliveries = 0
@@ -772,7 +774,7 @@ def measure(run: Run, label: str, since: int, until: int, checked: bool = True) 
 
 def restart_mid_outage(victim: Clock, down_s: float) -> tuple[int, bool]:
     """Close the victim's device as a stop does, keep it down, build it again on its state
-    folder; returns its events not acknowledged by the broker when it stopped, and whether it
+    folder; returns its events not acknowledged by the hall when it stopped, and whether it
     had to be resumed (a recovered match starts paused)."""
     with victim.lock:
         victim.held = True
@@ -792,7 +794,7 @@ def restart_mid_outage(victim: Clock, down_s: float) -> tuple[int, bool]:
 
 def kill_and_restart(run: Run) -> None:
     """A clock killed (its power cut) while the broker is up: the hall sees it offline (its
-    last will); built again on its state folder in a new process, it publishes what the broker
+    last will); built again on its state folder in a new process, it publishes what the hall
     had not acknowledged, and plays on."""
     killed, view = run.killed, run.hall.hall.view
     assert killed is not None
@@ -810,7 +812,7 @@ def kill_and_restart(run: Run) -> None:
     online = wait_until(lambda: view.table(killed.name).online is True, 30, 0.05)
     in_hall = wait_until(lambda: events_in(killed.state) <= view.table(killed.name).seen, 30)
     run.say(f"{killed.name} killed (SIGKILL) mid-round: offline in the hall after "
-            f"{offline_s:.2f} s ({offline}); {unacked} events not acknowledged by the broker "
+            f"{offline_s:.2f} s ({offline}); {unacked} events not acknowledged by the hall "
             f"then; rebuilt in {build_s:.1f} s on its state folder: online again ({online}), "
             f"every event of its journal in the hall ({in_hall})")
     run.check(offline, f"{killed.name} killed: the hall never saw it offline")
@@ -834,7 +836,7 @@ def outage(run: Run) -> tuple[int, int]:
     run.broker.start()
     up = time.monotonic_ns()
     run.say(f"{victim.name} closed and built again on its state folder during the outage "
-            f"({unacked} events not acknowledged by the broker when it stopped; resumed with "
+            f"({unacked} events not acknowledged by the hall when it stopped; resumed with "
             f"a cube hold: {resumed})")
 
     def drained() -> bool:
@@ -915,7 +917,7 @@ def intruders(run: Run, match_file: Path) -> None:
 
 # --- light fakes (--fakes): what the hall takes from 200 tables, without 200 clocks ------------
 
-WINDOW = 50                      # unacknowledged events a fake table keeps in flight
+WINDOW = hall_link.WINDOW        # events a fake table keeps beyond the hall's position
 
 
 def now_ns() -> int:
@@ -931,21 +933,20 @@ def say(line: str) -> None:
 
 
 class FakeTable:
-    """A clock as the broker sees it: a journal of events, the acknowledged position, a
-    retained state after every press."""
+    """A clock as the broker sees it: a journal of events, the position the HALL acknowledged
+    (its retained `P/T/ack`; the broker's PUBACK moves nothing), a retained state after every
+    press. Events go from the position, WINDOW beyond it at most; again at each (re)connect and
+    when the hall's ack has not moved for a while (5 s doubling to 60 s, as the clock)."""
 
     def __init__(self, broker: Broker, name: str, speed: float, rng: random.Random) -> None:
         self.broker, self.name, self.speed, self.rng = broker, name, speed, rng
         self.journal = f"match-20250101-100000-{name}-A-B.jsonl"
         self.events: list[dict[str, Any]] = []        # seq = index + 1
         self.pressed_ns: dict[int, int] = {}
-        self.acked: set[int] = set()
-        self.acked_upto = 0                           # every seq up to it acknowledged
+        self.acked_upto = 0                           # the hall holds every seq up to it
         self.sent_upto = 0
-        self.mids: dict[int, int] = {}                # mid -> seq
-        self.early: set[int] = set()
-        self.in_hand = 0
-        self.generation = 0                           # bumped at each (re)connect
+        self.resend_s = RESEND_MIN_S
+        self.resend_at = float("inf")
         self.lock = threading.Lock()
         self.connected = False
         self.running = "left"
@@ -954,8 +955,7 @@ class FakeTable:
         self.client = self._client()
 
     def _client(self) -> mqtt.Client:
-        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{self.name}",
-                        clean_session=True)
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.name, clean_session=True)
         c.username_pw_set(self.name, self.broker.passwords[self.name])
         c.will_set(f"{P}/{self.name}/online", "0", qos=1, retain=True)
         c.reconnect_delay_set(1, 2)
@@ -963,7 +963,7 @@ class FakeTable:
         c.max_inflight_messages_set(WINDOW + 10)
         c.on_connect = self._on_connect
         c.on_disconnect = self._on_disconnect
-        c.on_publish = self._on_publish
+        c.on_message = self._on_message
         return c
 
     def start(self) -> None:
@@ -983,8 +983,7 @@ class FakeTable:
     def restart(self) -> None:
         """A new process: only the journal and the acknowledged position are kept."""
         with self.lock:
-            self.sent_upto, self.mids = self.acked_upto, {}
-            self.generation += 1
+            self.sent_upto = self.acked_upto
         self.client = self._client()
         self.start()
 
@@ -995,29 +994,29 @@ class FakeTable:
     def _on_connect(self, client: mqtt.Client, _u: Any, _f: Any, reason: Any, _p: Any) -> None:
         if reason.is_failure:
             return
+        client.subscribe(f"{P}/{self.name}/ack", qos=1)
         client.publish(f"{P}/{self.name}/online", "1", qos=1, retain=True)
         with self.lock:
             self.connected = True
-            self.sent_upto, self.mids = self.acked_upto, {}   # again from the broker's position
-            self.generation += 1
+            self.sent_upto = self.acked_upto          # again from the hall's position
         self._publish_state()
 
     def _on_disconnect(self, *_a: Any) -> None:
         with self.lock:
             self.connected = False
 
-    def _on_publish(self, _c: Any, _u: Any, mid: int, _r: Any, _p: Any) -> None:
+    def _on_message(self, _c: Any, _u: Any, message: mqtt.MQTTMessage) -> None:
+        try:
+            ack = json.loads(message.payload)
+            journal, seq = ack["journal"], int(ack["seq"])
+        except (ValueError, KeyError, TypeError):
+            return
         with self.lock:
-            seq = self.mids.pop(mid, None)
-            if seq is None:
-                self.early.add(mid)           # acknowledged before pump() noted its mid
-                return
-            self._ack(seq)
-
-    def _ack(self, seq: int) -> None:
-        self.acked.add(seq)
-        while self.acked_upto + 1 in self.acked:
-            self.acked_upto += 1
+            if journal == self.journal and seq > self.acked_upto:
+                self.acked_upto = seq
+                self.sent_upto = max(self.sent_upto, seq)
+                self.resend_s = RESEND_MIN_S
+                self.resend_at = time.monotonic() + RESEND_MIN_S
 
     def press(self) -> None:
         """A turn ends: the running side's reserve drops, the other side runs."""
@@ -1027,7 +1026,8 @@ class FakeTable:
         self.running = other
         with self.lock:
             seq = len(self.events) + 1
-            self.events.append({"journal": self.journal, "seq": seq, "at": iso(t),
+            self.events.append({"journal": self.journal, "seq": seq, "after": seq - 1,
+                                "at": iso(t),
                                 "effects": [{"kind": "turn_ended", "side": side},
                                             {"kind": "turn_started", "side": other}]})
             self.pressed_ns[seq] = time.monotonic_ns()
@@ -1046,26 +1046,23 @@ class FakeTable:
         self.client.publish(f"{P}/{self.name}/state", json.dumps(state), qos=1, retain=True)
 
     def pump(self) -> None:
-        """Publish the next events from the last position sent, WINDOW unacknowledged at most."""
+        """Publish the next events from the last position sent, WINDOW beyond the hall's
+        position at most; from the hall's position again when its ack does not move."""
+        now = time.monotonic()
         with self.lock:          # never held while paho is called: paho holds its own locks
             if not self.connected:            # while it calls on_publish
                 return
-            room = WINDOW - len(self.mids) - self.in_hand
+            if self.sent_upto > self.acked_upto and now >= self.resend_at:
+                self.sent_upto = self.acked_upto
+                self.resend_s = min(self.resend_s * 2, RESEND_MAX_S)
+                self.resend_at = now + self.resend_s
+            room = WINDOW - (self.sent_upto - self.acked_upto)
             batch = self.events[self.sent_upto:self.sent_upto + max(0, room)]
+            if batch and self.sent_upto == self.acked_upto:
+                self.resend_at = now + self.resend_s
             self.sent_upto += len(batch)
-            self.in_hand += len(batch)
-            generation = self.generation
         for event in batch:
-            info = self.client.publish(f"{P}/{self.name}/events", json.dumps(event), qos=1)
-            with self.lock:
-                self.in_hand -= 1
-                if generation != self.generation:
-                    continue                  # reconnected meanwhile: it is sent again
-                if info.mid in self.early:
-                    self.early.discard(info.mid)
-                    self._ack(event["seq"])
-                else:
-                    self.mids[info.mid] = event["seq"]
+            self.client.publish(f"{P}/{self.name}/events", json.dumps(event), qos=1)
 
     def due(self, speed_turn_s: tuple[float, float]) -> bool:
         if time.monotonic() < self.next_press:
@@ -1140,10 +1137,14 @@ def refused_login(broker: Broker, user: str, password: str) -> str:
     return result[0] if result else "no answer"
 
 
+INTRUDER = "table-0"
+
+
 def acl_refusal(broker: Broker, hall: Hall) -> tuple[str, bool]:
-    """table-2 publishes under table-1: the broker's answer, and whether the hall saw it."""
+    """Another table's account (INTRUDER, no fake table of its own: a client id is its account)
+    publishes under table-1: the broker's answer, and whether the hall saw it."""
     c = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=MQTTProtocolVersion.MQTTv5)
-    c.username_pw_set("table-2", broker.passwords["table-2"])
+    c.username_pw_set(INTRUDER, broker.passwords[INTRUDER])
     answer: list[str] = []
     acked = threading.Event()
     c.on_publish = lambda _c, _u, _m, reason, _p: (answer.append(str(reason)), acked.set())
@@ -1168,7 +1169,7 @@ def run_fakes(args: argparse.Namespace, tmp: str) -> int:
     failures: list[str] = []
     broker = BenchBroker(Path(tmp) / "broker", {DIRECTOR: "director-pw"})
     names = [f"table-{n}" for n in range(1, args.tables + 1)]
-    broker.add_accounts(names)
+    broker.add_accounts([*names, INTRUDER])
     broker.start()
     hall_thread = HallThread(broker, Path(tmp) / "archive")
     hall = hall_thread.hall
@@ -1253,7 +1254,7 @@ def run_fakes(args: argparse.Namespace, tmp: str) -> int:
     if "uccess" in wrong:
         failures.append("a wrong password was accepted")
     answer, seen = acl_refusal(broker, hall)
-    say(f"table-2 publishing under table-1: broker says {answer!r}; the hall saw it: "
+    say(f"{INTRUDER} publishing under table-1: broker says {answer!r}; the hall saw it: "
         f"{seen}")
     if seen or "authori" not in answer.lower():
         failures.append("the ACL let a table publish under another's topic")

@@ -1,5 +1,7 @@
 """A real Mosquitto for the hall's tests (SPEC §14): started on a free localhost port with a
-generated config, password file (`mosquitto_passwd -b`) and the shipped ACL (hall/acl).
+generated config, password file (`mosquitto_passwd -b`), the shipped ACL (hall/acl) and the
+shipped config's client-id and queue settings (hall/mosquitto.conf): every client's id is its
+account's name, so two clients of one account take each other's connection.
 
     from mqtt_helpers import Broker, Collector, broker_fixture   # noqa: F401  (the fixture)
 
@@ -33,7 +35,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ACL_FILE = ROOT / "hall" / "acl"
+SHIPPED_CONF = ROOT / "hall" / "mosquitto.conf"
+# The shipped config's settings every test broker has too (the rest is per test: port, files).
+SHIPPED_OPTIONS = ("use_username_as_clientid", "max_queued_messages", "max_queued_bytes",
+                   "max_packet_size")
+
+
+def shipped_options() -> list[str]:
+    """The lines of hall/mosquitto.conf that set SHIPPED_OPTIONS."""
+    lines = SHIPPED_CONF.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.split(" ", 1)[0] in SHIPPED_OPTIONS]
 DIRECTOR = "hall"                       # the director's account in hall/acl
+WATCHER = "watcher"                     # the tests' own account: reads everything, writes nothing
 TABLES = ("table-1", "table-2")         # accounts the `broker` fixture creates
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
 MISSING = "mosquitto is not installed: run scripts/test-deps"
@@ -57,8 +70,10 @@ class Broker:
     the persistence file (retained messages and queued QoS 1 messages survive a restart)."""
 
     def __init__(self, folder: Path, accounts: dict[str, str] | None = None,
-                 acl: Path = ACL_FILE, tls: bool = False) -> None:
+                 acl: Path = ACL_FILE, tls: bool = False,
+                 max_queued_messages: int | None = None) -> None:
         self.folder = folder
+        self.max_queued_messages = max_queued_messages   # instead of the shipped bound
         self.tls = tls                  # mqtts:// with a CA made here (`ca_file`)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -126,6 +141,17 @@ class Broker:
                         encoding="utf-8")
         return path
 
+    def acl_file(self) -> Path:
+        """The ACL the broker runs: the given one, plus (for the shipped one) the tests'
+        WATCHER account, which reads every topic (the director's account is the hall's own:
+        with client ids bound to accounts, a second client of `hall` would take its session)."""
+        if self.acl != ACL_FILE:
+            return self.acl
+        path = self.folder / "acl"
+        path.write_text(ACL_FILE.read_text(encoding="utf-8") + "\n# the tests' watcher\n"
+                        f"user {WATCHER}\ntopic read gammonclock/#\n", encoding="utf-8")
+        return path
+
     def config_text(self) -> str:
         if not self._passwd_file.exists():
             self.add_account(DIRECTOR)
@@ -134,7 +160,11 @@ class Broker:
             *(self._make_certificates() if self.tls else []),
             "allow_anonymous false",
             f"password_file {self._passwd_file}",
-            f"acl_file {self.acl}",
+            f"acl_file {self.acl_file()}",
+            *(line for line in shipped_options()
+              if self.max_queued_messages is None or "max_queued_messages" not in line),
+            *([f"max_queued_messages {self.max_queued_messages}"]
+              if self.max_queued_messages is not None else []),
             "persistence true",
             f"persistence_location {self.folder}/",
             f"log_dest file {self.log_file}",
@@ -327,10 +357,13 @@ class Collector:
         info.wait_for_publish(5)
 
 
-def start_broker(folder: Path, tables: tuple[str, ...] = TABLES, tls: bool = False) -> Broker:
+def start_broker(folder: Path, tables: tuple[str, ...] = TABLES, tls: bool = False,
+                 max_queued_messages: int | None = None) -> Broker:
     """A running broker with the director's account and one account per table (`tls`: only
-    mqtts://, its CA in `ca_file`)."""
-    b = Broker(folder, {DIRECTOR: secrets.token_urlsafe(12)}, tls=tls)
+    mqtts://, its CA in `ca_file`; `max_queued_messages`: another bound than the shipped one)."""
+    b = Broker(folder, {DIRECTOR: secrets.token_urlsafe(12)}, tls=tls,
+               max_queued_messages=max_queued_messages)
+    b.add_account(WATCHER)
     for table in tables:
         b.add_account(table)
     b.start()
@@ -339,7 +372,8 @@ def start_broker(folder: Path, tables: tuple[str, ...] = TABLES, tls: bool = Fal
 
 @pytest.fixture(name="broker")
 def broker_fixture(tmp_path: Path) -> Iterator[Broker]:
-    """A fresh Mosquitto with the accounts `hall`, `table-1` and `table-2` and hall/acl."""
+    """A fresh Mosquitto with the accounts `hall`, `table-1`, `table-2` and `watcher`, and
+    hall/acl."""
     b = start_broker(tmp_path / "broker")
     try:
         yield b

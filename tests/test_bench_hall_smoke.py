@@ -36,7 +36,7 @@ def test_a_tiny_round_passes_its_checks_and_prints_its_figures(capsys: Any) -> N
                      r"\d+%, the hall and the page's reader \d+%, mosquitto \d+%; the clocks' "
                      r"threads \d+, their RSS \d+ MB", out)
     assert re.search(r"table-3 killed \(SIGKILL\) mid-round: offline in the hall after [\d.]+ s "
-                     r"\(True\); \d+ events not acknowledged by the broker then; rebuilt in "
+                     r"\(True\); \d+ events not acknowledged by the hall then; rebuilt in "
                      r"[\d.]+ s on its state folder: online again \(True\), every event of its "
                      r"journal in the hall \(True\)", out)
     assert re.search(r"table-2 closed and built again on its state folder during the outage "

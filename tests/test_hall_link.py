@@ -22,12 +22,14 @@ from gammonclock.arbiter import parse_command
 from gammonclock.config import parse_device_config
 from gammonclock.device import Device, build_device
 from gammonclock.engine import ButtonEdge
-from gammonclock.hall_outbox import MEMORY_FILE, Event, JournalTail
+from gammonclock.hall_outbox import MEMORY_FILE, Ack, Event, JournalTail
 from gammonclock.journal import JOURNALS_DIR, read_journal
 from gammonclock.match import ArbiterAction
 from gammonclock.service import Reply
 from gammonclock.sides import Button
+from hall_helpers import HallRunner
 from mqtt_helpers import (  # noqa: F401  (the fixture)
+    WATCHER,
     Broker,
     Collector,
     Message,
@@ -233,15 +235,16 @@ def test_the_will_says_offline_when_the_clock_is_killed(broker: Broker, tmp_path
 
 # --- faults: the broker down, gone, refusing --------------------------------------------------
 
-def test_broker_outage_mid_match_loses_nothing(broker: Broker, tables,
+def test_broker_outage_mid_match_loses_nothing(broker: Broker, tables, tmp_path: Path,
                                                match_file: Path) -> None:
-    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+    with HallRunner(broker, tmp_path / "archive"), \
+            Collector(broker, WATCHER, f"{TOPIC}/events") as seen:
         table = tables(device_text(broker, match_file=match_file))
         table.tap(Button.LEFT)
         table.tap(Button.RIGHT)
         before = event_records(table.journal())
         all_events_arrived(seen, before)
-        wait(lambda: acked(table) == before[-1], "the broker's acknowledgement was not kept")
+        wait(lambda: acked(table) == before[-1], "the hall's acknowledgement was not kept")
         broker.stop()
         for button in (Button.LEFT, Button.RIGHT, Button.LEFT):
             table.tap(button)                  # the table plays on, as if nothing happened
@@ -265,11 +268,12 @@ def link_of(table: Table) -> hall_link.HallLink:
 
 
 def test_events_published_as_the_connection_drops_are_sent_after_it(
-        broker: Broker, tables, match_file: Path, caplog) -> None:
+        broker: Broker, tables, match_file: Path, tmp_path: Path, caplog) -> None:
     """The link saw the broker connected, paho had lost it: paho answers those publishes "not
     connected" and raises at every later `is_published`. They are published again from the
     acknowledged position once the broker is back (the link once stalled there for good)."""
-    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+    with HallRunner(broker, tmp_path / "archive"), \
+            Collector(broker, WATCHER, f"{TOPIC}/events") as seen:
         table = tables(device_text(broker, match_file=match_file))
         table.tap(Button.LEFT)
         all_events_arrived(seen, event_records(table.journal()))
@@ -288,37 +292,27 @@ def test_events_published_as_the_connection_drops_are_sent_after_it(
     assert "the link's worker failed" not in caplog.text
 
 
-class Acked:
-    """A message's info as paho keeps it: acknowledged or not yet."""
-
-    def __init__(self, done: bool) -> None:
-        self.done, self.mid, self.rc = done, 1, 0
-
-    def is_published(self) -> bool:
-        return self.done
-
-
 def test_the_acknowledged_position_is_kept_when_the_window_empties_or_at_close(
-        broker: Broker, tables, match_file: Path) -> None:
-    """A backlog's acknowledgements move the position in memory; the card is written when the
-    window is empty (or every SAVE_EVERY_S), and a position not written yet is written at
-    close."""
-    with Collector(broker, "hall", f"{TOPIC}/events", client_id="director") as seen:
+        broker: Broker, tables, match_file: Path, tmp_path: Path) -> None:
+    """The hall's acks move the position in memory; the card is written when the window is
+    empty (or every SAVE_EVERY_S), and a position not written yet is written at close."""
+    with HallRunner(broker, tmp_path / "archive"):
         table = tables(device_text(broker, match_file=match_file))
         table.tap(Button.LEFT)
-        all_events_arrived(seen, event_records(table.journal()))
         wait(lambda: acked(table) == event_records(table.journal())[-1], "position not kept")
     link = link_of(table)
     broker.stop()                              # the publisher collects nothing meanwhile
     wait(lambda: not link._connected.is_set(), "the link did not see the broker go")
     journal, seq = acked(table) or ("", 0)
-    first, second = (Event(journal, seq + 1, 0, [{}]), Event(journal, seq + 2, 0, [{}]))
-    later = Acked(False)
-    link._inflight.extend([(first, Acked(True)), (second, later)])   # type: ignore[list-item]
+    first, second = (Event(journal, seq + 1, 0, [{}], seq), Event(journal, seq + 2, 0, [{}],
+                                                                  seq + 1))
+    info = type("Info", (), {"mid": 1, "rc": 0, "is_published": lambda self: True})()
+    link._inflight.extend([(first, info), (second, info)])
     link._save_at = time.monotonic() + 3600
+    link._ack = Ack(journal, seq + 1, frozenset())
     link._collect_acks()
     assert link.memory.seq == seq + 1 and acked(table) == (journal, seq)   # moved, not written
-    later.done = True
+    link._ack = Ack(journal, seq + 2, frozenset())
     link._collect_acks()
     assert acked(table) == (journal, seq + 2)                              # the window is empty
     with link.memory.lock:
@@ -326,6 +320,26 @@ def test_the_acknowledged_position_is_kept_when_the_window_empties_or_at_close(
     link._unsaved = True
     table.stop()
     assert acked(table) == (journal, seq + 3)                              # written at close
+
+
+def test_the_brokers_acknowledgement_alone_moves_nothing(broker: Broker, tables,
+                                                         match_file: Path,
+                                                         monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """No hall: the broker acknowledges every event, the position stays where it was, and the
+    events go again after the wait, which doubles while the hall is silent."""
+    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.3)
+    with Collector(broker, WATCHER, f"{TOPIC}/events") as seen:
+        table = tables(device_text(broker, match_file=match_file))
+        table.tap(Button.LEFT)
+        expected = event_records(table.journal())
+        all_events_arrived(seen, expected)
+        time.sleep(2.0)                        # sent at 0, ~0.3, ~0.9, ~2.1 s: not more
+        copies = [m for m in seen.on("events") if (m.json()["journal"], m.json()["seq"])
+                  == expected[0]]
+        assert 2 <= len(copies) <= 4, len(copies)
+        assert acked(table) in (None, (expected[0][0], 0))
+        assert [m.json()["after"] for m in copies] == [0] * len(copies)
 
 
 def test_a_hung_broker_never_holds_up_the_table(broker: Broker, tables,
@@ -344,21 +358,22 @@ def test_a_hung_broker_never_holds_up_the_table(broker: Broker, tables,
         all_events_arrived(seen, event_records(table.journal()))
 
 
-def test_a_finished_match_sends_its_journal_once(broker: Broker, tables,
+def test_a_finished_match_sends_its_journal_once(broker: Broker, tables, tmp_path: Path,
                                                  match_file: Path) -> None:
-    with Collector(broker, "hall", f"{TOPIC}/journal", f"{TOPIC}/cmd/reply",
-                   f"{TOPIC}/online") as seen:
+    with HallRunner(broker, tmp_path / "archive") as hall, \
+            Collector(broker, WATCHER, f"{TOPIC}/journal", f"{TOPIC}/online") as seen:
         table = tables(device_text(broker, match_file=match_file))
         seen.wait_for(lambda m: m.text == "1")
         table.tap(Button.LEFT)
-        assert cmd(seen, "end", "disqualify left")["ok"] is True
+        end_the_match(table)
         sent = seen.wait_for(lambda m: m.topic.endswith("/journal")).json()
         assert sent["journal"] == table.journal().name
         assert sent["text"] == table.journal().read_text()[:len(sent["text"])]
         assert any('"end_reason"' in line or "disqualif" in line
                    for line in sent["text"].splitlines())
-        # Once the broker's acknowledgement is on the card, a restart never sends it again
-        # (before that, at least once may be twice: the archive keeps one).
+        hall.wait(lambda: sent["journal"] in hall.archived(TABLE), "archived")
+        # Once the hall's ack lists it as archived, it is on the card, and a restart never
+        # sends it again (before that, at least once may be twice: the archive keeps one).
         deadline = time.monotonic() + 10
         while not journal_acknowledged(table) and time.monotonic() < deadline:
             time.sleep(0.02)

@@ -5,6 +5,13 @@ in `ARCHIVE/TABLE/NAME` and is verified there.
   and an existing file is never overwritten. The same journal delivered twice (delivery is at
   least once) is recognised and kept once; a different one under a name already taken is kept
   beside it as `NAME.2.jsonl`, `.3`, …
+- Every name the clock makes is taken (`match-…-TABLE-LEFT-RIGHT.jsonl`, the players' names in
+  any alphabet: lifecycle.journal_path keeps letters and digits of any script, `_` for the
+  rest); `/`, NUL, a leading `.`, `..` and over-long names are refused.
+- A journal shorter than the events the hall has seen of it is kept as `NAME.cut-short.jsonl`
+  (never under the journal's own name), and a longer one sent later under a name a shorter one
+  holds takes the name (the shorter is set aside as cut short): the complete one wins, the short
+  one stays on disk, marked.
 - Verified with `gammonclock verify`'s function when `KEYS/TABLE.key` holds that table's device
   key (a copy of its `device.key`); without it only the checksums and the replay are checked,
   and the verdict says "seal not checked".
@@ -13,10 +20,11 @@ in `ARCHIVE/TABLE/NAME` and is verified there.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +34,11 @@ from .hall_accounts import TABLE_ID
 from .journal import KeyRefused, fsync_dir, key_in_file, read_journal
 from .session import replay, verify_and_replay
 
-JOURNAL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.jsonl")
+# The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
+# no leading `.`, no `..`. hall_web serves `/archive/TABLE/NAME` under the same pattern.
+JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")
+MAX_NAME_BYTES = 200          # room for `.cut-short.N` and the temporary name within 255 bytes
+CUT_SHORT = ".cut-short"
 MAX_JOURNAL_BYTES = 64 << 20
 
 
@@ -43,27 +55,88 @@ class Verified:
     sealed: bool          # the seals were checked with the table's key
     message: str
     summary: str = ""
+    journal: str = ""     # the journal it is a copy of (name without `.2`, `.cut-short`)
+    cut_short: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "name": self.name, "ok": self.ok, "sealed": self.sealed,
-                "message": self.message, "summary": self.summary}
+                "message": self.message, "summary": self.summary,
+                "journal": self.journal or self.name, "cut_short": self.cut_short}
+
+
+def journal_of(name: str) -> str:
+    """The journal an archived file is a copy of: `NAME.jsonl` for `NAME.2.jsonl`,
+    `NAME.cut-short.jsonl` and `NAME.cut-short.3.jsonl`."""
+    stem = name[: -len(".jsonl")]
+    head, dot, number = stem.rpartition(".")
+    if dot and number.isdigit() and number.isascii():
+        stem = head
+    return stem.removesuffix(CUT_SHORT) + ".jsonl"
+
+
+def journal_extent(text: str) -> tuple[int, int]:
+    """(records, last seq) of a journal's text: its whole JSON lines that carry a seq."""
+    records, last = 0, -1
+    for line in text.splitlines():
+        try:
+            seq = json.loads(line).get("seq")
+        except (ValueError, AttributeError, RecursionError):
+            continue
+        if type(seq) is int:
+            records, last = records + 1, max(last, seq)
+    return records, last
+
+
+def check_name(table: str, name: str) -> None:
+    if TABLE_ID.fullmatch(table) is None:
+        raise ArchiveError(f"table {table!r} is not a table id")
+    if (JOURNAL_NAME.fullmatch(name) is None or CUT_SHORT in name
+            or len(name.encode("utf-8")) > MAX_NAME_BYTES):
+        raise ArchiveError(f"journal name {name[:80]!r} is not a journal file name "
+                           f"(letters of any alphabet, digits, '.', '-', '_', ending .jsonl, "
+                           f"at most {MAX_NAME_BYTES} bytes, not starting with '.')")
+
+
+@dataclass(frozen=True)
+class Stored:
+    path: Path
+    new: bool
+    set_aside: tuple[Path, Path] | None = None   # a shorter copy moved from the name: (was, is)
 
 
 def store(archive: Path, table: str, name: str, text: str) -> tuple[Path, bool]:
     """Write a journal into the archive; (its path, whether it is new). Never overwrites."""
-    if TABLE_ID.fullmatch(table) is None:
-        raise ArchiveError(f"table {table!r} is not a table id")
-    if JOURNAL_NAME.fullmatch(name) is None:
-        raise ArchiveError(f"journal name {name[:80]!r} is not a journal file name "
-                           "(letters, digits, '.', '-', '_', ending .jsonl)")
+    stored = store_journal(archive, table, name, text)
+    return stored.path, stored.new
+
+
+def store_journal(archive: Path, table: str, name: str, text: str, *,
+                  cut_short: bool = False) -> Stored:
+    """Write a journal into the archive, never overwriting: under NAME (a shorter journal
+    already there is first set aside as NAME.cut-short.jsonl: the complete one wins), or, when
+    `cut_short`, under NAME.cut-short.jsonl. ArchiveError for a name or size refused; OSError
+    when the disk refuses (nothing is acknowledged then: the table sends it again)."""
+    check_name(table, name)
     data = text.encode("utf-8")
     if len(data) > MAX_JOURNAL_BYTES:
         raise ArchiveError(f"journal {name} is {len(data)} bytes; at most {MAX_JOURNAL_BYTES}")
     folder = archive / table
     folder.mkdir(parents=True, exist_ok=True)
     stem = name[: -len(".jsonl")]
+    if cut_short:
+        return Stored(*_store_numbered(folder, f"{stem}{CUT_SHORT}", data))
+    aside = None
+    own = folder / name
+    if own.exists() and not _same(own, data):
+        _records, last = journal_extent(text)
+        if _last_seq(own) < last:
+            aside = (own, _set_aside(own, folder, f"{stem}{CUT_SHORT}"))
+    return Stored(*_store_numbered(folder, stem, data), set_aside=aside)
+
+
+def _store_numbered(folder: Path, stem: str, data: bytes) -> tuple[Path, bool]:
     for number in range(1, 1000):
-        path = folder / (name if number == 1 else f"{stem}.{number}.jsonl")
+        path = folder / (f"{stem}.jsonl" if number == 1 else f"{stem}.{number}.jsonl")
         if path.exists():
             if _same(path, data):
                 return path, False
@@ -72,7 +145,29 @@ def store(archive: Path, table: str, name: str, text: str) -> tuple[Path, bool]:
             return path, True
         if _same(path, data):        # another writer put the same journal there first
             return path, False
-    raise ArchiveError(f"{folder}: 999 different journals named {name}")
+    raise ArchiveError(f"{folder}: 999 different journals named {stem}.jsonl")
+
+
+def _last_seq(path: Path) -> int:
+    try:
+        return journal_extent(path.read_text(encoding="utf-8", errors="replace"))[1]
+    except OSError:
+        return 1 << 62                # unreadable: never set aside
+
+
+def _set_aside(path: Path, folder: Path, stem: str) -> Path:
+    """Move a short copy off the journal's name (linked under a new name, then unlinked:
+    nothing is overwritten)."""
+    for number in range(1, 1000):
+        target = folder / (f"{stem}.jsonl" if number == 1 else f"{stem}.{number}.jsonl")
+        try:
+            os.link(path, target)
+        except FileExistsError:
+            continue
+        os.unlink(path)
+        fsync_dir(folder)
+        return target
+    raise ArchiveError(f"{folder}: 999 short copies of {path.name}")
 
 
 def _same(path: Path, data: bytes) -> bool:
@@ -127,7 +222,17 @@ def read_table_key(keys_dir: Path | None, table: str) -> bytes | None:
 def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:
     """The verdict on one archived journal: seals checked with the table's key when there is
     one, else checksums and replay only ("seal not checked")."""
+    verdict = _verify(path, table, keys_dir)
+    if CUT_SHORT in path.name:
+        return replace(verdict, ok=False, cut_short=True,
+                       message=f"cut short: set aside, {journal_of(path.name)} is the complete "
+                       f"one; {verdict.message}")
+    return verdict
+
+
+def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
     name = path.name
+    journal = journal_of(name)
     try:
         key = read_table_key(keys_dir, table)
         if key is not None:
@@ -137,7 +242,7 @@ def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:
                 f"cannot replay: {checked.config_problem}")
             return Verified(table, name, str(path), checked.verdict.intact, True,
                             checked.verdict.message if checked.verdict.intact
-                            else f"TAMPERED: {checked.verdict.message}", summary)
+                            else f"TAMPERED: {checked.verdict.message}", summary, journal)
         read = read_journal(path)
         problems = read.problems()
         replayed_match = replay(read)
@@ -145,10 +250,13 @@ def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:
                                              "--keys-dir") + f"); {read.count} records"
         if problems:
             return Verified(table, name, str(path), False, False,
-                            f"{message}; {'; '.join(problems)}", _summary(replayed_match))
-        return Verified(table, name, str(path), True, False, message, _summary(replayed_match))
+                            f"{message}; {'; '.join(problems)}", _summary(replayed_match),
+                            journal)
+        return Verified(table, name, str(path), True, False, message, _summary(replayed_match),
+                        journal)
     except (GammonclockError, ConfigError) as exc:
-        return Verified(table, name, str(path), False, key_known(keys_dir, table), str(exc))
+        return Verified(table, name, str(path), False, key_known(keys_dir, table), str(exc),
+                        journal=journal)
 
 
 def key_known(keys_dir: Path | None, table: str) -> bool:

@@ -10,11 +10,14 @@ clock and the clock never waits for it:
   takes callbacks that only note things and hand messages to the link's worker.
 - The publisher thread publishes `state` (retained; newest wins, at most one unacknowledged at a
   time; every 10 s while a clock runs) and the journal's events, read from the journal FILE from
-  the last position the broker acknowledged (`hall_outbox`), at most `WINDOW` unacknowledged at
-  a time. The position moves only on the broker's PUBACK and is kept on the card, so after a
-  broker outage, a reconnect or a restart of the clock every event not yet acknowledged is
-  published again, in order (at least once: the director de-duplicates by `(journal, seq)`).
-  A finished match's whole journal goes once to `journal`.
+  the last position the HALL acknowledged (`hall_outbox`), at most `WINDOW` beyond it at a time.
+  The position moves only on the hall's retained `P/T/ack` (never on the broker's PUBACK: a
+  broker that dropped a message, or another client that took it, loses nothing) and is kept on
+  the card. With no progress of the ack within RESEND_MIN_S of publishing, at a reconnect or a
+  restart of the clock, every event not yet acknowledged is published again from the position,
+  in order (at least once: the director de-duplicates by `(journal, seq)`); while the hall stays
+  silent the wait doubles up to RESEND_MAX_S. A finished match's whole journal goes to `journal`
+  until the hall's ack lists it as archived (written and verified).
 - The worker thread answers `cmd` and loads `match` (`hall_requests`): through the clock's
   queue, like a press. It sleeps on its queue: a `match` that waits for the match in progress
   is loaded when the publisher, woken by the loop's signal, sees that match over and hands the
@@ -45,6 +48,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from .config import HallConfig
 from .hall_mqtt import BrokerURL
 from .hall_outbox import (
+    Ack,
     Event,
     HallMemory,
     JournalTail,
@@ -71,7 +75,10 @@ IDLE_WAKE_S = 1.0           # the publisher looks at the journal (and a waiting 
 REQUESTS_WAITING = 32       # cmd/match messages waiting for the worker; more are dropped
 RETRY = "retry"             # for the worker: the match that waited may load now (not a topic)
 CLOSE_WAIT_S = 1.0          # at a stop, how long the last `online` "0" may take
-SUBSCRIBED = ("match", "cmd")
+SUBSCRIBED = ("match", "cmd", "ack")
+REQUESTS = ("match", "cmd")     # the worker's; `ack` is taken on paho's thread
+RESEND_MIN_S = 5.0          # no progress of the hall's ack this long after publishing: again
+RESEND_MAX_S = 60.0         # ... the wait doubling while the hall stays silent, up to this
 
 
 def read_password(path: str | None) -> str | None:
@@ -133,6 +140,16 @@ class HallLink:
         self._unsaved = False             # the acknowledged position moved since it was kept
         self._save_at = 0.0
         self._journal_info: tuple[str, mqtt.MQTTMessageInfo] | None = None
+        self._journal_resend_at = 0.0
+        self._journal_resend_s = RESEND_MIN_S
+        self._resend_s = RESEND_MIN_S       # the wait for the hall's ack (doubles while silent)
+        self._resend_at = float("inf")
+        self._hall_silent = False
+        self._ack_lock = threading.Lock()
+        self._ack: Ack | None = None        # the newest ack from the hall not yet applied
+        self._archived: frozenset[str] = frozenset()   # finished journals the hall archived
+        self._ack_refused: str | None = None
+        self._reconnected = threading.Event()
         self._read_failed: str | None = None
         self._inbox: queue.Queue[tuple[str, bytes]] = queue.Queue(REQUESTS_WAITING)
         self._retry_asked = threading.Event()      # a RETRY is in the worker's queue
@@ -216,6 +233,7 @@ class HallLink:
         # `online` "1" follows the SUBACK: a table online takes `cmd` (_on_subscribe)
         client.subscribe([(f"{self.topic}/{name}", 1) for name in SUBSCRIBED])
         self.signal.changed.set()          # the retained state may be old: publish it now
+        self._reconnected.set()            # what the hall has not acknowledged goes again
         self._connected.set()
         self.signal.wake.set()
 
@@ -251,7 +269,10 @@ class HallLink:
     def _on_message(self, _client: mqtt.Client, _userdata: Any,
                     message: mqtt.MQTTMessage) -> None:
         name = message.topic.removeprefix(self.topic + "/")
-        if name not in SUBSCRIBED:
+        if name == "ack":
+            self._on_ack(bytes(message.payload))
+            return
+        if name not in REQUESTS:
             return
         try:
             self._inbox.put_nowait((name, bytes(message.payload)))
@@ -260,6 +281,23 @@ class HallLink:
             if self._dropped == 1 or self._dropped % 100 == 0:
                 log.warning("hall: too many requests waiting; %s dropped (%d so far; the "
                             "director sends it again)", name, self._dropped)
+
+    def _on_ack(self, payload: bytes) -> None:
+        """The hall's acknowledgement: kept for the publisher (the newest wins)."""
+        if not payload:
+            return                             # the director cleared it
+        try:
+            ack = Ack.parse(payload)
+        except ValueError as exc:
+            if self._ack_refused != str(exc):
+                log.error("hall: %s/ack is not an acknowledgement the link can read (%s); "
+                          "events wait in the journal", self.topic, exc)
+            self._ack_refused = str(exc)
+            return
+        self._ack_refused = None
+        with self._ack_lock:
+            self._ack = ack
+        self.signal.wake.set()
 
     def _refusal(self, mid: int) -> ReasonCode | None:
         with self._refused_lock:
@@ -283,7 +321,7 @@ class HallLink:
                 return
             if name == RETRY:
                 self._retry_asked.clear()
-            elif name in SUBSCRIBED:
+            elif name in REQUESTS:
                 handle = self.requests.on_cmd if name == "cmd" else self.requests.on_match
                 self._guard(lambda: handle(payload))     # noqa: B023 (called at once)
             # After each message too: a match refused as pending while the match in progress
@@ -326,8 +364,12 @@ class HallLink:
             self._guard(self._publish_events)
 
     def _wait_s(self) -> float:
-        until_state = self._next_state_at - time.monotonic()
-        return max(0.05, min(IDLE_WAKE_S, until_state)) if until_state > 0 else IDLE_WAKE_S
+        """Until the next thing due (a state, a resend), at most IDLE_WAKE_S."""
+        if not self._connected.is_set():
+            return IDLE_WAKE_S
+        due = min(self._next_state_at, self._resend_at if self._inflight else float("inf"),
+                  self._journal_resend_at if self._journal_info else float("inf"))
+        return max(0.05, min(IDLE_WAKE_S, due - time.monotonic()))
 
     # state
 
@@ -376,30 +418,82 @@ class HallLink:
     # events
 
     def _collect_acks(self) -> None:
-        """Move the acknowledged position past the events the broker has acknowledged, in
-        order, and keep it on the card."""
-        moved = False
-        while self._inflight:
-            acked = _acknowledged(self._inflight[0][1])
+        """Move the acknowledged position to where the hall's ack says it holds the events, and
+        keep it on the card; publish again from there at a reconnect, when paho gave up on a
+        message, or when the hall's ack did not move within the wait (which doubles while the
+        hall stays silent)."""
+        if self._reconnected.is_set():
+            self._reconnected.clear()
+            self._again()
+            self._journal_info = None          # published again now, if still not archived
+        for _event, info in self._inflight:
+            acked = _acknowledged(info)
             if acked is None:                  # paho gave up on it: again from the position
-                self._inflight.clear()
-                self._tail = None
+                self._again()
                 break
-            if not acked:
-                break
-            event, info = self._inflight.popleft()
-            refused = self._refusal(info.mid)
+            refused = self._refusal(info.mid) if acked else None
             if refused is not None:
                 self._events_refused(refused)
                 break
-            with self.memory.lock:
-                self.memory.journal, self.memory.seq = event.journal, event.seq
-            moved = True
-        self._unsaved = self._unsaved or moved
-        if self._unsaved and (not self._inflight or time.monotonic() >= self._save_at):
+        with self._ack_lock:
+            ack, self._ack = self._ack, None
+        if ack is not None:
+            self._apply_ack(ack)
+        now = time.monotonic()
+        if self._inflight and now >= self._resend_at:
+            self._hall_is_silent(now)
+        if self._unsaved and (not self._inflight or now >= self._save_at):
             self._save_position()
-        if moved and self._link_state == "events refused":
-            self._say("connected", logging.INFO, "hall: the broker takes the events again")
+
+    def _again(self) -> None:
+        """Publish again from the acknowledged position (nothing published counts)."""
+        self._inflight.clear()
+        self._tail = None
+
+    def _hall_is_silent(self, now: float) -> None:
+        first, last = self._inflight[0][0], self._inflight[-1][0]
+        if not self._hall_silent:
+            log.warning("hall: the hall has not acknowledged %s seq %d to %d within %.0f s; "
+                        "publishing them again (then up to every %.0f s while it is silent)",
+                        first.journal, first.seq, last.seq, self._resend_s, RESEND_MAX_S)
+        self._hall_silent = True
+        self._again()
+        self._resend_s = min(self._resend_s * 2, RESEND_MAX_S)
+        self._resend_at = now + self._resend_s
+
+    def _apply_ack(self, ack: Ack) -> None:
+        self._archived = ack.archived
+        with self.memory.lock:
+            journal, seq = self.memory.journal, self.memory.seq
+        if journal is None:
+            return
+        if ack.journal == journal and ack.seq > seq:
+            with self.memory.lock:
+                self.memory.seq = ack.seq
+            while self._inflight and self._inflight[0][0].seq <= ack.seq:
+                self._inflight.popleft()
+            if self._tail is not None and self._tail.last_event < ack.seq:
+                self._tail = None              # the hall holds more than was read: go on there
+            self._unsaved = True
+            self._resend_s = RESEND_MIN_S
+            self._resend_at = time.monotonic() + RESEND_MIN_S
+            if self._hall_silent:
+                log.info("hall: the hall acknowledges events again")
+            self._hall_silent = False
+            if self._link_state == "events refused":
+                self._say("connected", logging.INFO, "hall: the broker takes the events again")
+            return
+        behind = ack.seq if ack.journal == journal else 0
+        if behind >= seq:
+            return
+        # The hall holds less than it once acknowledged (its memory lost): what it lacks goes
+        # again, from where it stands (or the journal's start when it is on another journal).
+        log.warning("hall: the hall holds %s up to seq %d, not %s up to %d; publishing again "
+                    "from seq %d", ack.journal, ack.seq, journal, seq, behind)
+        with self.memory.lock:
+            self.memory.seq = behind
+        self._again()
+        self._unsaved = True
 
     def _save_position(self) -> None:
         """Keep the acknowledged position on the card: when the window is empty (at once, in
@@ -417,8 +511,7 @@ class HallLink:
                   "hall: the broker refuses %s/events: %s (the account %r must be the table id "
                   "%r under the shipped ACL); trying again every %d s", self.topic, reason,
                   self.hall.username, self.table.table_id, REFUSED_RETRY_S)
-        self._inflight.clear()
-        self._tail = None
+        self._again()
         self._retry_at = time.monotonic() + REFUSED_RETRY_S
 
     def _publish_events(self) -> None:
@@ -444,6 +537,8 @@ class HallLink:
                 # read again from the position the broker acknowledged, once connected.
                 self._tail = None
                 return
+            if not self._inflight:
+                self._resend_at = time.monotonic() + self._resend_s
             self._inflight.append((event, info))
         if not events and not self._inflight:
             self._journal_read_to_end(tail)
@@ -496,34 +591,46 @@ class HallLink:
         return session is not None and session.engine.match.play_phase is Phase.MATCH_OVER
 
     def _send_journal(self, path: Path) -> bool:
-        """Publish the whole journal once; True once the broker has acknowledged it."""
-        if self._journal_info is None or self._journal_info[0] != path.name:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                log.warning("hall: cannot read %s to send it (%s); trying again", path, exc)
+        """Publish the whole journal until the hall's ack lists it as archived (written and
+        verified); True then. Published again when no such ack comes within the wait (doubling
+        up to RESEND_MAX_S: a hall that cannot write is not flooded) and at each reconnect."""
+        name = path.name
+        now = time.monotonic()
+        if name in self._archived:
+            if self._journal_info is not None:
+                self._journal_info = None
+            log.info("hall: the hall archived the finished journal %s", name)
+            self._journal_resend_s = RESEND_MIN_S
+            with self.memory.lock:
+                self.memory.journal_sent = True
+                self.memory.save()
+            return True
+        if self._journal_info is not None and self._journal_info[0] == name:
+            info = self._journal_info[1]
+            acked = _acknowledged(info)
+            refused = self._refusal(info.mid) if acked else None
+            if refused is not None:
+                self._journal_info = None
+                self._events_refused(refused)
                 return False
-            info = self._publish_json("journal", {"journal": path.name, "text": text})
-            if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
-                return False                   # sent again at the next wake while connected
-            self._journal_info = (path.name, info)
-        info = self._journal_info[1]
-        acked = _acknowledged(info)
-        if acked is None:
-            self._journal_info = None          # paho gave up on it: sent again
+            if acked is not None and now < self._journal_resend_at:
+                return False                   # waiting for the hall's ack
+            if acked is not None:
+                log.warning("hall: the hall has not archived %s within %.0f s; sending it "
+                            "again", name, self._journal_resend_s)
+                self._journal_resend_s = min(self._journal_resend_s * 2, RESEND_MAX_S)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            log.warning("hall: cannot read %s to send it (%s); trying again", path, exc)
             return False
-        if not acked:
-            return False                       # acknowledged later: this runs again then
-        self._journal_info = None
-        refused = self._refusal(info.mid)
-        if refused is not None:
-            self._events_refused(refused)
+        info = self._publish_json("journal", {"journal": name, "text": text})
+        if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
+            self._journal_info = None          # sent again at the next wake while connected
             return False
-        log.info("hall: sent the finished journal %s", path.name)
-        with self.memory.lock:
-            self.memory.journal_sent = True
-            self.memory.save()
-        return True
+        self._journal_info = (name, info)
+        self._journal_resend_at = now + self._journal_resend_s
+        return False
 
     def _journal_after(self, name: str) -> str | None:
         """The journal played after `name`: the next in the clock's order, or, when `name` is

@@ -1,10 +1,17 @@
 """The hall's connection to the broker (SPEC §14): paho-mqtt's network thread, handed over to the
 hall's asyncio loop.
 
-- A persistent session (a fixed client id, clean_session false): the broker keeps the hall's
-  subscriptions and queues QoS 1 messages for it while it is away, and (with `persistence true`)
-  across its own restart, so an event published while the hall reconnects is not lost.
-- Reconnects by itself, 1 s to 10 s apart; `status` says connected or why not (for the page).
+- A persistent session (clean_session false; the client id is the account's name, which the
+  shipped broker config enforces with `use_username_as_clientid true`, so no other account can
+  take the hall's id or its queued messages): the broker keeps the hall's subscriptions and
+  queues QoS 1 messages for it while it is away (bounded: `max_queued_messages`), and (with
+  `persistence true`) across its own restart. What a broker drops anyway is sent again by the
+  table, which goes on only on the hall's own `ack` (hall_delivery).
+- Subscribes to its own retained `P/+/ack` too: a restarted hall reads back where it stood.
+- Reconnects by itself, 1 s to 2 s apart (one client: trying every 2 s costs the broker
+  nothing, and the hall is back within 2 s of its broker, before the tables' first resend at
+  5 s: a restart of the broker does not make every table send its window twice); `status` says
+  connected or why not (for the page).
 - `publish` returns a future that is done when the broker has acknowledged the message.
 """
 
@@ -27,8 +34,9 @@ from .errors import GammonclockError
 
 log = logging.getLogger("gammonclock.hall")
 
-SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply")
+SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack")
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
+RECONNECT_S = (1, 2)        # the hall's reconnect back-off, from and to (seconds)
 
 
 class BrokerURLError(GammonclockError, ValueError):
@@ -71,10 +79,10 @@ class HallClient:
         self.connected = False
         self.status = "connecting"
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2,
-                                  client_id=client_id or f"gammonclock-hall-{user}",
+                                  client_id=client_id or user,
                                   clean_session=False)
         self.client.username_pw_set(user, password)
-        self.client.reconnect_delay_set(1, 10)
+        self.client.reconnect_delay_set(*RECONNECT_S)
         self.client.max_queued_messages_set(0)
         if url.tls:
             self.client.tls_set(ca_certs=ca_file, cert_reqs=ssl.CERT_REQUIRED)

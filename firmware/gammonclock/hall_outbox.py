@@ -1,5 +1,6 @@
-"""What the hall link keeps on the card (SPEC §14): how far the broker has acknowledged the
-journal's events, and the journal records still to publish, read from the journal files.
+"""What the hall link keeps on the card (SPEC §14): how far the HALL has acknowledged the
+journal's events (its retained `P/T/ack`, never the broker's PUBACK), and the journal records
+still to publish, read from the journal files.
 
 The journal is the outbox: nothing waits in memory for the broker. `HallMemory` is
 `STATE/hall-acked.json`, written atomically (a temporary file, fsync, rename, fsync of the
@@ -128,16 +129,55 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 @dataclass(frozen=True)
 class Event:
-    """One journal record with effects, as `P/T/events` carries it."""
+    """One journal record with effects, as `P/T/events` carries it. `after` is the seq of the
+    event of the same journal published before it (0 for the first): the hall acknowledges only
+    a gap-free chain."""
 
     journal: str
     seq: int
     wall: int
     effects: list[Any]
+    after: int = 0
 
     def payload(self) -> dict[str, Any]:
-        return {"journal": self.journal, "seq": self.seq, "at": iso_utc(self.wall),
-                "effects": self.effects}
+        return {"journal": self.journal, "seq": self.seq, "after": self.after,
+                "at": iso_utc(self.wall), "effects": self.effects}
+
+
+MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The hall's `P/T/ack`: the journal and seq up to which it holds this table's events
+    without a gap (journal None: none yet), and the finished journals its archive has written
+    and verified (the newest few)."""
+
+    journal: str | None
+    seq: int
+    archived: frozenset[str]
+
+    @staticmethod
+    def parse(payload: bytes) -> Ack:
+        """The ack in PAYLOAD; ValueError naming the field when it is not one."""
+        try:
+            data = json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"ack: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError("ack: not a JSON object")
+        journal, seq, archived = data.get("journal"), data.get("seq"), data.get("archived", [])
+        if journal is not None and (not isinstance(journal, str) or not journal):
+            raise ValueError("ack: `journal` must be a journal name or null")
+        if type(seq) is not int or seq < 0:
+            raise ValueError("ack: `seq` must be a whole number >= 0")
+        if not isinstance(archived, list) or not all(isinstance(n, str) for n in archived):
+            raise ValueError("ack: `archived` must be a list of journal names")
+        return Ack(journal, seq, frozenset(archived[-4 * MAX_ARCHIVED:]))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 class JournalTail:
@@ -147,6 +187,7 @@ class JournalTail:
         self.path = path
         self.after_seq = after_seq
         self.last_seq = after_seq     # the last record read (any kind)
+        self.last_event = after_seq   # the last event read (`after` of the next one)
         self._offset = 0
 
     def read(self, limit: int) -> list[Event]:
@@ -183,7 +224,10 @@ class JournalTail:
         effects = data.get("effects")
         if not isinstance(effects, list) or not effects:
             return None
-        return Event(self.path.name, seq, wall if type(wall) is int else 0, effects)
+        event = Event(self.path.name, seq, wall if type(wall) is int else 0, effects,
+                      self.last_event)
+        self.last_event = seq
+        return event
 
 
 def journals_in_order(state_dir: str | Path) -> list[Path]:

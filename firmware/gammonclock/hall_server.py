@@ -4,6 +4,12 @@ pushes a round's pairings (hall_pairings) and commands, and serves the page (hal
 
 Everything runs on one asyncio loop; paho's network thread only hands messages over to it
 (hall_mqtt). Verifying a journal runs in a worker thread: the page never waits for it.
+
+The hall acknowledges (retained `P/T/ack`, hall_delivery): how far it holds each table's events
+without a gap, and which finished journals its archive has written and verified; a table's
+outbox goes on only on that. A journal shorter than the events already seen of it is kept aside
+as cut short and not acknowledged (the table sends it again); a journal the archive could not
+write is not acknowledged either.
 """
 
 from __future__ import annotations
@@ -14,12 +20,31 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .hall_archive import ArchiveError, Verified, archived, store, verify_archived
+from .hall_accounts import TABLE_ID
+from .hall_archive import (
+    ArchiveError,
+    Verified,
+    archived,
+    check_name,
+    journal_extent,
+    journal_of,
+    store_journal,
+    verify_archived,
+)
+from .hall_delivery import (
+    ACK_AT_ONCE,
+    ACK_EVERY_S,
+    ACK_GRACE_S,
+    EventKey,
+    TablePosition,
+    event_key,
+)
 from .hall_mqtt import BrokerURL, HallClient
+from .hall_outbox import Ack, iso_utc
 from .hall_pairings import parse_pairings
 from .hall_view import HallView
 
@@ -69,12 +94,17 @@ class Hall:
         self.on_change: list[Callable[[str, int], None]] = []   # the benchmark's probe
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closing = False
+        self.positions: dict[str, TablePosition] = {}
+        self._ack_timers: dict[str, asyncio.TimerHandle] = {}
+        self._acks_sent: dict[str, tuple[Any, ...]] = {}
+        self._acks_from = 0.0        # (monotonic) "I hold nothing" waits for the read-back
 
     # --- life ----------------------------------------------------------------------------------
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.options.archive.mkdir(parents=True, exist_ok=True)
+        self._acks_from = time.monotonic() + ACK_GRACE_S
         self.client.on_status(self._broker_changed)
         self.client.start(loop, self.receive)
         self._spawn(self._verify_existing())
@@ -83,6 +113,8 @@ class Hall:
         self.closing = True
         for listener in self.listeners:          # the pages' streams end now
             listener.wake.set()
+        for handle in self._ack_timers.values():
+            handle.cancel()
         self.client.stop()
         for task in list(self._tasks):
             task.cancel()
@@ -95,17 +127,33 @@ class Hall:
     # --- from the broker -----------------------------------------------------------------------
 
     def receive(self, topic: str, payload: bytes, retained: bool, received_ms: int) -> None:
+        head = self.options.prefix + "/"
+        if topic.startswith(head) and topic.endswith("/ack"):
+            self._read_back(topic[len(head):-len("/ack")], payload, retained)
+            return
         where = self.view.split_topic(topic)
         if where is None:
             return
         table, what = where
+        key: EventKey | None = None
+        if what == "events" and TABLE_ID.fullmatch(table) is not None:
+            try:
+                key = event_key(payload)
+            except ValueError as exc:
+                log.warning("%s: not an event the hall can acknowledge: %s", topic, exc)
         try:
             changed = self.view.receive(topic, payload, received_ms, retained)
         except ValueError as exc:
             log.warning("%s", exc)
+            if key is not None:
+                self._rejected(table, key)
             return
+        if key is not None:
+            self._took(table, key)
+        if what == "state" and TABLE_ID.fullmatch(table) is not None:
+            self._state_seen(table, payload)
         if what == "journal":
-            self._spawn(self._archive(table, payload))
+            self._spawn(self._archive(table, payload, self._highest_seen(table, payload)))
         if what == "cmd/reply":
             self._answer(payload)
         if changed is not None:
@@ -117,6 +165,91 @@ class Hall:
             listener.wake.set()
         for probe in self.on_change:
             probe(table, received_ms if received_ms is not None else now_ms())
+
+    # --- acknowledgements (hall_delivery) -------------------------------------------------------
+
+    def position(self, table: str) -> TablePosition:
+        position = self.positions.get(table)
+        if position is None:
+            position = self.positions[table] = TablePosition()
+        return position
+
+    def _took(self, table: str, key: EventKey) -> None:
+        position = self.position(table)
+        position.take(key)
+        self._ack_soon(table, at_once=position.waiting >= ACK_AT_ONCE)
+
+    def _state_seen(self, table: str, payload: bytes) -> None:
+        """A state names its journal's last record (`journal`, `seq`): the hall has seen that
+        much of the journal (a journal sent shorter is cut short)."""
+        try:
+            state = json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(state, dict):
+            return
+        journal, seq = state.get("journal"), state.get("seq")
+        if isinstance(journal, str) and 0 < len(journal) <= 255 and type(seq) is int \
+                and 0 <= seq < 2**53:
+            self.position(table).seen(journal, seq)
+
+    def _rejected(self, table: str, key: EventKey) -> None:
+        """An event the view refused is not acknowledged: the table sends it again. Refused
+        again, it is acknowledged all the same (the view's refusal may be the hall's own fault,
+        and a table must not stall for good on one event; the record is in its journal, which
+        reaches the archive)."""
+        if self.position(table).rejected_again(key):
+            log.error("%s/%s/events: %s seq %d refused again by the hall's view; acknowledged "
+                      "anyway so that the table goes on (the record is in its journal)",
+                      self.options.prefix, table, key.journal, key.seq)
+            self._took(table, key)
+        else:
+            log.warning("%s/%s/events: %s seq %d not acknowledged (the table sends it again)",
+                        self.options.prefix, table, key.journal, key.seq)
+
+    def _read_back(self, table: str, payload: bytes, retained: bool) -> None:
+        """The hall's own retained ack (at each subscription): where it stood before a restart.
+        Its live acks come back too, not retained: ignored."""
+        if not retained or not payload or TABLE_ID.fullmatch(table) is None:
+            return
+        try:
+            ack = Ack.parse(payload)
+        except ValueError as exc:
+            log.warning("%s/%s/ack: %s; ignored", self.options.prefix, table, exc)
+            return
+        position = self.position(table)
+        if position.seed(ack):
+            self._acks_sent[table] = (ack.journal, ack.seq, tuple(position.archived))
+            self._ack_soon(table)
+
+    def _ack_soon(self, table: str, at_once: bool = False) -> None:
+        """Publish the table's ack within ACK_EVERY_S (coalesced), or now."""
+        handle = self._ack_timers.get(table)
+        if at_once:
+            if handle is not None:
+                handle.cancel()
+            self._publish_ack(table)
+        elif handle is None:
+            self._ack_timers[table] = asyncio.get_running_loop().call_later(
+                ACK_EVERY_S, self._publish_ack, table)
+
+    def _publish_ack(self, table: str) -> None:
+        self._ack_timers.pop(table, None)
+        position = self.position(table)
+        if not position.due or self.closing:
+            return
+        wait = self._acks_from - time.monotonic()
+        if not position.known and wait > 0:      # its retained ack may still be coming
+            self._ack_timers[table] = asyncio.get_running_loop().call_later(
+                wait, self._publish_ack, table)
+            return
+        position.due, position.waiting = False, 0
+        said = (position.journal, position.seq, tuple(position.archived))
+        if self._acks_sent.get(table) == said:
+            return                               # retained already: nothing new to say
+        self._acks_sent[table] = said
+        self.client.publish(self.topic(table, "ack"), json.dumps(
+            position.payload(iso_utc(time.time_ns())), ensure_ascii=False), retain=True)
 
     def _broker_changed(self) -> None:
         for listener in self.listeners:
@@ -134,28 +267,66 @@ class Hall:
 
     # --- the archive ---------------------------------------------------------------------------
 
-    async def _archive(self, table: str, payload: bytes) -> None:
+    def _highest_seen(self, table: str, payload: bytes) -> dict[str, int]:
+        """What the hall had seen of the journals when this text came (taken now: a state
+        that follows it must not make it look cut short)."""
+        return dict(self.position(table).highest) if table in self.positions else {}
+
+    async def _archive(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
+        """Write and verify a finished journal; acknowledged (listed as archived in the table's
+        ack) only once written and verified, and only when it is not shorter than the events
+        already seen of it: else the table sends it again."""
         try:
             message = json.loads(payload)
             name, text = message["journal"], message["text"]
             if not isinstance(name, str) or not isinstance(text, str):
                 raise ArchiveError("`journal` and `text` must be strings")
-            path, new = await asyncio.to_thread(store, self.options.archive, table, name, text)
+            check_name(table, name)
+            records, last = journal_extent(text)
+            seen = highest.get(name, -1)
+            short = last < seen
+            stored = await asyncio.to_thread(store_journal, self.options.archive, table, name,
+                                             text, cut_short=short)
         except (ValueError, KeyError, TypeError, ArchiveError, OSError) as exc:
-            log.warning("%s/%s/journal: not archived: %s", self.options.prefix, table, exc)
-            self.view.note_archive(table, f"journal not archived: {exc}")
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            log.warning("%s/%s/journal: not archived (not acknowledged: the table sends it "
+                        "again): %s", self.options.prefix, table, why)
+            self.view.note_archive(table, f"journal not archived: {why}")
             self.changed(table)
             return
-        if new or str(path) not in self.archive:
-            await self._verify(table, path)
+        if stored.set_aside is not None:
+            was, now = stored.set_aside
+            self.archive.pop(str(was), None)
+            await self._verify(table, now)
+        if short:
+            verdict = await self._verify(table, stored.path, note=False)
+            said = f"cut short: {records} of {seen + 1} records"
+            self.archive[str(stored.path)] = replace(verdict, ok=False, cut_short=True,
+                                                     message=f"{said}; {verdict.message}")
+            log.warning("%s/%s/journal: %s %s (the hall has seen seq %d of it); kept as %s, "
+                        "not acknowledged", self.options.prefix, table, name, said, seen,
+                        stored.path.name)
+            self.view.note_archive(table, f"journal {name} {said}")
+            self.changed(table)
+            self._archive_changed(self.archive[str(stored.path)])
+            return
+        if stored.new or str(stored.path) not in self.archive:
+            await self._verify(table, stored.path)
+        self.position(table).note_archived(name)
+        self._ack_soon(table, at_once=True)
 
-    async def _verify(self, table: str, path: Path) -> None:
+    async def _verify(self, table: str, path: Path, note: bool = True) -> Verified:
         verdict = await asyncio.to_thread(verify_archived, path, table, self.options.keys_dir)
         self.archive[str(path)] = verdict
         log.info("archived %s: %s", path, verdict.message)
-        if not verdict.ok:
+        if not verdict.ok and note:
             self.view.note_archive(table, f"journal {verdict.name}: {verdict.message}")
             self.changed(table)
+        if note:
+            self._archive_changed(verdict)
+        return verdict
+
+    def _archive_changed(self, verdict: Verified) -> None:
         for listener in self.listeners:
             listener.archive.append(verdict.as_json())
             listener.wake.set()
@@ -163,11 +334,17 @@ class Hall:
     async def _verify_existing(self) -> None:
         for table, path in await asyncio.to_thread(archived, self.options.archive):
             if str(path) not in self.archive:
-                await self._verify(table, path)
+                verdict = await self._verify(table, path)
+                if not verdict.cut_short and journal_of(path.name) == path.name:
+                    self.position(table).note_archived(path.name)
 
     def archive_list(self) -> list[dict[str, Any]]:
-        return [v.as_json() for v in sorted(self.archive.values(),
-                                            key=lambda v: (v.table, v.name))]
+        """Every archived journal; a journal's complete copy first among its copies (a copy
+        set aside as cut short after it)."""
+        return [v.as_json() for v in sorted(
+            self.archive.values(),
+            key=lambda v: (v.table, v.journal or v.name, v.cut_short,
+                           v.name != (v.journal or v.name), v.name))]
 
     # --- the director's actions ----------------------------------------------------------------
 
@@ -226,6 +403,10 @@ class Hall:
         url = self.options.broker
         return {"connected": self.client.connected, "status": self.client.status,
                 "url": f"{'mqtts' if url.tls else 'mqtt'}://{url.host}:{url.port}"}
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 async def _within(done: asyncio.Future[None], seconds: float) -> bool:
