@@ -229,6 +229,10 @@ class TableView:
     bad_messages: int = 0
     bad_key: str | None = None                 # the alert that shows them
     bad_shown_ms: int | None = None
+    # The alerts' keys by severity, oldest first, for the cap (keys of alerts marked seen since
+    # linger until they reach the front or the queue is compacted): evicting is O(1), not a scan
+    # of every alert for every effect of a flood.
+    alert_queues: dict[int, deque[str]] = field(default_factory=dict)
 
     def offset_ms(self) -> int:
         """The table's clock offset (`hall - table`): the smallest sample near the median."""
@@ -242,13 +246,24 @@ class TableView:
         self.alert_serial += 1
         key = f"{kind}-{self.alert_serial}"
         self.alerts[key] = Need(kind, text, key)
+        queue = self.alert_queues.setdefault(SEVERITY.get(kind, 9), deque())
+        queue.append(key)
+        if len(queue) > 4 * ALERTS_KEPT:          # mostly keys marked seen: compact
+            self.alert_queues[SEVERITY.get(kind, 9)] = deque(k for k in queue
+                                                             if k in self.alerts)
         if len(self.alerts) > ALERTS_KEPT:
-            # the least urgent go first, then the oldest (a dict keeps insertion order)
-            worst = max(SEVERITY.get(n.kind, 9) for n in self.alerts.values())
-            victim = next(k for k, n in self.alerts.items() if SEVERITY.get(n.kind, 9) == worst)
-            del self.alerts[victim]
-            self.alerts_dropped += 1
+            self._drop_one_alert()
         return key
+
+    def _drop_one_alert(self) -> None:
+        """The least urgent alert goes first, then the oldest."""
+        for severity in sorted(self.alert_queues, reverse=True):
+            queue = self.alert_queues[severity]
+            while queue:
+                victim = queue.popleft()
+                if self.alerts.pop(victim, None) is not None:
+                    self.alerts_dropped += 1
+                    return
 
     def journal_rank(self, journal: str) -> int:
         """The order of a journal among the table's states (a journal never seen is newest)."""
@@ -488,6 +503,7 @@ class HallView:
             return 0
         count = len(view.alerts) + view.alerts_dropped
         view.alerts.clear()
+        view.alert_queues.clear()
         view.alerts_dropped = 0
         return count
 
