@@ -18,6 +18,7 @@ hall's asyncio loop.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import ssl
 import threading
@@ -96,6 +97,8 @@ class HallClient:
         self._lock = threading.Lock()
         self._pending: dict[int, asyncio.Future[None]] = {}
         self._acked: set[int] = set()
+        self._arrived: collections.deque[tuple[str, bytes, bool, int]] = collections.deque()
+        self._wake_pending = False
 
     def start(self, loop: asyncio.AbstractEventLoop, handler: MessageHandler) -> None:
         self._loop, self._handler = loop, handler
@@ -140,9 +143,26 @@ class HallClient:
 
     def _on_message(self, _client: mqtt.Client, _userdata: Any, msg: mqtt.MQTTMessage) -> None:
         received_ms = time.time_ns() // 1_000_000
-        if self._loop is not None and self._handler is not None:
-            self._loop.call_soon_threadsafe(self._handler, msg.topic, bytes(msg.payload),
-                                            bool(msg.retain), received_ms)
+        if self._loop is None or self._handler is None:
+            return
+        # Handed over in batches: one wake of the loop for all that arrived meanwhile. A wake is
+        # a write to the loop's pipe, which lets go of the GIL; this thread then waited for it
+        # while the loop was busy, message after message, and every table's messages waited
+        # behind it in the broker's one connection.
+        self._arrived.append((msg.topic, bytes(msg.payload), bool(msg.retain), received_ms))
+        with self._lock:
+            if self._wake_pending:
+                return
+            self._wake_pending = True
+        self._loop.call_soon_threadsafe(self._hand_over)
+
+    def _hand_over(self) -> None:
+        """On the loop: every message that arrived, in order, to the handler."""
+        with self._lock:
+            self._wake_pending = False
+        assert self._handler is not None
+        while self._arrived:
+            self._handler(*self._arrived.popleft())
 
     def _on_publish(self, _client: mqtt.Client, _userdata: Any, mid: int, _reason: Any,
                     _properties: Any = None) -> None:

@@ -30,6 +30,7 @@ from .hall_web import (
 )
 
 EXIT_BAD_INPUT = 2
+SWITCH_INTERVAL_S = 0.0005
 
 
 class UsageError(GammonclockError, ValueError):
@@ -130,6 +131,10 @@ def serve(args: argparse.Namespace) -> int:
         print(f"gammonclock hall: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     logging.basicConfig(level=logging.INFO, format="gammonclock hall: %(message)s")
+    # paho's network thread takes every message off the broker's one connection; while the loop
+    # is busy with a table's flood it waited up to Python's 5 ms switch interval for the GIL per
+    # message, and every other table's messages waited behind the flood in the socket
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     quiet_logs()
     raise_open_files_limit()
     try:
