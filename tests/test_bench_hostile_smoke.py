@@ -4,9 +4,8 @@ hall` process, a few seconds of each phase; and its strict JSON and its broker s
 
 The round runs once (a module fixture). `test_a_tiny_hostile_round_prints_its_figures` checks that
 it runs and says every figure, whatever they are. `test_after_issue_18_...` asserts what issue 18
-demands of the hall (nothing lost, every honest card JSON, the hall alive): it is marked
-xfail(strict=True) because today's hall fails it; once the hall's fixes are merged it passes, the
-strict xfail then fails as XPASS, and the mark is to be removed.
+demands of the hall (nothing lost, every honest card JSON, the hall alive); before issue 18's
+fixes it failed on all three.
 """
 
 from __future__ import annotations
@@ -61,9 +60,6 @@ def test_a_tiny_hostile_round_prints_its_figures(tiny_round: tuple[int, str]) ->
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 18: today's hall loses events to client-id theft, "
-                                       "emits NaN, and dies of SIGPIPE; remove this mark once "
-                                       "the fixes are merged")
 def test_after_issue_18_nothing_is_lost_and_every_card_is_json(tiny_round: tuple[int, str]
                                                               ) -> None:
     _, out = tiny_round
