@@ -17,13 +17,13 @@ not write loses nothing: the table publishes again from the position the hall ac
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from .hall_outbox import MAX_ARCHIVED, Ack
+from .hall_view import strict_json
 
 log = logging.getLogger("gammonclock.hall")
 
@@ -49,7 +49,7 @@ def event_key(payload: bytes) -> EventKey | None:
     no `after` (a clock from before the hall acknowledged: shown, not tracked). ValueError
     naming the field for anything else that is not an event."""
     try:
-        data = json.loads(payload, parse_constant=_no_constant)
+        data = strict_json(payload)          # as the view reads it: no NaN, bounded
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
@@ -64,10 +64,6 @@ def event_key(payload: bytes) -> EventKey | None:
     if type(after) is not int or not 0 <= after < seq:
         raise ValueError("`after` must be a whole number from 0 to seq - 1")
     return EventKey(journal, seq, after)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 @dataclass
