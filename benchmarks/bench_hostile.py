@@ -21,9 +21,11 @@ lasts: retained states with NaN, 1e999999999 and `"at": "2999-01-01T00:00:00Z"` 
 under table-1's topics, which the ACL must drop); FLOOD events of EFFECTS `flag_fell` effects each
 (the alert storm); a state and an event of BIG_MB MB; malformed payloads (not JSON, not UTF-8,
 nested 100 000 deep, a 5 000-digit seq, wrong types) on every topic it may write; STORM refused
-command replies and refused notices. Meanwhile a thief connects with table-H's password under
-other clients' ids in turn: `gammonclock-table-1` (table-1's link), and the hall's own
-`gammonclock-hall-hall`, taking its session (clean session off) or wiping it (clean session on).
+command replies and refused notices. Meanwhile a thief connects with an accomplice's password
+(table-T; with table-H's own it would only knock table-H's flood off the broker) under other
+clients' ids in turn: `gammonclock-table-1` (table-1's link), and the hall's own
+`gammonclock-hall-hall`, taking its session (clean session off) or wiping it (clean session on);
+under the shipped config the broker gives it its own account's id instead.
 
 It prints: the honest tables' press -> page p50/p99 calm and under attack, the hall's peak RSS
 (VmHWM), its CPU and log, `/api/cards` response times and sizes, whether every honest card stayed
@@ -87,6 +89,10 @@ from mqtt_helpers import DIRECTOR, Broker, free_port  # noqa: E402
 
 P = "gammonclock"
 HOSTILE = "table-H"
+# An accomplice table account for the client-id theft and the forged messages: with client ids
+# bound to accounts, a second connection of table-H's own would only take table-H's flood off
+# the broker (the flood must reach the hall in full).
+THIEF = "table-T"
 MARK = "HOSTILE-bench"                   # in every payload the hostile table forges
 HALL_CLIENT_ID = f"gammonclock-hall-{DIRECTOR}"   # `gammonclock hall`'s own id (hall_mqtt)
 TARGET_P99_MS = 1000.0
@@ -463,7 +469,7 @@ class HostileTable:
         """Under another table's topics, on a connection of its own (Mosquitto drops a
         version 3.1.1 client that publishes where the ACL refuses): the ACL must drop them."""
         c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="", clean_session=True)
-        c.username_pw_set(HOSTILE, self.broker.passwords[HOSTILE])
+        c.username_pw_set(THIEF, self.broker.passwords[THIEF])
         connected = threading.Event()
         c.on_connect = _on_connect_setting(connected)
         try:
@@ -544,8 +550,8 @@ def _on_connect_setting(accepted: threading.Event) -> Callable[..., None]:
 
 
 def thief(broker: Broker, attack: Attack) -> None:
-    """table-H's account under other clients' ids in turn, until the attack stops: each held a
-    second (the broker drops the client that had the id), then let go."""
+    """An accomplice's account (table-T) under other clients' ids in turn, until the attack
+    stops: each held a second (the broker drops the client that had the id), then let go."""
     turns = itertools.cycle([("gammonclock-table-1", True), (HALL_CLIENT_ID, False),
                              (HALL_CLIENT_ID, True)])
     while not attack.stop.is_set():
@@ -553,7 +559,7 @@ def thief(broker: Broker, attack: Attack) -> None:
         label = f"{client_id} (clean session {'on' if clean else 'off'})"
         attack.theft_tries[label] += 1
         c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean)
-        c.username_pw_set(HOSTILE, broker.passwords[HOSTILE])
+        c.username_pw_set(THIEF, broker.passwords[THIEF])
         accepted = threading.Event()
         c.on_connect = _on_connect_setting(accepted)
         try:
@@ -703,7 +709,7 @@ def _bench(run: Run, tally: LogTally) -> int:
     honest = set(names)
     try:
         parts.broker = broker = ShippedBroker(run.tmp / "broker", {DIRECTOR: "director-pw"})
-        broker.add_accounts([*names, HOSTILE])
+        broker.add_accounts([*names, HOSTILE, THIEF])
         broker.start()
         parts.hall = hall = HallProcess(broker, run.tmp)
         parts.reader = reader = StrictPageReader(f"{hall.base}/events", honest)
@@ -781,7 +787,7 @@ def _report(run: Run, parts: Parts, attack: Attack, attack_cpu: float, peak_rss:
             f"acknowledged {attack.acked}")
     thefts = ", ".join(f"{label} {attack.thefts[label]} of {n}"
                        for label, n in attack.theft_tries.items())
-    run.say(f"client-id theft with {HOSTILE}'s password, connections the broker took: {thefts}")
+    run.say(f"client-id theft with {THIEF}'s password, connections the broker took: {thefts}")
     hall.sample()
     alive = hall.alive
     peak = hall.peak_mb

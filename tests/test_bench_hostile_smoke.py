@@ -49,7 +49,7 @@ def test_a_tiny_hostile_round_prints_its_figures(tiny_round: tuple[int, str]) ->
     for kind in ("bad state", "forged as table-1", "flood event", "oversized", "malformed",
                  "alert storm"):
         assert kind in sent.group(2)
-    assert re.search(r"client-id theft with table-H's password, connections the broker took: "
+    assert re.search(r"client-id theft with table-T's password, connections the broker took: "
                      r"gammonclock-table-1 \(clean session on\) \d+ of \d+", out), out
     assert re.search(r"the hall \(gammonclock hall, pid \d+\): alive (True|False.*); peak RSS "
                      r"\(VmHWM\) \d+ MB", out), out
