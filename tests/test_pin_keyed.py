@@ -25,6 +25,7 @@ import pytest
 
 from conftest import play
 from device_helpers import MOCK_TEXT
+from gammonclock.arbiter import Undo
 from gammonclock.cli import main
 from gammonclock.config import config_of_header, parse_config, parse_device_config
 from gammonclock.device import build_device
@@ -37,6 +38,7 @@ from gammonclock.journal import (
     read_journal,
 )
 from gammonclock.lifecycle import StickHandler, load_next_match
+from gammonclock.match import ArbiterAction
 from gammonclock.match_state import PanelStage, Phase
 from gammonclock.pin import (
     KEYED_SCHEME,
@@ -364,6 +366,34 @@ def test_a_continuation_of_a_damaged_journal_judges_with_the_headers_hash(reques
     t = second.engine.now / S
     second.play(chord_at(t + 5) + entry(t + 15, PIN))
     engine = second.settle(round((t + 30) * S))
+    assert engine.match.panel is not None and engine.match.panel.stage is PanelStage.MENU
+
+
+def test_undo_past_a_resumed_snapshot_keeps_the_pepper(request, tmp_path):
+    """A resume from a snapshot that left the early history out, then undos deep enough that
+    the session rebuilds the whole history from the journal: the rebuilt engine still judges
+    the PIN."""
+    device_at, fake = request.getfixturevalue("open_device"), request.getfixturevalue("clock")
+    first = device_at(mock_config(pin_text()))
+    first.device.session.snapshot_every = 2
+    taps_ = [(1.0 + 3 * i, (L, R)[i % 2]) for i in range(8)]
+    first.play([edge for at, b in taps_ for edge in ((at, b, DOWN), (at + 0.1, b, UP))])
+    first.at(30 * S)
+    killed = tmp_path / "killed"
+    shutil.copytree(tmp_path / "state", killed, ignore=shutil.ignore_patterns("*.sock"))
+    fake.ns += 60 * S
+    second = device_at(mock_config(pin_text()), killed)
+    session = second.device.session
+    assert session.history_floor is not None           # resumed from a cut snapshot
+    t = second.engine.now
+    for i in range(3):
+        second.at(t + (i + 1) * S)
+        second.device.service.apply(ArbiterAction(t + (i + 1) * S, Undo(), "socket"))
+    assert second.device.session.history_floor is None    # the whole history rebuilt
+    assert_live_is_header(second.device.session)
+    start = second.engine.now / S
+    second.play(chord_at(start + 5) + entry(start + 15, PIN))
+    engine = second.settle(round((start + 30) * S))
     assert engine.match.panel is not None and engine.match.panel.stage is PanelStage.MENU
 
 
