@@ -397,6 +397,43 @@ def test_undo_past_a_resumed_snapshot_keeps_the_pepper(request, tmp_path):
     assert engine.match.panel is not None and engine.match.panel.stage is PanelStage.MENU
 
 
+def test_a_match_started_while_the_key_cannot_be_read_is_unkeyed_in_header_and_engine(tmp_path):
+    """A card that cannot give the key yet (the journal then waits in memory): the hash is
+    unkeyed in the header and the engine alike, so the arbiter is not locked out."""
+    from gammonclock.journal import JournalError
+    from gammonclock.lifecycle import Table
+    from gammonclock.session import system_stamps
+
+    def no_key() -> bytes:
+        raise JournalError("device.key: cannot create the device key: Read-only file system")
+    device = parse_device_config(DEVICE_TEXT, "device.toml")
+    table = Table(device, tmp_path / "state", no_key, system_stamps(), time.monotonic_ns)
+    config = table.read_match(MATCH_TEXT, "match.toml")
+    path, header, stamp, planned = table.plan(config)
+    check = planned.rules.arbiter_pin
+    assert check is not None and not check.keyed and check.can_digest
+    assert f'pin_hash = "{check.hashed}"' in header["device"]
+    opened = table.start(config, (path, header, stamp, planned))
+    assert opened.session.engine.rules.arbiter_pin is check
+    assert opened.session.journal_error is not None        # the records wait for the card
+
+
+def test_an_unkeyed_pin_hash_in_the_device_config_is_used_and_warned_of(tmp_path, caplog):
+    from gammonclock.lifecycle import Table
+    from gammonclock.session import system_stamps
+
+    hashed = make_hash(PIN)
+    text = DEVICE_TEXT.replace(f'pin = "{PIN}"', f'pin_hash = "{hashed}"')
+    key = os.urandom(32)
+    table = Table(parse_device_config(text, "device.toml"), tmp_path / "state", lambda: key,
+                  system_stamps(), time.monotonic_ns)
+    with caplog.at_level("WARNING"):
+        _, header, _, planned = table.plan(table.read_match(MATCH_TEXT, "match.toml"))
+    assert planned.rules.arbiter_pin == PinCheck.parse(hashed)
+    assert f'pin_hash = "{hashed}"' in header["device"]
+    assert "not keyed by the device key" in caplog.text and "--key" in caplog.text
+
+
 # --- the pepper is written nowhere ----------------------------------------------------------------
 
 def forms(secret: bytes) -> list[bytes]:

@@ -28,6 +28,7 @@ from .config import Config, ConfigError, DeviceFile, keyed_config, parse_match_c
 from .engine import Engine
 from .hardware.texts import Text
 from .journal import (
+    SECRET_FILE,
     JournalError,
     JournalWriter,
     KeyRefused,
@@ -230,11 +231,17 @@ class Table:
         stamp = self.stamps()
         path = journal_path(self.state_dir, stamp.wall, self.table_id, config)
         pepper = self.pepper() if config.rules.arbiter_pin is not None else None
+        keyed = keyed_config(config, pepper)
+        check = keyed.rules.arbiter_pin
+        if pepper is not None and check is not None and not check.keyed:
+            log.warning("the device config's arbiter.pin_hash is not keyed by the device key: "
+                        "anyone with a journal can search the PINs for it; make one with "
+                        "`python -m gammonclock.pin PIN --key %s`", self.state_dir / SECRET_FILE)
         header = journal_header(config.text, config.path, match_no=next_match_no(heads),
                                 device_text=config.device_text, table=self.table_id,
                                 pepper=pepper)
         header["wall_clock_synchronized"] = wall_clock_synchronized()
-        return path, header, stamp, keyed_config(config, pepper)
+        return path, header, stamp, keyed
 
     def boot(self, match: Callable[[], Config] | None) -> Boot:
         """The newest journal's match if it is not over (resumed, paused); else the match
