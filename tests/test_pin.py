@@ -117,7 +117,7 @@ def test_on_the_device_nothing_written_holds_the_pin_and_a_replay_judges_the_tap
 
     # The header holds the hash the engine judged by, never the PIN.
     header = read_header(path).data
-    assert 'pin_hash = "scrypt$14$8$1$' in header["config"]
+    assert 'pin_hash = "scrypt-k$14$8$1$' in header["config"]      # keyed by the device key
     assert re.search(r"(?m)^\s*pin\s*=", header["config"]) is None
     assert config_of_header(header, "j").rules.arbiter_pin == rig.engine.rules.arbiter_pin
     # No record of the PIN's entry names a button: the edges there are the pad's, without it.

@@ -19,6 +19,7 @@ from .config import (
     ConfigError,
     DeviceConfig,
     DeviceFile,
+    keyed_config,
     load_config,
     load_device_config,
     read_config_text,
@@ -35,6 +36,7 @@ from .journal import (
     load_or_create_key,
     read_key,
 )
+from .pin import pepper_of
 from .script import ScriptError, load_script
 from .sdnotify import Notifier
 from .session import (
@@ -93,19 +95,28 @@ def _simulate(args: argparse.Namespace) -> int:
     # virtual time has no power to lose (and is fsynced once at the end), so its journal holds
     # the inputs and the timers' effects only (it still replays and recovers, in full).
     checkpoint_ns = config.device.checkpoint_ns if args.speed else None
+    key = pepper = None
+    if args.journal:
+        try:
+            key = load_or_create_key(_state_dir(args, config.device))
+        except JournalError as exc:
+            return _fail(exc)
+        # The journal's header and the engine hold one PIN hash, keyed by the device key.
+        pepper = pepper_of(key)
+        config = keyed_config(config, pepper)
     session = Session(Engine.start(config.rules, at=0), checkpoint_ns=checkpoint_ns,
                       snapshot_every=SNAPSHOT_EVERY if args.speed else NO_SNAPSHOTS,
                       observers=[] if args.json else [_print_account])
     stamps = session.stamps if args.speed else _virtual_wall_stamps(session)
     session.stamps = stamps
     if args.journal:
+        assert key is not None
         try:
-            key = load_or_create_key(_state_dir(args, config.device))
             # A run in virtual time has no power to lose: one fsync at the end, not one a
             # record. Paced (--speed), it stands for the device: every record is fsynced.
             journal = JournalWriter.create(
-                args.journal, key, journal_header(config.text, str(args.config)), 0, stamps(),
-                fsync=bool(args.speed))
+                args.journal, key, journal_header(config.text, str(args.config), pepper=pepper),
+                0, stamps(), fsync=bool(args.speed))
             session.journal = journal
         except JournalError as exc:
             return _fail(exc)

@@ -50,6 +50,7 @@ from .timecontrol import FlagRule, TimeControl, TimeMode
 __all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "PIN_FACTORIES",
            "SCHEMA", "Config", "ConfigError", "DeviceConfig", "EventConfig", "HallConfig",
            "DeviceFile", "PanelConfig", "config_of_header", "device_part", "file_kind",
+           "keyed_config",
            "load_config", "load_device_config", "load_match_config", "parse_config",
            "parse_device_config", "parse_match_config"]
 
@@ -418,9 +419,28 @@ class Config:
     device_text: str | None = None   # a match file's: the device config it was read on
 
 
-def config_of_header(header: dict[str, Any], name: str) -> Config:
+def keyed_config(config: Config, pepper: bytes | None) -> Config:
+    """`config` as the clock with the device key plays it (SPEC §13.4): a clear PIN hashed
+    keyed with `pepper` (`pin.pepper_of` the device key; the very hash `header_text` with the
+    same pepper writes into the journal), a keyed pin_hash given the pepper to judge entries, an
+    unkeyed pin_hash as it is. No pepper: `config` as it is."""
+    check = config.rules.arbiter_pin
+    if pepper is None or check is None or check.legacy_pin is not None:
+        return config
+    text = config.device_text if config.device_text is not None else config.text
+    pin = clear_pin(_toml(text, config.path)) if text else None
+    keyed = hash_pin(pin, pepper) if pin is not None else check.with_key(pepper)
+    if keyed is check:
+        return config
+    return replace(config, rules=replace(config.rules, arbiter_pin=keyed),
+                   device=replace(config.device, arbiter_pin=keyed))
+
+
+def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = None) -> Config:
     """The config a journal's header holds: one file, or a match file and its device config.
-    Raises ConfigError naming `name` (the journal).
+    Raises ConfigError naming `name` (the journal). `pepper` (`pin.pepper_of` the device key,
+    on the clock that wrote the journal) lets a keyed PIN hash judge new entries; a replay
+    without it judges the journaled digests all the same.
 
     A header written before the PIN was hashed (SPEC §13.4) holds `[arbiter] pin` in clear, and
     its journal the PIN's taps as button edges: its rules then carry that PIN
@@ -437,6 +457,9 @@ def config_of_header(header: dict[str, Any], name: str) -> Config:
     if pin is not None and rules.arbiter_pin is not None:
         config = replace(config, rules=replace(
             rules, arbiter_pin=replace(rules.arbiter_pin, legacy_pin=pin)))
+    elif rules.arbiter_pin is not None and pepper is not None:
+        config = replace(config, rules=replace(
+            rules, arbiter_pin=rules.arbiter_pin.with_key(pepper)))
     return config
 
 

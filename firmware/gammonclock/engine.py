@@ -51,7 +51,7 @@ from .effects import (
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Hold, MatchState, Recover, Tap
 from .match_state import MenuItem, PanelStage, Phase, copy_state
-from .pin import MAX_PIN
+from .pin import MAX_PIN, PinCheck
 from .reasons import Reason
 from .rules import EndReason, MatchRules
 from .sides import Button
@@ -198,6 +198,14 @@ def _entries_since(log: Entry | None, stop: Entry) -> list[Entry]:
         log = log.prev
     later.reverse()
     return later
+
+
+def _entry_digest(check: PinCheck, letters: tuple[Button, ...]) -> str:
+    """The digest an entry is journaled and judged with. A keyed hash on a clock that was not
+    given its device key's pepper (the shell gives it; only a card that cannot read its key
+    leaves it out, and the resume says so) cannot compute one: the entry then fails, as a
+    wrong PIN, with an empty digest that no hash matches, rather than stopping the clock."""
+    return check.digest(letters) if check.can_digest else ""
 
 
 @dataclass(frozen=True)
@@ -426,9 +434,9 @@ class Engine:
                     # The cube held: the end of the entry, and no letter itself.
                     if press.letter is not None:
                         letters = letters[:press.letter] + letters[press.letter + 1:]
-                    key = PinKey(t, PinKeyKind.END, check.digest(letters))
+                    key = PinKey(t, PinKeyKind.END, _entry_digest(check, letters))
                 elif len(letters) >= MAX_PIN:
-                    key = PinKey(t, PinKeyKind.END, check.digest(letters))
+                    key = PinKey(t, PinKeyKind.END, _entry_digest(check, letters))
             if key.key is PinKeyKind.END or not engine._in_pin_entry():
                 keys = replace(keys, letters=())        # forgotten as soon as judged
         return engine._with(keys=keys)._pin_key(key)

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, ConfigError, DeviceFile, parse_match_config
+from .config import Config, ConfigError, DeviceFile, keyed_config, parse_match_config
 from .engine import Engine
 from .hardware.texts import Text
 from .journal import (
+    SECRET_FILE,
     JournalError,
     JournalWriter,
     KeyRefused,
@@ -37,6 +38,7 @@ from .journal import (
     read_header,
 )
 from .match_state import Phase
+from .pin import pepper_of
 from .reasons import Reason
 from .rules import format_score
 from .session import (
@@ -93,14 +95,15 @@ def device_key(state_dir: str | Path) -> KeySource:
     return lambda: key
 
 
-def replay_for_resume(head: JournalHead) -> Replayed:
+def replay_for_resume(head: JournalHead, pepper: bytes | None = None) -> Replayed:
     """The match of the journal to resume; StartRefused when it cannot be understood, for a
-    match must never silently start again at 0-0 beside an unfinished one."""
+    match must never silently start again at 0-0 beside an unfinished one. `pepper`: the
+    device key's (`pin.pepper_of`), for the arbiter's PIN to be judged at the panels."""
     path = head.path
     try:
         if head.problem is not None:
             raise JournalError(head.problem)
-        return replay_from_snapshot(path)
+        return replay_from_snapshot(path, pepper)
     except (JournalError, ConfigError) as exc:
         raise StartRefused(
             f"{exc}\nThe clock starts nothing while this journal stands: move {path.name} out "
@@ -137,7 +140,9 @@ def match_words(config: Config) -> str:
 
 # --- the table --------------------------------------------------------------------------------
 
-Planned = tuple[Path, dict[str, Any], Stamp]     # a new journal: its path, header and stamp
+# A new journal: its path, header and stamp, and the match's config as the engine plays it
+# (its PIN hashed with the same device key as the header's: `Table.plan`).
+Planned = tuple[Path, dict[str, Any], Stamp, Config]
 
 
 @dataclass
@@ -180,6 +185,17 @@ class Table:
     def table_id(self) -> str:
         return self.device.device.table_id
 
+    def pepper(self) -> bytes | None:
+        """The arbiter PIN's pepper (`pin.pepper_of` the device key, SPEC §13.4); None when
+        the key cannot be read now (a card that cannot be written yet): a match started then
+        keeps an unkeyed hash, in its header and its engine alike."""
+        try:
+            return pepper_of(self.key_of())
+        except JournalError as exc:
+            log.warning("the arbiter PIN's hash is not keyed by the device key, which cannot "
+                        "be read now: %s", exc)
+            return None
+
     def read_match(self, text: str, name: str) -> Config:
         """A match file's text read on this device (SPEC §13.1); ConfigError with every
         problem, naming `name`."""
@@ -192,7 +208,7 @@ class Table:
         """A new match of `config`, ready (between games, game 1), in a journal of its own
         (`planned`, else planned now). A card that cannot be written does not stop it: its
         records wait in memory (and the panels say so) until the journal can be made."""
-        path, header, stamp = planned or self.plan(config)
+        path, header, stamp, config = planned or self.plan(config)
 
         def create() -> JournalWriter:
             return JournalWriter.create(path, self.key_of(), header, 0, stamp)
@@ -207,15 +223,25 @@ class Table:
         return Opened(session, self.clock_ns(), notes)
 
     def plan(self, config: Config) -> Planned:
-        """The new journal's path, header and stamp. Raises JournalError when the state folder
-        cannot even be looked at (a dying card): then nothing may change."""
+        """The new journal's path, header and stamp, and `config` with its PIN's hash keyed by
+        the device key: the header and the engine hold the very same hash (one pepper for
+        both). Raises JournalError when the state folder cannot even be looked at (a dying
+        card): then nothing may change."""
         heads = journal_heads(self.state_dir)
         stamp = self.stamps()
         path = journal_path(self.state_dir, stamp.wall, self.table_id, config)
+        pepper = self.pepper() if config.rules.arbiter_pin is not None else None
+        keyed = keyed_config(config, pepper)
+        check = keyed.rules.arbiter_pin
+        if pepper is not None and check is not None and not check.keyed:
+            log.warning("the device config's arbiter.pin_hash is not keyed by the device key: "
+                        "anyone with a journal can search the PINs for it; make one with "
+                        "`python -m gammonclock.pin PIN --key %s`", self.state_dir / SECRET_FILE)
         header = journal_header(config.text, config.path, match_no=next_match_no(heads),
-                                device_text=config.device_text, table=self.table_id)
+                                device_text=config.device_text, table=self.table_id,
+                                pepper=pepper)
         header["wall_clock_synchronized"] = wall_clock_synchronized()
-        return path, header, stamp
+        return path, header, stamp, keyed
 
     def boot(self, match: Callable[[], Config] | None) -> Boot:
         """The newest journal's match if it is not over (resumed, paused); else the match
@@ -223,7 +249,7 @@ class Table:
         the problem. Raises StartRefused for a journal it cannot understand."""
         heads = journal_order(journal_heads(self.state_dir))
         if heads:
-            replayed = replay_for_resume(heads[-1])
+            replayed = replay_for_resume(heads[-1], self.pepper())
             if replayed.engine.match.end_reason is None:
                 session, notes = resume(replayed, self.key_of, self.stamps,
                                         checkpoint_ns=self.device.device.checkpoint_ns)
@@ -330,9 +356,11 @@ def _same_match_waiting(session: Session, config: Config) -> bool:
         header = read_header(session.journal.path).data
     except JournalError:
         return False                 # not on the card yet: replaced, as a different match is
-    device_text = config.device_text
-    return header.get("config") == header_text(config.text, config.path) and header.get(
-        "device") == (None if device_text is None else header_text(device_text, config.path))
+    device_text, check = config.device_text, session.engine.rules.arbiter_pin
+    pepper = check.pepper if check is not None else None      # the hash its header holds
+    return header.get("config") == header_text(config.text, config.path, pepper) and header.get(
+        "device") == (None if device_text is None
+                      else header_text(device_text, config.path, pepper))
 
 
 def _game_on(service: ClockService) -> bool:

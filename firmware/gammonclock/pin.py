@@ -10,13 +10,23 @@ The hash is scrypt over the letters, written with its parameters:
 
     scrypt$14$8$1$<salt, base64>$<digest, base64>      (log2 N, r, p; a 16-byte salt)
 
-An entry at the panels is judged by the same function over the letters entered
-(`PinCheck.digest`); what the journal keeps of an entry is that digest, and a replay compares it
-with the hash's (`PinCheck.matches`, in constant time): no PIN and no key needed. A clear PIN is
-hashed once per process (`hash_pin` caches by PIN), with a fresh random salt each time the
-process starts.
+There are only 9 801 PINs and their length shows, so a salted slow hash alone falls to a search
+on a laptop in minutes. The clock therefore keys the hash by its device key (the key that seals
+its journals, which never leaves the Pi's card): the password scrypt hashes is
+HMAC-SHA256(pepper, letters), where pepper = HMAC-SHA256(device key, "gammonclock arbiter PIN").
+Such a hash is written `scrypt-k$…`; without the key no PIN can be tried against it. A journal
+written with a device key holds the keyed hash; an unkeyed `scrypt$…` (a hand-written pin_hash,
+a run without a key) still works as before.
 
-    python -m gammonclock.pin LRCLR     # prints a pin_hash for the device config
+An entry at the panels is judged by the same function over the letters entered
+(`PinCheck.digest`, which needs the pepper for a keyed hash); what the journal keeps of an entry
+is that digest, and a replay compares it with the hash's (`PinCheck.matches`, in constant time):
+no PIN and no key needed. The pepper rides in the `PinCheck` in memory only (never compared,
+printed or written). A clear PIN is hashed once per process and pepper (`hash_pin` caches), with
+a fresh random salt each time the process starts.
+
+    python -m gammonclock.pin LRCLR --key /var/lib/gammonclock/device.key   # a keyed pin_hash
+    python -m gammonclock.pin LRCLR                                         # unkeyed
 """
 
 from __future__ import annotations
@@ -30,13 +40,15 @@ import secrets
 import sys
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from .errors import GammonclockError
 from .sides import Button
 
 SCHEME = "scrypt"
+KEYED_SCHEME = "scrypt-k"          # the password is HMAC(pepper, letters): see the module doc
+PEPPER_LABEL = b"gammonclock arbiter PIN"
 LOG_N, R, P = 14, 8, 1             # 16 MiB and ~0.1 s per hash on a laptop core
 SALT_BYTES = 16
 DIGEST_BYTES = 32
@@ -49,15 +61,31 @@ MAX_MEMORY = 64 * 1024 * 1024
 PIN_LETTERS = {"L": Button.LEFT, "R": Button.RIGHT, "C": Button.CUBE}
 LETTERS = {button: letter for letter, button in PIN_LETTERS.items()}
 MAX_PIN = 8                        # an entry ends at the 8th press at the latest
-HASH_HINT = ('a hash as `python -m gammonclock.pin PIN` prints it: '
-             '"scrypt$14$8$1$<salt base64>$<digest base64>"')
+HASH_HINT = ('a hash as `python -m gammonclock.pin PIN [--key FILE]` prints it: '
+             '"scrypt-k$14$8$1$<salt base64>$<digest base64>" (or "scrypt$…", unkeyed)')
 
-_HASH = re.compile(r"scrypt\$(\d{1,2})\$(\d{1,2})\$(\d)\$([A-Za-z0-9+/]+={0,2})\$"
+_HASH = re.compile(r"(scrypt|scrypt-k)\$(\d{1,2})\$(\d{1,2})\$(\d)\$([A-Za-z0-9+/]+={0,2})\$"
                    r"([A-Za-z0-9+/]+={0,2})", re.ASCII)
 
 
 class PinHashError(GammonclockError, ValueError):
     """A pin_hash that is not one this firmware makes and can check."""
+
+
+class PinKeyMissing(GammonclockError, RuntimeError):
+    """An entry's digest asked of a keyed hash without its device's key (a replay, an export,
+    the hall): only the clock that holds the key can compute one; a replay only compares."""
+
+
+def pepper_of(key: bytes) -> bytes:
+    """The PIN's pepper from a device key (derived: the key itself is never a hash's input)."""
+    return hmac.new(key, PEPPER_LABEL, hashlib.sha256).digest()
+
+
+def _password(pin: str, pepper: bytes | None) -> bytes:
+    """What scrypt hashes: the letters, or for a keyed hash HMAC(pepper, letters)."""
+    text = pin.encode("ascii")
+    return text if pepper is None else hmac.new(pepper, text, hashlib.sha256).digest()
 
 
 def _b64(data: bytes) -> str:
@@ -83,6 +111,9 @@ class PinCheck:
 
     hashed: str
     legacy_pin: str | None = None
+    # A keyed hash's pepper (`pepper_of` the device key): in memory only, on the clock that
+    # holds the key. Never compared (a replay's check equals the live one), printed or written.
+    pepper: bytes | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def parse(text: str) -> PinCheck:
@@ -90,10 +121,33 @@ class PinCheck:
         _parts(text)
         return PinCheck(text)
 
+    @property
+    def keyed(self) -> bool:
+        """A hash keyed by a device key (`scrypt-k$…`)."""
+        return self.hashed.startswith(KEYED_SCHEME + "$")
+
+    @property
+    def can_digest(self) -> bool:
+        """Whether this check can compute an entry's digest (a keyed one needs the pepper)."""
+        return not self.keyed or self.pepper is not None
+
+    def with_key(self, pepper: bytes | None) -> PinCheck:
+        """This check able to compute digests with `pepper` (`pepper_of` the device key) when
+        the hash is keyed; an unkeyed hash (or no pepper) is returned as it is."""
+        if pepper is None or not self.keyed or self.pepper == pepper:
+            return self
+        return replace(self, pepper=pepper)
+
     def digest(self, buttons: Sequence[Button]) -> str:
-        """The digest of the buttons entered, with this hash's salt and parameters (base64)."""
+        """The digest of the buttons entered, with this hash's salt and parameters (base64).
+        PinKeyMissing for a keyed hash without its pepper: never a digest that cannot match."""
+        if not self.can_digest:
+            raise PinKeyMissing("the arbiter PIN's hash is keyed by a device key this process "
+                                "does not hold: an entry's digest can only be computed on "
+                                "the clock itself (a replay compares the journaled digests)")
         log_n, r, p, salt, _ = _parts(self.hashed)
-        return _b64(_scrypt(letters(buttons), salt, log_n, r, p))
+        pepper = self.pepper if self.keyed else None
+        return _b64(_scrypt(_password(letters(buttons), pepper), salt, log_n, r, p))
 
     def matches(self, digest: str) -> bool:
         """Whether an entry's digest is the PIN's (constant time)."""
@@ -105,14 +159,14 @@ def _parts(text: str) -> tuple[int, int, int, bytes, bytes]:
     m = _HASH.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
     if m is None:
         raise PinHashError(f"it is not {HASH_HINT}")
-    log_n, r, p = int(m[1]), int(m[2]), int(m[3])
+    log_n, r, p = int(m[2]), int(m[3]), int(m[4])
     for value, (low, high), name in ((log_n, LOG_N_RANGE, "log2 N"), (r, R_RANGE, "r"),
                                      (p, P_RANGE, "p")):
         if not low <= value <= high:
             raise PinHashError(f"its {name} is {value}; {low}..{high} is allowed")
     if 128 * r * (1 << log_n) > MAX_MEMORY:
         raise PinHashError(f"it asks scrypt for more than {MAX_MEMORY // 2**20} MiB")
-    salt, digest = _unb64(m[4], "salt"), _unb64(m[5], "digest")
+    salt, digest = _unb64(m[5], "salt"), _unb64(m[6], "digest")
     if not 8 <= len(salt) <= 64:
         raise PinHashError("its salt must be 8..64 bytes")
     if len(digest) != DIGEST_BYTES:
@@ -120,9 +174,9 @@ def _parts(text: str) -> tuple[int, int, int, bytes, bytes]:
     return log_n, r, p, salt, digest
 
 
-def _scrypt(text: str, salt: bytes, log_n: int, r: int, p: int) -> bytes:
+def _scrypt(password: bytes, salt: bytes, log_n: int, r: int, p: int) -> bytes:
     n = 1 << log_n
-    return hashlib.scrypt(text.encode("ascii"), salt=salt, n=n, r=r, p=p,
+    return hashlib.scrypt(password, salt=salt, n=n, r=r, p=p,
                           maxmem=2 * 128 * r * n * p + 1024 * 1024, dklen=DIGEST_BYTES)
 
 
@@ -130,19 +184,26 @@ def letters(buttons: Iterable[Button]) -> str:
     return "".join(LETTERS[b] for b in buttons)
 
 
-def make_hash(pin: str, salt: bytes | None = None) -> str:
-    """A pin_hash of `pin` (letters), with a fresh random salt unless one is given."""
+def make_hash(pin: str, salt: bytes | None = None, pepper: bytes | None = None) -> str:
+    """A pin_hash of `pin` (letters), with a fresh random salt unless one is given; keyed
+    (`scrypt-k$…`) with `pepper` (`pepper_of` the device key)."""
     salt = secrets.token_bytes(SALT_BYTES) if salt is None else salt
-    return (f"{SCHEME}${LOG_N}${R}${P}${_b64(salt)}$"
-            f"{_b64(_scrypt(pin.upper(), salt, LOG_N, R, P))}")
+    scheme = SCHEME if pepper is None else KEYED_SCHEME
+    return (f"{scheme}${LOG_N}${R}${P}${_b64(salt)}$"
+            f"{_b64(_scrypt(_password(pin.upper(), pepper), salt, LOG_N, R, P))}")
+
+
+def hash_pin(pin: str, pepper: bytes | None = None) -> PinCheck:
+    """The check of a clear PIN, keyed with `pepper` when given: hashed once per process and
+    pepper (the config is read at every start and every new match; the header written then must
+    hold the very hash the engine uses, so the cache never forgets one: there are only 9 801
+    PINs)."""
+    return _hash_pin(pin, pepper)      # one cache key however the caller passes the pepper
 
 
 @cache
-def hash_pin(pin: str) -> PinCheck:
-    """The check of a clear PIN: hashed once per process (the config is read at every start and
-    every new match; the header written then must hold the very hash the engine uses, so the
-    cache never forgets one: there are only 9 841 PINs)."""
-    return PinCheck(make_hash(pin))
+def _hash_pin(pin: str, pepper: bytes | None) -> PinCheck:
+    return PinCheck(make_hash(pin, pepper=pepper), pepper=pepper)
 
 
 # --- a config text with the PIN in clear -------------------------------------------------------
@@ -164,11 +225,12 @@ def clear_pin(data: dict[str, object]) -> str | None:
     return pin if isinstance(pin, str) else None
 
 
-def redact_pin(text: str) -> str:
+def redact_pin(text: str, pepper: bytes | None = None) -> str:
     """`text` with its `[arbiter] pin = "…"` replaced by `pin_hash = "<hash>"` (the hash the
-    engine uses, `hash_pin`); a text without a clear PIN is returned as it is. RedactError when
-    the PIN is written in a form this cannot replace on its own line under `[arbiter]` (an
-    inline table, a dotted key, a multi-line string…): then nothing may be written."""
+    engine uses, `hash_pin`, keyed with `pepper` when given); a text without a clear PIN is
+    returned as it is. RedactError when the PIN is written in a form this cannot replace on its
+    own line under `[arbiter]` (an inline table, a dotted key, a multi-line string…): then
+    nothing may be written."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -176,7 +238,7 @@ def redact_pin(text: str) -> str:
     pin = clear_pin(data)
     if pin is None:
         return text
-    check = hash_pin(pin)
+    check = hash_pin(pin, pepper)
     found = [m for m in _PIN_LINE.finditer(text) if _table_at(text, m.start()) == "arbiter"]
     if len(found) != 1:
         raise RedactError("[arbiter] pin is written in a form the clock cannot keep out of "
@@ -206,13 +268,44 @@ def _table_at(text: str, offset: int) -> str | None:
     return name
 
 
+USAGE = ("usage: python -m gammonclock.pin PIN [--key FILE]   (PIN: 4-8 letters of L, R, C; "
+         "FILE: the clock's device.key, in its state folder)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Print a pin_hash for the device config: keyed by the device key in `--key FILE` (the
+    clock's state folder's device.key: the hash is then useless on any other clock), unkeyed
+    without it (said on stderr)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1 or not re.fullmatch(r"[LRC]{4,8}", args[0].upper()):
-        print("usage: python -m gammonclock.pin PIN   (4-8 letters of L, R, C)",
-              file=sys.stderr)
+    pins, key_file = [], None
+    while args:
+        word = args.pop(0)
+        if word == "--key" and args and key_file is None:
+            key_file = args.pop(0)
+        else:
+            pins.append(word)
+    if len(pins) != 1 or not re.fullmatch(r"[LRC]{4,8}", pins[0].upper()):
+        print(USAGE, file=sys.stderr)
         return 2
-    print(f'pin_hash = "{make_hash(args[0].upper())}"')
+    pepper = None
+    if key_file is not None:
+        from pathlib import Path
+
+        from .journal import KeyRefused, key_in_file
+        try:
+            pepper = pepper_of(key_in_file(Path(key_file)))
+        except OSError as exc:
+            print(f"gammonclock.pin: {key_file}: cannot read the device key: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 1
+        except KeyRefused as exc:
+            print(f"gammonclock.pin: {exc}", file=sys.stderr)
+            return 1
+    else:
+        print("gammonclock.pin: no --key: this hash is NOT keyed by the device key, so anyone "
+              "with a journal can search the 9 801 PINs for it; give --key "
+              "STATE_DIR/device.key for a keyed one", file=sys.stderr)
+    print(f'pin_hash = "{make_hash(pins[0].upper(), pepper=pepper)}"')
     return 0
 
 

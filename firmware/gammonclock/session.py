@@ -48,7 +48,7 @@ from .journal import (
     verify,
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Recover
-from .pin import RedactError, redact_pin
+from .pin import RedactError, pepper_of, redact_pin
 from .sides import Button
 from .snapshot import (
     SnapshotError,
@@ -332,7 +332,9 @@ class Session:
         the journal replayed from its header, and the records still waiting for it."""
         assert self.journal is not None and self.history_floor is not None
         try:
-            full = replay(JournalStream.open(self.journal.path)).engine
+            check = self.engine.rules.arbiter_pin     # its pepper goes on (never journaled)
+            full = replay(JournalStream.open(self.journal.path),
+                          pepper=check.pepper if check is not None else None).engine
             for kind, t, data, _ in self.backlog:
                 if kind in ("input", "tick"):
                     full, _ = _replay_step(full, kind, t, data)
@@ -375,17 +377,19 @@ class Session:
 # --- starting, replaying and recovering a match ----------------------------------------------
 
 def journal_header(config_text: str, config_path: str, match_no: int | None = None, *,
-                   device_text: str | None = None, table: str | None = None
-                   ) -> dict[str, Any]:
+                   device_text: str | None = None, table: str | None = None,
+                   pepper: bytes | None = None) -> dict[str, Any]:
     """A new journal's header; `match_no` orders the journals of a state folder by their own
     content (see `journal_order`), not by the wall clock. A match file read on a device config
     keeps that config's text too (`device`): the match's buttons and panels' language are in
-    it, and a replay must read the match as the clock did."""
+    it, and a replay must read the match as the clock did. `pepper` (`pin.pepper_of` the key
+    that seals the journal): a clear PIN's hash is keyed with it (`config.keyed_config` with
+    the same pepper gives the engine the very same hash)."""
     host = os.uname().nodename if hasattr(os, "uname") else "unknown"
-    header: dict[str, Any] = {"config": header_text(config_text, config_path),
+    header: dict[str, Any] = {"config": header_text(config_text, config_path, pepper),
                               "config_path": config_path, "version": __version__, "host": host}
     if device_text is not None:
-        header["device"] = header_text(device_text, f"{config_path} (device config)")
+        header["device"] = header_text(device_text, f"{config_path} (device config)", pepper)
     if table is not None:
         header["table"] = table
     if match_no is not None:
@@ -393,12 +397,13 @@ def journal_header(config_text: str, config_path: str, match_no: int | None = No
     return header
 
 
-def header_text(text: str, path: str) -> str:
+def header_text(text: str, path: str, pepper: bytes | None = None) -> str:
     """A config text as a journal's header keeps it: a clear `[arbiter] pin` replaced by the
-    hash the engine uses (SPEC §13.4: the PIN never leaves the arbiter). ConfigError when it
-    cannot be replaced safely (the config's check refuses such a file before this)."""
+    hash the engine uses (SPEC §13.4: the PIN never leaves the arbiter), keyed with `pepper`
+    when given. ConfigError when it cannot be replaced safely (the config's check refuses such
+    a file before this)."""
     try:
-        return redact_pin(text)
+        return redact_pin(text, pepper)
     except RedactError as exc:
         raise ConfigError(path, [f"arbiter.pin: {exc}"]) from None
 
@@ -534,27 +539,30 @@ class _Replay:
 
 
 def replay(read: JournalSource, observe: Observer | None = None, *,
-           observe_steps: StepObserver | None = None) -> Replayed:
+           observe_steps: StepObserver | None = None, pepper: bytes | None = None
+           ) -> Replayed:
     """The match a journal holds, rebuilt by the same engine (one source of truth), record by
     record from its header. A record this firmware cannot take raises RecordError naming the
     file, the record and its line. Each snapshot on the way is compared with the replay.
 
     `observe` sees the engine and the effects of each record that has some (as a session's
-    observers do); `observe_steps` sees every record replayed, with its effects."""
+    observers do); `observe_steps` sees every record replayed, with its effects. `pepper`: the
+    clock's own, to go on playing (a replay needs none: it compares the journaled digests)."""
     header = read.header
-    config = config_of_header(header.data, str(read.path))
+    config = config_of_header(header.data, str(read.path), pepper)
     run = _Replay(read, config, Engine.start(config.rules, at=header.t), observe, observe_steps)
     for record in read.each():
         run.step(record)
     return run.result()
 
 
-def replay_from_snapshot(path: str | Path) -> Replayed:
+def replay_from_snapshot(path: str | Path, pepper: bytes | None = None) -> Replayed:
     """The match a journal holds, from its last snapshot and the records after it (the whole
     journal when it has none): what recovery needs, in a time that does not grow with the
-    journal. RecordError for a snapshot or a record this firmware cannot take."""
+    journal. RecordError for a snapshot or a record this firmware cannot take. `pepper`
+    (`pin.pepper_of` the device key): a keyed PIN hash can judge new entries."""
     read = open_from_snapshot(path)
-    config = config_of_header(read.header.data, read.path)
+    config = config_of_header(read.header.data, read.path, pepper)
     engine, floor = Engine.start(config.rules, at=read.header.t), None
     if read.start.kind == SNAPSHOT_KIND:
         try:
@@ -639,7 +647,8 @@ def recover(path: str | Path, key: bytes, stamps: StampSource, *,
     the replay there; that file is kept as it is and the match goes on in a new journal that
     starts with the whole records before the damage.
     """
-    return resume(replay_from_snapshot(path), key, stamps, checkpoint_ns=checkpoint_ns,
+    return resume(replay_from_snapshot(path, pepper_of(key)), key, stamps,
+                  checkpoint_ns=checkpoint_ns,
                   observers=observers)
 
 
@@ -651,6 +660,11 @@ def resume(replayed: Replayed, key: bytes | KeySource, stamps: StampSource, *,
     until it can (`DeferredJournal`); `key` may then be a function that loads the key later."""
     read = replayed.read
     notes = read.problems()
+    check = replayed.engine.rules.arbiter_pin
+    if check is not None and not check.can_digest:
+        notes.append(f"{read.path}: the arbiter PIN's hash is keyed by a device key not given "
+                     "here: every PIN entered at the panels fails until the clock runs with "
+                     "its key")
     if replayed.diverged:
         notes.append(f"{read.path}: {len(replayed.diverged)} records replay differently with "
                      "this version")
