@@ -585,7 +585,8 @@ FIELDS: tuple[Field, ...] = (
           "opens the arbiter's menu at the panels (SPEC §13.4); none: the chord does nothing. "
           "Journals keep only its hash"),
     Field("arbiter.pin_hash", PinHash(), None,
-          "the PIN as its salted hash (`python -m gammonclock.pin PIN`), instead of `pin`"),
+          "the PIN as its salted hash, keyed by the device key (`python -m gammonclock.pin PIN "
+          "--key STATE_DIR/device.key`), instead of `pin`"),
     Field("arbiter.chord_s", NumberNs(Decimal(1), Decimal(10), NS_PER_S, "seconds"),
           3 * NS_PER_S, "how long all three buttons are held to ask for the PIN"),
     Field("arbiter.socket_group", Pattern(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", "a group name",
