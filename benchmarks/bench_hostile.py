@@ -72,6 +72,7 @@ sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchma
 
 from bench_hall import (  # noqa: E402
     MATCH_TEXT,
+    BenchBroker,
     ClockProcesses,
     FastClock,
     LogTally,
@@ -119,20 +120,16 @@ def shipped_settings() -> list[str]:
     return out
 
 
-class ShippedBroker(Broker):
-    """The tests' broker (hall/acl, a free port on 127.0.0.1) with hall/mosquitto.conf's own
-    settings, and the accounts made in one pass."""
+class ShippedBroker(BenchBroker):
+    """bench_hall's broker (hall/acl, a free port on 127.0.0.1, the accounts made in one pass)
+    with hall/mosquitto.conf's own settings."""
 
     def config_text(self) -> str:
-        return super().config_text() + "\n".join([*shipped_settings(), ""])
+        return Broker.config_text(self) + "\n".join([*shipped_settings(), ""])
 
     def add_accounts(self, names: list[str]) -> None:
-        passwd = self.folder / "passwd"
-        self.passwords.update({name: f"pw-{name}" for name in names})
-        with passwd.open("w") as f:                   # in clear, then hashed in place (-U)
-            f.writelines(f"{user}:{password}\n" for user, password in self.passwords.items())
-        subprocess.run([self._passwd_binary, "-U", str(passwd)], check=True)
-        passwd.chmod(0o600)
+        super().add_accounts(names)
+        (self.folder / "passwd").chmod(0o600)
 
     @property
     def pid(self) -> int | None:
