@@ -7,6 +7,7 @@ Now each is a clear error naming what is wrong and what is allowed, in one short
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from fractions import Fraction
 
@@ -138,7 +139,12 @@ SCRIPTS = [
     ("relative-time-over-1000h", "0.5 tap left\n+3600000 tap right", 2, "1000h"),
     ("time-4400-digits", f"{HUGE} tap left", 1, "too many digits"),
     ("hold-over-1000h", "0 hold left 3600001", 1, "at most 1000h"),
-    ("down-up-at-the-same-instant", "5 down left\n5 up left\n9 end", 2, "stays down"),
+]
+
+BOUNCES = [
+    # (id, script, the line named, fragment): run as the device runs them, each bounce said
+    ("down-up-at-the-same-instant", "5 down left\n5 up left\n9 end", 2,
+     "stays down (a press of no length: no button makes one)"),
     ("relative-zero-press", "+2 down cube\n+0 up cube", 2, "debounce_ms (30 ms)"),
     ("press-shorter-than-debounce", "5 down right\n5.029 up right\n9 tap left", 2,
      "29 ms after its press (line 1)"),
@@ -149,6 +155,19 @@ SCRIPTS = [
      "10 ms after its press (line 2), less than debounce_ms (30 ms): ignored as a bounce (SPEC "
      "fine point 3), the button stays down"),
 ]
+
+
+@pytest.mark.parametrize("text, line, fragment", [r[1:] for r in BOUNCES],
+                         ids=[r[0] for r in BOUNCES])
+def test_a_bounce_in_a_script_is_run_as_the_device_runs_it_and_named(text, line, fragment):
+    """Issue 19: a script that models contact bounce is the simulator's to show, not to refuse:
+    every edge is kept (the engine ignores the bounce, fine point 3) and the line is named."""
+    script = parse_script(text + "\n", HOLD_NS, "match.script", debounce_ns=DEBOUNCE_NS)
+    assert len(script.bounces) == 1, script.bounces
+    note = script.bounces[0]
+    assert note.startswith(f"match.script:{line}: bounce: ") and fragment in note, note
+    one_short_line(note)
+    assert script.inputs == parse_script(text + "\n", HOLD_NS, "match.script").inputs
 
 
 @pytest.mark.parametrize("text, line, fragment", [r[1:] for r in SCRIPTS],
@@ -175,7 +194,8 @@ STILL_VALID = [
 
 @pytest.mark.parametrize("text", [r[1] for r in STILL_VALID], ids=[r[0] for r in STILL_VALID])
 def test_a_script_within_the_bounds_is_valid(text):
-    parse_script(text + "\n", HOLD_NS, "match.script", debounce_ns=DEBOUNCE_NS)
+    assert parse_script(text + "\n", HOLD_NS, "match.script",
+                        debounce_ns=DEBOUNCE_NS).bounces == ()
 
 
 def test_without_the_debounce_a_zero_length_press_parses_as_before():
@@ -271,11 +291,31 @@ CLI = [
      "match.script:1: "),
     ("script-score-1e999999999", GOOD_CONFIG, "0 arbiter score 1e999999999 0\n",
      "match.script:1: "),
+]
+
+SIMULATED_BOUNCES = [
+    # (id, config, script, what stderr says): exit 0, the state as the device would have it
     ("script-phantom-hold", GOOD_CONFIG, "0 tap right\n5 down left\n5 up left\n9 end\n",
-     "match.script:3: the release of left at 5 s"),
+     "match.script:3: bounce: the release of left at 5 s"),
     ("script-phantom-with-the-configs-debounce", GOOD_CONFIG + "[buttons]\ndebounce_ms = 10\n",
      "0 tap right\n5 down left\n5.009 up left\n9 end\n", "less than debounce_ms (10 ms)"),
 ]
+
+
+@pytest.mark.parametrize("config, script, fragment", [r[1:] for r in SIMULATED_BOUNCES],
+                         ids=[r[0] for r in SIMULATED_BOUNCES])
+def test_simulate_runs_a_scripted_bounce_as_the_device_and_says_so(tmp_path, capsys, config,
+                                                                     script, fragment):
+    """Issue 19: exit 0, the bounce line named on stderr, and the match as the device has it:
+    left's release was a bounce, so left's press became a hold 2 s later (result entry)."""
+    (tmp_path / "table.toml").write_text(config, encoding="utf-8")
+    (tmp_path / "match.script").write_text(script, encoding="utf-8")
+    code = main(["simulate", "--config", str(tmp_path / "table.toml"),
+                 "--script", str(tmp_path / "match.script"), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert fragment in err and err.count("\n") == 1, err
+    assert json.loads(out)["phase"] == "result_entry"
 
 
 @pytest.mark.parametrize("config, script, fragment", [r[1:] for r in CLI],

@@ -91,6 +91,8 @@ def _simulate(args: argparse.Namespace) -> int:
                              debounce_ns=config.rules.debounce_ns)
     except (ConfigError, ScriptError) as exc:
         return _fail(exc)
+    for note in script.bounces:      # run as the device would run them; said, not refused
+        print(note, file=sys.stderr)
     # Checkpoints bound what a power cut costs and snapshots how long a recovery takes; a run in
     # virtual time has no power to lose (and is fsynced once at the end), so its journal holds
     # the inputs and the timers' effects only (it still replays and recovers, in full).

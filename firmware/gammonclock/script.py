@@ -6,8 +6,10 @@ keep their order, and a release scheduled by an earlier line comes before a late
 `end` stops the run at its TIME: edges scheduled after it (a final tap's release) are dropped,
 and lines after it are not run (docs/decisions.md).
 
-Given the config's debounce, a release the engine would certainly ignore as a bounce (SPEC fine
-point 3) is an error naming its line: the button would stay down and become a phantom hold.
+Given the config's debounce, a release the engine will ignore as a bounce (SPEC fine point 3) is
+run as the device would run it (the button stays down, and may become a hold nobody made), and
+named in `Script.bounces`, one note per such line, for the simulator to say on stderr: a script
+may model contact bounce on purpose, and the simulator exists to show what the device does.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class ScriptError(GammonclockError, ValueError):
 class Script:
     inputs: tuple[Input, ...]   # in the order the engine takes them
     end: int                    # the instant the run stops
+    bounces: tuple[str, ...] = ()   # "FILE:LINE: …" for each release the engine ignores
 
 
 def _button(word: str) -> Button:
@@ -69,8 +72,8 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
                  debounce_ns: int = 0) -> Script:
     """Parse a script; `hold_ns` is the config's hold time (the default length of `hold`).
 
-    With the config's `debounce_ns`, a press whose release the engine would ignore as a bounce
-    is an error (0, the default, checks nothing: a test may script bounces on purpose)."""
+    With the config's `debounce_ns`, each release the engine will ignore as a bounce is named
+    in `Script.bounces` (0, the default, checks nothing)."""
     keyed: list[tuple[int, int, int, Input]] = []   # (instant, line, order in line, input)
     problems: list[tuple[int, str]] = []            # every bad line, reported together
     previous, end = 0, None
@@ -98,9 +101,8 @@ def parse_script(text: str, hold_ns: int, path: str = "<script>", *,
     stop = previous if end is None else end
     keyed.sort(key=lambda k: k[:3])
     kept = [k for k in keyed if k[0] <= stop]
-    if debounce_ns:
-        _check_releases(kept, debounce_ns, path)
-    return Script(tuple(i for _, _, _, i in kept), stop)
+    bounces = _bounced_releases(kept, debounce_ns, path) if debounce_ns else []
+    return Script(tuple(i for _, _, _, i in kept), stop, tuple(bounces))
 
 
 def _time(word: str, previous: int) -> int:
@@ -122,16 +124,17 @@ def _ms(ns: int) -> str:
     return f"{format_seconds(ns * (NS_PER_S // NS_PER_MS))} ms"   # nanoseconds shown as ms
 
 
-def _check_releases(keyed: list[tuple[int, int, int, Input]], debounce_ns: int,
-                    path: str) -> None:
+def _bounced_releases(keyed: list[tuple[int, int, int, Input]], debounce_ns: int,
+                      path: str) -> list[str]:
     """Follow each button through the script as the engine will (SPEC fine point 3: an edge that
     does not change the button's state, or comes less than debounce after the last accepted
-    edge, is ignored). A release ignored as a bounce is an error unless the next edge of that
-    button is a down within the same window (a scripted chatter, released later): otherwise the
-    button stays down, and a press becomes a hold nobody made."""
+    edge, is ignored) and name each release ignored as a bounce that leaves the button down:
+    one not followed by a down of that button within the same window (a scripted chatter,
+    released later, is no surprise)."""
     # button: (down, instant, line) of its last accepted edge; before any, one long ago
     accepted: dict[Button, tuple[bool, int, int]] = {}
     lost: dict[Button, tuple[int, int]] = {}             # button: (line, instant) of a lost up
+    notes: list[tuple[int, str]] = []
     for t, line, _, item in keyed:
         if not isinstance(item, ButtonEdge):
             continue
@@ -142,23 +145,26 @@ def _check_releases(keyed: list[tuple[int, int, int, Input]], debounce_ns: int,
             # The button is down: only a down edge within the lost up's window is chatter.
             in_window = not edge_taken(down, since, not down, t, debounce_ns)
             if not (item.pressed and in_window):
-                raise _phantom(path, lost_line, lost_t, since, press_line, item.button,
-                               debounce_ns)
+                notes.append(_bounce_note(path, lost_line, lost_t, since, press_line,
+                                          item.button, debounce_ns))
         if taken:
             accepted[item.button] = (item.pressed, t, line)
         elif down and not item.pressed:   # a release ignored as a bounce: the button stays down
             lost[item.button] = (line, t)
-    for button, (lost_line, lost_t) in sorted(lost.items(), key=lambda b: b[1]):
+    for button, (lost_line, lost_t) in lost.items():
         _, since, press_line = accepted[button]
-        raise _phantom(path, lost_line, lost_t, since, press_line, button, debounce_ns)
+        notes.append(_bounce_note(path, lost_line, lost_t, since, press_line, button,
+                                  debounce_ns))
+    return [text for _, text in sorted(notes)]
 
 
-def _phantom(path: str, line: int, t: int, press_t: int, press_line: int, button: Button,
-             debounce_ns: int) -> ScriptError:
-    return ScriptError(path, line, f"the release of {button} at {format_seconds(t)} s comes "
-                                   f"{_ms(t - press_t)} after its press (line {press_line}), "
-                                   f"less than debounce_ms ({_ms(debounce_ns)}): ignored as a "
-                                   "bounce (SPEC fine point 3), the button stays down")
+def _bounce_note(path: str, line: int, t: int, press_t: int, press_line: int, button: Button,
+                 debounce_ns: int) -> tuple[int, str]:
+    return line, (f"{path}:{line}: bounce: the release of {button} at {format_seconds(t)} s comes "
+                  f"{_ms(t - press_t)} after its press (line {press_line}), less than "
+                  f"debounce_ms ({_ms(debounce_ns)}): ignored as a bounce (SPEC fine point 3), "
+                  "the button stays down" + (" (a press of no length: no button makes one)"
+                                             if t == press_t else ""))
 
 
 MAX_PROBLEMS = 50      # a file that is not a script at all stops being read here
@@ -210,7 +216,7 @@ def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] |
                       else hold_ns + HOLD_EXTRA_NS)
             if length <= 0:
                 raise ValueError("a hold lasts more than 0 seconds")
-        # A press shorter than the debounce is `_check_releases`'s to refuse, once it is known
+        # A press shorter than the debounce is `_bounced_releases`'s to name, once it is known
         # whether `end` cuts it first.
         return [ButtonEdge(t, button, True), ButtonEdge(t + length, button, False)]
     if action == "roll":
