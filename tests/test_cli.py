@@ -282,6 +282,9 @@ def test_the_readmes_11_point_example_journals_verifies_and_exports(tmp_path, ca
     exported = json.loads((tmp_path / "match11.json").read_text())
     assert exported["final_state"] == final
     assert "data:image/png;base64," in (tmp_path / "match11.html").read_text()
+    # The script's arbiter lines are the script's (issue 19: the report said "By: unknown").
+    assert {a["author"] for a in exported["arbiter_actions"]} == {"script"}
+    assert "<td>unknown</td>" not in (tmp_path / "match11.html").read_text()
 
 
 @pytest.mark.parametrize("speed, per_record", [(None, False), ("1000", True)])

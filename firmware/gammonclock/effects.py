@@ -316,8 +316,8 @@ class ArbiterCommand(Effect):
 
     kind: ClassVar[str] = "arbiter_command"
     text: str
-    # Who gave it (SPEC §13.4): "socket", "panel" or "hall", and the login or account. None in
-    # the journals written before these were recorded here.
+    # Who gave it (SPEC §13.4): "socket", "panel", "hall" or "script", and the login or
+    # account. None in the journals written before these were recorded here.
     source: str | None = None
     by: str | None = None
     inert: ClassVar[bool] = True

@@ -58,8 +58,8 @@ class Hold:
 class ArbiterAction:
     t: int
     command: cmd.Command
-    # Who gave it, for the record (SPEC §13.4): `source` is "socket", "panel" or "hall", `by`
-    # the login or account. The engine never looks at them.
+    # Who gave it, for the record (SPEC §13.4): `source` is "socket", "panel", "hall" or
+    # "script", `by` the login or account. The engine never looks at them.
     source: str | None = None
     by: str | None = None
 

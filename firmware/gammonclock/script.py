@@ -227,7 +227,7 @@ def _expand(t: int, action: str, args: list[str], hold_ns: int) -> list[Input] |
             raise ValueError("void takes nothing after it")
         return [DiceEvent(t, Void())]
     if action == "arbiter":
-        return [ArbiterAction(t, parse_command(args))]
+        return [ArbiterAction(t, parse_command(args), "script")]   # the report: "By: script"
     if action == "end":
         if args:
             raise ValueError("end takes nothing after it")

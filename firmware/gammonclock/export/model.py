@@ -93,7 +93,8 @@ class Game:
 @dataclass(frozen=True)
 class Author:
     """Who gave an arbiter command, as its journal record says (SPEC §13.4): `source` is
-    "socket", "panel" or "hall", `by` the login or account. Older journals name neither."""
+    "socket", "panel", "hall" or "script", `by` the login or account. Older journals name
+    neither."""
 
     source: str | None = None
     by: str | None = None
