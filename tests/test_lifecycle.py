@@ -458,6 +458,12 @@ def test_a_stick_gets_the_exports_and_gives_the_next_match(build, tmp_path):
     again = _on_loop(device, lambda: handler(stick))
     assert again["said"] == ["1 match exported, 1 in progress",
                              "next match already loaded: Анна-Carla, 3 points"]
+    # Once more: nothing is new, and the panels say so (issue 19: not "1 match exported").
+    third = _on_loop(device, lambda: handler(stick))
+    assert third["said"][0] == "nothing new to copy; 1 already on the stick"
+    assert shows(device, message_view("USB STICK", ["nothing new to copy; 1 already on the "
+                                                    "stick",
+                                                    "next match already loaded: Анна-Carla"]))
 
 
 def test_a_stick_in_a_game_exports_and_leaves_the_match_alone(build, tmp_path):

@@ -135,7 +135,8 @@ def test_a_second_export_writes_nothing(clock: Clock, stick: Path) -> None:
     again = export(clock, stick)
     assert (again.copied, again.exported, again.in_progress, again.problem) == \
         ([], 3, CURRENT, None)
-    assert again.summary() == "3 matches exported, 1 in progress"
+    # Issue 19: it said "3 matches exported" when it copied nothing new.
+    assert again.summary() == "nothing new to copy; 3 already on the stick"
     assert {p: p.stat().st_mtime_ns for p in stick.rglob("*")} == before
 
 
@@ -365,10 +366,13 @@ def test_a_journal_the_clock_cannot_read_is_a_note(clock: Clock, stick: Path,
 
 @pytest.mark.parametrize(("report", "text"), [
     (StickReport(), "0 matches exported"),
-    (StickReport(exported=1), "1 match exported"),
-    (StickReport(exported=3, in_progress="m.jsonl"), "3 matches exported, 1 in progress"),
-    (StickReport(exported=2, without_html=["a", "b"]), "2 matches exported (2 without HTML "
-                                                       "report)"),
+    (StickReport(exported=1, copied=["x.jsonl"]), "1 match exported"),
+    (StickReport(exported=3, in_progress="m.jsonl", copied=["m.jsonl"]),
+     "3 matches exported, 1 in progress"),
+    (StickReport(exported=2, without_html=["a", "b"], copied=["a.jsonl", "b.jsonl"]),
+     "2 matches exported (2 without HTML report)"),
+    (StickReport(exported=3, in_progress="m.jsonl"), "nothing new to copy; 3 already on the "
+                                                     "stick"),
     (StickReport(exported=2, problem="the stick is full: …"), "the stick is full: …"),
 ])
 def test_summary(report: StickReport, text: str) -> None:

@@ -527,6 +527,8 @@ def _stick_words(report: StickReport) -> Text:
     """What a stick's export did, for the panels (said in their language)."""
     if report.problem is not None:
         return Text("stick.problem", problem=report.problem)
+    if report.nothing_new:
+        return Text("stick.nothing_new", n=report.exported)
     key = "stick.exported_running" if report.in_progress is not None else "stick.exported"
     return Text(key, n=report.exported)
 

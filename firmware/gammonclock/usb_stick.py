@@ -69,10 +69,17 @@ class StickReport:
     without_html: list[str] = field(default_factory=list)   # matches exported without HTML
     notes: list[str] = field(default_factory=list)  # for the log: each names the file and why
 
+    @property
+    def nothing_new(self) -> bool:
+        """Every match was on the stick already: nothing was written this time."""
+        return self.problem is None and not self.copied and self.exported > 0
+
     def summary(self) -> str:
         """Short text for the panels: "3 matches exported, 1 in progress", or the problem."""
         if self.problem is not None:
             return self.problem
+        if self.nothing_new:
+            return f"nothing new to copy; {self.exported} already on the stick"
         text = f"{self.exported} match{'' if self.exported == 1 else 'es'} exported"
         if self.in_progress is not None:
             text += ", 1 in progress"

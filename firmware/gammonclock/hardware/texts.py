@@ -139,6 +139,8 @@ TEXTS: dict[str, Entry] = {
     "stick.exported": E(Room.TEXT, "matches exported: {n}", "записано матчей: {n}"),
     "stick.exported_running": E(Room.TEXT, "matches exported: {n}, 1 in progress",
                                 "записано матчей: {n}, и идущий"),
+    "stick.nothing_new": E(Room.TEXT, "nothing new to copy; {n} already on the stick",
+                           "нового нет: {n} уже на флешке"),
     "stick.problem": E(Room.TEXT, "{problem}", "флешка: {problem}"),
     "stick.next_loaded": E(Room.TEXT, "next match loaded: {match}",
                            "следующий матч: {match}"),
