@@ -170,6 +170,9 @@ def _hall_of_tables(broker: Broker) -> list[Any]:  # noqa: F811
         {"phase": "between_games", "running": None, "crawford_game": True,
          "score": {"left": 6, "right": 4}},
         {"phase": "cube_offered", "running": "right"}, {}]
+    # table-3: a loaded match before game 1: its §9 phase is between_games, a person reads ready
+    variants[0] = {"phase": "between_games", "running": None, "lifecycle": "ready", "game": 1,
+                   "score": {"left": 0, "right": 0}}
     for client, name, (left, right), variant in zip(clients, accounts, names, variants):
         publish(client, f"{P}/{name}/online", "1", retain=True)
         publish(client, f"{P}/{name}/state",
@@ -199,6 +202,8 @@ def test_the_page_fits_a_phone_and_a_desktop(browser: Any, hall: RunningHall,
                 assert heights and min(heights) >= 44      # big enough for a thumb
             order = page.eval_on_selector_all(".card", "cs => cs.map(c => c.dataset.table)")
             assert order[0] == "table-7"                    # the flag first
+            ready = page.inner_text('.card[data-table="table-3"]').lower()
+            assert "ready" in ready and "between games" not in ready, ready
             page.close()
     finally:
         for client in clients:

@@ -784,3 +784,15 @@ def test_a_notice_in_a_game_stands_its_time_though_the_last_input_lies_back(tmp_
         assert ImageChops.difference(image.convert("1"), with_notice).getbbox() is None
     finally:
         device.close()
+
+
+def test_the_state_names_where_the_match_stands_for_people(build):
+    """SPEC §13.2: the device's state JSON keeps §9's `phase` and adds `lifecycle`; a loaded match
+    before game 1 is `ready` (its phase stays between_games), then `in_progress`."""
+    device = build()
+    assert device.service.status()["lifecycle"] == "idle"
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    state = device.service.status()
+    assert (state["phase"], state["lifecycle"]) == ("between_games", "ready")
+    tap(device, Button.LEFT)
+    assert device.service.status()["lifecycle"] == "in_progress"

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input
 from .match import ArbiterAction, MatchState
+from .match_state import Phase
 from .reasons import Reason
 from .rules import format_score
 from .sdnotify import Notifier
@@ -145,6 +146,14 @@ class _Call:
 _Arrival = tuple[Input | Task, Reply | None] | _Call
 
 
+def lifecycle_of(match: MatchState) -> str:
+    """SPEC §13.2's name of where the table's match stands, for people and the hall: a loaded
+    match before game 1 is *ready* (its §9 `phase` stays `between_games`)."""
+    if match.play_phase is Phase.MATCH_OVER:
+        return "match_over"
+    return "in_progress" if match.in_progress else "ready"
+
+
 class ClockService:
     def __init__(self, session: Session | None, presenters: list[Presenter], *, origin: int,
                  clock_ns: Callable[[], int] = time.monotonic_ns, grace_ns: int = GRACE_NS,
@@ -210,15 +219,16 @@ class ClockService:
             return self._waiting[True] + self._waiting[False]
 
     def status(self) -> dict[str, object]:
-        """The SPEC §9 state at this instant (any thread: the engine is an immutable value, and
-        bringing a copy to now changes nothing in the loop)."""
+        """The SPEC §9 state at this instant, with SPEC §13.2's `lifecycle` (any thread: the
+        engine is an immutable value, and bringing a copy to now changes nothing in the loop)."""
         with self._swap_lock:           # the match and its origin, of one and the same match
             session, origin = self.session, self.origin
         if session is None:
-            return self.idle_state()
+            return {**self.idle_state(), "lifecycle": "idle"}
         engine = session.engine
         now = max(engine.now, self.clock_ns() - origin)
-        return engine.advance(now)[0].state_json()
+        engine = engine.advance(now)[0]
+        return {**engine.state_json(), "lifecycle": lifecycle_of(engine.match)}
 
     def stop(self) -> None:
         self._stop.set()

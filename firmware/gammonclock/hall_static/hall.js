@@ -21,6 +21,13 @@ const PHASES = {
   idle: "idle", ready: "ready", arbiter: "arbiter at the panels",
 };
 
+// A loaded match before game 1 is "ready" wherever a person reads it (SPEC §13.2): its §9 phase
+// is between_games, its lifecycle says ready.
+function phaseName(state) {
+  const phase = state.lifecycle === "ready" ? "ready" : state.phase;
+  return PHASES[phase] || phase || "—";
+}
+
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -101,7 +108,7 @@ function renderCard(card) {
   const breaks = state.breaks_left;
   if (breaks) facts.push(el("span", {}, "breaks ", el("b", {}, `${breaks.left}·${breaks.right}`)));
   if (state.crawford_game) facts.push(el("span", { class: "tag crawford" }, "CRAWFORD"));
-  const phase = card.online === false ? "offline" : (PHASES[state.phase] || state.phase || "—");
+  const phase = card.online === false ? "offline" : phaseName(state);
   const node = el("article", { class: classes.join(" "), "data-table": card.table, tabindex: "0",
                                role: "button", "aria-label": `table ${card.table}`,
                                onclick: () => openTableDialog(card.table),
@@ -255,7 +262,7 @@ function fillTableDialog(table) {
   const notice = card.notice ? el("p", {}, `Match file: ${card.notice.ok ? "loaded" : "refused"} `,
     card.notice.said || card.notice.error || "") : null;
   const parts = [
-    el("p", { class: "facts" }, `phase ${PHASES[state.phase] || state.phase || "—"}`,
+    el("p", { class: "facts" }, `phase ${phaseName(state)}`,
        ` · journal ${state.journal || "—"} · ${card.events} events`),
     card.error ? el("p", { class: "badmark" }, card.error) : null,
     alertCount(card) ? el("button", { class: "seen-all", type: "button",
