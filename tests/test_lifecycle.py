@@ -796,3 +796,105 @@ def test_the_state_names_where_the_match_stands_for_people(build):
     assert (state["phase"], state["lifecycle"]) == ("between_games", "ready")
     tap(device, Button.LEFT)
     assert device.service.status()["lifecycle"] == "in_progress"
+
+# --- "in progress": a game started or counted as played (SPEC §13.2, fine point 11) -------------
+
+# What the arbiter did before game 1 was ever started; whether the match is then in progress.
+BEFORE_GAME_1 = [
+    (("forfeit", "left", "1"), True, "game 2 next, score 0-1"),   # counts as played
+    (("forfeit", "right"), True, "game 2 next, score 1-0"),       # the cube's value: 1
+    (("score", "1", "2"), False, None),    # a correction plays no game: still ready
+    (("point", "left"), False, None),      # a penalty point plays no game either
+    (("forfeit", "left", "5"), False, None),   # a forfeit that ends the match: over
+]
+
+
+def _route_loop(device: Device, tmp_path: Path):
+    """The loader every route shares (the hall's `match` and `cmd new-match`, the socket)."""
+    outcome = load_next_match(device.service, device.table, OTHER_MATCH, "next.toml")
+    return outcome.ok, outcome.error or ""
+
+
+def _route_stick(device: Device, tmp_path: Path):
+    stick = tmp_path / "stick"
+    (stick / "gammonclock").mkdir(parents=True)
+    (stick / "gammonclock" / "T12.toml").write_text(OTHER_MATCH, encoding="utf-8")
+    answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+    return answer["ok"], "\n".join(answer["said"])
+
+
+def _route_hall(device: Device, tmp_path: Path):
+    """The hall's retained match waits while a match is in progress, else it loads."""
+    from gammonclock.hall_outbox import HallMemory
+    from gammonclock.hall_requests import HallRequests
+
+    hall = HallRequests(device.service, device.table, HallMemory(tmp_path / "hall"),
+                        lambda *_: None, match_topic="gammonclock/T12/match")
+    hall.pending_match = OTHER_MATCH.encode("utf-8")
+    if not hall.pending_can_load():
+        return False, "waits: a match is in progress"
+    return _route_loop(device, tmp_path)
+
+
+ROUTES = {"loop": _route_loop, "stick": _route_stick, "hall": _route_hall}
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+@pytest.mark.parametrize(("words", "in_game", "score"), BEFORE_GAME_1)
+def test_a_game_counted_as_played_makes_the_match_in_progress_on_every_route(
+        build, tmp_path, route, words, in_game, score):
+    from gammonclock.arbiter_mode import abandons_match
+
+    device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    command(device, *words)
+    assert device.session.engine.match.match_started_at is None      # no game was started
+    first = Path(device.session.journal.path)
+    # The arbiter's menu says whether its next match abandons this one.
+    assert abandons_match(device.session.engine.match) is in_game
+    ok, said = ROUTES[route](device, tmp_path)
+    assert ok is not in_game, said
+    if in_game:
+        assert "in progress" in said
+        if route != "hall":
+            assert score in said and "--force" in said
+        assert device.session.journal.path == first             # nothing changed
+        assert device.session.engine.rules.names.right == "Boris"
+    else:
+        assert device.session.engine.rules.names.right == "Carla"
+
+
+def test_a_forfeited_game_1_is_in_progress_after_a_reboot_too(build, tmp_path):
+    device = build_device(device_file(tmp_path), tmp_path / "state", clock_ns=uptime_clock)
+    try:
+        load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+        command(device, "forfeit", "left", "1")
+    finally:
+        device.close()
+    again = build()                                      # boots on the same state folder
+    assert tuple(again.session.engine.match.score) == (0, 1)
+    refused = load_next_match(again.service, again.table, OTHER_MATCH, "next.toml")
+    assert not refused.ok and refused.reason is Reason.MATCH_IN_PROGRESS
+    assert "score 0-1" in refused.error
+
+
+@pytest.mark.parametrize(("words", "in_game", "score"), BEFORE_GAME_1)
+def test_new_match_over_the_socket_after_an_arbiter_action_before_game_1(
+        running_device, tmp_path, capsys, words, in_game, score):
+    device, state = running_device
+    (tmp_path / "match.toml").write_text(MATCH_TEXT, encoding="utf-8")
+    (tmp_path / "other.toml").write_text(OTHER_MATCH, encoding="utf-8")
+    assert arbiter(state, "new-match", str(tmp_path / "match.toml")) == 0
+    assert arbiter(state, *words) == 0
+    capsys.readouterr()
+    status = arbiter(state, "new-match", str(tmp_path / "other.toml"))
+    out, err = capsys.readouterr()
+    if in_game:
+        assert status == 1, out
+        assert "a match is in progress" in err and score in err and "--force" in err
+        assert device.session.engine.rules.names.right == "Boris"
+        assert arbiter(state, "new-match", "--force", str(tmp_path / "other.toml")) == 0
+        assert f"match abandoned by the arbiter at {score[-3:]}" in capsys.readouterr().out
+    else:
+        assert status == 0, err
+        assert device.session.engine.rules.names.right == "Carla"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gammonclock.cli import main
-from gammonclock.config import parse_config
+from gammonclock.config import parse_config, parse_device_config
 from gammonclock.readback import minutes_seconds, readback
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,3 +82,100 @@ def test_a_bad_file_names_every_problem_and_the_good_ones_are_still_read_back(tm
     assert f"{bad}: match.length: 700 is out of range" in err
     assert f"{bad}: time.mode" in err
     assert f"{good}: good" in out and str(bad) not in out
+
+
+# --- what a file is checked as (SPEC §13.1): the truth about a match file -----------------------
+
+MATCH_ONLY = '[match]\nlength = 5\n[players]\nleft = "Anna"\nright = "Boris"\n'
+WITH_DISPLAY = MATCH_ONLY + '[display]\nlanguage = "ru"\n'        # a match file may hold it
+WITH_PINS_HALL = MATCH_ONLY + ('[pins]\nleft = 17\n'
+                               '[hall]\nbroker = "mqtt://10.0.0.2:1883"\n')
+DEVICE_ONLY = '[hardware]\npin_factory = "mock"\n[table]\nid = "T12"\n'
+
+# (file, --as, exit status, the verdict's words)
+CHECKS = [
+    (MATCH_ONLY, None, 0, "good as a match file (judged by its sections): a running clock"),
+    (WITH_DISPLAY, None, 0, "good as a match file (judged by its sections)"),
+    (WITH_PINS_HALL, None, 0, "good as a combined file, device and match in one (judged by its "
+                              "sections): for `simulate --config` and `run --config`"),
+    (DEVICE_ONLY, None, 0, "good as a device config (judged by its sections)"),
+    (MATCH_ONLY, "match", 0, "good as a match file: a running clock takes it"),
+    (WITH_DISPLAY, "match", 0, "good as a match file"),
+    (WITH_PINS_HALL, "match", 2, "pins: a device section"),
+    (DEVICE_ONLY, "match", 2, "hardware: a device section"),
+    (MATCH_ONLY, "device", 2, "match: a match section"),
+    (WITH_PINS_HALL, "device", 2, "match: a match section"),
+    (DEVICE_ONLY, "device", 0, "good as a device config\n"),
+    (MATCH_ONLY, "combined", 0, "good as a combined file, device and match in one: for"),
+    (WITH_PINS_HALL, "combined", 0, "good as a combined file"),
+    (DEVICE_ONLY, "combined", 2, "match.length"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "status", "words"), CHECKS)
+def test_check_config_says_what_a_file_was_checked_as(tmp_path, capsys, text, kind, status,
+                                                      words):
+    path = tmp_path / "f.toml"
+    path.write_text(text, encoding="utf-8")
+    assert main(["check-config", str(path), *(["--as", kind] if kind else [])]) == status
+    out, err = capsys.readouterr()
+    assert words in (out if status == 0 else err), (out, err)
+    assert (": good" in out) is (status == 0)
+
+
+def test_a_match_file_with_device_sections_is_not_passed_as_a_next_match(tmp_path, capsys):
+    path = tmp_path / "match.toml"
+    path.write_text(WITH_PINS_HALL, encoding="utf-8")
+    assert main(["check-config", str(path)]) == 0      # good for simulate/run --config
+    out = capsys.readouterr().out
+    assert f"{path}: good as a combined file" in out and "good as a match file" not in out
+    assert ("as a next match it would be refused: [pins], [hall] are device sections (a match "
+            "file holds only [match], [players], [time], [breaks], [event], [display]); "
+            f"`check-config --as match {path}` checks it as the clock would") in out
+
+
+@pytest.mark.parametrize("text", [MATCH_ONLY, WITH_DISPLAY, WITH_PINS_HALL, DEVICE_ONLY,
+                                  (ROOT / "config" / "backgammon.toml").read_text("utf-8"),
+                                  (ROOT / "config" / "match.toml").read_text("utf-8")])
+def test_check_config_as_match_agrees_with_the_clocks_loader(tmp_path, capsys, text):
+    from gammonclock.config import ConfigError
+    from gammonclock.lifecycle import Table
+
+    path = tmp_path / "next.toml"
+    path.write_text(text, encoding="utf-8")
+    table = Table(parse_device_config(DEVICE_ONLY, "device.toml"), tmp_path, lambda: b"k" * 32,
+                  lambda: None, lambda: 0)             # type: ignore[arg-type, return-value]
+    try:
+        table.read_match(text, str(path))
+    except ConfigError as exc:
+        refused: str | None = str(exc)
+    else:
+        refused = None
+    status = main(["check-config", "--as", "match", str(path)])
+    err = capsys.readouterr().err
+    assert status == (2 if refused else 0)
+    if refused:
+        assert refused.strip() in err
+
+
+def test_the_match_examples_check_is_the_clocks(tmp_path, capsys):
+    """config/match.toml's header tells the arbiter how to check the file: each command it
+    gives passes the file and refuses one that the clock would refuse."""
+    text = (ROOT / "config" / "match.toml").read_text(encoding="utf-8")
+    commands = [line.split("gammonclock check-config", 1)[1].split()
+                for line in text.splitlines() if "gammonclock check-config" in line]
+    assert commands
+    device = tmp_path / "device.toml"
+    device.write_text(DEVICE_ONLY, encoding="utf-8")
+    combined = tmp_path / "combined.toml"
+    combined.write_text(WITH_PINS_HALL, encoding="utf-8")
+
+    def check(words: list[str], match: Path) -> int:
+        paths = {"/etc/gammonclock/match.toml": str(match),
+                 "/etc/gammonclock/device.toml": str(device)}
+        return main(["check-config", *[paths.get(w, w) for w in words]])
+
+    for words in commands:
+        assert check(words, ROOT / "config" / "match.toml") == 0, words
+        assert check(words, combined) == 2, words
+        assert "pins: a device section" in capsys.readouterr().err

@@ -312,22 +312,26 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    """Every problem of each file (exit 2), or each read back in words (exit 0). A device
-    config given before a match file is the device that match is read on."""
+    """Every problem of each file (exit 2), or each read back in words (exit 0), checked as
+    `--as` says or as its sections say (the verdict names which). A device config given before
+    a match file is the device that match is read on."""
     from .readback import check_file
 
     status, device = 0, None
     for index, path in enumerate(args.files):
         try:
-            words, device = check_file(path, device)
+            checked = check_file(path, device, args.as_kind)
         except ConfigError as exc:
             print(exc, file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
+        device = checked.device
         if index:
             print()
-        print(f"{path}: good")
-        print(words)
+        print(f"{path}: {checked.verdict}")
+        for note in checked.notes:
+            print(f"  {note}")
+        print(checked.words)
     return status
 
 
@@ -569,6 +573,11 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("files", nargs="+", metavar="FILE",
                      help="a config file (TOML); a device config before a match file is the "
                           "device that match is read on")
+    chk.add_argument("--as", dest="as_kind", choices=("match", "device", "combined"),
+                     help="check every FILE as this kind: `match` as a running clock reads a "
+                          "next match (a device section is an error), `device` as a device "
+                          "config, `combined` as one file for `simulate --config` and `run "
+                          "--config`; default: as its sections say (the verdict names which)")
     chk.set_defaults(handler=_check_config)
 
     usb = commands.add_parser(

@@ -52,7 +52,7 @@ __all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "P
            "DeviceFile", "PanelConfig", "config_of_header", "device_part", "file_kind",
            "keyed_config",
            "load_config", "load_device_config", "load_match_config", "parse_config",
-           "parse_device_config", "parse_match_config"]
+           "parse_device_config", "parse_match_config", "refused_in_a_match_file"]
 
 
 class ConfigError(GammonclockError, ValueError):
@@ -208,6 +208,17 @@ def file_kind(text: str, path: str = "<config>") -> str:
     return kinds.pop() if len(kinds) == 1 else "both"
 
 
+def refused_in_a_match_file(text: str, path: str = "<config>") -> list[str]:
+    """The device sections of `text` that a match file may not hold (SPEC §13.1), in the file's
+    order: a match file with any is refused by every route to a running clock. Raises
+    ConfigError for a file that is not TOML."""
+    return [name for name in _toml(text, path) if _refused_in_match_file(name)]
+
+
+def _refused_in_match_file(name: str) -> bool:
+    return kind_of_section(name) == DEVICE and name not in MATCH_FILE_SECTIONS
+
+
 def parse_config(text: str, path: str = "<config>", *, header: bool = False) -> Config:
     """The config in `text`, one file holding the match and the device (either may be left to
     its defaults); `path` names it in errors. Raises ConfigError. `header`: the text comes from
@@ -223,7 +234,7 @@ def parse_match_config(text: str, path: str = "<match>", device: DeviceFile | No
     data = _toml(text, path)
     r = _Reader(_merged(device.data if device else {}, data))
     for name in data:
-        if kind_of_section(name) == DEVICE and name not in MATCH_FILE_SECTIONS:
+        if _refused_in_match_file(name):
             r.problem(name, "a device section: a match file holds only "
                       f"{', '.join(f'[{s}]' for s in MATCH_FILE_SECTIONS)}; the device's "
                       "settings live in its device config (/etc/gammonclock/device.toml)")

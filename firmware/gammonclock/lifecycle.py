@@ -165,7 +165,8 @@ class Boot:
 
 
 def in_progress(engine: Engine) -> bool:
-    """A match that has started and is not over: a next match needs `--force`."""
+    """A match with a game started or counted as played (a forfeit), not over: a next match
+    needs `--force` (`MatchState.in_progress`, the one place that decides it)."""
     return engine.match.in_progress
 
 
@@ -370,7 +371,9 @@ def _game_on(service: ClockService) -> bool:
 def _in_progress_words(engine: Engine) -> str:
     match = engine.match
     score = f"{format_score(match.score.left)}-{format_score(match.score.right)}"
-    return (f"a match is in progress (game {match.game}, score {score}): the next match loads "
+    game = (f"game {match.game} next" if match.play_phase in (Phase.BETWEEN_GAMES, Phase.BREAK)
+            else f"game {match.game}")
+    return (f"a match is in progress ({game}, score {score}): the next match loads "
             f"once it is over; `new-match --force` ends it now as abandoned, on the record")
 
 

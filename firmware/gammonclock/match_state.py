@@ -167,9 +167,13 @@ class MatchState:
 
     @property
     def in_progress(self) -> bool:
-        """Game 1 has started and the match is not over (the arbiter's mode open over it or
-        not): a next match needs `--force`, and the players' clocks are never hidden."""
-        return self.match_started_at is not None and self.play_phase is not Phase.MATCH_OVER
+        """A game of the match has been started or counts as played (a forfeited game 1, fine
+        point 11: `game` is then past 1 though no game was ever started), and the match is not
+        over (the arbiter's mode open over it or not): a next match needs `--force`, and the
+        players' clocks are never hidden (SPEC §13.2). A score correction or a penalty point
+        before game 1 plays no game: the match stays ready."""
+        played = self.match_started_at is not None or self.game > 1
+        return played and self.play_phase is not Phase.MATCH_OVER
 
     @property
     def cube_enabled(self) -> bool:

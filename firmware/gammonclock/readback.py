@@ -10,6 +10,9 @@ the clock starts, so that a wrong length, time control or name is caught at the 
 
 from __future__ import annotations
 
+import tomllib
+from dataclasses import dataclass
+
 from . import match
 from .config import (
     Config,
@@ -20,8 +23,9 @@ from .config import (
     parse_device_config,
     parse_match_config,
     read_config_text,
+    refused_in_a_match_file,
 )
-from .config_schema import DEVICE, MATCH
+from .config_schema import DEVICE, MATCH, MATCH_FILE_SECTIONS, kind_of_section
 from .durations import NS_PER_S, format_seconds
 from .rules import SPRINT_BREAK_AFTER_NS, Family, format_points, format_score
 from .timecontrol import FlagRule, TimeMode
@@ -112,18 +116,73 @@ def _lines_text(lines: list[tuple[str, str]]) -> str:
     return "\n".join(f"{label:<{width}}  {words}" for label, words in lines)
 
 
-def check_file(path: str, device: DeviceFile | None) -> tuple[str, DeviceFile | None]:
-    """`gammonclock check-config` for one file: its read-back, and the device config that the
-    files after it are read on (after a device file, every file is checked as a match file).
-    Raises ConfigError with every problem."""
-    text = read_config_text(path)
+# What `check-config --as KIND` checks a file as (SPEC §13.1). Without `--as`, the file's
+# sections decide, and the verdict says which it was judged to be.
+AS_MATCH, AS_DEVICE, AS_COMBINED = "match", "device", "combined"
+KINDS = (AS_MATCH, AS_DEVICE, AS_COMBINED)
+_AS_WORDS = {AS_MATCH: "a match file", AS_DEVICE: "a device config",
+             AS_COMBINED: "a combined file, device and match in one"}
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One file checked: what it was checked as, the verdict's words, its read-back, and the
+    device config the files after it are read on."""
+
+    kind: str
+    verdict: str
+    notes: list[str]
+    words: str
+    device: DeviceFile | None
+
+
+def judged_kind(text: str, path: str, device: DeviceFile | None) -> str:
+    """What a file is checked as without `--as`: after a device config, a match file (read on
+    that device, as the clock reads it); else by its sections: only device sections, a device
+    config; no device section a match file may not hold, a match file; both, a combined file
+    (also a file with no known section). Raises ConfigError for a file that is not TOML."""
+    if device is not None:
+        return AS_MATCH
     kind = file_kind(text, path)
-    if kind == DEVICE and device is None:
+    if kind == DEVICE:
+        return AS_DEVICE
+    if kind == MATCH or (_has_match_section(text, path)
+                         and not refused_in_a_match_file(text, path)):
+        return AS_MATCH                      # a match file with its own [display]
+    return AS_COMBINED
+
+
+def _has_match_section(text: str, path: str) -> bool:
+    return any(kind_of_section(name) == MATCH for name in tomllib.loads(text))
+
+
+def check_file(path: str, device: DeviceFile | None, as_kind: str | None = None) -> Checked:
+    """`gammonclock check-config` for one file, checked as `as_kind` (None: as its sections
+    say, `judged_kind`). A match file is read on `device` (the device config given before it)
+    when it was judged so, on the reference build when asked `--as match`. Raises ConfigError
+    with every problem: for a match file, the very errors the clock gives when loading it."""
+    text = read_config_text(path)
+    kind = as_kind or judged_kind(text, path, device)
+    why = "" if as_kind else " (judged by its sections)"
+    if kind == AS_DEVICE:
         checked = parse_device_config(text, path)
-        return _lines_text(device_readback(checked.device)), checked
-    if kind == MATCH or device is not None:
-        # After a device config every file is a match file: a device section in one is the
-        # error the clock would give when loading it.
-        config = parse_match_config(text, path, device)
-        return readback_text(config), device
-    return readback_text(parse_config(text, path)), device
+        return Checked(kind, f"good as {_AS_WORDS[kind]}{why}", [],
+                       _lines_text(device_readback(checked.device)), checked)
+    if kind == AS_MATCH:
+        # A device section in it is the error the clock would give when loading it.
+        config = parse_match_config(text, path, None if as_kind else device)
+        return Checked(kind, f"good as {_AS_WORDS[kind]}{why}: a running clock takes it "
+                       "(new-match, a USB stick, the hall, the match file at boot)", [],
+                       readback_text(config), device)
+    config = parse_config(text, path)
+    notes = []
+    refused = refused_in_a_match_file(text, path)
+    if refused:
+        sections = ", ".join(f"[{name}]" for name in refused)
+        allowed = ", ".join(f"[{name}]" for name in MATCH_FILE_SECTIONS)
+        notes = [f"as a next match it would be refused: {sections} "
+                 f"{'is a device section' if len(refused) == 1 else 'are device sections'} "
+                 f"(a match file holds only {allowed}); "
+                 f"`check-config --as match {path}` checks it as the clock would"]
+    return Checked(kind, f"good as {_AS_WORDS[kind]}{why}: for `simulate --config` and "
+                   "`run --config`", notes, readback_text(config), device)
