@@ -898,3 +898,11 @@ def test_new_match_over_the_socket_after_an_arbiter_action_before_game_1(
     else:
         assert status == 0, err
         assert device.session.engine.rules.names.right == "Carla"
+
+
+def test_a_forfeited_game_1_reads_as_in_progress(build):
+    """The state's lifecycle follows the same rule as the loads (SPEC §13.2, fine point 11)."""
+    device = build()
+    load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
+    command(device, "forfeit", "left", "1")
+    assert device.service.status()["lifecycle"] == "in_progress"
