@@ -17,19 +17,25 @@ from /proc/<pid>/task/*/schedstat (nanoseconds on the CPU, summed over the threa
 reading), and prints it as % of one core next to the target (under 2 %). At the end it stops the
 child with SIGTERM and checks from the journal that the clock ran the whole time (its checkpoint
 records). It asserts nothing. Linux only (/proc).
+
+A child that does not say "clock running" within `--start-timeout` seconds (it failed, or hangs)
+is killed, and what it wrote on stderr (a traceback) is printed; the exit status is then 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 try:
     import gammonclock  # noqa: F401
@@ -45,7 +51,7 @@ TARGET_PERCENT = 2.0
 
 # Runs in the child: `gammonclock run`, with the left button pressed once the loop has started.
 HELPER = r"""
-import sys, threading, time
+import os, sys, threading, time, traceback
 import gammonclock.device as device_module
 from gammonclock import cli
 from gammonclock.sides import Button
@@ -56,10 +62,16 @@ def build_and_press(*args, **kwargs):
     device = build(*args, **kwargs)
 
     def press():
-        pin = device.factory.pin(device.config.device.button_pins[Button.LEFT])
-        pin.drive_low()
-        time.sleep(0.1)
-        pin.drive_high()
+        try:
+            pin = device.factory.pin(device.config.button_pins[Button.LEFT])
+            pin.drive_low()
+            time.sleep(0.1)
+            pin.drive_high()
+        except BaseException:            # said, and the child ends: the parent must not wait
+            traceback.print_exc()
+            print("helper failed", flush=True)
+            sys.stderr.flush()
+            os._exit(1)
         print("clock running", flush=True)
 
     threading.Timer(0.5, press).start()
@@ -88,10 +100,22 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+def first_line(stream: Any, timeout: float) -> str | None:
+    """The first line `stream` gives within `timeout` seconds ("" at its end), else None."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stream.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0,
                         help="how long to measure while the clock runs (default 60)")
+    parser.add_argument("--start-timeout", type=float, default=60.0,
+                        help="how long to wait for the clock to run (default 60)")
     args = parser.parse_args(argv)
     if not Path("/proc/self/stat").exists():
         print("bench_cpu: needs Linux /proc", file=sys.stderr)
@@ -107,24 +131,34 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     child = subprocess.Popen([sys.executable, "-c", HELPER, str(config), str(state)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    failure = None
     try:
-        assert child.stdout is not None
-        line = child.stdout.readline()
-        if line.strip() != "clock running":
-            child.kill()
-            print(f"bench_cpu: the child did not start: {child.communicate()[1]}",
-                  file=sys.stderr)
-            return 1
-        start_ticks = cpu_ticks(child.pid)
-        startup_s = start_ticks / os.sysconf("SC_CLK_TCK")
-        time.sleep(1.0)                                   # let the start-up settle
-        ticks0, ns0, wall0 = cpu_ticks(child.pid), cpu_ns(child.pid), time.monotonic()
-        time.sleep(args.seconds)
-        ticks1, ns1, wall1 = cpu_ticks(child.pid), cpu_ns(child.pid), time.monotonic()
+        assert child.stdout is not None and child.stderr is not None
+        line = first_line(child.stdout, args.start_timeout)
+        if line is None or line.strip() != "clock running":
+            failure = (f"did not say \"clock running\" within {args.start_timeout:g} s"
+                       if line is None else f"said {line.strip()!r}" if line else "ended")
+        else:
+            start_ticks = cpu_ticks(child.pid)
+            startup_s = start_ticks / os.sysconf("SC_CLK_TCK")
+            time.sleep(1.0)                               # let the start-up settle
+            ticks0, ns0, wall0 = cpu_ticks(child.pid), cpu_ns(child.pid), time.monotonic()
+            time.sleep(args.seconds)
+            ticks1, ns1, wall1 = cpu_ticks(child.pid), cpu_ns(child.pid), time.monotonic()
     finally:
         if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=30)
+            child.send_signal(signal.SIGKILL if failure else signal.SIGTERM)
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        err = child.stderr.read() if child.stderr is not None else ""
+    if failure is not None:
+        print(f"bench_cpu: the child {failure} (exit {child.returncode}); its stderr:\n{err}",
+              file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+        return 1
 
     hz = os.sysconf("SC_CLK_TCK")
     wall = wall1 - wall0
@@ -147,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(read.records)} records ({len(ticks)} ticks: checkpoints and the stop); at the "
           f"end: phase {final['phase']}, running {final['running']}, right's reserve "
           f"{final['clock']['right']['reserve_ms'] / 1000:.1f} s")
-    if child.returncode != 0:
-        print(err, file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)
+    if child.returncode != 0:                 # the clock failed while measured: said, and not 0
+        print(err, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -106,9 +106,12 @@ def _simulate(args: argparse.Namespace) -> int:
         # The journal's header and the engine hold one PIN hash, keyed by the device key.
         pepper = pepper_of(key)
         config = keyed_config(config, pepper)
+    # The panels' language is the match's, else the device's (SPEC §15): the combined file's, as
+    # the device keeps it in its session (lifecycle's `start`).
     session = Session(Engine.start(config.rules, at=0), checkpoint_ns=checkpoint_ns,
                       snapshot_every=SNAPSHOT_EVERY if args.speed else NO_SNAPSHOTS,
-                      observers=[] if args.json else [_print_account])
+                      observers=[] if args.json else [_print_account],
+                      language=config.device.language)
     stamps = session.stamps if args.speed else _virtual_wall_stamps(session)
     session.stamps = stamps
     if args.journal:
@@ -125,7 +128,8 @@ def _simulate(args: argparse.Namespace) -> int:
     presenters = []
     if args.frames or args.gif:
         from .simulator_ui import FrameRecorder
-        presenters.append(FrameRecorder(args.frames, args.gif))
+        presenters.append(FrameRecorder(args.frames, args.gif,
+                                        language=lambda: session.language))
     pace = Pacer(args.speed) if args.speed else None
     run_script(session, script.inputs, script.end, pace, presenters)
     for presenter in presenters:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -294,10 +295,13 @@ class FrameRecorder:
     `frames`: a luma.emulator `capture` device per panel writes a PNG whenever its picture
     changes. `gif`: both panels composed into one animated GIF, each frame lasting as long as it
     stood in virtual time (divided by `speed`, capped, so a long think does not stall it).
+    `language`: the panels' language as the device decides it (SPEC §15: the match's, else the
+    device's), asked at each drawing as the device's presenter asks it; English without it.
     """
 
     def __init__(self, frames: Path | None = None, gif: Path | None = None,
-                 speed: float = 10.0, longest_s: float = 2.0) -> None:
+                 speed: float = 10.0, longest_s: float = 2.0,
+                 language: Callable[[], str] | None = None) -> None:
         from luma.core.device import dummy  # type: ignore[import-untyped]
         from luma.emulator.device import capture
 
@@ -313,7 +317,8 @@ class FrameRecorder:
 
         self.devices = Pair(device(Side.LEFT), device(Side.RIGHT))
         self.presenter = PanelPresenter(Pair(Panel.for_device(self.devices.left, "left"),
-                                             Panel.for_device(self.devices.right, "right")))
+                                             Panel.for_device(self.devices.right, "right")),
+                                        language=language)
         self.gif, self.speed, self.longest_s = gif, speed, longest_s
         self._frames: list[tuple[int, Image.Image]] = []
 
