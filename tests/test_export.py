@@ -38,7 +38,7 @@ from gammonclock.export.chart import reserve_series
 from gammonclock.export.json_out import document
 from gammonclock.export.stats import dice_stats
 from gammonclock.export.text import iso_utc
-from gammonclock.journal import JournalWriter, Stamp, read_journal
+from gammonclock.journal import JournalWriter, Stamp, read_journal, verify
 from gammonclock.script import parse_script
 from gammonclock.session import Session, journal_header, replay
 from gammonclock.sides import Side
@@ -439,7 +439,8 @@ def test_json_round_trips_and_ends_in_the_replayed_state(match11, exported):
     text = exported["json"].read_text(encoding="utf-8")
     doc = json.loads(text)
     assert doc == json.loads(json.dumps(doc))
-    assert doc == document(load_match(match11.path))       # nothing lost on the way to text
+    # nothing lost on the way to text (the verdict: the chain checked, no key given)
+    assert doc == document(load_match(match11.path), verify(match11.path, None))
     replayed = replay(read_journal(match11.path))
     assert doc["final_state"] == replayed.engine.state_json()
     assert doc["final_state"] == match11.session.engine.state_json()
@@ -452,7 +453,12 @@ def test_json_seal_ties_the_export_to_its_journal(match11, exported):
     assert doc["seal"]["last_mac"] == json.loads(lines[-1])["mac"]
     read = read_journal(match11.path)
     assert read.records[doc["seal"]["records"] - 1].mac == doc["seal"]["last_mac"]
-    assert doc["seal"]["verified"] is None
+    records = len(lines)
+    assert doc["seal"]["verified"] == {"intact": True, "records": records,
+                                       "message": f"intact: {records} records",
+                                       "seal": "not checked", "sealed_by": None}
+    assert doc["seal"]["check"] == (f"seal not checked: no device key given; chain intact: "
+                                    f"{records} records")
 
 
 def test_json_match_games_and_players(match11, exported):

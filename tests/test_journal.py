@@ -15,8 +15,10 @@ from gammonclock.journal import (
     JournalWriter,
     Stamp,
     encode,
+    key_id,
     load_or_create_key,
     read_journal,
+    read_key,
     verify,
 )
 from gammonclock.script import parse_script
@@ -201,7 +203,9 @@ def test_verify_with_another_devices_key_says_so(tmp_path):
     path, _, _ = journaled_run(tmp_path)
     other = load_or_create_key(tmp_path / "other")
     verdict = verify(path, other)
-    assert not verdict.intact and "another device key" in verdict.message
+    assert verdict.intact and not verdict.sealed and verdict.seal == "another device"
+    assert verdict.sealed_by == key_id(read_key(tmp_path / "state"))
+    assert verdict.words.startswith(f"sealed by another device (key id {verdict.sealed_by};")
 
 
 def test_verify_command_exit_codes(tmp_path, capsys):

@@ -31,6 +31,7 @@ from .journal import (
     JournalError,
     JournalStream,
     JournalWriter,
+    KeyRefused,
     Stamp,
     fsync_dir,
     load_or_create_key,
@@ -299,20 +300,41 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    """Seals first (TAMPERED: exit 1); then every record must be one this firmware understands
-    and replays (else exit 2, naming the record)."""
+    """The journal's verdict, in the words the export prints (`journal.Verdict.words`): exit 1
+    when it is tampered with; 0 when its chain holds, its seals checked with this device's key
+    or not (a journal of another device, or no key here: the verdict says which). A record this
+    firmware does not understand, or a journal it cannot read: exit 2, naming it. The key is
+    found as the export finds it (`export.keys.choose_key`)."""
+    from .export.keys import choose_key
+
+    chosen = choose_key(args.state_dir)
+    for note in chosen.notes:
+        print(f"gammonclock: {note}", file=sys.stderr)
     try:
-        key = read_key(_state_dir(args))
-        checked = verify_and_replay(args.journal, key)
-        verdict = checked.verdict
-        if not verdict.intact:
-            print(f"{args.journal}: TAMPERED: {verdict.message}")
-            return 1
-        summary = _match_summary(checked)
+        if chosen.key is None:
+            _refuse_a_bad_key(chosen.state_dir)
+            print(f"gammonclock: {chosen.said}", file=sys.stderr)
+        checked = verify_and_replay(args.journal, chosen.key, no_key=chosen.no_check)
     except JournalError as exc:
         return _fail(exc)
-    print(f"{args.journal}: {verdict.message}; {summary}")
+    verdict = checked.verdict
+    if not verdict.intact:
+        print(f"{args.journal}: {verdict.words}")
+        return 1
+    print(f"{args.journal}: {verdict.words}; {_match_summary(checked)}")
     return 0
+
+
+def _refuse_a_bad_key(state_dir: str) -> None:
+    """KeyRefused for a key file that is there but holds no whole key (empty, short, not hex):
+    never used, and `verify` does not pass it over as "no key" either (a journal forged with
+    the empty key would then read "seal not checked"). A key not there or not readable: None."""
+    try:
+        read_key(state_dir)
+    except KeyRefused:
+        raise
+    except JournalError:
+        pass
 
 
 def _check_config(args: argparse.Namespace) -> int:
@@ -341,7 +363,7 @@ def _check_config(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from .export import ExportError, export_journal
-    from .export.keys import choose_key, for_journal
+    from .export.keys import choose_key
     from .session import latest_journal
 
     logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
@@ -352,16 +374,17 @@ def _export(args: argparse.Namespace) -> int:
     if journal is None:
         return _fail(f"export: no journal in {state_dir}/journals" if args.latest
                      else "export: name a JOURNAL or give --latest")
-    chosen = for_journal(chosen, journal)
     for note in chosen.notes:
         print(f"gammonclock: {note}", file=sys.stderr)
     if args.format != "csv":        # the CSV of turns has no place for the seal check
         print(f"gammonclock: {chosen.said}", file=sys.stderr)
     try:
-        export_journal(journal, args.format, args.out, key=chosen.key,
-                       no_check=chosen.no_check)
+        verdict = export_journal(journal, args.format, args.out, key=chosen.key,
+                                 no_check=chosen.no_check)
     except ExportError as exc:
         return _fail(exc)
+    if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
+        print(f"{journal}: {verdict.words}")
     print(f"{args.out}: {args.format} export of {journal}")
     return 0
 
@@ -553,9 +576,15 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", action="store_true", help="print only the state as JSON")
     rep.set_defaults(handler=_replay)
 
-    ver = commands.add_parser("verify", help="check that a journal is intact (untampered)")
+    ver = commands.add_parser("verify", help="check that a journal is intact (untampered): "
+                                             "exit 0 intact (or only its seal not checkable: "
+                                             "another device's journal, or no key), 1 tampered")
     ver.add_argument("journal", help="the journal file")
-    ver.add_argument("--state-dir", type=Path, help="where the device key is")
+    ver.add_argument("--state-dir", type=Path,
+                     help="where the device key is (default $GAMMONCLOCK_STATE_DIR, else the "
+                          "journal.state_dir of /etc/gammonclock/device.toml, else "
+                          "/var/lib/gammonclock); without a key the chain is checked, not the "
+                          "seals")
     ver.set_defaults(handler=_verify)
 
     arb = commands.add_parser("arbiter", help="an arbiter's command to the running clock, or "

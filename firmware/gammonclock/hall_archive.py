@@ -240,9 +240,8 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
             replayed = checked.replayed
             summary = _summary(replayed) if replayed is not None else (
                 f"cannot replay: {checked.config_problem}")
-            return Verified(table, name, str(path), checked.verdict.intact, True,
-                            checked.verdict.message if checked.verdict.intact
-                            else f"TAMPERED: {checked.verdict.message}", summary, journal)
+            return Verified(table, name, str(path), checked.verdict.intact,
+                            checked.verdict.sealed, checked.verdict.words, summary, journal)
         read = read_journal(path)
         problems = read.problems()
         replayed_match = replay(read)

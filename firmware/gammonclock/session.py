@@ -15,7 +15,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -29,6 +29,7 @@ from .errors import GammonclockError
 from .journal import (
     JOURNALS_DIR,
     MAX_SEQ,
+    NO_KEY_GIVEN,
     SNAPSHOT_KIND,
     DeferredJournal,
     JournalError,
@@ -579,7 +580,7 @@ def replay_from_snapshot(path: str | Path, pepper: bytes | None = None) -> Repla
 
 @dataclass
 class Checked:
-    """`gammonclock verify`: the seals' verdict, and the match replayed in the same walk (None
+    """`gammonclock verify`: the journal's verdict, and the match replayed in the same walk (None
     when its header's config cannot be read: `config_problem` says why)."""
 
     verdict: Verdict
@@ -587,26 +588,30 @@ class Checked:
     config_problem: str | None = None
 
 
-def verify_and_replay(path: str | Path, key: bytes) -> Checked:
-    """Check every seal and link and replay the match in one walk through the journal. A
-    snapshot that is not the replay's engine at its record fails the check like an altered
-    record. RecordError as `journal.verify` (a record not understood, seals all good)."""
+def verify_and_replay(path: str | Path, key: bytes | None, *,
+                      no_key: str = NO_KEY_GIVEN) -> Checked:
+    """Check the chain, and every seal when `key` made them, and replay the match in one walk
+    through the journal: `journal.verify`'s verdict (intact, tampered, sealed by another device,
+    or seal not checked: `no_key` says why there is no key). A snapshot that is not the replay's
+    engine at its record fails the check like an altered record. RecordError as `journal.verify`
+    (a record not understood, the chain and seals all good)."""
     try:
         read = JournalStream.open(path)    # the header, for the config; then one walk
         config = config_of_header(read.header.data, read.path)
     except (JournalError, ConfigError) as exc:
-        # The seals say what is wrong with a header that cannot be read (altered, another key).
-        return Checked(verify(path, key), None, str(exc))
+        # The chain says what is wrong with a header that cannot be read (altered, another key).
+        return Checked(verify(path, key, no_key=no_key), None, str(exc))
     run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None)
 
     def observe(record: Record) -> None:
         if record.seq > 0:
             run.step(record)
             read.last = record
-    verdict = verify(path, key, observe)
+    verdict = verify(path, key, observe, no_key=no_key)
     if verdict.intact and run.snapshots_differ:
-        verdict = Verdict(False, verdict.records, f"{run.snapshots_differ[0]}: its snapshot is "
-                                                  f"not the replay's match at that record")
+        verdict = replace(verdict, intact=False,
+                          message=f"{run.snapshots_differ[0]}: its snapshot is not the replay's "
+                                  f"match at that record")
     return Checked(verdict, run.result())
 
 

@@ -85,15 +85,17 @@ def _html(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
 
 
 def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | Path, *,
-                   key: bytes | None = None, no_check: str = NO_KEY_GIVEN) -> None:
-    """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`.
+                   key: bytes | None = None, no_check: str = NO_KEY_GIVEN) -> Verdict | None:
+    """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`, and
+    return the journal's verdict (None for the CSV).
 
-    With the device `key`, the journal's seals are checked too and the verdict goes into the
-    JSON and HTML exports (a tampered journal is still exported, and says so); without one they
-    say plainly that the seals were not checked, and why (`no_check`). The CSV of turns has no
-    place for it, so its export does not walk the journal a second time for it. Raises
-    ExportError with a clear message for a bad journal, format or output path. The file is
-    written whole or not at all.
+    The JSON and HTML exports carry the verdict `gammonclock verify` gives, in its words
+    (`journal.verify`): the chain is checked always, the seals too with the device `key` that
+    made them; another device's key, or none (`no_check` says why), leaves them unchecked, and
+    the export says so plainly (a tampered journal is still exported, and says so). The CSV of
+    turns has no place for it, so its export does not walk the journal a second time for it.
+    Raises ExportError with a clear message for a bad journal, format or output path. The file
+    is written whole or not at all.
     """
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
@@ -102,12 +104,13 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
         raise ExportError(f"{out}: that is the journal itself; choose another output file")
     match = read_match(journal)
     verdict = None
-    if key is not None and fmt != "csv":      # the CSV of turns has no place for the verdict
+    if fmt != "csv":      # the CSV of turns has no place for the verdict
         try:
-            verdict = verify(journal, key)
+            verdict = verify(journal, key, no_key=no_check)
         except JournalError as exc:
             raise ExportError(str(exc)) from None
     _write(out, render(match, fmt, verdict, no_check))
+    return verdict
 
 
 def _write(path: Path, text: str) -> None:

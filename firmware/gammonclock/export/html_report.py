@@ -176,16 +176,18 @@ class _Page:
         body = _table(None, [(f"<b>{k}</b>", v) for k, v in rows])
         notes = list(m.notes)
         if self.verdict is not None and not self.verdict.intact:
-            notes.insert(0, f"The journal failed its seal check: {self.verdict.message}")
+            notes.insert(0, f"The journal failed its check: {self.verdict.message}")
         if notes:
             items = "".join(f"<li>{_e(n)}</li>" for n in notes)
             body += f'<div class="note bad"><b>About this journal</b><ul>{items}</ul></div>'
         return body
 
     def integrity(self) -> str:
-        """The seal check's verdict; without the device key, plainly that there was none."""
-        if self.verdict is None:
-            return f'<span class="unchecked">{_e(integrity_text(None, self.no_check))}</span>'
+        """The journal's verdict (`gammonclock verify`'s words); the seals not checked (another
+        device's journal, or no key), plainly so."""
+        if self.verdict is None or (self.verdict.intact and not self.verdict.sealed):
+            return (f'<span class="unchecked">'
+                    f'{_e(integrity_text(self.verdict, self.no_check))}</span>')
         return _e(integrity_text(self.verdict, self.no_check))
 
     def games(self) -> str:

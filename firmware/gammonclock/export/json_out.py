@@ -4,7 +4,10 @@ Instants are given three ways: `t_ns` (engine ns, the journal's own clock), `mat
 (since the journal's header) and `utc` (ISO 8601). Durations are integer ns. `seal` ties the
 document to its journal: the number of records read and the mac of the last one (a journal that
 grew since still has that mac at that place; `gammonclock verify` checks the journal itself);
-`seal.check` is the seal check in the report's words ("seal not checked: no device key given").
+`seal.check` is the verdict in the words `gammonclock verify` prints ("intact: N records",
+"TAMPERED: …", "sealed by another device (key id …)…", "seal not checked: no device key given…");
+`seal.verified` the same in fields (`intact`: the chain, and the seals when checked, hold; `seal`:
+"checked", "another device" or "not checked"; `sealed_by`: another device's key id).
 `particulars` is the report's head (event, round, table, whether the wall clock was synchronised:
 null when not known); each arbiter action has its `category` ("time given", "time taken", …: an
 `add` is no penalty) and its author (`source`, `by`, and `author` in words, "unknown" for older
@@ -153,7 +156,8 @@ def document(match: MatchRecord, verdict: Verdict | None = None,
                     "notes": match.notes, "effects": match.effects_total,
                     "effects_standing": len(match.effects)},
         "seal": {**seal(match), "verified": None if verdict is None else {
-            "intact": verdict.intact, "records": verdict.records, "message": verdict.message},
+            "intact": verdict.intact, "records": verdict.records, "message": verdict.message,
+            "seal": verdict.seal, "sealed_by": verdict.sealed_by},
             "check": integrity_text(verdict, no_check)},
         "particulars": _particulars(match),
         "header": {k: without_pin(v) for k, v in header.data.items()},

@@ -6,17 +6,16 @@ state folder is then, in this order, `$GAMMONCLOCK_STATE_DIR`, the `journal.stat
 `/var/lib/gammonclock`. The key is that folder's `device.key`. Whichever key is used, or why none
 was, is said: a report whose seals were not checked says so plainly, and why.
 
-A key found by itself that did not seal the journal (its key id is not the header's: a journal
-made on another table, exported here) is not used: the report would read "TAMPERED" for a journal
-that is only foreign. A key named with `--state-dir` is always used, as `gammonclock verify` does.
+`gammonclock verify` finds its key the same way. A key that did not seal the journal (its key id
+is not the header's: a journal made on another table, exported here) gives the verdict "sealed by
+another device (key id …)": its chain is checked, not its seals (`journal.verify`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import ConfigError, load_device_config
@@ -75,30 +74,6 @@ def choose_key(given: str | Path | None, env: Mapping[str, str] | None = None,
         return KeyChoice(folder, origin, None,
                          f"seals not checked: no device key found ({path} from {origin}: {why})",
                          f"{NO_KEY_GIVEN} ({path} is {why})", notes)
-    return KeyChoice(folder, origin, key, f"seals checked with the device key {path} "
-                                          f"(from {origin})", NO_KEY_GIVEN, notes)
-
-
-def header_key_id(journal: str | Path) -> str | None:
-    """The key id a journal's header names; None when it cannot be read here (the export then
-    says what is wrong with the journal)."""
-    try:
-        with open(journal, "rb") as f:
-            found = json.loads(f.readline())["data"].get("key_id")
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
-        return None
-    return found if isinstance(found, str) else None
-
-
-def for_journal(choice: KeyChoice, journal: str | Path) -> KeyChoice:
-    """`choice`, less a key found by itself that did not seal `journal` (see the docstring)."""
-    if choice.key is None or choice.origin == "--state-dir":
-        return choice
-    sealed_with, this = header_key_id(journal), key_id(choice.key)
-    if sealed_with is None or sealed_with == this:
-        return choice
-    path = Path(choice.state_dir) / SECRET_FILE
-    why = (f"the device key here ({path}, key id {this}) did not seal this journal (key id "
-           f"{sealed_with}): it was made on another device")
-    return replace(choice, key=None, said=f"seals not checked: {why}",
-                   no_check=f"{NO_KEY_GIVEN} for it; {why}")
+    return KeyChoice(folder, origin, key, f"the device key {path} (from {origin}; key id "
+                                          f"{key_id(key)}) checks the seals it made",
+                     NO_KEY_GIVEN, notes)

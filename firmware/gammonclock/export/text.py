@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from ..durations import NS_PER_S, format_seconds
+from ..journal import NO_KEY_GIVEN as _NO_KEY_GIVEN
 from ..journal import Verdict
 from ..rules import json_points
 
@@ -25,11 +26,13 @@ points = json_points
 
 
 # Why the seals were not checked, when the export was given no device key.
-NO_KEY_GIVEN = "no device key given"
+NO_KEY_GIVEN = _NO_KEY_GIVEN
 
 
 def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN) -> str:
-    """The seal check in words: the verdict, or plainly that there was none and why."""
+    """The verdict in the words `gammonclock verify` prints (`Verdict.words`); without one (a
+    match rendered without its journal walked), plainly that the seals were not checked and
+    why."""
     if verdict is None:
         return f"seal not checked: {no_check}"
-    return verdict.message if verdict.intact else f"TAMPERED: {verdict.message}"
+    return verdict.words
