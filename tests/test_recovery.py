@@ -3,6 +3,7 @@ one checkpoint interval, and the outage is charged to nobody."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -117,6 +118,14 @@ def gammonclock_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gammonclock"]
 
 
+def _ahead_of_the_suite() -> None:
+    """In the child: run ahead of the other tests on this 2-core machine (a clock on a Pi has the
+    machine to itself). Starved for 0.9 s by a neighbouring CPU-bound test, a clock at 20x lost
+    18 virtual seconds to the scheduler, not to its checkpoints. Best effort: root only."""
+    with contextlib.suppress(OSError):
+        os.nice(-10)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_sigkill_at_a_random_instant_loses_at_most_one_checkpoint_interval(tmp_path, seed):
@@ -129,7 +138,7 @@ def test_sigkill_at_a_random_instant_loses_at_most_one_checkpoint_interval(tmp_p
         gammonclock_command() + ["simulate", "--config", str(config), "--script", str(script),
                                  "--journal", str(journal), "--state-dir", str(tmp_path / "state"),
                                  "--speed", str(SPEED), "--json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_ahead_of_the_suite)
     try:
         deadline = time.monotonic() + 20
         while (not journal.exists() or journal.stat().st_size < 4000) and \
