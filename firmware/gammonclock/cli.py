@@ -433,7 +433,9 @@ def _arbiter(args: argparse.Namespace) -> int:
             print(json.dumps(answer))
     else:
         for line in answer["said"]:
-            print(line)
+            # A refusal is said once, on stderr with the exit status (below), not also here.
+            if answer.get("ok") or not line.startswith("refused "):
+                print(line)
         for label, key in (("applied again", "reapplied"),
                            ("no longer applies", "no_longer_applied")):
             for line in answer.get(key, []):
