@@ -502,3 +502,26 @@ def test_a_retained_nan_state_leaves_the_page_json_across_a_restart(
         for client in (hostile, honest):
             client.disconnect()
             client.loop_stop()
+
+
+def test_a_next_match_clears_the_last_matchs_own_alerts() -> None:
+    """Issue 19: after a round loads a new match, the card no longer shows the last match's
+    "flag fell"; alerts about the table itself (a refused command, a failed PIN) stay."""
+    view = HallView("gammonclock")
+
+    def state(journal: str) -> bytes:
+        return json.dumps({"phase": "between_games", "journal": journal, "seq": 1,
+                           "at": "2026-12-01T10:00:00.000Z"}).encode()
+
+    view.receive("gammonclock/table-1/state", state("match-a.jsonl"), 1000)
+    view.receive("gammonclock/table-1/events", json.dumps(
+        {"journal": "match-a.jsonl", "seq": 2, "at": "2026-12-01T10:00:01.000Z",
+         "effects": [{"kind": "flag_fell", "side": "left"},
+                     {"kind": "refused", "reason": "pin_wrong", "why": "wrong PIN"}]}).encode(),
+        1001)
+    view.receive("gammonclock/table-1/cmd/reply", json.dumps(
+        {"id": "x1", "ok": False, "outcome": "refused", "reason": "too much"}).encode(), 1002)
+    kinds = sorted(n["kind"] for n in view.card("table-1")["needs"])
+    assert kinds == ["flag", "pin", "refused"]
+    view.receive("gammonclock/table-1/state", state("match-b.jsonl"), 1003)
+    assert sorted(n["kind"] for n in view.card("table-1")["needs"]) == ["pin", "refused"]

@@ -109,6 +109,7 @@ class Need:
     kind: str
     text: str
     key: str | None = None
+    journal: str | None = None     # the match (journal) a match's own alert is about
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "text": self.text, "key": self.key}
@@ -242,10 +243,10 @@ class TableView:
         median = ordered[(len(ordered) - 1) // 2]
         return min(s for s in ordered if s >= median - OFFSET_TOLERANCE_MS)
 
-    def add_alert(self, kind: str, text: str) -> str:
+    def add_alert(self, kind: str, text: str, journal: str | None = None) -> str:
         self.alert_serial += 1
         key = f"{kind}-{self.alert_serial}"
-        self.alerts[key] = Need(kind, text, key)
+        self.alerts[key] = Need(kind, text, key, journal)
         queue = self.alert_queues.setdefault(SEVERITY.get(kind, 9), deque())
         queue.append(key)
         if len(queue) > 4 * ALERTS_KEPT:          # mostly keys marked seen: compact
@@ -378,7 +379,15 @@ class HallView:
         at_ms = iso_ms(state.get("at"))
         if not self._newer(view, state, at_ms, retained):
             return False         # an older state, delivered late
+        before = (view.state or {}).get("journal")
         view.state, view.state_at_ms, view.received_ms = state, at_ms, now_ms
+        journal = state.get("journal")
+        if isinstance(journal, str) and journal != before:
+            # A next match on the table: the last match's flags, overruns and challenges are
+            # its journal's (and the archive's), no longer something the director must look at.
+            for key in [k for k, n in view.alerts.items()
+                        if n.journal is not None and n.journal != journal]:
+                del view.alerts[key]
         if at_ms is not None and not retained:
             view.offsets.append(now_ms - at_ms)
         if state.get("online") is True and view.online is None:
@@ -444,21 +453,21 @@ class HallView:
         self.events_counted += 1
         view.recent.appendleft({"seq": seq, "at": at, "kinds": kinds[:MAX_KINDS_SHOWN]})
         for effect in effects:
-            self._alert_of(view, effect)
+            self._alert_of(view, effect, journal)
         return True
 
-    def _alert_of(self, view: TableView, effect: dict[str, Any]) -> None:
+    def _alert_of(self, view: TableView, effect: dict[str, Any], journal: str) -> None:
         kind = effect.get("kind")
         side = effect.get("side")
         who = self.player(view, side) if side in SIDES else "a player"
         reason = effect.get("reason")
         if kind == "flag_fell":
-            view.add_alert("flag", f"flag fell: {who}")
+            view.add_alert("flag", f"flag fell: {who}", journal)
         elif kind == "break_overrun":
-            view.add_alert("overrun", f"break overrun: {who}")
+            view.add_alert("overrun", f"break overrun: {who}", journal)
         elif kind == "challenge_decided":
             verdict = "upheld" if effect.get("upheld") is True else "rejected"
-            view.add_alert("challenge", f"challenge by {who} {verdict}")
+            view.add_alert("challenge", f"challenge by {who} {verdict}", journal)
         elif kind == "refused" and isinstance(reason, str) and reason in PIN_REASONS:
             why = effect.get("why")
             detail = clip(why, MAX_TEXT) if isinstance(why, str) and why else PIN_REASONS[reason]
