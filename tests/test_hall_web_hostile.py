@@ -571,3 +571,26 @@ def test_a_page_that_reads_nothing_of_its_stream_is_dropped(fast_hall: RunningHa
             time.sleep(0.02)
         fast_hall.wait(lambda: not hall.listeners, "the stream dropped", timeout=5)
     assert _gate(fast_hall).counts.stalled == 1
+
+
+def test_the_gate_counts_out_a_connection_admitted_by_evicting_its_addresss_last() -> None:
+    """Review of issue 18: admitting a connection by evicting the only waiting one from its own
+    address left it in a set the map no longer held, so it was never counted out: repeated, the
+    gate refused every connection."""
+    import asyncio
+
+    from gammonclock.hall_web import Gate, GuardedConnection, Limits
+
+    gate = Gate(lambda: asyncio.Protocol(), Limits(per_address=1, total=16))
+
+    def arriving(address: str) -> GuardedConnection:
+        connection = GuardedConnection(gate)
+        connection.address = address
+        return connection
+
+    for n in range(16):
+        assert gate.admit(arriving(f"10.0.0.{n}"))
+    newcomer = arriving("10.0.0.0")          # its address's only connection is evicted for it
+    assert gate.admit(newcomer) and gate.open == 16
+    gate.release(newcomer)
+    assert gate.open == 15

@@ -479,12 +479,15 @@ class Gate:
         return GuardedConnection(self)
 
     def admit(self, connection: GuardedConnection) -> bool:
-        mine = self.by_address.setdefault(connection.address, set())
-        if len(mine) >= self.per_address and not self._evict(connection.address):
+        # The caps first, the set last: an eviction may empty this address's set and drop it
+        # from the map (`release`), and a connection added to a set no longer there was never
+        # counted out: `open` crept up until every connection was refused.
+        here = len(self.by_address.get(connection.address, ()))
+        if here >= self.per_address and not self._evict(connection.address):
             return self._refuse(connection, f"{self.per_address} from this address")
         if self.open >= self.total and not self._evict(None):
             return self._refuse(connection, f"{self.total} in all")
-        mine.add(connection)
+        self.by_address.setdefault(connection.address, set()).add(connection)
         self.open += 1
         self.waiting[connection] = None
         self.counts.admitted += 1
@@ -492,8 +495,6 @@ class Gate:
 
     def _refuse(self, connection: GuardedConnection, cap: str) -> bool:
         self.counts.refused += 1
-        if not self.by_address.get(connection.address):
-            self.by_address.pop(connection.address, None)
         log.warning("page: connections refused at the cap (%s)", cap)
         return False
 
