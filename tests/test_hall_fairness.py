@@ -165,3 +165,25 @@ def test_paho_hands_messages_over_in_one_wake_of_the_loop(messages):
         return got
 
     assert asyncio.run(run()) == [b"%d" % n for n in range(messages)]
+
+
+def test_an_event_sent_again_has_the_ack_said_again(tmp_path):
+    """Review of issue 18: a table sends again what the hall holds when the ack did not reach it
+    (lost, or the broker's retained copy rolled back after a crash). The hall, finding nothing
+    new to say, said nothing, and the table sent again every minute for ever. Now a resend of
+    what the hall holds has the same ack published again."""
+    hall = _hall(tmp_path)
+    acks: list[bytes] = []
+    hall.client.publish = lambda topic, payload, retain=False: acks.append(  # type: ignore
+        payload.encode() if isinstance(payload, str) else payload)
+
+    async def run() -> None:
+        for seq in (1, 2):
+            hall.receive(f"{P}/table-1/events", _event(seq, "match-1.jsonl", 0), False, 0)
+        await _until(lambda: len(acks) == 1)
+        hall.receive(f"{P}/table-1/events", _event(2, "match-1.jsonl", 0), False, 0)
+        await _until(lambda: len(acks) == 2)
+
+    asyncio.run(run())
+    assert [(json.loads(a)["journal"], json.loads(a)["seq"]) for a in acks] == \
+        [("match-1.jsonl", 2)] * 2

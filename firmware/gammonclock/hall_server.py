@@ -270,6 +270,12 @@ class Hall:
 
     def _took(self, table: str, key: EventKey) -> None:
         position = self.position(table)
+        held = key.journal in position.past or (key.journal == position.journal
+                                                 and key.seq <= position.seq)
+        if held:
+            # The table sends what the hall holds: it has not got the ack (lost, or the broker's
+            # retained copy rolled back). Say it again, though nothing moved.
+            self._acks_sent.pop(table, None)
         position.take(key)
         self._ack_soon(table, at_once=position.waiting >= ACK_AT_ONCE)
 
@@ -406,6 +412,8 @@ class Hall:
             return
         if stored.new or str(stored.path) not in self.archive:
             await self._verify(table, stored.path)
+        elif name in self.position(table).archived:
+            self._acks_sent.pop(table, None)     # sent again: the table lacks the ack; re-say
         self.position(table).note_archived(name)
         self._ack_soon(table, at_once=True)
 
