@@ -435,3 +435,11 @@ def test_nothing_is_written_of_a_tap_in_a_journal_made_by_simulate(tmp_path: Pat
     match = replay(read_journal(journal)).engine.match
     assert match.panel is not None and match.panel.stage is PanelStage.MENU
     assert match.reserve_at(Side.RIGHT) < 600 * S
+
+
+def test_the_letters_of_an_entry_under_way_show_in_no_repr():
+    """Review of issue 18: the buttons typed so far live in the engine's memory only; its repr
+    (a debugger, a log line with %r) showed them, as it does not show the pepper."""
+    played = run(OPENING + chord(30) + typed(40, "LRC") + "42 end\n")
+    assert played.engine.keys is not None                 # mid-entry: the letters are held
+    assert "PadKeys" not in repr(played.engine) and "letters=" not in repr(played.engine)

@@ -26,7 +26,7 @@ engine and the effects; nothing here reads a clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import assert_never
 
@@ -216,7 +216,8 @@ class Engine:
     serials: int = 0             # history entries created so far
     seq: int = 0                 # effects reported so far
     pad: PadHold | None = None   # the pin pad holds the buttons (SPEC §13.4)
-    keys: PadKeys | None = None  # … and which they are: in memory only (see the module doc)
+    # … and which they are: in memory only (see the module doc), never in a repr or a log
+    keys: PadKeys | None = field(default=None, repr=False, compare=False)
     recorded: Input | None = None   # the last input fed, as the journal keeps it
 
     def _with(self, **changes: object) -> Engine:
