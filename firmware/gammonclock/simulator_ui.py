@@ -8,9 +8,9 @@ and the panels' pictures are shown side by side:
 - in a window (luma.emulator's pygame device) with real key-down and key-up, so a hold is a hold;
 - in a terminal without a window, drawn in text, where a key is a tap and its capital a hold
   (terminals report no key releases): the pictures in block characters where the terminal holds
-  them (134×33 and up, or 64×66), else what each panel shows written out as text from the same
-  view its picture is drawn from (80×24 holds both side by side). The keys and the arbiter's
-  control socket stay on the lines under the panels.
+  them (134×33 and up, or 64 columns by 68 rows), else what each panel shows written out as text
+  from the same view its picture is drawn from (80×24 holds both side by side). The keys and the
+  arbiter's control socket stay on the lines under the panels.
 
 For scripted runs, `FrameRecorder` keeps a PNG of each panel whenever it changes (`--frames`) and
 an animated GIF of both (`--gif`).
