@@ -186,7 +186,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
              else f"`gammonclock arbiter --state-dir {state_dir} status`")
     shown = socket_at or socket_path(state_dir)
     print(f"gammonclock: the simulator's arbiter socket is {shown}; {where}", file=sys.stderr)
-    run_interactive(device, text=True if args.text else None)
+    run_interactive(device, text=True if args.text else None, socket=shown)
     print(f"gammonclock: the match's journal is in {state_dir}/journals")
     return 0
 

@@ -7,7 +7,10 @@ and the panels' pictures are shown side by side:
 
 - in a window (luma.emulator's pygame device) with real key-down and key-up, so a hold is a hold;
 - in a terminal without a window, drawn in text, where a key is a tap and its capital a hold
-  (terminals report no key releases).
+  (terminals report no key releases): the pictures in block characters where the terminal holds
+  them (134×33 and up, or 64 columns by 68 rows), else what each panel shows written out as text
+  from the same view its picture is drawn from (80×24 holds both side by side). The keys and the
+  arbiter's control socket stay on the lines under the panels.
 
 For scripted runs, `FrameRecorder` keeps a PNG of each panel whenever it changes (`--frames`) and
 an animated GIF of both (`--gif`).
@@ -16,6 +19,7 @@ an animated GIF of both (`--gif`).
 from __future__ import annotations
 
 import os
+import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +35,14 @@ from .effects import Effect
 from .engine import Engine
 from .hardware.glyphs import TINY
 from .hardware.presenters import PanelPresenter
+from .hardware.texts import say
+from .hardware.views import Clock, PanelView
+from .hardware.views import Layout as ViewLayout
 from .sides import Button, Pair, Side
 
 GAP = 12                # pixels between the two panels in the composite
 LABEL_H = 10            # a line of key help under them
 KEYS_HELP = "A = left   SPACE = cube   L = right   ESC = quit"
-TEXT_HELP = "a/l/space tap; A/L/C hold; q quit"
 
 
 def compose(left: Image.Image, right: Image.Image, label: str = "") -> Image.Image:
@@ -155,29 +161,8 @@ def text_frame(image: Image.Image, quadrants: bool = False) -> list[str]:
     return rows
 
 
-def half_size(image: Image.Image) -> Image.Image:
-    """A panel at half its resolution, a pixel lit where any of the four it stands for is (a
-    one-pixel stroke survives; the large digits stay legible, small print does not)."""
-    grey = image.convert("1").convert("L")
-    half = grey.resize((grey.width // 2, grey.height // 2), Image.Resampling.BOX)
-    return half.point(lambda v: 255 if v else 0).convert("1")
-
-
-COMPACT_GAP = 4         # columns between the two half-size panels
-
-
 def _side_by_side(left: list[str], right: list[str], width: int, gap: int) -> list[str]:
     return [f"{a:<{width}}{' ' * gap}{b}".rstrip() for a, b in zip(left, right, strict=True)]
-
-
-def compact_picture(left: Image.Image, right: Image.Image) -> list[str]:
-    """Both panels at half size in quadrant blocks, side by side under their sides' names: 68
-    columns by 17 rows for two 128×64 panels, so an 80×24 terminal holds them and the help."""
-    width = left.width // 4
-    panels = _side_by_side(text_frame(half_size(left), quadrants=True),
-                           text_frame(half_size(right), quadrants=True), width, COMPACT_GAP)
-    title = _side_by_side(["left (half size)"], ["right"], width, COMPACT_GAP)
-    return title + panels
 
 
 Layout = tuple[list[str], int]     # the lines, and the columns they take (a line may be shorter)
@@ -185,45 +170,198 @@ Layout = tuple[list[str], int]     # the lines, and the columns they take (a lin
 
 def layouts(left: Image.Image, right: Image.Image) -> list[Layout]:
     """The terminal pictures of both panels, largest first: side by side in half blocks, side by
-    side in quadrant blocks, one above the other in quadrant blocks, then the compact one."""
+    side in quadrant blocks, one above the other in quadrant blocks."""
     side_by_side = compose(left, right)
     half_width = (side_by_side.width + 1) // 2
     return [(text_frame(side_by_side), side_by_side.width),
             (text_frame(side_by_side, quadrants=True), half_width),
             (text_frame(left, quadrants=True) + [""] + text_frame(right, quadrants=True),
-             (max(left.width, right.width) + 1) // 2),
-            (compact_picture(left, right), left.width // 4 + COMPACT_GAP + right.width // 4)]
-
-
-def size_of(layout: Layout) -> tuple[int, int]:
-    """(columns, rows) a layout needs, with the help line under it."""
-    picture, width = layout
-    return max(width, len(TEXT_HELP)), len(picture) + 1
+             (max(left.width, right.width) + 1) // 2)]
 
 
 def terminal_picture(left: Image.Image, right: Image.Image, columns: int,
-                     rows: int = 1000) -> list[str]:
-    """Both panels in the largest layout that fits `columns` × `rows` (the help line included),
-    or, where none fits, what size the terminal needs."""
-    candidates = layouts(left, right)
-    for layout in candidates:
-        need_columns, need_rows = size_of(layout)
-        if need_columns <= columns and need_rows <= rows:
-            return layout[0]
-    return too_small(columns, rows, size_of(candidates[-1]), size_of(candidates[1]))
+                     rows: int = 1000) -> list[str] | None:
+    """Both panels' pictures in the largest layout that fits `columns` × `rows`, or None."""
+    for picture, width in layouts(left, right):
+        if width <= columns and len(picture) <= rows:
+            return picture
+    return None
+
+
+# --- the panels as text, for a terminal too small for their pictures ---------------------------
+#
+# Each panel's text is written from the very view its picture is drawn from (the presenter's
+# `PanelView`, in the panel's language): the same name, score, reserves, delay, cube, dice,
+# prompts, titles, menus and notices, in lines of text instead of pixels.
+
+Shown = tuple[PanelView, str] | None     # a panel's view and its language; None before the first
+MARKER = "▶"                   # the turn marker, as on the panel
+DICE = "⚀⚁⚂⚃⚄⚅"               # a die shows its pips, never a number (as on the panel)
+TEXT_WIDTH = (26, 40)          # the columns inside a panel's box: at least (a status line), at most
+TEXT_ROWS = 9                  # lines inside a box at least, so it keeps its height as views change
+TEXT_GAP = 2                   # columns between the two boxes side by side
+KEYS_TEXT = "a/l: tap left/right  space: tap cube  A/L/C: hold (C: pause)  q: quit"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)].rstrip() + "…"
+
+
+def _ends(left: str, right: str, width: int) -> str:
+    """`left` at the start and `right` at the end of a line (`left` cut to make room)."""
+    right = _clip(right, width)
+    left = _clip(left, width - len(right) - (1 if right and left else 0))
+    return left + " " * (width - len(left) - len(right)) + right
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+
+
+def _dice(values: tuple[int, ...]) -> str:
+    return " ".join(DICE[v - 1] if 1 <= v <= 6 else str(v) for v in values)
+
+
+def _clock_extras(clock: Clock, lang: str) -> list[str]:
+    """What the panel draws beside a reserve: the running delay, the cube, the dice."""
+    extras = [say("tc.delay", lang, s=clock.delay)] if clock.delay else []
+    if clock.cube:
+        extras.append(f"{say('arbiter.cube', lang)} {clock.cube}")
+    if clock.dice:
+        extras.append(_dice(clock.dice))
+    return extras
+
+
+def _marker(clock: Clock) -> str:
+    return MARKER if clock.running else " "
+
+
+def view_text(view: PanelView, lang: str, width: int) -> list[str]:
+    """The lines of text that say what `view` shows, each at most `width` columns: the top row
+    (the facing player, the score), then the layout's own lines, then the notice."""
+    lines = [_ends(view.header, view.header_right, width)]
+    if view.layout is ViewLayout.CLOCK:
+        if view.own is not None:
+            own = view.own
+            lines += ["", _ends(f"{_marker(own)} {own.reserve}",
+                                "  ".join(_clock_extras(own, lang)), width)]
+        if view.opening:
+            lines.append(_clip("  ".join(f"{owner} {_dice((value,))}"
+                                         for owner, value in view.opening), width))
+        lines.append("")
+        if view.opponent is not None:
+            other = view.opponent
+            name, extras = f"{_marker(other)} {other.name}", _clock_extras(other, lang)
+            whole = "  ".join([*extras, other.reserve])
+            if len(name) + 1 + len(whole) <= width or not extras:
+                lines.append(_ends(name, whole, width))
+            else:            # the name whole, the delay, cube and dice on a line of their own
+                lines += [_ends(name, other.reserve, width), _ends("", "  ".join(extras), width)]
+        for status in view.status:
+            lines += _wrap(status, width)
+    else:
+        lines += ["", _clip(f"[ {view.title} ]", width).center(width).rstrip()]
+        if view.layout is ViewLayout.COUNTDOWN:
+            lines.append(view.big.center(width).rstrip())
+        elif view.layout is ViewLayout.TEXT:
+            lines += [part for line, _ in view.lines for part in _wrap(line, width)]
+        else:
+            lines += [_ends(left, right, width) for left, right in view.lines]
+        if view.footer:
+            lines.append(_clip(view.footer, width).center(width).rstrip())
+    if view.notice:
+        notice = _wrap(view.notice, width - 2)
+        lines += ["", *(("» " if i == 0 else "  ") + part for i, part in enumerate(notice))]
+    return [line.rstrip() for line in lines]
+
+
+def _boxed(label: str, lines: list[str], width: int, height: int) -> list[str]:
+    top = f"┌ {label} " + "─" * max(width - len(label) - 2, 0) + "┐"
+    body = [f"│{line:<{width}}│" for line in lines + [""] * (height - len(lines))]
+    return [top, *body, "└" + "─" * width + "┘"]
+
+
+def text_layouts(left: Shown, right: Shown, columns: int) -> list[Layout]:
+    """Both panels as text in boxes, as wide as `columns` allows: side by side, else one above
+    the other; none where even one box of the least width does not fit."""
+    def boxes(width: int) -> tuple[list[str], list[str]]:
+        texts = [view_text(*shown, width) if shown is not None else [] for shown in (left, right)]
+        height = max(TEXT_ROWS, *(len(text) for text in texts))
+        return (_boxed("left", texts[0], width, height), _boxed("right", texts[1], width, height))
+
+    least, most = TEXT_WIDTH
+    found: list[Layout] = []
+    width = min(most, (columns - TEXT_GAP) // 2 - 2)
+    if width >= least:
+        a, b = boxes(width)
+        found.append((_side_by_side(a, b, width + 2, TEXT_GAP), 2 * (width + 2) + TEXT_GAP))
+    width = min(most, columns - 2)
+    if width >= least:
+        a, b = boxes(width)
+        found.append((a + b, width + 2))
+    return found
+
+
+def status_lines(columns: int, socket: Path | str | None) -> list[str]:
+    """The keys, and the arbiter's control socket (its path is printed before the screen covers
+    it: here it stays in view), on one line where they fit, else on lines of their own (a long
+    path broken across lines, never cut)."""
+    width = max(columns, 1)
+    keys = textwrap.wrap(KEYS_TEXT, width)
+    if socket is None:
+        return keys
+    where = f"arbiter socket: {socket}"
+    if len(KEYS_TEXT) + 3 + len(where) <= columns:
+        return [f"{KEYS_TEXT}   {where}"]
+    return keys + [where[i:i + width] for i in range(0, len(where), width)]
+
+
+def terminal_screen(images: tuple[Image.Image, Image.Image], views: tuple[Shown, Shown],
+                    columns: int, rows: int, socket: Path | str | None = None) -> list[str]:
+    """What the terminal shows: both panels' pictures where the terminal holds one of their
+    layouts, else both panels as text (the same views), with the keys and the socket under
+    them; where neither fits, what size the terminal needs."""
+    status = status_lines(columns, socket)
+    room = rows - len(status)
+    picture = terminal_picture(*images, columns, room)
+    if picture is not None:
+        return picture + status
+    for lines, width in text_layouts(*views, columns):
+        if width <= columns and len(lines) <= room:
+            return lines + status
+    least_columns = TEXT_WIDTH[0] + 2
+    least = text_layouts(*views, least_columns)[-1][0]
+    picture, picture_columns = layouts(*images)[1]
+    need = ((least_columns, len(least) + len(status_lines(least_columns, socket))),
+            (picture_columns, len(picture) + len(status_lines(picture_columns, socket))))
+    return too_small(columns, rows, *need) + status
 
 
 def too_small(columns: int, rows: int, least: tuple[int, int],
               full: tuple[int, int]) -> list[str]:
     """What a terminal too small for any layout shows instead of the panels."""
     lines = [f"terminal {columns}x{rows} is too small:",
-             f"the panels need {least[0]}x{least[1]} at half size,",
-             f"{full[0]}x{full[1]} at full resolution."]
+             f"the panels need {least[0]}x{least[1]} as text,",
+             f"{full[0]}x{full[1]} as pictures."]
     return [line[:max(columns, 1)] for line in lines]
 
 
-def run_terminal(device: Device, stop: threading.Event) -> None:
-    """The terminal: the panels drawn in text; a key taps a button, its capital holds it."""
+def panel_presenter(device: Device) -> PanelPresenter | None:
+    """The device's panel presenter (whose views the terminal writes as text)."""
+    return next((p for p in device.service.presenters if isinstance(p, PanelPresenter)), None)
+
+
+def shown_views(device: Device) -> tuple[Shown, Shown]:
+    presenter = panel_presenter(device)
+    if presenter is None:
+        return None, None
+    return presenter.shown(Side.LEFT), presenter.shown(Side.RIGHT)
+
+
+def run_terminal(device: Device, stop: threading.Event, socket: Path | str | None = None) -> None:
+    """The terminal: the panels drawn in text (their pictures in blocks where the terminal
+    holds them, else what they show written out); a key taps a button, its capital holds it.
+    The keys and the arbiter's `socket` stay on the lines under the panels."""
     import curses
 
     presser = MockPresser(device)
@@ -236,8 +374,9 @@ def run_terminal(device: Device, stop: threading.Event) -> None:
         while not stop.is_set():
             screen.erase()
             rows, columns = screen.getmaxyx()
-            picture = terminal_picture(*panel_images(device), columns, rows)
-            for y, line in enumerate(picture + [TEXT_HELP]):
+            screen_lines = terminal_screen(panel_images(device), shown_views(device),
+                                           columns, rows, socket)
+            for y, line in enumerate(screen_lines):
                 try:
                     screen.addstr(y, 0, line)
                 except curses.error:
@@ -260,8 +399,10 @@ def run_terminal(device: Device, stop: threading.Event) -> None:
         presser.close()
 
 
-def run_interactive(device: Device, text: bool | None = None) -> None:
-    """Run the device's service on its own thread and the keyboard/screen here until quit."""
+def run_interactive(device: Device, text: bool | None = None,
+                    socket: Path | str | None = None) -> None:
+    """Run the device's service on its own thread and the keyboard/screen here until quit
+    (`socket`: the arbiter's, shown under the panels in a terminal)."""
     stop = threading.Event()
     worker = threading.Thread(target=device.service.run, name="clock", daemon=True)
     worker.start()
@@ -273,7 +414,7 @@ def run_interactive(device: Device, text: bool | None = None) -> None:
                 return
             except Exception as exc:   # no usable display: fall back to text
                 print(f"gammonclock: no window ({exc}); drawing in the terminal")
-        run_terminal(device, stop)
+        run_terminal(device, stop, socket)
     finally:
         stop.set()
         device.service.stop()

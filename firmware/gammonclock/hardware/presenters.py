@@ -44,6 +44,8 @@ class PanelPresenter:
         self.notice: str | None = None
         self.notice_until = 0
         self._drawn: dict[Side, tuple[PanelView, Image.Image]] = {}
+        # The view each panel shows and its language (the terminal simulator's text of it).
+        self._shown: dict[Side, tuple[PanelView, str]] = {}
         self.opening: tuple[int, ...] = ()   # the reader's opening roll (the state keeps no such)
 
     def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
@@ -59,41 +61,50 @@ class PanelPresenter:
         state = engine.match
         info = self.info() if self.info is not None and state.phase is Phase.ARBITER else None
         changes: list[int | None] = []
+        lang = self.language()
         for side in Side:
             # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
             # frame shows what follows, and the next redraw is the next real change.
             shown, change = settled(state, side, t)
             changes.append(change)
-            view = panel_view(state, side, shown, notice, self.language(), self.opening, info)
+            view = panel_view(state, side, shown, notice, lang, self.opening, info)
             drawn = self._drawn.get(side)
             image = drawn[1] if drawn and drawn[0] == view else render(view)
             self._drawn[side] = (view, image)
+            self._shown[side] = (view, lang)
             self.panels[side].show(image, t)
         return _earliest(*changes, next_shift_at(t),
                          self.notice_until if notice and not alert else None)
 
     def show_message(self, view: PanelView, t: int = 0) -> None:
         """A fixed screen on both panels (a config error, a match loaded)."""
-        self._show_both(in_language(view, self.language()), t)
+        lang = self.language()
+        self._show_both(in_language(view, lang), lang, t)
 
     def present_idle(self, idle: dict[str, object], t: int) -> int | None:
         """No match loaded: the table, the event, the address, "waiting for the next match"."""
         addresses = idle.get("addresses")
+        lang = self.language()
         self._show_both(idle_view(str(idle.get("table", "")), str(idle.get("event", "")),
                                   [str(a) for a in addresses]
-                                  if isinstance(addresses, list) else [],
-                                  self.language()), t)
+                                  if isinstance(addresses, list) else [], lang), lang, t)
         return t + IDLE_REDRAW_NS
 
     def notify(self, text: str, t: int) -> None:
         """A notice on the bottom line for a while (the clock stays in view)."""
         self.notice, self.notice_until = text, t + NOTICE_NS
 
-    def _show_both(self, view: PanelView, t: int) -> None:
+    def _show_both(self, view: PanelView, lang: str, t: int) -> None:
         image = render(view)
         for side in Side:
             self._drawn.pop(side, None)
+            self._shown[side] = (view, lang)
             self.panels[side].show(image, t)
+
+    def shown(self, side: Side) -> tuple[PanelView, str] | None:
+        """The view the panel facing `side` was last given, and the language it is in (None
+        before the first): what the terminal simulator writes as text."""
+        return self._shown.get(side)
 
     def flush(self, timeout: float = 1.0) -> bool:
         """Wait until both panels' frames are on the glass (panels drawn by a bus writer);
