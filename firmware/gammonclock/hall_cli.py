@@ -4,6 +4,7 @@ when the command runs, so the rest of the command line works without them.
     gammonclock hall --broker mqtt://127.0.0.1:1883 --user hall --password-file hall.password \\
         --http 127.0.0.1:8080 --archive ~/hall-archive [--keys-dir ~/hall-keys] \\
         [--page-host hall.local]
+    gammonclock hall demo [--tables 6] [--http 127.0.0.1:8080] [--folder DIR]
     gammonclock hall add-table table-12 --password-file passwords/table-12 \\
         --mosquitto-passwd /etc/mosquitto/passwd [--broker mqtt://10.0.0.2:1883]
 """
@@ -55,7 +56,7 @@ def add_hall_parser(commands: Any) -> None:
                       help="a folder of TABLE.key files (copies of each table's device.key): "
                            "their journals' seals are checked; without one: 'seal not checked'")
     hall.set_defaults(handler=_hall, hall_command=None)
-    sub = hall.add_subparsers(dest="hall_command", metavar="add-table")
+    sub = hall.add_subparsers(dest="hall_command", metavar="add-table | demo")
     add = sub.add_parser("add-table", help="create a table's broker account and print the "
                                            "[hall] section for its device.toml")
     add.add_argument("table", metavar="ID", help="the table id (its [table] id), the account name")
@@ -74,7 +75,27 @@ def add_hall_parser(commands: Any) -> None:
                           "refused and left as it is)")
 
 
+    demo = sub.add_parser(
+        "demo", help="try the hall on this machine: a private Mosquitto, N clocks on mock pins "
+                     "played by robots, and the page",
+        description="A private Mosquitto (Debian's mosquitto package) on a free port with "
+                    "generated accounts and the shipped ACL, N real clocks on mock pins whose "
+                    "players are robots, and the director's page; prints the page's address. "
+                    "Ctrl-C stops it all.")
+    demo.add_argument("--tables", type=int, default=6, metavar="N",
+                      help="how many clocks (default: %(default)s, at most 24)")
+    demo.add_argument("--http", metavar="HOST:PORT",
+                      help="where the page is served, on loopback (default: 127.0.0.1:8080, "
+                           "or a free port when 8080 is taken)")
+    demo.add_argument("--folder", type=Path,
+                      help="keep the broker's files, the clocks' journals and the archive "
+                           "here (default: a temporary folder, removed at the end)")
+
+
 def _hall(args: argparse.Namespace) -> int:
+    if args.hall_command == "demo":
+        from .hall_demo import demo
+        return demo(args)
     if args.hall_command == "add-table":
         from .hall_accounts import add_table  # needs only mosquitto_passwd
         return add_table(args)
