@@ -200,21 +200,27 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
     try:
         page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
         page.click('.card[data-table="table-1"] .facts')
-        force = "#td-body .alert-row button.force"
-        page.wait_for_selector(force, timeout=5000)
-        assert "match refused" in page.inner_text("#td-body .alert-row:has(button.force)")
-        # Cancel: nothing is sent.
-        page.click(force)
-        page.wait_for_selector("#force-dialog[open]", timeout=2000)
-        page.click("#fd-cancel")
-        assert not page.eval_on_selector("#force-dialog", "d => d.open")
-        # Asked again, it names the table, the players and the score to be abandoned.
-        page.click(force)
+        alert = "#td-body .alert-row:has(button.force)"
+        page.wait_for_selector(alert, timeout=5000)
+        assert "match refused" in page.inner_text(alert)
+        assert page.query_selector_all("#td-body button.force") != []
+        # It names the table, the players and the score to be abandoned; cancelled, nothing
+        # is sent.
+        page.click(f"{alert} button.force")
         page.wait_for_selector("#force-dialog[open]", timeout=2000)
         asked = page.inner_text("#force-dialog")
         assert "table-1" in asked and "Anna 0–0 Boris (to 5, game 1)" in asked, asked
         assert "abandoned" in asked
         page.screenshot(path=str(shots(tmp_path) / "hall-force-confirm.png"))
+        page.click("#fd-cancel")
+        assert not page.eval_on_selector("#force-dialog", "d => d.open")
+        # The alert marked seen, the match file's line offers it still.
+        page.click(f"{alert} button:not(.force)")
+        page.wait_for_selector(alert, state="detached", timeout=5000)
+        assert len(page.query_selector_all("#td-body button.force")) == 1
+        page.click("#td-body p.notice button.force")
+        page.wait_for_selector("#force-dialog[open]", timeout=2000)
+        assert "Anna 0–0 Boris (to 5, game 1)" in page.inner_text("#force-dialog")
         assert right_player(clock) == "Boris" and clock.journal() == first
         page.click("#fd-confirm")
         page.wait_for_selector("#cmd-result.ok", timeout=15000)
@@ -222,8 +228,8 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
         assert said.startswith(f"✓ new-match --force --waiting {digest[:8]}… → "), said
         assert "match abandoned by the arbiter at 0-0" in said
         assert "next match loaded: Chen-Dora, 5 points" in said
-        # The refusal is over: its alert and its button go (the table's notice says loaded).
-        page.wait_for_selector(force, state="detached", timeout=5000)
+        # The refusal is over: no button offers it any more (the table's notice says loaded).
+        page.wait_for_selector("#td-body button.force", state="detached", timeout=5000)
         page.screenshot(path=str(shots(tmp_path) / "hall-force-done.png"))
     finally:
         page.close()

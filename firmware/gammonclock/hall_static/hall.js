@@ -272,9 +272,16 @@ function fillTableDialog(table) {
   const replies = (card.replies || []).map((r) => replyNode(sentOf(r), r, card, "li"));
   const events = (card.recent || []).map((ev) => el("li", {},
     `#${ev.seq} ${(ev.at || "").slice(11, 19)} ${(ev.kinds || []).join(", ")}`));
-  const notice = card.notice ? el("p", {}, `Match file: ${card.notice.ok ? "loaded" : "refused"}: `,
+  // Its alert marked seen, a match that waits can still be forced from the notice's line.
+  const offered = (card.needs || []).some((n) => forceable(card, n.match));
+  const notice = card.notice ? el("p", { class: "notice" },
+    `Match file: ${card.notice.ok ? "loaded" : "refused"}: `,
     lines(card.notice.said).filter((l) => !l.startsWith("arbiter: ")).map(arrows).join("; ") ||
-    textOf(card.notice.error)) : null;
+    textOf(card.notice.error),
+    !offered && forceable(card, card.notice.match)
+      ? el("button", { class: "force", type: "button",
+                       onclick: () => askForce(table, card.notice.match) }, "Force load…")
+      : null) : null;
   const parts = [
     el("p", { class: "facts" }, `phase ${phaseName(state)}`,
        ` · journal ${state.journal || "—"} · ${card.events} events`),
