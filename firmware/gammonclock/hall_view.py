@@ -846,6 +846,8 @@ NOTICE_KEYS: dict[str, Callable[[str, object], Any]] = {
     "ok": bool_of, "said": said_of, "error": _text, "code": _short, "pending": bool_of,
     "match": _short, "at": _short,
 }
+
+
 def _reply_state(where: str, value: object) -> dict[str, Any] | None:
     """The state a `status` reply carries, checked as a `state` is."""
     if value is None:
