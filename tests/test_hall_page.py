@@ -150,7 +150,7 @@ def test_a_command_from_a_card_shows_its_reply(browser: Any, hall: RunningHall,
         page.fill("#cmd-input", "deduct left 30s")
         page.click("#cmd-form button[type=submit]")
         page.wait_for_selector("#cmd-result.ok", timeout=5000)
-        assert page.inner_text("#cmd-result") == "✓ done: deduct left 30s"
+        assert page.inner_text("#cmd-result") == "✓ deduct left 30s → done: deduct left 30s"
     finally:
         page.close()
 

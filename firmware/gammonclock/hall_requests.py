@@ -15,7 +15,9 @@ the Reply, and "unknown" stays: honest, since the clock cannot tell any more.
 
 A retained `match` already loaded (the same text, by its sha256) is not loaded again after a
 reconnect; one refused because a match is in progress waits, and is loaded once that match is
-over (`retry_pending`, which the link calls when the clock's loop signals a change).
+over (`retry_pending`, which the link calls when the clock's loop signals a change), or at
+once when the director forces it (`new-match --force --waiting SHA256`, a `cmd`: only the hall
+may publish one, hall/acl).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ DEFAULT_BY = "hall"            # a `cmd` without `by`: the director's account
 REPLY_WAIT_S = 5.0             # the loop takes a command at once; this is for a stuck loop
 OUTCOME_WAIT_S = 25.0          # once taken, how long its outcome may take (a slow card)
 CMD_KEYS = {"id", "by", "command", "text"}
+MATCH_NOT_WAITING = "match_not_waiting"   # `new-match --force --waiting`: no such match waits
 
 Publish = Callable[[str, dict[str, Any]], None]     # (topic suffix, JSON payload)
 
@@ -139,8 +142,12 @@ class HallRequests:
     def _act(self, request: dict[str, Any]) -> dict[str, Any]:
         words = request["command"].split()
         if words[:1] == ["new-match"]:
+            if words[1:3] == ["--force", "--waiting"] and len(words) == 4 \
+                    and request.get("text") is None:
+                return self._force_waiting(words[3], request)
             if words[1:] not in ([], ["--force"]) or request.get("text") is None:
-                return _bad("usage: new-match [--force], with the match file's TOML in 'text'")
+                return _bad("usage: new-match [--force], with the match file's TOML in 'text'; "
+                            "or new-match --force --waiting SHA256, the match that waits")
             return self._load(request["text"], f"<hall cmd {request['id']}>",
                               force=words[1:] == ["--force"], by=request["by"],
                               request_id=request["id"])
@@ -161,6 +168,28 @@ class HallRequests:
         task = Task(at, lambda: load_next_match(self.service, self.table, text, name,
                                                 force=force, at=at, source="hall", by=by))
         return self._on_loop(task, "the match", _loaded, request_id)
+
+    def _force_waiting(self, digest: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The director forces the retained `match` that waits for the match in progress (the
+        one whose sha256 its notice named): that match is ended as abandoned and this one
+        loaded, as `new-match --force` would. Only that text, and only while it still waits:
+        one loaded, replaced or cleared since is not what the director confirmed."""
+        payload = self.pending_match
+        if payload is None or match_digest(payload) != digest:
+            return {"ok": False, "outcome": "refused", "code": MATCH_NOT_WAITING,
+                    "reason": "that match no longer waits here (loaded, replaced or cleared "
+                              "since); nothing was done"}
+        answer = self._load(payload.decode("utf-8", "replace"), self.match_topic, force=True,
+                            by=request["by"], request_id=request["id"])
+        if answer["outcome"] in ("acted", "unknown") \
+                or answer.get("code") == Reason.MATCH_FILE_BAD.value:
+            # Loaded, taken (a task taken runs), or a bad file: it waits no more, and the same
+            # retained text delivered again is not loaded twice.
+            self.pending_match = None
+            self._remember_match(digest)
+            if answer["outcome"] != "unknown":
+                self._notice(_notice_of(answer), digest)
+        return answer
 
     def _on_loop(self, item: ArbiterAction | Task, what: str,
                  answer: Callable[[Reply], dict[str, Any]],
@@ -227,12 +256,7 @@ class HallRequests:
             answer["pending"] = True
             answer["reason"] = ("the clock did not take the match in time (busy): not loaded "
                                 "yet; it is tried again by itself")
-        notice = {"ok": answer["ok"]}
-        if answer["ok"]:
-            notice["said"] = answer["said"]
-        else:
-            notice.update(error=answer["reason"], code=answer.get("code"),
-                          pending=answer.get("pending", False))
+        notice = _notice_of(answer)
         log.info("hall: match from %s: %s", self.match_topic,
                  "loaded" if answer["ok"] else answer["reason"].splitlines()[0])
         self._notice(notice, digest)
@@ -288,6 +312,17 @@ def _id_in(payload: bytes) -> str | None:
         return None
     request_id = obj.get("id") if isinstance(obj, dict) else None
     return request_id if valid_id(request_id) else None
+
+
+def _notice_of(answer: dict[str, Any]) -> dict[str, Any]:
+    """The `notice` that says what became of a `match`, from the answer to its load."""
+    notice = {"ok": answer["ok"]}
+    if answer["ok"]:
+        notice["said"] = answer["said"]
+    else:
+        notice.update(error=answer["reason"], code=answer.get("code"),
+                      pending=answer.get("pending", False))
+    return notice
 
 
 def _bad(reason: str) -> dict[str, Any]:

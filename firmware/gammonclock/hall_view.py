@@ -82,6 +82,8 @@ PHASES = frozenset({"between_games", "running", "cube_offered", "paused", "resul
                     "break", "match_over", "arbiter", "idle", "ready"})
 LIFECYCLES = frozenset({"idle", "ready", "in_progress", "match_over"})
 PIN_REASONS = {"pin_wrong": "wrong PIN", "pin_timeout": "no PIN in time"}
+MATCH_IN_PROGRESS = "match_in_progress"       # a notice's code: the match waits (PROTOCOL.md)
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # What a table's card is sorted by: the lower, the sooner the director should look.
 SEVERITY = {"flag": 0, "refused": 1, "overrun": 1, "pin": 1, "challenge": 2, "offline": 2,
@@ -110,9 +112,14 @@ class Need:
     text: str
     key: str | None = None
     journal: str | None = None     # the match (journal) a match's own alert is about
+    match: str | None = None       # a match refused mid-match that waits: its sha256 (the page
+                                   # offers to force it while the table's notice still says so)
 
     def as_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": self.text, "key": self.key}
+        data = {"kind": self.kind, "text": self.text, "key": self.key}
+        if self.match is not None:
+            data["match"] = self.match
+        return data
 
 
 class SeqWindow:
@@ -225,6 +232,9 @@ class TableView:
     alerts: dict[str, Need] = field(default_factory=dict)
     alerts_dropped: int = 0
     replies: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=REPLIES_KEPT))
+    # The commands the hall sent this table whose reply has not come, by request id: a reply
+    # shows the command it answers (the hall's own words, never the table's).
+    sent: OrderedDict[str, str] = field(default_factory=OrderedDict)
     notice: dict[str, Any] | None = None
     alert_serial: int = 0
     bad_messages: int = 0
@@ -243,10 +253,11 @@ class TableView:
         median = ordered[(len(ordered) - 1) // 2]
         return min(s for s in ordered if s >= median - OFFSET_TOLERANCE_MS)
 
-    def add_alert(self, kind: str, text: str, journal: str | None = None) -> str:
+    def add_alert(self, kind: str, text: str, journal: str | None = None,
+                  match: str | None = None) -> str:
         self.alert_serial += 1
         key = f"{kind}-{self.alert_serial}"
-        self.alerts[key] = Need(kind, text, key, journal)
+        self.alerts[key] = Need(kind, text, key, journal, match)
         queue = self.alert_queues.setdefault(SEVERITY.get(kind, 9), deque())
         queue.append(key)
         if len(queue) > 4 * ALERTS_KEPT:          # mostly keys marked seen: compact
@@ -486,19 +497,50 @@ class HallView:
     @staticmethod
     def _notice(view: TableView, data: dict[str, Any]) -> bool:
         view.notice = data
+        if data.get("ok") is True:
+            # The match that waited has loaded (by itself, or forced): its refusal is over.
+            for key in [k for k, n in view.alerts.items()
+                        if n.match is not None and n.match == data.get("match")]:
+                del view.alerts[key]
         if data.get("ok") is False:
             said = data.get("said")
             if isinstance(said, list):
                 said = "; ".join(said)
-            view.add_alert("notice", f"match refused: {clip(data.get('error') or said, MAX_TEXT)}")
+            digest = data.get("match")
+            waits = (data.get("code") == MATCH_IN_PROGRESS and data.get("pending") is True
+                     and isinstance(digest, str) and SHA256.fullmatch(digest) is not None)
+            view.add_alert("notice", f"match refused: {clip(data.get('error') or said, MAX_TEXT)}",
+                           match=digest if waits else None)
         return True
 
     @staticmethod
     def _reply(view: TableView, data: dict[str, Any], now_ms: int) -> bool:
-        view.replies.appendleft({**data, "received_ms": now_ms})
+        entry = {**data, "received_ms": now_ms}
+        command = view.sent.pop(data["id"], None) if isinstance(data.get("id"), str) else None
+        if command is not None:
+            entry["command"] = command
+        view.replies.appendleft(entry)
         if data.get("ok") is False:
             view.add_alert("refused", f"command refused: {data.get('reason') or 'no reason'}")
         return True
+
+    def note_command(self, table: str, request_id: str, command: str) -> dict[str, Any] | None:
+        """The hall sent `command` to `table` as `request_id`: its reply shows it. The reply
+        of this table with that id when it has come (validated, as the card keeps it), else
+        None (the command is kept for the reply to come). A reply of another table, even with
+        this id, is never taken for it."""
+        view = self.tables.get(table)
+        if view is None:
+            return None
+        command = clip(command, MAX_TEXT)
+        for entry in view.replies:
+            if entry.get("id") == request_id:
+                entry["command"] = command
+                return entry
+        view.sent[request_id] = command
+        while len(view.sent) > REPLIES_KEPT:
+            view.sent.popitem(last=False)
+        return None
 
     def dismiss(self, table: str, key: str) -> bool:
         view = self.tables.get(table)
@@ -804,9 +846,20 @@ NOTICE_KEYS: dict[str, Callable[[str, object], Any]] = {
     "ok": bool_of, "said": said_of, "error": _text, "code": _short, "pending": bool_of,
     "match": _short, "at": _short,
 }
+
+
+def _reply_state(where: str, value: object) -> dict[str, Any] | None:
+    """The state a `status` reply carries, checked as a `state` is."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadMessage(f"{where}: {shown(value)} is not an object")
+    return state_of(value)
+
+
 REPLY_KEYS: dict[str, Callable[[str, object], Any]] = {
     "id": _short, "ok": bool_of, "outcome": _short, "reason": _text, "code": _short,
-    "said": said_of, "repeated": bool_of, "at": _short,
+    "said": said_of, "repeated": bool_of, "at": _short, "state": _reply_state,
 }
 
 

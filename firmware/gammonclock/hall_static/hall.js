@@ -7,6 +7,7 @@ const archive = new Map();        // table/name -> verdict
 let skewMs = 0;                   // the hall's clock minus this browser's
 let onlyNeeds = false;
 let openTable = null;
+let forcing = null;               // {table, match}: the forced load the director is asked about
 // The page's token (the hall puts it in the page and in each snapshot): every POST carries it,
 // and a page of another origin can read neither.
 let token = (document.querySelector('meta[name="hall-token"]') || {}).content || "";
@@ -79,6 +80,16 @@ function tickReserves() {
 function player(card, side) {
   const players = (card.state || {}).players || {};
   return players[side] || (side === "left" ? "Left" : "Right");
+}
+
+// "Anna 3–2 Boris (to 7, game 2)": a state's score in words ("" when it has none).
+function scoreWords(state) {
+  const score = state.score || {}, players = state.players || {};
+  if (typeof score.left !== "number" || typeof score.right !== "number") return "";
+  const more = [state.match_length ? `to ${state.match_length}` : null,
+                state.game ? `game ${state.game}` : null].filter(Boolean);
+  return `${players.left || "left"} ${score.left}–${score.right} ${players.right || "right"}` +
+         (more.length ? ` (${more.join(", ")})` : "");
 }
 
 function needClass(need) { return RED.has(need.kind) ? "need" : "need amber"; }
@@ -179,6 +190,7 @@ function render() {
   $("counts").textContent = `${all.length} tables · ${needing} need you · ${offline} offline`;
   tickReserves();
   if (openTable) fillTableDialog(openTable);
+  if (forcing && $("force-dialog").open) fillForce();
 }
 
 let renderQueued = false;
@@ -253,14 +265,23 @@ function fillTableDialog(table) {
   $("td-title").textContent = `${table}: ${player(card, "left")} v ${player(card, "right")}`;
   const alerts = (card.needs || []).map((n) => el("div", { class: "alert-row" },
     el("span", { class: needClass(n) }, n.text),
+    forceable(card, n.match) ? el("button", { class: "force", type: "button",
+                                              onclick: () => askForce(table, n.match) },
+                                  "Force load…") : null,
     n.key ? el("button", { onclick: () => dismiss(table, n.key) }, "seen") : null));
-  const replies = (card.replies || []).map((r) => el("li", {},
-    r.ok ? el("span", { class: "okmark" }, "✓ ") : el("span", { class: "badmark" }, "✗ "),
-    r.outcome || r.said || r.reason || (r.ok ? "done" : "refused")));
+  const replies = (card.replies || []).map((r) => replyNode(sentOf(r), r, card, "li"));
   const events = (card.recent || []).map((ev) => el("li", {},
     `#${ev.seq} ${(ev.at || "").slice(11, 19)} ${(ev.kinds || []).join(", ")}`));
-  const notice = card.notice ? el("p", {}, `Match file: ${card.notice.ok ? "loaded" : "refused"} `,
-    card.notice.said || card.notice.error || "") : null;
+  // Its alert marked seen, a match that waits can still be forced from the notice's line.
+  const offered = (card.needs || []).some((n) => forceable(card, n.match));
+  const notice = card.notice ? el("p", { class: "notice" },
+    `Match file: ${card.notice.ok ? "loaded" : "refused"}: `,
+    lines(card.notice.said).filter((l) => !l.startsWith("arbiter: ")).map(arrows).join("; ") ||
+    textOf(card.notice.error),
+    !offered && forceable(card, card.notice.match)
+      ? el("button", { class: "force", type: "button",
+                       onclick: () => askForce(table, card.notice.match) }, "Force load…")
+      : null) : null;
   const parts = [
     el("p", { class: "facts" }, `phase ${phaseName(state)}`,
        ` · journal ${state.journal || "—"} · ${card.events} events`),
@@ -288,25 +309,127 @@ async function dismissAll(table, button) {
   }
 }
 
+// --- what a table answered, in words --------------------------------------------------------
+// Every text here is the table's (bounded by the hall) and goes in as text, never as markup.
+
+const textOf = (value) => (typeof value === "string" ? value : "");
+const lines = (said) => (Array.isArray(said) ? said : [said]).filter((l) => typeof l === "string" && l);
+const arrows = (line) => line.replace(/ -> /g, " → ");
+// A match's sha256 in a command is long: its first 8 letters say which.
+const shownCommand = (command) => command.replace(/\b([0-9a-f]{8})[0-9a-f]{56}\b/g, "$1…");
+
+// The command a reply answers: the hall's own record of what it sent, else the table's echo.
+function sentOf(reply) {
+  if (textOf(reply.command)) return reply.command;
+  const echo = lines(reply.said).find((l) => l.startsWith("arbiter: "));
+  return echo ? echo.slice("arbiter: ".length) : "";
+}
+
+// A `status` reply's state in words: "playing · Anna 3–2 Boris (to 7, game 2) · left 9:41 · …"
+// (the players' names from the card when the table's status has none).
+function stateWords(state, card) {
+  const clock = state.clock || {};
+  const players = state.players || ((card || {}).state || {}).players || {};
+  const parts = [phaseName(state), scoreWords({ ...state, players })];
+  for (const side of ["left", "right"]) {
+    const reserve = (clock[side] || {}).reserve_ms;
+    if (typeof reserve === "number") parts.push(`${side} ${clockText(reserve)}`);
+  }
+  return parts.filter(Boolean).join(" · ");
+}
+
+// A Map, not an object: a table's outcome "constructor" is not a key of it.
+const OUTCOME_WORDS = new Map([["refused", "refused"], ["bad request", "not understood"],
+                               ["not applied", "not applied (send it again)"],
+                               ["unknown", "outcome unknown (look at its state)"]]);
+
+// The table's own echo of a command ("arbiter: abandon") says nothing the line does not.
+function replyWords(command, reply, card) {
+  const said = lines(reply.said).filter((l) => !l.startsWith("arbiter: ")).map(arrows);
+  let reason = textOf(reply.reason);
+  if (command && reason.startsWith(`${command}: `)) reason = reason.slice(command.length + 2);
+  let words;
+  if (reply.ok === true) {
+    const outcome = textOf(reply.outcome) !== "acted" ? textOf(reply.outcome) : "";
+    words = said.join("; ") || (reply.state ? stateWords(reply.state, card) : "") || outcome ||
+            "done";
+  } else {
+    const outcome = OUTCOME_WORDS.get(textOf(reply.outcome)) || textOf(reply.outcome) || "refused";
+    words = `${outcome}: ${reason || said.join("; ") || "no reason given"}`;
+  }
+  if (reply.repeated === true) words += " (answered before)";
+  return words.length > 1200 ? words.slice(0, 1199) + "…" : words;
+}
+
+// One reply: its mark, the command sent, and what the table did or why not.
+function replyNode(command, reply, card, tag = "div") {
+  const unknown = reply.ok !== true && reply.outcome === "unknown";
+  return el(tag, { class: "reply " + (reply.ok === true ? "ok" : unknown ? "unknown" : "bad") },
+    el("span", { class: reply.ok === true ? "okmark" : unknown ? "warnmark" : "badmark" },
+       reply.ok === true ? "✓ " : unknown ? "? " : "✗ "),
+    command ? el("code", { class: "sent" }, shownCommand(command)) : null,
+    command ? " → " : null,
+    el("span", { class: "words" }, replyWords(command, reply, card)));
+}
+
 async function sendCommand(command) {
   const result = $("cmd-result");
   if (!openTable || !command.trim()) return;
+  const shown = shownCommand(command.trim());
   result.className = "result";
-  result.textContent = `sending “${command}”…`;
+  result.textContent = `sending “${shown}”…`;
+  result.scrollIntoView({ block: "nearest" });
   try {
     const answer = await post("/api/cmd", { table: openTable, command, wait: 10 });
     const reply = answer.reply;
     if (!reply) {
-      result.textContent = "sent; no reply yet (it shows under Replies when it comes)";
+      result.textContent = `“${shown}” sent; no reply yet (it shows under Replies when it comes)`;
     } else {
-      result.className = "result " + (reply.ok ? "ok" : "bad");
-      result.textContent = (reply.ok ? "✓ " : "✗ ") +
-        (reply.outcome || reply.said || reply.reason || (reply.ok ? "done" : "refused"));
+      result.className = "result " + (reply.ok === true ? "ok" : "bad");
+      result.replaceChildren(replyNode(textOf(answer.command) || command.trim(), reply,
+                                       cards.get(openTable)));
     }
+    result.scrollIntoView({ block: "nearest" });
   } catch (err) {
     result.className = "result bad";
-    result.textContent = `✗ ${err.message}`;
+    result.textContent = `✗ ${shown}: ${err.message}`;
   }
+}
+
+// --- forcing a match that waits for the one in progress ----------------------------------------
+
+// The table's last notice still says this match waits for the one in progress (and the table
+// is there to take the command).
+function forceable(card, match) {
+  const notice = card.notice || {};
+  return typeof match === "string" && card.online !== false && notice.ok === false &&
+         notice.pending === true && notice.code === "match_in_progress" && notice.match === match;
+}
+
+function askForce(table, match) {
+  forcing = { table, match };
+  fillForce();
+  $("force-dialog").showModal();
+}
+
+function fillForce() {
+  const card = forcing && cards.get(forcing.table);
+  if (!card) return;
+  const state = card.state || {};
+  const score = scoreWords(state) || `${player(card, "left")} v ${player(card, "right")}, score unknown`;
+  $("fd-title").textContent = `Force the next match on ${card.table}?`;
+  $("fd-body").replaceChildren(
+    el("p", {}, "The match in progress ends now as abandoned, on its record, at:"),
+    el("p", { class: "abandoned" }, score),
+    el("p", { class: "counts" }, "The match that waits loads in its place."));
+  $("fd-confirm").disabled = !forceable(card, forcing.match);
+}
+
+async function confirmForce() {
+  const chosen = forcing;
+  $("force-dialog").close();
+  if (!chosen || chosen.table !== openTable) return;
+  await sendCommand(`new-match --force --waiting ${chosen.match}`);
 }
 
 // --- a round's pairings -------------------------------------------------------------------
@@ -351,6 +474,9 @@ function setup() {
   $("open-round").addEventListener("click", () => $("round-dialog").showModal());
   $("open-archive").addEventListener("click", () => { fillArchive(); $("archive-dialog").showModal(); });
   $("table-dialog").addEventListener("close", () => { openTable = null; });
+  $("force-dialog").addEventListener("close", () => { forcing = null; });
+  $("fd-cancel").addEventListener("click", () => $("force-dialog").close());
+  $("fd-confirm").addEventListener("click", confirmForce);
   $("cmd-form").addEventListener("submit", (e) => { e.preventDefault(); sendCommand($("cmd-input").value); });
   for (const button of document.querySelectorAll(".quick button")) {
     button.addEventListener("click", () => sendCommand(button.dataset.cmd));
