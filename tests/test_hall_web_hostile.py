@@ -5,6 +5,7 @@ thread, or `gammonclock hall` in a process of its own) and a real Mosquitto."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import json
 import logging
@@ -406,36 +407,90 @@ def test_mark_all_seen(hall: RunningHall, broker: Broker) -> None:  # noqa: F811
 
 # --- a card that is not JSON --------------------------------------------------------------------
 
-def test_a_card_with_nan_spoils_only_its_own_table(hall: RunningHall, broker: Broker) -> None:  # noqa: F811
+def test_a_state_with_nan_is_refused_at_the_door_and_spoils_nothing(
+        hall: RunningHall, broker: Broker) -> None:  # noqa: F811
+    """NaN and 1e999 are not JSON: the hall refuses the state that holds them, counts it on its
+    table's card, and keeps the table's last good state; the other table's card moves on."""
     clients = [table_client(broker, t) for t in ("table-1", "table-2")]
     try:
+        publish(clients[0], f"{P}/table-1/state", clock_state("table-1", seq=5), retain=True)
         publish(clients[1], f"{P}/table-2/state", clock_state("table-2"), retain=True)
-        hall.wait(lambda: "table-2" in hall.hall.view.tables, "table-2 seen")
-        with urllib.request.urlopen(hall.base + "/events", timeout=5) as stream:
-            stream.readline()
-            strict_json(stream.readline().decode().removeprefix("data: "))
-            stream.readline()
-            text = json.dumps(clock_state("table-1", seq=9)).replace(
-                '"reserve_ms": 600000', '"reserve_ms": NaN').replace('"game": 2', '"game": 1e999')
-            publish(clients[0], f"{P}/table-1/state", text, retain=True)
-            publish(clients[1], f"{P}/table-2/state", clock_state("table-2", seq=8),
-                    retain=True)
-            seen: dict[str, Any] = {}
-            deadline = time.monotonic() + 5
-            while seen.get("table-2", {}).get("state", {}).get("seq") != 8:
-                assert time.monotonic() < deadline, seen
-                line = stream.readline().decode()
-                if line.startswith("data: "):
-                    for card in strict_json(line.removeprefix("data: ")).get("cards", []):
-                        seen[card["table"]] = card
+        hall.wait(lambda: {"table-1", "table-2"} <= set(hall.hall.view.tables), "both seen")
+        text = json.dumps(clock_state("table-1", seq=9)).replace(
+            '"reserve_ms": 600000', '"reserve_ms": NaN').replace('"game": 2', '"game": 1e999')
+        publish(clients[0], f"{P}/table-1/state", text, retain=True)
+        publish(clients[1], f"{P}/table-2/state", clock_state("table-2", seq=8), retain=True)
+        hall.wait(lambda: hall.hall.view.table("table-1").bad_messages == 1
+                  and (hall.hall.view.table("table-2").state or {}).get("seq") == 8,
+                  "the NaN refused, table-2's seq 8 taken")
         cards = {c["table"]: c for c in strict_json(
             urllib.request.urlopen(hall.base + "/api/cards", timeout=5).read())["cards"]}
     finally:
         for client in clients:
             client.disconnect()
             client.loop_stop()
-    assert cards["table-2"]["state"]["seq"] == 8
-    assert "table-1" in cards                           # its card, whatever the view made of it
+    assert cards["table-1"]["state"]["seq"] == 5                 # the last good state, kept
+    assert cards["table-1"]["state"]["clock"]["left"]["reserve_ms"] == 600_000
+    assert cards["table-1"]["bad_messages"] == 1
+    assert [n for n in cards["table-1"]["needs"] if n["kind"] == "bad"]
+    assert cards["table-2"]["state"]["seq"] == 8 and cards["table-2"]["bad_messages"] == 0
+
+
+def events_of(stream: Any, until: Any, seconds: float = 5.0) -> dict[str, dict[str, Any]]:
+    """The cards of the page's stream (its snapshot, then its updates), each table's last, read
+    strictly (as a browser's JSON.parse), until `until(cards)`."""
+    seen: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + seconds
+    while not until(seen):
+        assert time.monotonic() < deadline, seen
+        line = stream.readline().decode()
+        if line.startswith("data: "):
+            for card in strict_json(line.removeprefix("data: ")).get("cards", []):
+                seen[card["table"]] = card
+    return seen
+
+
+def test_a_card_with_nan_spoils_only_its_own_table(hall: RunningHall, broker: Broker) -> None:  # noqa: F811
+    """A NaN that reaches a card (none comes from a table: its state is refused at the door,
+    above; one made by the hall's own view) turns that card alone into a stub that says so: the
+    page's snapshot, its updates and /api/cards stay JSON, and the other table's card is whole,
+    in the same update as the stub and after it."""
+    clients = [table_client(broker, t) for t in ("table-1", "table-2")]
+    try:
+        publish(clients[0], f"{P}/table-1/state", clock_state("table-1", seq=5), retain=True)
+        publish(clients[1], f"{P}/table-2/state", clock_state("table-2"), retain=True)
+        hall.wait(lambda: {"table-1", "table-2"} <= set(hall.hall.view.tables), "both seen")
+
+        async def spoil() -> None:       # on the hall's loop, as the view's own work is
+            for table in ("table-1", "table-2"):
+                view = hall.hall.view.table(table)
+                if table == "table-1":
+                    view.state = {**(view.state or {}), "game": math.inf,
+                                  "clock": {"left": {"reserve_ms": math.nan}}}
+                hall.hall.changed(table)    # one update with both cards
+
+        with urllib.request.urlopen(hall.base + "/events", timeout=5) as stream:
+            events_of(stream, lambda seen: {"table-1", "table-2"} <= set(seen))
+            asyncio.run_coroutine_threadsafe(spoil(), hall.loop).result(5)
+            publish(clients[1], f"{P}/table-2/state", clock_state("table-2", seq=8),
+                    retain=True)
+            seen = events_of(stream, lambda seen: seen.get("table-1", {}).get("error")
+                             and seen.get("table-2", {}).get("state", {}).get("seq") == 8)
+        with urllib.request.urlopen(hall.base + "/events", timeout=5) as stream:
+            snapshot = events_of(stream, lambda seen: {"table-1", "table-2"} <= set(seen))
+        cards = {c["table"]: c for c in strict_json(
+            urllib.request.urlopen(hall.base + "/api/cards", timeout=5).read())["cards"]}
+    finally:
+        for client in clients:
+            client.disconnect()
+            client.loop_stop()
+    for page in (seen, snapshot, cards):
+        assert page["table-1"]["state"] == {}
+        assert page["table-1"]["error"].startswith("this table's card cannot be shown")
+        assert [n["kind"] for n in page["table-1"]["needs"]] == ["bad"]
+        assert page["table-2"]["state"] == clock_state("table-2", seq=8,
+                                                       at=page["table-2"]["state"]["at"])
+        assert "error" not in page["table-2"]
 
 
 def test_card_json_never_emits_nan() -> None:

@@ -10,7 +10,7 @@ import os
 import pwd
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,18 +38,38 @@ class Fake:
     answer: dict[str, Any] | BaseException = field(default_factory=lambda: SAID)
     log: list[list[str]] = field(default_factory=list)
     mounted: Path | None = None
+    # What the kernel would mount on and unmount: the folder the target leads to when the
+    # command runs (a descriptor's folder for /proc/self/fd/N, wherever its name now leads).
+    mounted_on: Path | None = None
+    unmounted: Path | None = None
+    # Run just before mount: a swap of the checked folders, as the clock's user could make it.
+    before_mount: Callable[[], None] | None = None
 
-    def run(self, args: Sequence[str], *, capture_output: bool, text: bool, check: bool
-            ) -> subprocess.CompletedProcess[str]:
+    def run(self, args: Sequence[str], *, capture_output: bool, text: bool, check: bool,
+            pass_fds: Collection[int] = ()) -> subprocess.CompletedProcess[str]:
         assert capture_output and text and not check
-        self.log.append(list(args))
+        if args[0] == "mount" and self.before_mount is not None:
+            self.before_mount()
+        self.log.append([self._shown(arg, pass_fds) for arg in args])
         status, stderr = self.fails.get(args[0], (0, ""))
         if args[0] == "blkid":
             found = f"{self.fs_type}\n" if self.fs_type else ""
             return subprocess.CompletedProcess(args, self.blkid_status, found, "")
         if args[0] == "mount" and not status:
-            self.mounted = Path(args[-1])
+            self.mounted = Path(self.log[-1][-1])
+            self.mounted_on = Path(os.path.realpath(args[-1]))
+        if args[0] == "umount" and not status:
+            self.unmounted = Path(os.path.realpath(args[-1]))
         return subprocess.CompletedProcess(args, status, "", stderr)
+
+    @staticmethod
+    def _shown(arg: str, pass_fds: Collection[int]) -> str:
+        """`arg` with a /proc/self/fd/N in it as the folder N is (N given to the command)."""
+        opened = re.match(r"/proc/self/fd/(\d+)", arg)
+        if opened is None:
+            return arg
+        assert int(opened[1]) in pass_fds, (arg, pass_fds)     # else the command has no N
+        return os.readlink(opened[0]) + arg[opened.end():]
 
     def ask(self, words: list[str]) -> dict[str, Any]:
         self.log.append(["ask", *words])
@@ -75,10 +95,14 @@ def helper(fake: Fake, mount_root: Path, target: str = DEVICE, user: str = ME.pw
 
 def commands(mount_point: Path, options: str, fs_type: str = "vfat") -> list[list[str]]:
     return [["blkid", "-o", "value", "-s", "TYPE", DEVICE],
-            ["mount", "-t", fs_type, "-o", options, DEVICE, str(mount_point)],
+            ["mount", "-c", "-t", fs_type, "-o", options, DEVICE, str(mount_point)],
             ["ask", "usb-stick", str(mount_point)],
             ["sync"],
-            ["umount", str(mount_point)]]
+            ["umount", "-c", str(mount_point)]]
+
+
+def open_fds() -> list[str]:
+    return sorted(os.listdir("/proc/self/fd"))
 
 
 PLAIN = "nosuid,nodev,noexec,nosymfollow"
@@ -91,8 +115,10 @@ PLAIN = "nosuid,nodev,noexec,nosymfollow"
 def test_a_stick_is_mounted_asked_about_synced_and_unmounted(mount_root: Path, fs_type: str,
                                                              options: str) -> None:
     fake = Fake(fs_type)
+    before = open_fds()
     status, out = helper(fake, mount_root)
     assert status == 0
+    assert open_fds() == before                     # the folders' descriptors closed
     assert fake.log == commands(mount_root / "sda1", options, fs_type)
     assert out == SAID["said"]
     assert not (mount_root / "sda1").exists()       # the mount point is gone again
@@ -116,7 +142,9 @@ FAILURES = [
 def test_a_stick_that_cannot_be_mounted_is_said_and_left_alone(mount_root: Path, fake: Fake,
                                                                then: list[str],
                                                                message: str) -> None:
+    before = open_fds()
     status, out = helper(fake, mount_root)
+    assert open_fds() == before
     assert status == 1
     assert [c[0] for c in fake.log[1:]] == then          # never asked, never unmounted
     assert out == [f"gammonclock usb-stick: {message}"]
@@ -174,6 +202,57 @@ def test_a_mount_point_that_is_a_link_is_not_mounted_on(mount_root: Path, tmp_pa
     assert out == [f"gammonclock usb-stick: {link}: not a folder but a link or a file: the "
                    f"stick is not mounted through it; remove it, then insert the stick again"]
     assert list(target.iterdir()) == []                         # nothing made where it leads
+
+
+@pytest.mark.parametrize("swapped", ["usb", "usb/sda1"])
+def test_a_link_swapped_in_after_the_check_does_not_redirect_the_mount(mount_root: Path,
+                                                                      tmp_path: Path,
+                                                                      swapped: str) -> None:
+    """Between the check of `usb/sda1` and the mount, a link to /etc takes the checked
+    folder's place (the checked one renamed away): root mounts on the folder it checked, and
+    makes nothing where the link leads. The clock's user can swap `usb` (its RuntimeDirectory is
+    the clock's): then the unmount and the removal are in the checked `usb/` too. It cannot
+    swap `usb/sda1` (`usb/` is root's alone, see below), but if it could, the mount still
+    would not follow."""
+    etc = tmp_path / "etc"
+    (etc / "sda1").mkdir(parents=True)
+    name = mount_root.parent / swapped
+    checked = name.with_name(name.name + "-checked")
+    point = (checked / "sda1") if swapped == "usb" else checked
+
+    def swap() -> None:
+        name.rename(checked)
+        name.symlink_to(etc if swapped == "usb" else etc / "sda1", target_is_directory=True)
+
+    fake = Fake(before_mount=swap)
+    before = open_fds()
+    status, out = helper(fake, mount_root)
+    assert (status, out) == (0, SAID["said"])
+    assert open_fds() == before
+    assert fake.mounted_on == point                           # the folder checked, not /etc's
+    assert fake.log[1] == ["mount", "-c", "-t", "vfat", "-o", OWNED, DEVICE, str(point)]
+    if swapped == "usb":
+        assert fake.unmounted == point
+        assert not point.exists()                             # removed where it was made
+    assert list(etc.iterdir()) == [etc / "sda1"]              # /etc's own folder left alone
+    assert list((etc / "sda1").iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757, 0o777])
+def test_a_usb_folder_others_may_write_in_is_not_mounted_in(mount_root: Path, mode: int) -> None:
+    """Another user (the clock's) who may write in `usb/` could swap `usb/sda1` after the mount
+    and have the unmount follow a link."""
+    mount_root.mkdir()
+    mount_root.chmod(mode)
+    fake = Fake()
+    before = open_fds()
+    status, out = helper(fake, mount_root)
+    assert status == 1 and [c[0] for c in fake.log] == ["blkid"]
+    assert open_fds() == before
+    assert out == [f"gammonclock usb-stick: {mount_root}: not a folder of uid {os.geteuid()} "
+                   f"alone (owner uid {os.geteuid()}, mode {mode:04o}): another user could swap "
+                   f"the mount point in it; remove it, then insert the stick again"]
+    assert not (mount_root / "sda1").exists()
 
 
 def test_a_missing_command_is_said(mount_root: Path) -> None:

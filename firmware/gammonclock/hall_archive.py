@@ -8,10 +8,17 @@ in `ARCHIVE/TABLE/NAME` and is verified there.
 - Every name the clock makes is taken (`match-…-TABLE-LEFT-RIGHT.jsonl`, the players' names in
   any alphabet: lifecycle.journal_path keeps letters and digits of any script, `_` for the
   rest); `/`, NUL, a leading `.`, `..` and over-long names are refused.
+- A journal message is at most `MAX_JOURNAL_BYTES`, the broker's own `max_packet_size`
+  (hall/mosquitto.conf, 16 MiB): its size is checked before anything of it is parsed, and it is
+  parsed in a worker thread (`journal_message`), never on the loop every table shares.
 - A journal shorter than the events the hall has seen of it is kept as `NAME.cut-short.jsonl`
   (never under the journal's own name), and a longer one sent later under a name a shorter one
   holds takes the name (the shorter is set aside as cut short): the complete one wins, the short
-  one stays on disk, marked.
+  one stays on disk, marked. The same short journal sent again (its very bytes: a table that
+  lost its tail on a power cut has no more to send) is archived as it is, cut short, and said
+  so, so that the table goes on with its next journals.
+- Archived is not verified: a journal whose verdict is TAMPERED (or that cannot be read) is in
+  the archive all the same, and is said to be "archived, NOT verified" (`Verified.verified`).
 - Verified with `gammonclock verify`'s function when `KEYS/TABLE.key` holds that table's device
   key (a copy of its `device.key`); without it only the checksums and the replay are checked,
   and the verdict says "seal not checked".
@@ -31,6 +38,7 @@ from typing import Any
 from .config import ConfigError
 from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
+from .hall_view import strict_json
 from .journal import KeyRefused, fsync_dir, key_in_file, read_journal
 from .session import replay, verify_and_replay
 
@@ -39,7 +47,9 @@ from .session import replay, verify_and_replay
 JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")
 MAX_NAME_BYTES = 200          # room for `.cut-short.N` and the temporary name within 255 bytes
 CUT_SHORT = ".cut-short"
-MAX_JOURNAL_BYTES = 64 << 20
+# A journal is one MQTT message, and the broker passes none longer than its max_packet_size
+# (hall/mosquitto.conf: 16 MiB); nothing longer is taken either (a test holds the two equal).
+MAX_JOURNAL_BYTES = 16 << 20
 
 
 class ArchiveError(GammonclockError):
@@ -58,10 +68,49 @@ class Verified:
     journal: str = ""     # the journal it is a copy of (name without `.2`, `.cut-short`)
     cut_short: bool = False
 
+    @property
+    def verified(self) -> bool:
+        """Verified: whole, intact and its seals checked with the table's key. Anything else is
+        archived (written, kept, listed) but not verified: TAMPERED, unreadable, cut short, or
+        no key to check the seals with."""
+        return self.ok and self.sealed and not self.cut_short
+
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "name": self.name, "ok": self.ok, "sealed": self.sealed,
-                "message": self.message, "summary": self.summary,
+                "verified": self.verified, "message": self.message, "summary": self.summary,
                 "journal": self.journal or self.name, "cut_short": self.cut_short}
+
+
+@dataclass(frozen=True)
+class JournalMessage:
+    """A `P/T/journal` message as read: the journal's name and text, and its extent."""
+
+    name: str
+    text: str
+    records: int
+    last: int             # the highest seq in it (-1: none)
+
+
+def journal_message(table: str, payload: bytes) -> JournalMessage:
+    """A table's `journal` message read: its size first, before any of it is parsed (at most
+    `MAX_JOURNAL_BYTES`, the broker's own bound), then its JSON, strictly, its name and how far
+    its text goes. ArchiveError saying what is wrong. Up to 16 MiB of parsing: the hall runs
+    it in a worker thread, off the loop."""
+    if len(payload) > MAX_JOURNAL_BYTES:
+        raise ArchiveError(f"the journal message is {len(payload)} bytes; at most "
+                           f"{MAX_JOURNAL_BYTES} (the broker's max_packet_size)")
+    try:
+        message = strict_json(payload, MAX_JOURNAL_BYTES)
+    except (ValueError, RecursionError) as exc:
+        raise ArchiveError(f"the journal message is not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ArchiveError("the journal message is not a JSON object")
+    name, text = message.get("journal"), message.get("text")
+    if not isinstance(name, str) or not isinstance(text, str):
+        raise ArchiveError("`journal` and `text` must be strings")
+    check_name(table, name)
+    records, last = journal_extent(text)
+    return JournalMessage(name, text, records, last)
 
 
 def journal_of(name: str) -> str:
@@ -224,9 +273,11 @@ def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:
     one, else checksums and replay only ("seal not checked")."""
     verdict = _verify(path, table, keys_dir)
     if CUT_SHORT in path.name:
+        complete = journal_of(path.name)
+        said = (f"set aside, {complete} is the complete one" if (path.parent / complete).exists()
+                else "no complete copy in the archive")
         return replace(verdict, ok=False, cut_short=True,
-                       message=f"cut short: set aside, {journal_of(path.name)} is the complete "
-                       f"one; {verdict.message}")
+                       message=f"cut short: {said}; {verdict.message}")
     return verdict
 
 

@@ -1,5 +1,6 @@
 """The hall's acknowledgements (SPEC §14, hall/PROTOCOL.md `ack`): how far the hall holds each
-table's events without a gap, and which finished journals its archive has written and verified.
+table's events without a gap, and which finished journals its archive has written and checked
+(archived, whatever the verdict: a TAMPERED one is archived and said so, not "verified").
 
 A table's outbox advances only on these (never on the broker's PUBACK), so a broker that drops a
 message, another client that took a table's or the hall's connection, or an archive that could

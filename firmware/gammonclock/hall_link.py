@@ -17,7 +17,8 @@ clock and the clock never waits for it:
   restart of the clock, every event not yet acknowledged is published again from the position,
   in order (at least once: the director de-duplicates by `(journal, seq)`); while the hall stays
   silent the wait doubles up to RESEND_MAX_S. A finished match's whole journal goes to `journal`
-  until the hall's ack lists it as archived (written and verified).
+  until the hall's ack lists it as archived (written and checked: its verdict, TAMPERED or cut
+  short too, is the hall's to show; archived is not verified).
 - The worker thread answers `cmd` and loads `match` (`hall_requests`): through the clock's
   queue, like a press. It sleeps on its queue: a `match` that waits for the match in progress
   is loaded when the publisher, woken by the loop's signal, sees that match over and hands the
@@ -592,14 +593,16 @@ class HallLink:
 
     def _send_journal(self, path: Path) -> bool:
         """Publish the whole journal until the hall's ack lists it as archived (written and
-        verified); True then. Published again when no such ack comes within the wait (doubling
-        up to RESEND_MAX_S: a hall that cannot write is not flooded) and at each reconnect."""
+        checked, whatever its verdict: sending it again would not change it); True then.
+        Published again when no such ack comes within the wait (doubling up to RESEND_MAX_S: a
+        hall that cannot write is not flooded) and at each reconnect."""
         name = path.name
         now = time.monotonic()
         if name in self._archived:
             if self._journal_info is not None:
                 self._journal_info = None
-            log.info("hall: the hall archived the finished journal %s", name)
+            log.info("hall: the hall archived the finished journal %s (its verdict is on the "
+                     "hall's archive list)", name)
             self._journal_resend_s = RESEND_MIN_S
             with self.memory.lock:
                 self.memory.journal_sent = True

@@ -6,10 +6,12 @@ Everything runs on one asyncio loop; paho's network thread only hands messages o
 (hall_mqtt). Verifying a journal runs in a worker thread: the page never waits for it.
 
 The hall acknowledges (retained `P/T/ack`, hall_delivery): how far it holds each table's events
-without a gap, and which finished journals its archive has written and verified; a table's
-outbox goes on only on that. A journal shorter than the events already seen of it is kept aside
-as cut short and not acknowledged (the table sends it again); a journal the archive could not
-write is not acknowledged either.
+without a gap, and which finished journals its archive has written and checked (its verdict,
+TAMPERED too, is on the card and the archive list: archived is not verified); a table's outbox
+goes on only on that. A journal shorter than the events already seen of it is kept aside as cut
+short and not acknowledged the first time (the table sends it again); the same one sent again
+is archived as cut short and acknowledged (the table has no more). A journal the archive could
+not write is not acknowledged.
 """
 
 from __future__ import annotations
@@ -30,8 +32,7 @@ from .hall_archive import (
     ArchiveError,
     Verified,
     archived,
-    check_name,
-    journal_extent,
+    journal_message,
     journal_of,
     store_journal,
     verify_archived,
@@ -374,17 +375,16 @@ class Hall:
 
     async def _archive(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
         """Write and verify a finished journal; acknowledged (listed as archived in the table's
-        ack) only once written and verified, and only when it is not shorter than the events
-        already seen of it: else the table sends it again."""
+        ack) only once written and checked (whatever the verdict: a TAMPERED journal sent again
+        is TAMPERED again; the card says it is archived, NOT verified), and only when it is not
+        shorter than the events already seen of it: else the table sends it again, and the very
+        same short journal sent again is archived cut short (the table has no more)."""
         try:
-            message = json.loads(payload)
-            name, text = message["journal"], message["text"]
-            if not isinstance(name, str) or not isinstance(text, str):
-                raise ArchiveError("`journal` and `text` must be strings")
-            check_name(table, name)
-            records, last = journal_extent(text)
+            # Its size is checked before any of it is parsed, and the parse is off the loop.
+            message = await asyncio.to_thread(journal_message, table, payload)
+            name, text, records = message.name, message.text, message.records
             seen = highest.get(name, -1)
-            short = last < seen
+            short = message.last < seen
             stored = await asyncio.to_thread(store_journal, self.options.archive, table, name,
                                              text, cut_short=short)
         except (ValueError, KeyError, TypeError, ArchiveError, OSError) as exc:
@@ -401,16 +401,26 @@ class Hall:
         if short:
             verdict = await self._verify(table, stored.path, note=False)
             said = f"cut short: {records} of {seen + 1} records"
+            # The very same short journal again (it was on disk already): the table has no more
+            # (a power cut took its tail). Archived as it is, so that its next journals go on.
+            final = not stored.new
+            if final:
+                said = (f"archived cut short, NOT verified: {records} of {seen + 1} records (sent "
+                        f"again the same: the table has no more)")
             self.archive[str(stored.path)] = replace(verdict, ok=False, cut_short=True,
                                                      message=f"{said}; {verdict.message}")
-            log.warning("%s/%s/journal: %s %s (the hall has seen seq %d of it); kept as %s, "
-                        "not acknowledged", self.options.prefix, table, name, said, seen,
-                        stored.path.name)
+            log.warning("%s/%s/journal: %s %s (the hall has seen seq %d of it); kept as %s, %s",
+                        self.options.prefix, table, name, said, seen, stored.path.name,
+                        "acknowledged" if final else "not acknowledged: the table sends it "
+                        "again, and the same again is archived as it is")
             self.view.note_archive(table, f"journal {name} {said}")
             self.changed(table)
             self._archive_changed(self.archive[str(stored.path)])
-            return
-        if stored.new or str(stored.path) not in self.archive:
+            if not final:
+                return
+            if name in self.position(table).archived:
+                self._acks_sent.pop(table, None)     # sent again: the table lacks the ack
+        elif stored.new or str(stored.path) not in self.archive:
             await self._verify(table, stored.path)
         elif name in self.position(table).archived:
             self._acks_sent.pop(table, None)     # sent again: the table lacks the ack; re-say
@@ -420,9 +430,17 @@ class Hall:
     async def _verify(self, table: str, path: Path, note: bool = True) -> Verified:
         verdict = await asyncio.to_thread(verify_archived, path, table, self.options.keys_dir)
         self.archive[str(path)] = verdict
-        log.info("archived %s: %s", path, verdict.message)
+        if not note:
+            pass                             # a cut-short copy: the caller says what it is
+        elif verdict.verified:
+            log.info("archived %s, verified: %s", path, verdict.message)
+        elif verdict.ok:                     # no key to check its seals with
+            log.info("archived %s, NOT verified: %s", path, verdict.message)
+        else:
+            log.warning("archived %s, NOT verified: %s", path, verdict.message)
         if not verdict.ok and note:
-            self.view.note_archive(table, f"journal {verdict.name}: {verdict.message}")
+            self.view.note_archive(table, f"journal {verdict.name} archived, NOT verified: "
+                                          f"{verdict.message}")
             self.changed(table)
         if note:
             self._archive_changed(verdict)

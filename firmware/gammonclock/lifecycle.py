@@ -38,7 +38,7 @@ from .journal import (
     read_header,
 )
 from .match_state import Phase
-from .pin import pepper_of
+from .pin import RedactError, pepper_of, redact_pin_as
 from .reasons import Reason
 from .rules import format_score
 from .session import (
@@ -47,7 +47,6 @@ from .session import (
     Replayed,
     Session,
     StampSource,
-    header_text,
     journal_header,
     journal_heads,
     journal_order,
@@ -357,11 +356,18 @@ def _same_match_waiting(session: Session, config: Config) -> bool:
         header = read_header(session.journal.path).data
     except JournalError:
         return False                 # not on the card yet: replaced, as a different match is
-    device_text, check = config.device_text, session.engine.rules.arbiter_pin
-    pepper = check.pepper if check is not None else None      # the hash its header holds
-    return header.get("config") == header_text(config.text, config.path, pepper) and header.get(
-        "device") == (None if device_text is None
-                      else header_text(device_text, config.path, pepper))
+    # The header holds the PIN's hash the engine judges by, its salt drawn when the match was
+    # loaded (maybe by the process before a restart): a clear PIN in the file is verified
+    # against that hash and written as it, never hashed again (a new salt: never the same text).
+    check = session.engine.rules.arbiter_pin
+    try:
+        texts = [redact_pin_as(config.text, check),
+                 None if config.device_text is None else redact_pin_as(config.device_text, check)]
+    except RedactError:
+        return False
+    if texts[0] is None or (config.device_text is not None and texts[1] is None):
+        return False                 # another PIN (or one the hash cannot tell)
+    return header.get("config") == texts[0] and header.get("device") == texts[1]
 
 
 def _game_on(service: ClockService) -> bool:

@@ -23,7 +23,9 @@ An entry at the panels is judged by the same function over the letters entered
 is that digest, and a replay compares it with the hash's (`PinCheck.matches`, in constant time):
 no PIN and no key needed. The pepper rides in the `PinCheck` in memory only (never compared,
 printed or written). A clear PIN is hashed once per process and pepper (`hash_pin` caches), with
-a fresh random salt each time the process starts.
+a fresh random salt each time the process starts. Whether a clear PIN is the one a hash holds
+(the same match file again, after a restart) is verified against that hash (`redact_pin_as`),
+never by hashing it again with a new salt: the hash verified is then the one `hash_pin` gives.
 
     python -m gammonclock.pin LRCLR --key /var/lib/gammonclock/device.key   # a keyed pin_hash
     python -m gammonclock.pin LRCLR                                         # unkeyed
@@ -42,6 +44,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
+from threading import Lock
 
 from .errors import GammonclockError
 from .sides import Button
@@ -193,17 +196,49 @@ def make_hash(pin: str, salt: bytes | None = None, pepper: bytes | None = None) 
             f"{_b64(_scrypt(_password(pin.upper(), pepper), salt, LOG_N, R, P))}")
 
 
+# The checks of the clear PINs this process has hashed or verified, by (PIN, pepper).
+_HASHED: dict[tuple[str, bytes | None], PinCheck] = {}
+_HASHED_LOCK = Lock()
+
+
 def hash_pin(pin: str, pepper: bytes | None = None) -> PinCheck:
     """The check of a clear PIN, keyed with `pepper` when given: hashed once per process and
     pepper (the config is read at every start and every new match; the header written then must
     hold the very hash the engine uses, so the cache never forgets one: there are only 9 801
-    PINs)."""
-    return _hash_pin(pin, pepper)      # one cache key however the caller passes the pepper
+    PINs). A hash this process verified the PIN against first (a resumed match's: `adopt`) is
+    that one, not hashed again."""
+    with _HASHED_LOCK:
+        check = _HASHED.get((pin, pepper))
+    if check is None:
+        made = PinCheck(make_hash(pin, pepper=pepper), pepper=pepper)
+        with _HASHED_LOCK:
+            check = _HASHED.setdefault((pin, pepper), made)   # a race's loser takes the first
+    return check
+
+
+def is_pin(check: PinCheck, pin: str) -> bool:
+    """Whether the clear `pin` is the one `check` holds: verified against its hash (one scrypt
+    per hash, PIN and pepper in a process), never hashed anew. False when `check` cannot tell (a
+    keyed hash without its pepper; a journal's from before the hash, which holds the PIN in
+    clear and is no hash of this firmware's to keep)."""
+    if check.legacy_pin is not None or not check.can_digest:
+        return False
+    pepper = check.pepper if check.keyed else None
+    with _HASHED_LOCK:
+        hashed_here = _HASHED.get((pin, pepper))
+    if hashed_here is not None and hashed_here.hashed == check.hashed:
+        return True                 # the hash this process made of it, or verified before
+    found = _is_pin(check.hashed, pin.upper(), pepper)
+    if found:
+        with _HASHED_LOCK:          # that hash is now this PIN's, as if hashed here
+            _HASHED.setdefault((pin, pepper), check)
+    return found
 
 
 @cache
-def _hash_pin(pin: str, pepper: bytes | None) -> PinCheck:
-    return PinCheck(make_hash(pin, pepper=pepper), pepper=pepper)
+def _is_pin(hashed: str, pin: str, pepper: bytes | None) -> bool:
+    log_n, r, p, salt, digest = _parts(hashed)
+    return hmac.compare_digest(_scrypt(_password(pin, pepper), salt, log_n, r, p), digest)
 
 
 # --- a config text with the PIN in clear -------------------------------------------------------
@@ -238,7 +273,28 @@ def redact_pin(text: str, pepper: bytes | None = None) -> str:
     pin = clear_pin(data)
     if pin is None:
         return text
-    check = hash_pin(pin, pepper)
+    return _replaced(text, pin, hash_pin(pin, pepper))
+
+
+def redact_pin_as(text: str, check: PinCheck | None) -> str | None:
+    """`text` as a journal's header kept it when its PIN's hash was `check`: its clear PIN
+    replaced by `check`'s very hash if it is that PIN (`is_pin`: verified, not hashed again with
+    a new salt, which would never be the same text); None if it is another PIN (or none where
+    `check` is one, or one where `check` is none), or `check` cannot tell. A text without a
+    clear PIN is returned as it is. RedactError as `redact_pin`."""
+    try:
+        pin = clear_pin(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        raise RedactError(f"not valid TOML: {exc}") from None
+    if pin is None:
+        return text
+    if check is None or not is_pin(check, pin):
+        return None
+    return _replaced(text, pin, check)
+
+
+def _replaced(text: str, pin: str, check: PinCheck) -> str:
+    """`text` with the clear `pin` of its `[arbiter]` replaced by `pin_hash = check's hash`."""
     found = [m for m in _PIN_LINE.finditer(text) if _table_at(text, m.start()) == "arbiter"]
     if len(found) != 1:
         raise RedactError("[arbiter] pin is written in a form the clock cannot keep out of "
