@@ -39,6 +39,7 @@ from pathlib import Path
 
 from .config import parse_device_config
 from .device import Device, build_device
+from .errors import GammonclockError
 from .hall_accounts import SEARCH_PATH
 from .match_state import Phase
 from .sides import Button, Side
@@ -55,7 +56,7 @@ PAIRS = [("Анна", "Борис"), ("Chen", "Dora"), ("Ильдар", "Мар�
 log = logging.getLogger(__name__)
 
 
-class DemoError(Exception):
+class DemoError(GammonclockError):
     """The demo cannot start: the message says what to do."""
 
 
