@@ -125,23 +125,27 @@ def test_an_aarch64_bundle_holds_the_code_and_every_wheel_and_installs_with_no_i
     extras = set(keys["extras"].split(","))
     assert extras >= {"pi", "hall"} | set(install_extras.group(1).split(","))
 
-    # The code: the tracked files, as scripts/install copies them, with git's modes.
-    tracked = {}
+    # The code: the tracked files, as scripts/install copies them, with git's modes; a tracked
+    # symbolic link stays one (hall/acl -> the package's copy).
+    tracked: dict[str, int | str] = {}
     for entry in git("ls-files", "-s", "-z").split("\0"):
         if entry:
             info, name = entry.split("\t", 1)
-            if (ROOT / name).exists():
-                tracked[name] = 0o755 if info.startswith("100755") else 0o644
+            if (ROOT / name).exists() or (ROOT / name).is_symlink():
+                tracked[name] = (os.readlink(ROOT / name) if info.startswith("120000")
+                                 else 0o755 if info.startswith("100755") else 0o644)
     code = top / "code"
-    bundled = {p.relative_to(code).as_posix(): p.stat().st_mode & 0o777
-               for p in code.rglob("*") if p.is_file()}
+    bundled = {p.relative_to(code).as_posix():
+               os.readlink(p) if p.is_symlink() else p.stat().st_mode & 0o777
+               for p in code.rglob("*") if p.is_file() or p.is_symlink()}
     assert bundled == tracked
     assert (code / "scripts" / "bundle").read_bytes() == BUNDLE.read_bytes()
 
     # The checksums cover every other file.
     sums = dict(reversed(line.split("  ", 1)) for line in
                 (top / "SHA256SUMS").read_text().splitlines())
-    files = {p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file()}
+    files = {p.relative_to(top).as_posix() for p in top.rglob("*")
+             if p.is_file() and not p.is_symlink()}
     assert set(sums) == files - {"SHA256SUMS"}
     for name, digest in sums.items():
         assert hashlib.sha256((top / name).read_bytes()).hexdigest() == digest, name
