@@ -265,3 +265,21 @@ def test_a_folder_that_is_not_a_git_checkout_is_refused_before_any_download(tmp_
     assert result.returncode == 1
     assert "is not a git checkout" in result.stderr and "nothing written" in result.stderr
     assert not (tmp_path / "out.tar.gz").exists()
+
+
+def test_a_requirement_left_out_by_a_marker_judged_on_this_machine_is_caught(tmp_path):
+    script = bundle_script()
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    folder = tmp_path / "aarch64"
+    folder.mkdir()
+    for name in ("gpiozero-2.0.1-py3-none-any.whl", "luma_oled-3.16.0-py3-none-any.whl",
+                 "pillow-13.0.0-cp311-cp311-manylinux_2_28_aarch64.whl",
+                 "pyserial-3.5-py2.py3-none-any.whl", "paho_mqtt-2.2.0-py3-none-any.whl",
+                 "aiohttp-3.14.5-cp311-cp311-manylinux_2_28_aarch64.whl"):
+        (folder / name).touch()
+    # lgpio's marker holds on a Pi, and its wheel is not there
+    with pytest.raises(script.BundleError, match=r"lgpio .* holds on aarch64"):
+        script.check_direct(pyproject, "pi,hall", "aarch64", "3.11", folder)
+    script.check_direct(pyproject, "pi,hall", "x86_64", "3.11", folder)   # a PC: no lgpio
+    (folder / "lgpio-0.2.2.0-cp311-cp311-manylinux_2_34_aarch64.whl").touch()
+    script.check_direct(pyproject, "pi,hall", "aarch64", "3.11", folder)
