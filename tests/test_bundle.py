@@ -283,3 +283,14 @@ def test_a_requirement_left_out_by_a_marker_judged_on_this_machine_is_caught(tmp
     script.check_direct(pyproject, "pi,hall", "x86_64", "3.11", folder)   # a PC: no lgpio
     (folder / "lgpio-0.2.2.0-cp311-cp311-manylinux_2_34_aarch64.whl").touch()
     script.check_direct(pyproject, "pi,hall", "aarch64", "3.11", folder)
+
+
+@pytest.mark.parametrize("line, extras", [
+    ("EXTRAS=report", ["hall", "pi", "report"]),
+    ('EXTRAS="report,pi"', ["hall", "pi", "report"]),
+    ("EXTRAS='report,sim'   # a comment", ["hall", "pi", "report", "sim"]),
+])
+def test_the_bundle_holds_the_extras_the_installer_installs(tmp_path, line, extras):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "install").write_text(f"#!/bin/bash\n{line}\n")
+    assert bundle_script().install_extras(tmp_path) == extras
