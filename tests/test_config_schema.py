@@ -34,6 +34,7 @@ from gammonclock.config_schema import (
     FIELDS,
     MATCH,
     SECTIONS,
+    default_table_id,
     markdown,
     marked_kinds,
     table_id_from_host,
@@ -137,7 +138,7 @@ def test_a_ca_file_goes_with_mqtts():
 def test_the_defaults_of_the_new_fields():
     config = parsed("")
     device = config.device
-    assert device.table_id == table_id_from_host(__import__("socket").gethostname())
+    assert device.table_id == default_table_id(__import__("socket").gethostname())
     assert (device.table_event, device.arbiter_pin, device.arbiter_socket_group) == ("", None,
                                                                                      None)
     assert device.arbiter_chord_ns == 3 * S

@@ -106,7 +106,8 @@ def test_one_command_gives_a_broker_playing_clocks_and_the_page(tmp_path: Path) 
     if shutil.which("mosquitto", path=hall_demo.SEARCH_PATH) is None:
         pytest.fail("mosquitto is not installed: run scripts/test-deps", pytrace=False)
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    demo = subprocess.Popen([str(COMMAND), "hall", "demo", "--tables", "3"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+    demo = subprocess.Popen([str(COMMAND), "hall", "demo", "--tables", "3"], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines: list[str] = []
     try:

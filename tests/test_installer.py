@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gammonclock.config import parse_config
-from gammonclock.config_schema import DEVICE, SECTIONS, table_id_from_host
+from gammonclock.config_schema import DEVICE, SECTIONS, default_table_id
 from gammonclock.config_schema import MATCH as MATCH_KIND
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,7 +162,7 @@ def test_the_examples_together_are_the_reference_build_and_a_match_to_7():
     assert device.state_dir == "/var/lib/gammonclock"
     assert device.arbiter_socket_group == "gammonclock-arbiters"
     assert device.match_file == "/etc/gammonclock/match.toml"            # loaded at boot
-    assert device.table_id == table_id_from_host(os.uname().nodename)   # [table] id commented
+    assert device.table_id == default_table_id(os.uname().nodename)   # [table] id commented
 
 
 def test_the_match_example_says_how_to_change_a_match_and_that_a_restart_does_not():

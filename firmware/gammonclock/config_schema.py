@@ -634,7 +634,7 @@ FIELDS: tuple[Field, ...] = (
     Field("table.id", Pattern(r"[A-Za-z0-9_-]{1,32}", "a table id",
                               "1–32 characters of A-Z a-z 0-9 _ -"),
           Rule("the host name", _default_table_id), "the table, in journal names and the hall",
-          shown_default="the host name"),
+          shown_default="the host name (a stock one: `pi-` and the serial)"),
     Field("table.event", FreeText(), "", "the event the table is at, on the idle panels"),
     Field("table.match_file", FilePath(), None,
           "the match loaded at boot when no match is unfinished (SPEC §13.2); none: idle"),
