@@ -56,6 +56,7 @@ from .snapshot import (
     engine_data,
     engine_from,
     history_floor,
+    same_snapshot,
     undo_needs_more_history,
 )
 
@@ -517,7 +518,7 @@ class _Replay:
 
     def step(self, record: Record) -> None:
         if record.kind == SNAPSHOT_KIND:
-            if engine_data(self.engine) != record.data:
+            if not same_snapshot(record.data, self.engine, self.config.rules):
                 self.snapshots_differ.append(f"record {record.seq}")
             return
         if record.kind not in ("input", "tick"):
