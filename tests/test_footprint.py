@@ -5,14 +5,19 @@ live, in a replay and after a recovery."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from bench_helpers import load_benchmark
 from gammonclock.arbiter import Pause, Undo
 from gammonclock.config import parse_config
+from gammonclock.effects import Effect
 from gammonclock.engine import ButtonEdge, Engine, Entry, Input
 from gammonclock.journal import (
     SNAPSHOT_KIND,
+    JournalStream,
     JournalWriter,
     load_or_create_key,
     read_journal,
@@ -20,6 +25,7 @@ from gammonclock.journal import (
 )
 from gammonclock.match import ArbiterAction
 from gammonclock.session import (
+    UNDO_KEPT,
     Session,
     journal_header,
     recover,
@@ -29,6 +35,7 @@ from gammonclock.session import (
 )
 from gammonclock.sides import Button
 from gammonclock.simulate import run_script
+from gammonclock.snapshot import engine_data
 from journal_helpers import fake_stamps
 
 bench = load_benchmark("bench_match")
@@ -105,13 +112,15 @@ def test_a_snapshot_after_many_taps_while_paused_stays_small(tmp_path):
     assert len(sizes) >= 5
     assert max(sizes) <= 10_000, sizes          # 2.6 MB after 2 000 taps before issue 20
     assert max(sizes[1:]) - min(sizes[1:]) < 200, sizes   # the same whatever the taps
+    # ... and the taps are not in the live engine either
+    assert len(entries(session.engine)) < 50
 
 
 def test_the_taps_left_out_change_nothing_an_undo_or_a_recovery_does(tmp_path):
     inputs, end = paused_taps(300)
     session = run_script(journaled(tmp_path, every=7), inputs, end)
     reference = run_script(unjournaled(), inputs, end)
-    for n in range(1):
+    for n in range(3):
         said = session.feed(undo(end + (n + 1) * S))
         assert said == reference.feed(undo(end + (n + 1) * S))
         assert state(session.engine) == state(reference.engine)
@@ -151,6 +160,7 @@ def test_a_journal_whose_snapshots_kept_the_ignored_taps_still_verifies_and_reco
     inputs, end = paused_taps(60)
     with monkeypatch.context() as patched:
         patched.setattr(snapshot, "kept_history", old_kept_history)
+        patched.setattr(snapshot, "trimmed", lambda engine, _: (engine, False))
         session = run_script(journaled(tmp_path, every=7), inputs, end)
         session.close()
     path = tmp_path / "match.jsonl"
@@ -165,3 +175,104 @@ def test_a_journal_whose_snapshots_kept_the_ignored_taps_still_verifies_and_reco
     assert resumed.engine.match.score == reference.engine.match.score
     assert resumed.engine.seq >= reference.engine.seq
     resumed.close()
+
+
+# --- the live history ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def long_match(tmp_path_factory):
+    """A whole generated match journaled (a snapshot every 20 records) and the same without a
+    journal (the whole history), both still open."""
+    tmp_path = tmp_path_factory.mktemp("long")
+    inputs, end = generated()
+    return tmp_path, inputs, end
+
+
+def test_the_live_history_stays_bounded_over_a_match(long_match):
+    tmp_path, inputs, end = long_match
+    session = run_script(journaled(tmp_path, name="bounded.jsonl"), inputs, end)
+    reference = run_script(unjournaled(), inputs, end)
+    session.close()
+    assert state(session.engine) == state(reference.engine)
+    whole = len(entries(reference.engine))
+    assert whole > 200
+    # What 20 records and UNDO_KEPT player actions hold, whatever the match's length.
+    assert len(entries(session.engine)) < 60 < whole // 3, (len(entries(session.engine)), whole)
+    assert session.history_floor is not None
+
+
+@pytest.mark.parametrize("undos", [1, UNDO_KEPT, UNDO_KEPT + 5])
+def test_undos_in_a_row_after_a_long_match_are_those_of_the_whole_history(
+        long_match, undos, tmp_path):
+    _, inputs, end = long_match
+    session = run_script(journaled(tmp_path), inputs, end)
+    reference = run_script(unjournaled(), inputs, end)
+    for n in range(undos):
+        said = session.feed(undo(end + (n + 1) * S))
+        assert said == reference.feed(undo(end + (n + 1) * S)), n
+        assert state(session.engine) == state(reference.engine), n
+    # and play goes on the same: a tap, the next undo
+    for event in (ButtonEdge(end + 40 * S, Button.LEFT, True),
+                  ButtonEdge(end + 40 * S + 80 * MS, Button.LEFT, False), undo(end + 41 * S)):
+        assert session.feed(event) == reference.feed(event)
+    session.close()
+    path = tmp_path / "match.jsonl"
+    for replayed in (replay(read_journal(path)), replay(JournalStream.open(path), keep=2),
+                     replay_from_snapshot(path)):
+        assert replayed.diverged == [] and replayed.snapshots_differ == []
+        assert state(replayed.engine) == state(reference.engine)
+
+
+def test_a_deep_undo_before_the_history_is_cut_is_refused_as_before(tmp_path):
+    """With nothing to undo at all, the journal's rebuild finds nothing either: refused."""
+    session = journaled(tmp_path, every=1)
+    session.history_floor = 0          # as if cut: the rebuild finds the same nothing
+    said = session.feed(undo(S))
+    assert [e.as_dict()["reason"] for e in said if "reason" in e.as_dict()] == ["undo_nothing"]
+    session.close()
+
+
+def test_undos_in_a_row_after_a_snapshot_replay_as_they_were_played(tmp_path):
+    """A recovery replays the records after the last snapshot from what it kept: undos in a
+    row there reach past it, and are replayed on the whole history from the journal."""
+    inputs, end = generated()
+    session = run_script(journaled(tmp_path, every=10_000), inputs[:400], inputs[399].t)
+    session.snapshot_every = 1
+    session._snapshot_if_due(1)        # a snapshot now, then no other
+    session.snapshot_every = 10_000
+    t = session.engine.now
+    reference = run_script(unjournaled(), inputs[:400], inputs[399].t)
+    for n in range(4):
+        assert session.feed(undo(t + (n + 1) * S)) == reference.feed(undo(t + (n + 1) * S))
+    session.close()
+    path = tmp_path / "match.jsonl"
+    fast = replay_from_snapshot(path)
+    assert fast.read.start.kind == SNAPSHOT_KIND
+    assert fast.diverged == []
+    assert state(fast.engine) == state(reference.engine)
+
+
+def test_a_replay_that_keeps_little_gives_the_whole_replays_effects(long_match):
+    tmp_path, inputs, end = long_match
+    session = run_script(journaled(tmp_path, name="kept.jsonl"), inputs, end)
+    for n in range(UNDO_KEPT + 3):
+        session.feed(undo(end + (n + 1) * S))
+    session.close()
+    path = tmp_path / "kept.jsonl"
+    seen: dict[str, list[list[Effect]]] = {"whole": [], "kept": []}
+    whole = replay(read_journal(path), observe=lambda _, said: seen["whole"].append(said))
+    kept = replay(JournalStream.open(path), keep=1,
+                  observe=lambda _, said: seen["kept"].append(said))
+    assert seen["whole"] == seen["kept"]
+    assert kept.diverged == [] and kept.snapshots_differ == []
+    assert state(whole.engine) == state(kept.engine)
+    assert engine_data(whole.engine) == engine_data(kept.engine, kept.history_floor is not None)
+    assert len(entries(kept.engine)) < len(entries(whole.engine)) // 4
+
+
+def test_snapshot_json_round_trips_after_the_cut(tmp_path):
+    inputs, end = paused_taps(30)
+    session = run_script(journaled(tmp_path, every=5), inputs, end)
+    data = engine_data(session.engine, session.history_floor is not None)
+    assert json.loads(json.dumps(data)) == data
+    session.close()
