@@ -5,6 +5,7 @@ live, in a replay and after a recovery."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from gammonclock.journal import (
     verify,
 )
 from gammonclock.match import ArbiterAction
+from gammonclock.service import ClockService, settle_memory
 from gammonclock.session import (
     UNDO_KEPT,
     Session,
@@ -268,6 +270,36 @@ def test_a_replay_that_keeps_little_gives_the_whole_replays_effects(long_match):
     assert state(whole.engine) == state(kept.engine)
     assert engine_data(whole.engine) == engine_data(kept.engine, kept.history_floor is not None)
     assert len(entries(kept.engine)) < len(entries(whole.engine)) // 4
+
+
+# --- the collector ------------------------------------------------------------------------------
+
+def test_the_running_loop_freezes_what_it_loaded_and_each_snapshot(tmp_path):
+    session = journaled(tmp_path, every=3)
+    service = ClockService(session, [], origin=0)
+    gc.unfreeze()
+    try:
+        service.stop()                 # the loop reaches READY, then stops at once
+        service.run()
+        assert gc.get_freeze_count() > 0
+        assert session.after_snapshot is settle_memory
+        gc.unfreeze()
+        inputs, end = paused_taps(10)
+        run_script(session, inputs, end)       # a snapshot every 3 records
+        assert gc.get_freeze_count() > 0
+    finally:
+        session.close()
+        gc.unfreeze()
+
+
+def test_snapshots_call_the_hook(tmp_path):
+    calls: list[int] = []
+    session = journaled(tmp_path, every=3)
+    session.after_snapshot = lambda: calls.append(session.engine.now)
+    inputs, end = paused_taps(10)
+    run_script(session, inputs, end)
+    session.close()
+    assert len(calls) == len(snapshot_sizes(tmp_path / "match.jsonl")) > 3
 
 
 def test_snapshot_json_round_trips_after_the_cut(tmp_path):

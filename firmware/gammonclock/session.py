@@ -257,6 +257,8 @@ class Session:
     # history from the journal.
     history_floor: int | None = None
     undo_kept: int = UNDO_KEPT             # player actions the history keeps (see UNDO_KEPT)
+    # Called after each snapshot is journaled (the service: `gc.freeze`, see service.py).
+    after_snapshot: Callable[[], None] | None = None
 
     def feed(self, event: Input) -> list[Effect]:
         """Apply one input; journal it with its effects; then tell the observers."""
@@ -347,6 +349,8 @@ class Session:
         self.engine, left_out = trimmed(self.engine, self.undo_kept)
         if left_out and self.engine.log is not None:
             self.history_floor = _oldest_serial(self.engine)
+        if self.after_snapshot is not None:
+            self.after_snapshot()
 
     def _rebuild_history(self) -> None:
         """The whole history, for an engine whose history left its start out (restored from
