@@ -308,3 +308,73 @@ def test_snapshot_json_round_trips_after_the_cut(tmp_path):
     data = engine_data(session.engine, session.history_floor is not None)
     assert json.loads(json.dumps(data)) == data
     session.close()
+
+
+# --- the export -----------------------------------------------------------------------------------
+
+def whole_csv(path: Path) -> str:
+    """The CSV as the export made it before issue 20: the whole history replayed, every effect
+    numbered, then `effects.surviving`."""
+    from gammonclock.effects import surviving
+    from gammonclock.export.csv_out import render_csv
+    from gammonclock.export.stream import Place, Stamped, Stream
+    from gammonclock.export.turns import derive
+    read = JournalStream.open(path)
+    stamped: list[Stamped] = []
+
+    def number(step) -> None:  # type: ignore[no-untyped-def]
+        record = step.record
+        place = Place(read.path, record.seq, record.t, record.wall, record.offset, record.line)
+        stamped.extend(Stamped(len(stamped) + n, e, place) for n, e in enumerate(step.effects))
+    replayed = replay(read, observe_steps=number)
+    kept = {id(e) for e in surviving([s.effect for s in stamped])}
+    return render_csv(derive(Stream(read, replayed, [s for s in stamped if id(s.effect) in kept],
+                                    len(stamped))))
+
+
+def with_undos(tmp_path: Path, undos: int, name: str) -> Path:
+    """The generated match, with `undos` undos in a row a third of the way in and play going
+    on after them (the later edges moved on by a minute)."""
+    inputs, end = generated()
+    cut = len(inputs) // 3
+    t = inputs[cut - 1].t
+    shifted = [e.__class__(e.t + 60 * S, e.button, e.pressed)   # type: ignore[union-attr]
+               for e in inputs[cut:]]
+    played = [*inputs[:cut], *(undo(t + (n + 1) * S) for n in range(undos)), *shifted]
+    session = run_script(journaled(tmp_path, name=name), played, end + 60 * S)
+    session.close()
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("undos", [0, 2, UNDO_KEPT + 4, 80])
+def test_the_csv_export_is_the_whole_replays_with_a_cut_history(tmp_path, undos, monkeypatch):
+    from gammonclock.export import export_journal
+    from gammonclock.export import stream as stream_module
+    from gammonclock.export import turns as turns_module
+    path = with_undos(tmp_path, undos, "m.jsonl")
+    runs: list[int | None] = []
+    streamed = stream_module.stream_effects
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(args[2] if len(args) > 2 else kwargs.get("keep", UNDO_KEPT))
+        return streamed(*args, **kwargs)
+    monkeypatch.setattr(turns_module, "stream_effects", counted)
+    export_journal(path, "csv", tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").read_text(encoding="utf-8") == whole_csv(path)
+    assert runs[0] == UNDO_KEPT and runs[1:] in ([], [None])
+    if undos == 80:
+        # Undos past what the cut replay had handed over: it starts again on the whole history.
+        assert runs == [UNDO_KEPT, None]
+
+
+def test_the_export_replays_with_a_cut_history(long_match):
+    from gammonclock.export import read_match
+    tmp_path, inputs, end = long_match
+    session = run_script(journaled(tmp_path, name="export.jsonl"), inputs, end)
+    session.close()
+    match = read_match(tmp_path / "export.jsonl", effects=False)
+    whole = replay(read_journal(tmp_path / "export.jsonl")).engine
+    assert match.replayed.history_floor is not None
+    assert len(entries(match.replayed.engine)) < len(entries(whole)) // 3
+    assert match.effects == [] and match.effects_total == whole.seq
+    assert read_match(tmp_path / "export.jsonl").effects      # the JSON and HTML keep them
