@@ -378,3 +378,15 @@ def test_the_export_replays_with_a_cut_history(long_match):
     assert len(entries(match.replayed.engine)) < len(entries(whole)) // 3
     assert match.effects == [] and match.effects_total == whole.seq
     assert read_match(tmp_path / "export.jsonl").effects      # the JSON and HTML keep them
+
+
+@pytest.mark.parametrize("undos", [0, 80])
+def test_verify_replays_with_a_cut_history_and_holds_every_snapshot(tmp_path, undos):
+    path = with_undos(tmp_path, undos, "v.jsonl")
+    checked = verify_and_replay(path, load_or_create_key(tmp_path / "state"))
+    assert checked.verdict.intact, checked.verdict.message
+    assert checked.replayed is not None
+    assert checked.replayed.diverged == [] and checked.replayed.snapshots_differ == []
+    whole = replay(read_journal(path)).engine
+    assert state(checked.replayed.engine) == state(whole)
+    assert len(entries(checked.replayed.engine)) < len(entries(whole)) // 3

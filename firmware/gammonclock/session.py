@@ -674,7 +674,8 @@ def verify_and_replay(path: str | Path, key: bytes | None, *,
     except (JournalError, ConfigError) as exc:
         # The chain says what is wrong with a header that cannot be read (altered, another key).
         return Checked(verify(path, key, no_key=no_key), None, str(exc))
-    run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None)
+    run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None,
+                  keep=UNDO_KEPT)      # its memory does not grow with the journal
 
     def observe(record: Record) -> None:
         if record.seq > 0:
