@@ -390,3 +390,38 @@ def test_verify_replays_with_a_cut_history_and_holds_every_snapshot(tmp_path, un
     whole = replay(read_journal(path)).engine
     assert state(checked.replayed.engine) == state(whole)
     assert len(entries(checked.replayed.engine)) < len(entries(whole)) // 3
+
+
+@pytest.mark.parametrize("every", [1, 4, 8])
+def test_undos_at_the_panel_past_the_cut_history_rebuild_it_too(tmp_path, every):
+    """The arbiter's menu undoes (a button's press, not a socket command) twice in a row, the
+    live history cut to one player action at each snapshot: the second rebuilds the history
+    from the journal, as the socket's undo does, and both do what they do on the whole."""
+    from gammonclock.script import parse_script
+    from test_arbiter_mode import RIGHT_PIN_TAPS, chord, entry, taps
+    text = CONFIG + '\n[arbiter]\npin = "LRCL"\n'
+    rules = parse_config(text).rules
+    script = ("1 tap left\n5 tap right\n9 tap left\n13 tap right\n" + chord(30)
+              + entry(40, RIGHT_PIN_TAPS) + taps(45, ("right",) * 3 + ("cube",) * 4, every=1.0))
+    parsed = parse_script(script, rules.hold_ns)
+    key = load_or_create_key(tmp_path / "state")
+    stamps = fake_stamps()
+    writer = JournalWriter.create(tmp_path / "p.jsonl", key, journal_header(text, "test.toml"),
+                                  0, stamps(), fsync=False)  # type: ignore[operator]
+    session = Session(Engine.start(rules), writer, stamps,  # type: ignore[arg-type]
+                      5 * S, snapshot_every=every, undo_kept=1)
+    said: list[Effect] = []
+    session.observers.append(lambda _, effects: said.extend(effects))
+    reference = Session(Engine.start(rules))
+    heard: list[Effect] = []
+    reference.observers.append(lambda _, effects: heard.extend(effects))
+    run_script(session, parsed.inputs, 60 * S)
+    run_script(reference, parsed.inputs, 60 * S)
+    undone = [e for e in said if e.kind == "undone"]
+    assert len(undone) == 2 and [e for e in heard if e.kind == "undone"] == undone
+    assert said == heard
+    assert state(session.engine) == state(reference.engine)
+    assert session.engine.match.turn is not None
+    session.close()
+    replayed = replay_from_snapshot(tmp_path / "p.jsonl")
+    assert replayed.diverged == [] and state(replayed.engine) == state(reference.engine)

@@ -5,9 +5,15 @@ snapshot and the records after it instead of the whole journal.
 It holds the match state, each button's state (a press in progress and the history entry of its
 tap), the counters `serials` and `seq`, and the part of the history that a pending hold and the
 next `undo` can reach: from the earliest of the last player action and the taps of the presses
-in progress (`history_floor`). What lies before is in the journal; `undo_needs_more_history`
-tells when an undo would look past it (a second undo in a row after a recovery), and the session
-then rebuilds the whole history by replaying the journal before it acts.
+in progress (`history_floor`), less the entries older than every press in progress that had no
+effect (an undo drops them anyway: the taps ignored during a pause are never kept, so a
+snapshot's size does not grow with them). What lies before is in the journal; an undo that finds
+no player action in what was kept (a second undo in a row after a recovery) makes the session
+rebuild the whole history by replaying the journal, and act again.
+
+`trimmed` cuts a live engine's history the same way, to a number of undos in a row: the session
+does it at each snapshot, and a tool's replay every so many records, so that memory does not
+grow with the match.
 
 The encoding is a strict, versioned, tagged JSON form of the frozen values involved: dataclasses
 by `module.Class`, enums, fractions, tuples; the match rules are not repeated (they come from the
