@@ -425,3 +425,31 @@ def test_undos_at_the_panel_past_the_cut_history_rebuild_it_too(tmp_path, every)
     session.close()
     replayed = replay_from_snapshot(tmp_path / "p.jsonl")
     assert replayed.diverged == [] and state(replayed.engine) == state(reference.engine)
+
+
+class FailingJournal:
+    """A card that takes no record (every append fails), as a session sees it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.last_t: int | None = None
+
+    def append(self, *_: object) -> None:
+        from gammonclock.journal import JournalError
+        raise JournalError(f"{self.path}: cannot append: read-only file system")
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_history_is_not_cut_while_records_wait_for_the_journal(tmp_path, long_match):
+    """No journal to rebuild from: the whole history stays, and a deep undo is still exact."""
+    _, inputs, end = long_match
+    session = Session(Engine.start(RULES), FailingJournal(tmp_path / "x.jsonl"),  # type: ignore[arg-type]
+                      fake_stamps(), 5 * S, snapshot_every=20)  # type: ignore[arg-type]
+    run_script(session, inputs, end)
+    reference = run_script(unjournaled(), inputs, end)
+    assert session.backlog and session.history_floor is None
+    for n in range(UNDO_KEPT + 3):
+        assert session.feed(undo(end + (n + 1) * S)) == reference.feed(undo(end + (n + 1) * S))
+    assert state(session.engine) == state(reference.engine)

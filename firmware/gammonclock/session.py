@@ -345,10 +345,12 @@ class Session:
                     engine_data(self.engine, cut=self.history_floor is not None))
         self.since_snapshot = 0
         # What no undo of `undo_kept` in a row nor a press in progress can reach goes: it is in
-        # the journal.
-        self.engine, left_out = trimmed(self.engine, self.undo_kept)
-        if left_out and self.engine.log is not None:
-            self.history_floor = _oldest_serial(self.engine)
+        # the journal. Not while records wait for it (a failing card): the rebuild would have
+        # no journal to read.
+        if not self.backlog:
+            self.engine, left_out = trimmed(self.engine, self.undo_kept)
+            if left_out and self.engine.log is not None:
+                self.history_floor = _oldest_serial(self.engine)
         if self.after_snapshot is not None:
             self.after_snapshot()
 
