@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, assert_never
 
 from . import __version__
-from .arbiter import Undo, parse_command
+from .arbiter import parse_command
 from .config import Config, ConfigError, config_of_header
 from .dice import parse_line
-from .effects import Effect
+from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input, PinKey, PinKeyKind
 from .errors import GammonclockError
 from .journal import (
@@ -50,13 +50,15 @@ from .journal import (
 )
 from .match import ArbiterAction, DiceDropped, DiceEvent, Recover
 from .pin import RedactError, pepper_of, redact_pin
+from .reasons import Reason
 from .sides import Button
 from .snapshot import (
     SnapshotError,
     engine_data,
     engine_from,
     history_floor,
-    undo_needs_more_history,
+    same_snapshot,
+    trimmed,
 )
 
 log = logging.getLogger(__name__)
@@ -70,8 +72,17 @@ Observer = Callable[[Engine, list[Effect]], None]
 SNAPSHOT_EVERY = 200
 
 
-def _is_undo(event: Input) -> bool:
-    return isinstance(event, ArbiterAction) and isinstance(event.command, Undo)
+# Player actions whose history the live engine keeps, so that as many undos in a row (at the
+# panels or the socket) need nothing but memory; a deeper one rebuilds the history from the
+# journal first. The history is cut to them at each snapshot (every SNAPSHOT_EVERY records), so
+# a match's memory does not grow with its length.
+UNDO_KEPT = 8
+
+
+def _undo_fell_short(effects: list[Effect]) -> bool:
+    """Whether these effects hold an undo refused for finding no player action (in a history
+    that may have been cut: the journal may still hold one)."""
+    return any(isinstance(e, Refused) and e.reason is Reason.UNDO_NOTHING for e in effects)
 
 
 StampSource = Callable[[], Stamp]
@@ -241,16 +252,22 @@ class Session:
     # A snapshot of the engine is journaled every `snapshot_every` records (see SNAPSHOT_EVERY).
     snapshot_every: int = SNAPSHOT_EVERY
     since_snapshot: int = 0                # records journaled since the last snapshot
-    # Set when the engine was restored from a snapshot that left out the history before this
-    # serial: a deeper undo first rebuilds the whole history from the journal.
+    # Set when the engine's history leaves out entries before this serial (restored from a
+    # snapshot, or cut to `undo_kept` player actions): a deeper undo first rebuilds the whole
+    # history from the journal.
     history_floor: int | None = None
+    undo_kept: int = UNDO_KEPT             # player actions the history keeps (see UNDO_KEPT)
+    # Called after each snapshot is journaled (the service: `gc.freeze`, see service.py).
+    after_snapshot: Callable[[], None] | None = None
 
     def feed(self, event: Input) -> list[Effect]:
         """Apply one input; journal it with its effects; then tell the observers."""
-        if self.history_floor is not None and _is_undo(event) \
-                and undo_needs_more_history(self.engine):
+        engine, effects = self.engine.feed(event)
+        if self.history_floor is not None and _undo_fell_short(effects):
+            # An undo (the socket's or the panel's) looked past the history kept in memory.
             self._rebuild_history()
-        self.engine, effects = self.engine.feed(event)
+            engine, effects = self.engine.feed(event)
+        self.engine = engine
         if self.journal is not None:
             # As the engine says it: an edge of the PIN's entry without its button.
             recorded = self.engine.recorded or event
@@ -327,12 +344,26 @@ class Session:
         self._write(SNAPSHOT_KIND, self.engine.now,
                     engine_data(self.engine, cut=self.history_floor is not None))
         self.since_snapshot = 0
+        # What no undo of `undo_kept` in a row nor a press in progress can reach goes: it is in
+        # the journal. Not while records wait for it (a failing card): the rebuild would have
+        # no journal to read.
+        if not self.backlog:
+            self.engine, left_out = trimmed(self.engine, self.undo_kept)
+            if left_out and self.engine.log is not None:
+                self.history_floor = _oldest_serial(self.engine)
+        if self.after_snapshot is not None:
+            self.after_snapshot()
 
     def _rebuild_history(self) -> None:
-        """The whole history, for an engine restored from a snapshot that left its start out:
-        the journal replayed from its header, and the records still waiting for it."""
+        """The whole history, for an engine whose history left its start out (restored from
+        a snapshot, or cut to what `undo_kept` undos reach): the journal replayed from its
+        header, and the records still waiting for it."""
         assert self.journal is not None and self.history_floor is not None
         try:
+            writer = (self.journal.writer if isinstance(self.journal, DeferredJournal)
+                      else self.journal)
+            if isinstance(writer, JournalWriter):
+                writer.sync()      # what it holds unwritten (no fsync per record) goes first
             check = self.engine.rules.arbiter_pin     # its pepper goes on (never journaled)
             full = replay(JournalStream.open(self.journal.path),
                           pepper=check.pepper if check is not None else None).engine
@@ -506,27 +537,45 @@ StepObserver = Callable[[ReplayStep], None]
 
 
 class _Replay:
-    """A replay in progress, fed one record at a time (by `replay`, or by `verify`'s walk)."""
+    """A replay in progress, fed one record at a time (by `replay`, or by `verify`'s walk).
+
+    `keep`: the history is cut to that many player actions every SNAPSHOT_EVERY records, so
+    that the replay's memory does not grow with the journal (None: the whole history is kept);
+    an undo that finds no player action in what is kept is replayed again on the whole history,
+    read once more from the journal's header."""
 
     def __init__(self, read: JournalSource, config: Config, engine: Engine,
-                 observe: Observer | None, observe_steps: StepObserver | None) -> None:
+                 observe: Observer | None, observe_steps: StepObserver | None,
+                 keep: int | None = None, cut: bool = False) -> None:
         self.read, self.config, self.engine = read, config, engine
         self.observe, self.observe_steps = observe, observe_steps
         self.diverged: list[str] = []
         self.snapshots_differ: list[str] = []
+        self.keep = keep
+        self.cut = cut              # the history leaves out entries that acted
+        self.since_trim = 0
 
     def step(self, record: Record) -> None:
         if record.kind == SNAPSHOT_KIND:
-            if engine_data(self.engine) != record.data:
+            if not same_snapshot(record.data, self.engine, self.config.rules, self.cut):
                 self.snapshots_differ.append(f"record {record.seq}")
             return
         if record.kind not in ("input", "tick"):
             return
         try:
             self.engine, effects = _replay_step(self.engine, record.kind, record.t, record.data)
+            if self.cut and record.kind == "input" and _undo_fell_short(effects):
+                self.engine, effects = _replay_step(self._whole_before(record), record.kind,
+                                                    record.t, record.data)
+                self.cut = False
         except InputError as exc:   # a record this firmware cannot take: the journal's fault
             raise RecordError(f"{self.read.path}: record {record.seq} (line "
                               f"{self.read.line_of(record)}): {exc}") from None
+        self.since_trim += 1
+        if self.keep is not None and self.since_trim >= SNAPSHOT_EVERY:
+            self.engine, left_out = trimmed(self.engine, self.keep)
+            self.cut = self.cut or left_out
+            self.since_trim = 0
         if effects_diverge(effects, record.data.get("effects")):
             self.diverged.append(f"record {record.seq}")
         if self.observe_steps is not None:
@@ -534,24 +583,50 @@ class _Replay:
         if self.observe and effects:
             self.observe(self.engine, effects)
 
+    def _whole_before(self, record: Record) -> Engine:
+        """The engine just before `record` with its whole history: the journal replayed again
+        from its header (an undo reached past what this replay kept)."""
+        whole = _Replay(self.read, self.config, Engine.start(self.config.rules,
+                                                              at=self.read.header.t), None, None)
+        for earlier in self.read.from_start():
+            if earlier.seq >= record.seq:
+                break
+            if earlier.seq > 0:
+                whole.step(earlier)
+        return whole.engine
+
     def result(self, history_floor: int | None = None) -> Replayed:
+        if history_floor is None and self.cut and self.engine.log is not None:
+            history_floor = _oldest_serial(self.engine)
         return Replayed(self.engine, self.config, self.read, self.diverged,
                         self.snapshots_differ, history_floor)
 
 
+def _oldest_serial(engine: Engine) -> int:
+    entry = engine.log
+    assert entry is not None
+    while entry.prev is not None:
+        entry = entry.prev
+    return entry.serial
+
+
 def replay(read: JournalSource, observe: Observer | None = None, *,
-           observe_steps: StepObserver | None = None, pepper: bytes | None = None
-           ) -> Replayed:
+           observe_steps: StepObserver | None = None, pepper: bytes | None = None,
+           keep: int | None = None) -> Replayed:
     """The match a journal holds, rebuilt by the same engine (one source of truth), record by
     record from its header. A record this firmware cannot take raises RecordError naming the
     file, the record and its line. Each snapshot on the way is compared with the replay.
 
     `observe` sees the engine and the effects of each record that has some (as a session's
     observers do); `observe_steps` sees every record replayed, with its effects. `pepper`: the
-    clock's own, to go on playing (a replay needs none: it compares the journaled digests)."""
+    clock's own, to go on playing (a replay needs none: it compares the journaled digests).
+    `keep`: the history the engine keeps, in player actions (`_Replay`; None: all of it), so a
+    tool's memory does not grow with the journal; `Replayed.history_floor` then says it was
+    cut."""
     header = read.header
     config = config_of_header(header.data, str(read.path), pepper)
-    run = _Replay(read, config, Engine.start(config.rules, at=header.t), observe, observe_steps)
+    run = _Replay(read, config, Engine.start(config.rules, at=header.t), observe, observe_steps,
+                  keep)
     for record in read.each():
         run.step(record)
     return run.result()
@@ -572,7 +647,7 @@ def replay_from_snapshot(path: str | Path, pepper: bytes | None = None) -> Repla
             raise RecordError(f"{read.path}: record {read.start.seq} (line "
                               f"{read.line_of(read.start)}): the snapshot cannot be read back: "
                               f"{exc}") from None
-    run = _Replay(read, config, engine, None, None)
+    run = _Replay(read, config, engine, None, None, cut=floor is not None)
     for record in read.each():
         run.step(record)
     return run.result(floor)
@@ -601,7 +676,8 @@ def verify_and_replay(path: str | Path, key: bytes | None, *,
     except (JournalError, ConfigError) as exc:
         # The chain says what is wrong with a header that cannot be read (altered, another key).
         return Checked(verify(path, key, no_key=no_key), None, str(exc))
-    run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None)
+    run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None,
+                  keep=UNDO_KEPT)      # its memory does not grow with the journal
 
     def observe(record: Record) -> None:
         if record.seq > 0:

@@ -5,9 +5,15 @@ snapshot and the records after it instead of the whole journal.
 It holds the match state, each button's state (a press in progress and the history entry of its
 tap), the counters `serials` and `seq`, and the part of the history that a pending hold and the
 next `undo` can reach: from the earliest of the last player action and the taps of the presses
-in progress (`history_floor`). What lies before is in the journal; `undo_needs_more_history`
-tells when an undo would look past it (a second undo in a row after a recovery), and the session
-then rebuilds the whole history by replaying the journal before it acts.
+in progress (`history_floor`), less the entries older than every press in progress that had no
+effect (an undo drops them anyway: the taps ignored during a pause are never kept, so a
+snapshot's size does not grow with them). What lies before is in the journal; an undo that finds
+no player action in what was kept (a second undo in a row after a recovery) makes the session
+rebuild the whole history by replaying the journal, and act again.
+
+`trimmed` cuts a live engine's history the same way, to a number of undos in a row: the session
+does it at each snapshot, and a tool's replay every so many records, so that memory does not
+grow with the match.
 
 The encoding is a strict, versioned, tagged JSON form of the frozen values involved: dataclasses
 by `module.Class`, enums, fractions, tuples; the match rules are not repeated (they come from the
@@ -161,41 +167,94 @@ def _entries(log: Entry | None) -> Iterator[Entry]:
         log = log.prev
 
 
+def _press_floor(state: Engine) -> int | None:
+    """The serial of the oldest tap a press still in progress may rewind to: a pending hold,
+    or (with a PIN) one of a chord. Everything from there on is kept as it is."""
+    chords = state.rules.arbiter_pin is not None
+    return min((s.press.entry_serial for _, s in state.buttons if s.press is not None and (
+        not s.press.recognised or (chords and not s.press.chord))), default=None)
+
+
+def _floor_entry(state: Engine, actions: int, settled: bool = False
+                 ) -> tuple[Entry | None, int | None]:
+    """The oldest entry kept when `actions` undos in a row must find their player actions in
+    memory (and a pending press its tap), and the press floor. The entry is None when fewer
+    actions are left (all is kept: an undo must see that there are none). `settled`: count only
+    the actions older than every press in progress (a hold may yet turn a newer one into
+    something else, and the undos would then find one fewer)."""
+    press_floor = _press_floor(state)
+    seen, action = 0, None
+    for entry in _entries(state.log):
+        if settled and press_floor is not None and entry.serial >= press_floor:
+            continue
+        if entry.player_action is not None:
+            seen += 1
+            if seen == actions:
+                action = entry.serial
+                break
+    if action is None:
+        return None, press_floor
+    target = action if press_floor is None else min(action, press_floor)
+    # Looking an entry up walks back to the first serial at or below it: keeping that entry (or
+    # the first one an undo keeps) finds the same one, or the same absence, as the whole history.
+    floor = next((e for e in _entries(state.log) if e.serial == target
+                  or (e.serial < target and e.effective)), None)
+    return floor, press_floor
+
+
 def history_floor(state: Engine) -> Entry | None:
     """The oldest history entry a snapshot keeps: the last player action (what `undo` takes
     back), or the tap of a press still in progress (what its hold rewinds to) when older.
-    Looking an entry up walks back to the first serial at or below it, so keeping that entry
-    finds the same one (or the same absence) as the whole history. None keeps it all (no player
-    action yet: an undo must see that there is none)."""
-    last_action = next((e.serial for e in _entries(state.log) if e.player_action is not None),
-                       None)
-    if last_action is None:
-        return None
-    # A press still pending may become a hold, or (with a PIN) one of a chord: either rewinds
-    # to its tap.
-    chords = state.rules.arbiter_pin is not None
-    target = min([last_action, *(s.press.entry_serial for _, s in state.buttons
-                                 if s.press is not None and (
-                                     not s.press.recognised or (chords and not s.press.chord)))])
-    return next((e for e in _entries(state.log) if e.serial <= target), None)
+    None keeps it all (no player action yet: an undo must see that there is none)."""
+    return _floor_entry(state, 1)[0]
 
 
-def kept_history(state: Engine) -> list[Entry]:
-    """The entries a snapshot keeps, oldest first."""
-    floor = history_floor(state)
-    kept = []
-    for entry in _entries(state.log):
-        kept.append(entry)
+def kept_history(state: Engine, actions: int = 1, settled: bool = False
+                 ) -> tuple[list[Entry], bool]:
+    """The entries kept for `actions` undos in a row and the presses in progress, oldest first,
+    and whether an entry that acted is left out before them (`settled`: see `_floor_entry`; a
+    snapshot keeps back to the last player action, whatever a press may make of it).
+
+    Of the entries older than every press in progress, those that had no effect are left out
+    too (an undo drops them anyway, SPEC fine point 12; nothing else looks at them): taps
+    ignored while paused are never kept, however many there are."""
+    floor, press_floor = _floor_entry(state, actions, settled)
+    kept: list[Entry] = []
+    entry = state.log
+    while entry is not None:
+        if entry.effective or entry is floor or (
+                press_floor is not None and entry.serial >= press_floor):
+            kept.append(entry)
         if entry is floor:
             break
+        entry = entry.prev
     kept.reverse()
-    return kept
+    left_out = floor is not None and any(e.effective for e in _entries(floor.prev))
+    return kept, left_out
+
+
+def trimmed(state: Engine, actions: int) -> tuple[Engine, bool]:
+    """`state` with only the history `kept_history` keeps (for `actions` undos in a row, counted
+    among the entries no press in progress can change), and whether an entry that acted was
+    left out (a deeper undo then needs the journal). What a snapshot keeps of it is what it
+    keeps of `state`."""
+    kept, left_out = kept_history(state, actions, settled=True)
+    count, entry = 0, state.log
+    while entry is not None:
+        count += 1
+        entry = entry.prev
+    if count == len(kept):
+        return state, left_out
+    log: Entry | None = None
+    for e in kept:
+        log = Entry(e.serial, e.event, e.before, e.first_seq, e.effects, log)
+    return state._with(log=log), left_out
 
 
 def engine_data(state: Engine, cut: bool = False) -> dict[str, Any]:
     """The snapshot record's data for `state`; `cut`: its history was restored from a snapshot
     that left its start out (so what it holds is not all there was either)."""
-    kept = kept_history(state)
+    kept, left_out = kept_history(state)
     # The pin pad, when it holds the buttons: without them (the journal never has them).
     pad = {} if state.pad is None else {"pin_pad": encode_value(state.pad)}
     return {
@@ -205,10 +264,30 @@ def engine_data(state: Engine, cut: bool = False) -> dict[str, Any]:
         "buttons": encode_value(state.buttons),
         "history": [encode_value((e.serial, e.event, e.before, e.first_seq, e.effects))
                     for e in kept],
-        "trimmed": bool(kept) and (cut or kept[0].prev is not None),
+        "trimmed": bool(kept) and (cut or left_out),
         "serials": state.serials,
         "seq": state.seq,
     }
+
+
+def same_snapshot(data: dict[str, Any], state: Engine, match_rules: MatchRules,
+                  cut: bool = False) -> bool:
+    """Whether a journaled snapshot holds `state` (the engine a replay has at its record). A
+    snapshot written before ignored inputs were left out (they were kept after the last player
+    action) is read back and compared as this firmware would have written it; its `trimmed`
+    said whether anything at all came before, and is not compared (a restored engine takes it
+    only as a hint that a deep undo may need the journal)."""
+    if engine_data(state, cut) == data:
+        return True
+    try:
+        restored, _ = engine_from(data, match_rules)
+    except (SnapshotError, TypeError, ValueError, KeyError):
+        return False
+    ours = engine_data(state, cut)
+    theirs = engine_data(restored, bool(data.get("trimmed")))
+    ours.pop("trimmed")
+    theirs.pop("trimmed")
+    return ours == theirs and (restored.match, restored.buttons) == (state.match, state.buttons)
 
 
 def engine_from(data: dict[str, Any], match_rules: MatchRules) -> tuple[Engine, int | None]:

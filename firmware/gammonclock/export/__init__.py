@@ -37,10 +37,11 @@ class ExportError(GammonclockError):
     names the file and says why."""
 
 
-def read_match(journal_path: str | Path) -> MatchRecord:
-    """The match a journal holds; raises ExportError for a journal that is not one."""
+def read_match(journal_path: str | Path, effects: bool = True) -> MatchRecord:
+    """The match a journal holds; raises ExportError for a journal that is not one.
+    `effects`: as `load_match` (the CSV needs none)."""
     try:
-        match = load_match(journal_path)
+        match = load_match(journal_path, effects)
     except JournalError as exc:
         raise ExportError(str(exc)) from None
     except ConfigError as exc:
@@ -102,7 +103,7 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
     journal, out = Path(journal_path), Path(out_path)
     if out.exists() and journal.exists() and out.resolve() == journal.resolve():
         raise ExportError(f"{out}: that is the journal itself; choose another output file")
-    match = read_match(journal)
+    match = read_match(journal, effects=fmt != "csv")
     verdict = None
     if fmt != "csv":      # the CSV of turns has no place for the verdict
         try:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:     # the stream module builds on this one
     from .stream import Stamped
 
 
-@dataclass
+@dataclass(slots=True)
 class Roll:
     t: int
     wall: int
@@ -36,7 +36,7 @@ class Roll:
         return "-".join(map(str, self.dice))
 
 
-@dataclass
+@dataclass(slots=True)
 class Turn:
     """A span in which one side's clock ran (TurnStarted … TurnEnded)."""
 

@@ -8,18 +8,26 @@ with the journal), so its wall-clock instant can be told: the record's wall stam
 far the effect's instant lies from the record's (a hold restates effects at its down edge, an
 undo restates earlier actions at their own instants).
 
+The replay keeps only the history an undo can reach (`session.replay`'s `keep`), so the effects
+older than its oldest entry can no longer be retracted: `stream_effects` hands each surviving
+effect over as soon as that is so, and keeps only the few that a hold or an undo may still
+retract. An undo that reaches further back (past what the replay kept) makes it start again on
+the whole history (`RewoundPastHanded`).
+
 Who gave each arbiter command is on its `ArbiterCommand` effect (`source`, `by`): the engine
 copies them from the input it replays (a command a hold or an undo restates keeps its own), and
 a command made of button presses at the panels is "panel"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..effects import Effect, surviving
+from ..effects import Effect, Rewound
+from ..engine import Engine
 from ..journal import JournalSource, JournalStream, Record, decode
-from ..session import Replayed, ReplayStep, replay
+from ..session import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +43,7 @@ class Place:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stamped:
     seq: int          # the effect's number in the whole stream
     effect: Effect
@@ -66,20 +74,76 @@ class Stream:
     total: int               # effects in the whole stream, retracted ones and `Rewound`s too
 
 
-def load_stream(path: str | Path) -> Stream:
-    """Read and replay a journal; raises JournalError (RecordError for a record the engine
-    cannot take, naming the file, the record and its line) or ConfigError (of its header)."""
+class RewoundPastHanded(Exception):
+    """A `Rewound` retracts effects `stream_effects` already handed over: an undo reached past
+    the history the replay kept. Start again with `keep=None`."""
+
+
+def _oldest_seq(engine: Engine) -> int:
+    """The stream number of the first effect of the engine's oldest history entry: no hold,
+    chord or undo of what it keeps rewinds to before it (the engine's count when it keeps
+    none)."""
+    entry = engine.log
+    if entry is None:
+        return engine.seq
+    while entry.prev is not None:
+        entry = entry.prev
+    return entry.first_seq
+
+
+def stream_effects(path: str | Path, take: Callable[[Stamped], None],
+                   keep: int | None = UNDO_KEPT) -> tuple[JournalSource, Replayed, int]:
+    """Read and replay a journal, and hand each surviving effect to `take`, in stream order, as
+    soon as nothing can retract it any more (`effects.surviving`, as the replay goes). Returns
+    the journal read, the replay and the number of effects in the whole stream. `keep`: the
+    replay's (None: the whole history, everything handed over at the end). Raises
+    RewoundPastHanded (start again with `keep=None`), JournalError (RecordError for a record the
+    engine cannot take, naming the file, the record and its line) or ConfigError (of its
+    header)."""
     read = JournalStream.open(path)
-    stamped: list[Stamped] = []
+    pending: list[Stamped] = []     # surviving so far, still retractable
+    total, handed, steps = 0, 0, 0  # effects numbered; those below `handed` went to `take`
+
+    def hand_over(upto: int) -> None:
+        nonlocal handed
+        n = 0
+        while n < len(pending) and pending[n].seq < upto:
+            take(pending[n])
+            n += 1
+        del pending[:n]
+        handed = max(handed, upto)
 
     def number(step: ReplayStep) -> None:
-        first, record = len(stamped), step.record
-        if not step.effects:
-            return
-        place = Place(read.path, record.seq, record.t, record.wall, record.offset, record.line)
-        stamped.extend(Stamped(first + n, e, place) for n, e in enumerate(step.effects))
+        nonlocal total, steps
+        record = step.record
+        if step.effects:
+            place = Place(read.path, record.seq, record.t, record.wall, record.offset,
+                          record.line)
+            for effect in step.effects:
+                if isinstance(effect, Rewound):
+                    if effect.since_seq < handed:
+                        raise RewoundPastHanded(f"record {record.seq}")
+                    while pending and pending[-1].seq >= effect.since_seq:
+                        pending.pop()
+                else:
+                    pending.append(Stamped(total, effect, place))
+                total += 1
+        steps += 1
+        if keep is not None and steps % SNAPSHOT_EVERY == 0:
+            hand_over(_oldest_seq(step.engine))
 
-    replayed = replay(read, observe_steps=number)
-    kept = {id(e) for e in surviving([s.effect for s in stamped])}
-    effects = [s for s in stamped if id(s.effect) in kept]
-    return Stream(read, replayed, effects, len(stamped))
+    replayed = replay(read, observe_steps=number, keep=keep)
+    hand_over(total)
+    return read, replayed, total
+
+
+def load_stream(path: str | Path) -> Stream:
+    """Read and replay a journal, every surviving effect in a list (errors as
+    `stream_effects`)."""
+    effects: list[Stamped] = []
+    try:
+        read, replayed, total = stream_effects(path, effects.append)
+    except RewoundPastHanded:
+        effects.clear()
+        read, replayed, total = stream_effects(path, effects.append, keep=None)
+    return Stream(read, replayed, effects, total)

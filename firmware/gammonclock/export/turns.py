@@ -47,7 +47,9 @@ from ..effects import (
     Warned,
     as_any,
 )
+from ..journal import JournalSource
 from ..rules import ResultKind
+from ..session import UNDO_KEPT, Replayed
 from ..sides import Side
 from .model import (
     ArbiterAct,
@@ -60,7 +62,7 @@ from .model import (
     Roll,
     Turn,
 )
-from .stream import Stamped, Stream, load_stream
+from .stream import RewoundPastHanded, Stamped, Stream, stream_effects
 
 
 def _arbiter_outcome(effect: Effect) -> bool:
@@ -303,18 +305,36 @@ def derive(stream: Stream) -> MatchRecord:
     builder = _Builder()
     for item in stream.effects:
         builder.take(item)
-    rules = stream.replayed.config.rules
-    if rules.family.value == "backgammon":
+    return _record(builder, stream.read, stream.replayed, stream.effects, stream.total)
+
+
+def _record(builder: _Builder, read: JournalSource, replayed: Replayed,
+            effects: list[Stamped], total: int) -> MatchRecord:
+    if replayed.config.rules.family.value == "backgammon":
         builder.attach_openings()
-    last = stream.read.last
+    last = read.last
     return MatchRecord(
-        path=stream.read.path, read=stream.read, replayed=stream.replayed,
-        effects=stream.effects, effects_total=stream.total, turns=builder.turns,
-        games=[builder.games[n] for n in sorted(builder.games)], breaks=builder.breaks,
-        pauses=builder.pauses, arbiter=builder.arbiter, rolls=builder.rolls,
-        incidents=builder.incidents, result=builder.result, end_t=last.t, end_wall=last.wall)
+        path=read.path, read=read, replayed=replayed, effects=effects, effects_total=total,
+        turns=builder.turns, games=[builder.games[n] for n in sorted(builder.games)],
+        breaks=builder.breaks, pauses=builder.pauses, arbiter=builder.arbiter,
+        rolls=builder.rolls, incidents=builder.incidents, result=builder.result,
+        end_t=last.t, end_wall=last.wall)
 
 
-def load_match(path: str | Path) -> MatchRecord:
-    """Read, replay and derive a journal (errors as `stream.load_stream`)."""
-    return derive(load_stream(path))
+def load_match(path: str | Path, effects: bool = True) -> MatchRecord:
+    """Read, replay and derive a journal in one pass (errors as `stream.stream_effects`).
+    `effects`: keep the surviving effects in the record (the JSON and the HTML report use
+    them); without them (the CSV) the memory grows with the turns only, not with the journal."""
+    def derived(keep: int | None) -> MatchRecord:
+        builder, kept = _Builder(), []
+
+        def take(item: Stamped) -> None:
+            builder.take(item)
+            if effects:
+                kept.append(item)
+        read, replayed, total = stream_effects(path, take, keep)
+        return _record(builder, read, replayed, kept, total)
+    try:
+        return derived(UNDO_KEPT)
+    except RewoundPastHanded:       # an undo reached past what the replay kept
+        return derived(None)
