@@ -42,6 +42,7 @@ from .script import ScriptError, load_script
 from .sdnotify import Notifier
 from .session import (
     SNAPSHOT_EVERY,
+    UNDO_KEPT,
     Checked,
     Session,
     StampSource,
@@ -287,7 +288,8 @@ def _show_config_error(message: str) -> None:
 def _replay(args: argparse.Namespace) -> int:
     try:
         read = JournalStream.open(args.journal)
-        replayed = replay(read, observe=None if args.json else _print_account)
+        replayed = replay(read, observe=None if args.json else _print_account,
+                          keep=UNDO_KEPT)     # its memory does not grow with the journal
     except (JournalError, ConfigError) as exc:
         return _fail(exc)
     for note in read.problems():
