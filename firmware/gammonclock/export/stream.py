@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..effects import Effect, Rewound
 from ..engine import Engine
+from ..errors import GammonclockError
 from ..journal import JournalSource, JournalStream, Record, decode
 from ..session import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
 
@@ -74,7 +75,7 @@ class Stream:
     total: int               # effects in the whole stream, retracted ones and `Rewound`s too
 
 
-class RewoundPastHanded(Exception):
+class RewoundPastHanded(GammonclockError):
     """A `Rewound` retracts effects `stream_effects` already handed over: an undo reached past
     the history the replay kept. Start again with `keep=None`."""
 
