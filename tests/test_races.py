@@ -12,6 +12,8 @@ loop's turn (a spy on the service's lock), then let go."""
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -19,12 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from paho.mqtt.enums import MQTTErrorCode
 
 from device_helpers import MOCK_TEXT
+from gammonclock import cli
 from gammonclock.arbiter import Pause, Resume
-from gammonclock.config import parse_config
+from gammonclock.config import parse_config, parse_device_config
 from gammonclock.device import Device, build_device
 from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.hall_link import HallLink
 from gammonclock.hall_outbox import JournalTail, journals_in_order
 from gammonclock.journal import (
     JournalError,
@@ -37,6 +42,7 @@ from gammonclock.match import ArbiterAction
 from gammonclock.service import ClockService
 from gammonclock.session import Session, journal_header, system_stamps
 from gammonclock.sides import Button
+from mqtt_helpers import free_port
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -422,10 +428,6 @@ def test_gammonclock_run_exits_non_zero_when_its_loop_fails(tmp_path, monkeypatc
     """`gammonclock run` (systemd's `Restart=always`): a loop that fails ends the process with
     status 70 (EX_SOFTWARE), once the journal holds the match's instant, so that systemd starts
     it again; the recovered match is the one the journal holds."""
-    import signal
-
-    from gammonclock import cli
-
     def failing_step(self: ClockService) -> int | None:
         raise RuntimeError("an injected bug in a step")
     monkeypatch.setattr(ClockService, "_step", failing_step, raising=False)
@@ -445,3 +447,75 @@ def test_gammonclock_run_exits_non_zero_when_its_loop_fails(tmp_path, monkeypatc
     (journal,) = journals_in_order(state)
     whole_journal(journal)
     assert read_journal(journal).last.kind == "tick"          # the instant, journaled
+
+
+# --- the hall reads only what the card holds ------------------------------------------------------
+
+def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, caplog):
+    """The hall's link publishes events read from the journal file. A record is in the file
+    as soon as it is written, before its sync returns; a sync that fails cuts it back out (a
+    dying card), a power cut may lose it. The link must read only records the writer has
+    counted as on the card: here the publisher reads the file between the write and a failed
+    sync (the card then stays dead), and the hall must hold nothing the journal does not."""
+    match_file = tmp_path / "match.toml"
+    match_file.write_text('[match]\nlength = 5\n[players]\nleft = "Anna"\nright = "Boris"\n',
+                          encoding="utf-8")
+    text = (f'[hardware]\npin_factory = "mock"\n[table]\nid = "table-1"\n'
+            f'match_file = "{match_file}"\n'
+            f'[hall]\nbroker = "mqtt://127.0.0.1:{free_port()}"\n')   # no broker: never sent
+    clock = FakeClock()
+    device = build_device(parse_device_config(text, str(tmp_path / "device.toml")),
+                          tmp_path / "state", clock_ns=clock)
+    link = next(c.__self__ for c in device.closers
+                if isinstance(getattr(c, "__self__", None), HallLink))
+    published: list[tuple[str, int]] = []
+
+    def publish_json(topic: str, payload: dict[str, Any], retain: bool = False) -> Any:
+        if topic == "events":
+            published.append((payload["journal"], payload["seq"]))
+        return type("Info", (), {"rc": MQTTErrorCode.MQTT_ERR_SUCCESS, "mid": len(published),
+                                 "is_published": lambda self: False})()
+    link._publish_json = publish_json  # type: ignore[method-assign]
+    session = device.session
+    assert session is not None
+    writer = session.journal
+    assert isinstance(writer, JournalWriter)
+    origin = device.service.origin
+    dead = threading.Event()
+
+    def dying_card(line: bytes, fsync: bool = True) -> None:
+        if dead.is_set():
+            raise JournalError(f"{writer.path}: cannot append record {writer.next_seq}: "
+                               f"Input/output error")
+        if b'"effects":[]' in line:
+            os.write(writer.fd, line)
+            return
+        size = os.lseek(writer.fd, 0, os.SEEK_END)
+        os.write(writer.fd, line)           # in the file ...
+        link._publish_events()              # ... the publisher reads it ...
+        os.ftruncate(writer.fd, size)       # ... and the sync fails: cut back, as the writer does
+        dead.set()
+        raise JournalError(f"{writer.path}: cannot append record {writer.next_seq}: "
+                           f"Input/output error")
+
+    clock.ns = origin + 2 * S
+    device.service.submit(ButtonEdge(origin + 1 * S, Button.LEFT, True))       # game 1
+    device.service.submit(ButtonEdge(origin + 1 * S + 100 * MS, Button.LEFT, False))
+    device.service.step()
+    link._publish_events()
+    before = list(published)
+    assert before                                   # the game's start reached the hall
+    writer._write = dying_card  # type: ignore[method-assign]
+    clock.ns = origin + 4 * S
+    device.service.submit(ButtonEdge(origin + 3 * S, Button.RIGHT, True))      # right's turn
+    device.service.submit(ButtonEdge(origin + 3 * S + 100 * MS, Button.RIGHT, False))
+    device.service.step()
+    assert dead.is_set() and session.backlog         # the turn is in memory, not on the card
+    device.close()
+    for panel in device.panels:
+        panel.close()
+
+    journal = writer.path
+    on_card = [(journal.name, r.seq) for r in read_journal(journal).records
+               if r.kind in ("input", "tick") and r.data.get("effects")]
+    assert published == on_card                      # a prefix of the journal: all of it here
