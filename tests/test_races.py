@@ -304,13 +304,14 @@ def test_a_stop_while_the_loop_appends_leaves_one_journal_the_hall_reads_as_writ
     rig.submit(ButtonEdge(1 * S, Button.LEFT, True))
     rig.applied(1 * S)
     real_write, real_close = journal._write, journal.close
-    loop_wrote = threading.Event()
+    loop_holds, loop_wrote = threading.Event(), threading.Event()
 
     def write(line: bytes, fsync: bool = True) -> None:
         """The loop's line waits until the stop has moved (written its own line, or asked for
         the loop's turn); the stop's line is written at once."""
         name = threading.current_thread().name
         if name == "loop" and not loop_wrote.is_set():
+            loop_holds.set()
             assert rig.closer_moved.wait(WAIT_S)
             try:
                 real_write(line, fsync)
@@ -330,6 +331,7 @@ def test_a_stop_while_the_loop_appends_leaves_one_journal_the_hall_reads_as_writ
     journal.close = close  # type: ignore[method-assign]
 
     rig.submit(ButtonEdge(1 * S + 100 * MS, Button.LEFT, False))   # game 1 starts
+    assert loop_holds.wait(WAIT_S)
     rig.finish(rig.close_on_another_thread())
 
     state = tmp_path / "state"
