@@ -521,3 +521,62 @@ def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, capl
     on_card = [(journal.name, r.seq) for r in read_journal(journal).records
                if r.kind in ("input", "tick") and r.data.get("effects")]
     assert published == on_card                      # a prefix of the journal: all of it here
+
+
+def test_a_closed_link_publishes_nothing_even_when_its_publisher_outlives_the_close(tmp_path):
+    """A starved CPU: the publisher is still reading the journal when the device closes its
+    link (`close` waits for it a bounded while, then goes on: a clock built again on the folder
+    may start its own link). When it wakes it must publish nothing more and keep no position:
+    the link that runs now is the other one."""
+    text = (f'[hardware]\npin_factory = "mock"\n[table]\nid = "table-1"\n'
+            f'[hall]\nbroker = "mqtt://127.0.0.1:{free_port()}"\n')     # no broker
+    (tmp_path / "match.toml").write_text('[match]\nlength = 5\n', encoding="utf-8")
+    text = text.replace('id = "table-1"\n',
+                        f'id = "table-1"\nmatch_file = "{tmp_path / "match.toml"}"\n')
+    clock = FakeClock()
+    device = build_device(parse_device_config(text, str(tmp_path / "device.toml")),
+                          tmp_path / "state", clock_ns=clock)
+    link = next(c.__self__ for c in device.closers
+                if isinstance(getattr(c, "__self__", None), HallLink))
+    origin = device.service.origin
+    clock.ns = origin + 2 * S
+    device.service.submit(ButtonEdge(origin + 1 * S, Button.LEFT, True))       # game 1
+    device.service.submit(ButtonEdge(origin + 1 * S + 100 * MS, Button.LEFT, False))
+    device.service.step()
+    published: list[int] = []
+    after_close: list[str] = []
+    closed, reading = threading.Event(), threading.Event()
+
+    def publish_json(topic: str, payload: dict[str, Any], retain: bool = False) -> Any:
+        if closed.is_set():
+            after_close.append(topic)
+        published.append(1)
+        return type("Info", (), {"rc": MQTTErrorCode.MQTT_ERR_SUCCESS, "mid": len(published),
+                                 "is_published": lambda self: False})()
+    link._publish_json = publish_json  # type: ignore[method-assign]
+    real_read = JournalTail.read
+
+    def read(tail: JournalTail, *args: Any) -> Any:
+        if threading.current_thread().name == "hall-publisher":
+            reading.set()
+            assert closed.wait(WAIT_S)         # the close has given up waiting for it
+        return real_read(tail, *args)
+    JournalTail.read = read  # type: ignore[method-assign]
+    try:
+        link._connected.set()                  # as if connected: the publisher reads events
+        link.signal.wake.set()
+        assert reading.wait(WAIT_S)
+        memory = tmp_path / "state" / "hall-acked.json"
+        link.close()
+        kept = memory.read_bytes() if memory.exists() else None
+        closed.set()
+        publisher = next(t for t in link._threads if t.name == "hall-publisher")
+        publisher.join(WAIT_S)
+        assert not publisher.is_alive()
+    finally:
+        JournalTail.read = real_read  # type: ignore[method-assign]
+        device.close()
+        for panel in device.panels:
+            panel.close()
+    assert after_close == []
+    assert (memory.read_bytes() if memory.exists() else None) == kept

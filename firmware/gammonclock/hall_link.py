@@ -422,6 +422,8 @@ class HallLink:
         keep it on the card; publish again from there at a reconnect, when paho gave up on a
         message, or when the hall's ack did not move within the wait (which doubles while the
         hall stays silent)."""
+        if self._stop.is_set():                # closed: `close` keeps the position itself
+            return
         if self._reconnected.is_set():
             self._reconnected.clear()
             self._again()
@@ -515,7 +517,8 @@ class HallLink:
         self._retry_at = time.monotonic() + REFUSED_RETRY_S
 
     def _publish_events(self) -> None:
-        if time.monotonic() < self._retry_at or len(self._inflight) >= WINDOW:
+        if self._stop.is_set() or time.monotonic() < self._retry_at \
+                or len(self._inflight) >= WINDOW:
             return
         tail = self._current_tail()
         if tail is None:
