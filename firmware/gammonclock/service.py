@@ -269,10 +269,10 @@ class ClockService:
         """Run until `stop()`; everything that touches the match happens on this thread.
         Raises LoopFailed (after logging it and showing it on the panels) when a step meets an
         unexpected error: the caller exits for systemd to start the clock again."""
-        with self._turn:
-            self.present_all([])
-        self.notifier.ready(self._status_line())
         try:
+            with self._turn:
+                self.present_all([])
+            self.notifier.ready(self._status_line())
             while not self._stop.is_set():
                 wake = self.step()
                 wake = self._heartbeat(wake)
@@ -303,7 +303,10 @@ class ClockService:
         self._stop.set()
         with self._turn:
             self._show_failure(f"{type(exc).__name__}: {exc}")
-            self._end_match(drain=False)
+            try:
+                self._end_match(drain=False)
+            except Exception:   # the journal's close failed: its records before stay whole
+                log.exception("the match's journal could not be closed")
         return failure
 
     def _show_failure(self, text: str) -> None:
