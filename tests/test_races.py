@@ -112,17 +112,22 @@ class Rig:
         assert self.service.submit(replace(event, t=self.origin + event.t))
 
     def applied(self, t: int) -> None:
-        """Wait (bounded) until every input handed over is applied and the engine is at `t`."""
-        done = threading.Event()
+        """Wait (bounded) until every input handed over is applied and journaled (or waits
+        in the backlog) and the engine is at `t`."""
+        session = self.device.session
+        self.until(lambda: self.service.waiting() == 0 and session.engine.now >= t
+                   and (session.journal.last_t >= t or session.failed_at == t),
+                   "the loop did not apply the inputs")
 
-        def check() -> bool:
-            return self.service.waiting() == 0 and self.device.session.engine.now >= t
+    @staticmethod
+    def until(condition: Callable[[], bool], what: str) -> None:
+        done = threading.Event()
         for _ in range(int(WAIT_S / 0.01)):
-            if check():
+            if condition():
                 done.set()
                 break
             done.wait(0.01)
-        assert done.is_set(), "the loop did not apply the inputs"
+        assert done.is_set(), what
 
     def close_on_another_thread(self) -> threading.Thread:
         """`Device.close` as the bench's `Clock.close` reaches it: on another thread, the loop
@@ -212,17 +217,24 @@ def quiet_stop(caplog: pytest.LogCaptureFixture, rig: Rig) -> None:
 # --- (a) the loop died: IndexError in Session._write_backlog -------------------------------------
 
 def test_a_stop_while_the_loop_writes_records_that_waited_never_kills_the_loop(rig, caplog):
-    """The card failed once, so a record waits in the session's backlog; the loop writes it
-    (the next press) and, before it takes it off the backlog, the device stops on another
-    thread. The stop must wait for the loop's turn: writing the same backlog beside it wrote
-    the record twice and left the loop to pop an empty list."""
+    """A clock runs; the card failed at a checkpoint, so its record waits in the session's
+    backlog. At the next checkpoint the loop (`advance` -> `_write`) writes it and, before it
+    takes it off the backlog, the device stops on another thread. The stop must wait for the
+    loop's turn: writing the same backlog beside it wrote the record twice and left the loop to
+    pop an empty list (the bench's `IndexError: pop from empty list`)."""
     session = rig.device.session
     journal = session.journal
     assert isinstance(journal, JournalWriter)
+    rig.at(2 * S)
+    rig.submit(ButtonEdge(1 * S, Button.LEFT, True))             # game 1: right runs
+    rig.submit(ButtonEdge(1 * S + 100 * MS, Button.LEFT, False))
+    rig.applied(1 * S + 100 * MS)
+    first_checkpoint = session.next_wakeup()
+    assert first_checkpoint is not None
     written = threading.Event()
 
     def hook(n: int, append: Callable[[], Any]) -> Any:
-        if n == 1:
+        if n == 1:                      # the checkpoint: the card refuses it
             raise JournalError(INJECTED)
         if n == 2:                      # the record that waited: on disk, not yet off the list
             record = append()
@@ -232,18 +244,21 @@ def test_a_stop_while_the_loop_writes_records_that_waited_never_kills_the_loop(r
         return append()
     hook_appends(journal, hook)
 
-    rig.at(2 * S)
-    rig.submit(ButtonEdge(1 * S, Button.LEFT, True))
-    rig.applied(1 * S)
-    assert len(session.backlog) == 1               # the down edge waits for the card
-    rig.submit(ButtonEdge(1 * S + 100 * MS, Button.LEFT, False))
+    rig.at(first_checkpoint + S)
+    rig.service.call_at(rig.clock(), lambda _engine: None)       # wakes the loop: it is due
+    rig.applied(first_checkpoint)
+    assert [kind for kind, *_ in session.backlog] == ["tick"]   # it waits for the card
+    second_checkpoint = session.next_wakeup()
+    assert second_checkpoint is not None and second_checkpoint > first_checkpoint
+    rig.at(second_checkpoint + S)
+    rig.service.call_at(rig.clock(), lambda _engine: None)
     assert written.wait(WAIT_S)
     rig.finish(rig.close_on_another_thread())
 
     quiet_stop(caplog, rig)
     whole_journal(journal.path)
-    assert edges_in(journal.path) == [("left", True), ("left", False)]   # each once
-    assert read_journal(journal.path).last.kind == "tick"     # the instant of the stop
+    ticks = [r.t for r in read_journal(journal.path).records if r.kind == "tick"]
+    assert ticks == [first_checkpoint, second_checkpoint, rig.clock() - rig.origin]  # each once
     assert session.backlog == []
 
 
