@@ -461,6 +461,8 @@ def test_gammonclock_run_exits_non_zero_when_its_loop_fails(tmp_path, monkeypatc
     assert status == 70
     assert any(r.levelno == logging.CRITICAL and "an injected bug" in r.getMessage()
                for r in caplog.records)
+    assert not [r.getMessage() for r in caplog.records       # the panels took the fault screen
+                if r.levelno == logging.ERROR and "failure" in r.getMessage()]
     (journal,) = journals_in_order(state)
     whole_journal(journal)
     assert read_journal(journal).last.kind == "tick"          # the instant, journaled
