@@ -6,12 +6,12 @@ Run it as a plain script from the repository root (Mosquitto installed: scripts/
                                               [--outage 30] [--after 15] [--length 7]
                                               [--real N] [--cpu-quota 0.5]
 
-Every table is a real clock: `gammonclock.device.build_device` on a device config with
-`pin_factory = "mock"` and a `[hall]` section, its own state folder (under /dev/shm when there is
-one: the journals' fsyncs are not the thing measured) and its own account on the broker
-(`mosquitto_passwd`, the shipped hall/acl). The clocks run in spawned processes of
+Every table within the CPU budget (below) is a real clock: `gammonclock.device.build_device` on
+a device config with `pin_factory = "mock"` and a `[hall]` section, its own state folder (under
+/dev/shm when there is one: the journals' fsyncs are not the thing measured) and its own account
+on the broker (`mosquitto_passwd`, the shipped hall/acl). The clocks run in spawned processes of
 `CLOCKS_PER_PROCESS` (on the Pis each clock is its own process; 40 to a process saturate a
-2-core machine after an outage: GIL convoys), the last table alone in one, to be killed. Each
+2-core machine after an outage: GIL convoys), the last real one alone in one, to be killed. Each
 clock's service loop runs on its own thread on a clock `SPEED` times faster than
 `time.monotonic_ns` (given to `build_device` as `clock_ns`, one base for every process); a player
 thread per process presses its clocks' buttons (`ButtonEdge`s stamped on that clock, handed to
