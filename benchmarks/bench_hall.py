@@ -4,13 +4,14 @@ Run it as a plain script from the repository root (Mosquitto installed: scripts/
 
     .venv/bin/python benchmarks/bench_hall.py [--tables 200] [--speed 20] [--play 20]
                                               [--outage 30] [--after 15] [--length 7]
+                                              [--real N] [--cpu-quota 0.5]
 
-Every table is a real clock: `gammonclock.device.build_device` on a device config with
-`pin_factory = "mock"` and a `[hall]` section, its own state folder (under /dev/shm when there is
-one: the journals' fsyncs are not the thing measured) and its own account on the broker
-(`mosquitto_passwd`, the shipped hall/acl). The clocks run in spawned processes of
+Every table within the CPU budget (below) is a real clock: `gammonclock.device.build_device` on
+a device config with `pin_factory = "mock"` and a `[hall]` section, its own state folder (under
+/dev/shm when there is one: the journals' fsyncs are not the thing measured) and its own account
+on the broker (`mosquitto_passwd`, the shipped hall/acl). The clocks run in spawned processes of
 `CLOCKS_PER_PROCESS` (on the Pis each clock is its own process; 40 to a process saturate a
-2-core machine after an outage: GIL convoys), the last table alone in one, to be killed. Each
+2-core machine after an outage: GIL convoys), the last real one alone in one, to be killed. Each
 clock's service loop runs on its own thread on a clock `SPEED` times faster than
 `time.monotonic_ns` (given to `build_device` as `clock_ns`, one base for every process); a player
 thread per process presses its clocks' buttons (`ButtonEdge`s stamped on that clock, handed to
@@ -32,6 +33,19 @@ of every journal must be in the hall's view exactly once by `(journal, seq)`; a 
 wrong password must be refused (and play on); a clock publishing under another table's topic
 must be refused by the ACL (and the hall see nothing of it). It prints the figures (threads,
 memory, CPU too) and exits 1 if a check fails, or if a clock logged a bug.
+
+A CPU budget: only as many tables are real clocks as this machine can run (`CLOCKS_PER_CORE` a
+core at 20x, on half the cores the bench may use: the other half is the hall's, the broker's and
+the page reader's), the first ones; the rest are light tables (`--fakes`' `FakeTable`: one MQTT
+connection each, publishing what a clock publishes), counted in every check beside the clocks.
+200 real clocks on a 2-core machine once took 166-179 % of it, starved every clock and broke
+them (issue 20); `--real N` sets the number of real clocks.
+
+`--cpu-quota Q` is a starved CPU (a Pi that throttles, a weak supply): every clocks' process is
+pinned to one core (`os.sched_setaffinity`) and may run only Q of every 100 ms (stopped and
+continued with SIGSTOP/SIGCONT, all in step: no cgroup needed), with fewer clocks a process
+(`Q x CLOCKS_PER_CORE`) and no more clocks than the one core's budget. Every check must still
+pass.
 
 On a clock faster than real time the service loop sleeps SPEED times too long between its own
 wake-ups (it turns a difference of `clock_ns` into real seconds): panels are redrawn about once a
@@ -93,6 +107,8 @@ S = 1_000_000_000
 TARGET_P99_MS = 1000.0
 SETTLE_S = 15.0            # at most this long after the backlog before play is measured again
 CLOCKS_PER_PROCESS = 20    # 40 a process saturate this 2-core machine after an outage (GIL convoys)
+CLOCKS_PER_CORE = 20       # real clocks at 20x a core runs with room (an outage's backlog, GC)
+THROTTLE_PERIOD_S = 0.1    # --cpu-quota: a clocks' process runs Q of every period
 COMMAND = ".venv/bin/python benchmarks/bench_hall.py"
 
 MATCH_TEXT = """\
@@ -616,21 +632,93 @@ def serve(request: str, arg: Any, clocks: dict[str, Clock], players: Players,
     raise ValueError(f"unknown request {request!r}")
 
 
+# --- the CPU the clocks get ---------------------------------------------------------------------
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many tables are real clocks, in how many processes, on which CPU."""
+
+    real: int                 # real clocks (the rest are light tables)
+    per_process: int          # clocks a process (the killed one is alone in its own)
+    quota: float | None       # --cpu-quota: the share of a core each clocks' process may run
+    core: int | None          # ... on this one core
+    words: str
+
+    @staticmethod
+    def of(args: argparse.Namespace) -> Budget:
+        cores = usable_cores()
+        scale = 20.0 / args.speed                  # a clock's work grows with the speed
+        if args.cpu_quota:
+            core = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+            per_process = max(1, int(args.cpu_quota * CLOCKS_PER_CORE * scale))
+            budget = max(2, int(CLOCKS_PER_CORE * scale))     # one core between them all
+            where = (f"the clocks' processes on core {core}, each running "
+                     f"{args.cpu_quota:g} of every {THROTTLE_PERIOD_S * 1000:.0f} ms")
+        else:
+            core, per_process = None, CLOCKS_PER_PROCESS
+            budget = max(2, int(max(0.5, cores / 2) * CLOCKS_PER_CORE * scale))
+            where = f"the clocks on half of the {cores} cores"
+        real = min(args.tables, args.real or budget)
+        return Budget(real, per_process, args.cpu_quota or None, core,
+                      f"CPU budget: {cores} cores here; {where}: {real} real clocks "
+                      f"({CLOCKS_PER_CORE} a core at 20x{', --real' if args.real else ''}), "
+                      f"{args.tables - real} light tables")
+
+
+class Throttle:
+    """--cpu-quota: every clocks' process runs `quota` of every THROTTLE_PERIOD_S and is
+    stopped (SIGSTOP) the rest, all in step: a starved CPU, whatever the machine's load."""
+
+    def __init__(self, quota: float, pids: Callable[[], list[int]]) -> None:
+        self.quota, self.pids = quota, pids
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="throttle", daemon=True)
+        self.thread.start()
+
+    def _signal(self, signum: int) -> None:
+        for pid in self.pids():
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:        # killed (the SIGKILLed table), or ended
+                pass
+
+    def _run(self) -> None:
+        run_s, stop_s = self.quota * THROTTLE_PERIOD_S, (1 - self.quota) * THROTTLE_PERIOD_S
+        while not self.stopped.wait(run_s):
+            self._signal(signal.SIGSTOP)
+            self.stopped.wait(stop_s)
+            self._signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=5)
+        self._signal(signal.SIGCONT)
+
+
 class ClockProcesses:
     """The clocks, spread over `count` processes (spawned: this one already runs threads)."""
 
     def __init__(self, specs: list[TableSpec], count: int, clock: FastClock,
-                 alone: TableSpec | None = None) -> None:
+                 alone: TableSpec | None = None, budget: Budget | None = None) -> None:
         """`alone`: a table in a process of its own (the one that is killed)."""
         self.clock = clock
+        self.budget = budget
         self.process_of: dict[str, int] = {}
         self.conns: list[Connection] = []
         self.processes: list[multiprocessing.process.BaseProcess] = []
+        self.throttle: Throttle | None = None
         others = [spec for spec in specs if spec is not alone]
         parts = [others[i::count] for i in range(count)] + ([[alone]] if alone else [])
         for i, part in enumerate(parts):
             self.process_of.update({spec.name: i for spec in part})
             self.conns.append(self._spawn(i, part))
+        if budget is not None and budget.quota is not None:
+            self.throttle = Throttle(budget.quota, lambda: self.pids)
         self.build_s = [self._answer(i) for i in range(len(parts))]
 
     def _spawn(self, i: int, part: list[TableSpec], restarted: bool = False) -> Connection:
@@ -639,6 +727,8 @@ class ClockProcesses:
             target=clocks_process, name=f"clocks-{i}", daemon=True,
             args=(theirs, self.clock.speed, self.clock.base, part, restarted))
         process.start()
+        if self.budget is not None and self.budget.core is not None and process.pid:
+            os.sched_setaffinity(process.pid, {self.budget.core})
         if i < len(self.processes):
             self.processes[i] = process
         else:
@@ -689,6 +779,8 @@ class ClockProcesses:
         return sum(t for t, _ in sizes), sum(r for _, r in sizes)
 
     def close(self) -> None:
+        if self.throttle is not None:
+            self.throttle.stop()            # a stopped process answers nothing
         for i, conn in enumerate(self.conns):
             if self.processes[i].is_alive():
                 try:
@@ -716,6 +808,8 @@ class Run:
     tables: list[TableSpec] = field(default_factory=list)
     procs: ClockProcesses | None = None
     killed: TableSpec | None = None       # alone in its process, killed mid-round
+    fakes: list[FakeTable] = field(default_factory=list)     # light tables beyond the budget
+    fake_players: FakePlayers | None = None
     unmeasured: set[str] = field(default_factory=set)   # its presses died with it
     failures: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
@@ -733,24 +827,48 @@ class Run:
         assert self.procs is not None
         return self.procs
 
+    def play_fakes(self) -> None:
+        if self.fakes:
+            self.fake_players = FakePlayers(self.fakes, self.args.speed)
+
+    def finish_fakes(self) -> bool:
+        """The light tables stop pressing; True once the hall holds all they published."""
+        if self.fake_players is not None:
+            self.fake_players.stop()
+        return drain(self.fakes, 60)
+
+    def light_events(self) -> dict[str, set[tuple[str, int]]]:
+        """(journal, seq) of every event each light table has published so far."""
+        return {t.name: {(t.journal, q) for q in range(1, len(t.events) + 1)}
+                for t in self.fakes}
+
 
 def start_clocks(run: Run, names: list[str], match_file: Path) -> None:
+    """The first tables of the CPU budget as real clocks, the rest as light tables."""
+    budget = Budget.of(run.args)
+    run.say(budget.words)
+    real, light = names[:budget.real], names[budget.real:]
     rng = random.Random(run.args.seed)
     run.tables = [TableSpec(name, run.root / "tables" / name,
                             device_text(name, run.broker, match_file), rng.random())
-                  for name in names]
-    count = run.args.processes or max(1, -(-(len(names) - 1) // CLOCKS_PER_PROCESS))
+                  for name in real]
+    count = run.args.processes or max(1, -(-(len(real) - 1) // budget.per_process))
     run.killed = run.tables[-1]
     t0 = time.monotonic()
-    run.procs = ClockProcesses(run.tables, count, run.clock, alone=run.killed)
+    run.procs = ClockProcesses(run.tables, count, run.clock, alone=run.killed, budget=budget)
+    run.fakes = [FakeTable(run.broker, name, run.args.speed, random.Random(rng.random()))
+                 for name in light]
+    for fake in run.fakes:
+        fake.start()
     built = time.monotonic() - t0
     online = wait_until(lambda: all(run.hall.hall.view.table(n).online for n in names), 120)
     threads, rss = run.clocks.size()
-    run.say(f"{len(names)} real clocks (Device, mock pins, [hall]) in {count} processes and "
-            f"{run.killed.name} alone in one (it is killed), built "
+    lights = f" and {len(light)} light tables" if light else ""
+    run.say(f"{len(real)} real clocks (Device, mock pins, [hall]) in {count} processes and "
+            f"{run.killed.name} alone in one (it is killed){lights}, built "
             f"in {built:.1f} s, all online in the hall {time.monotonic() - t0:.1f} s after the "
             f"first: {online}; the clocks' threads {threads}, their RSS {rss:.0f} MB")
-    run.check(online, "not every clock came online in the hall")
+    run.check(online, "not every table came online in the hall")
 
 
 def measure(run: Run, label: str, since: int, until: int, checked: bool = True) -> float:
@@ -769,6 +887,15 @@ def measure(run: Run, label: str, since: int, until: int, checked: bool = True) 
     if checked:
         run.check(len(values) == presses and presses > 0,
                   f"{label}: {presses - len(values)} presses never shown on the page")
+    if run.fakes:
+        light = fake_latencies(run.fakes, run.reader, since, until)
+        count = sum(1 for t in run.fakes for p in t.pressed_ns.values() if since <= p < until)
+        light_p99 = percentile(light, 99)
+        run.say(f"the {len(run.fakes)} light tables' presses -> page {label}: {len(light)} of "
+                f"{count} shown, p50 {percentile(light, 50):.0f} ms, p99 {light_p99:.0f} ms")
+        if checked:
+            run.check(len(light) == count and light_p99 < TARGET_P99_MS,
+                      f"{label}: the light tables' presses not all shown within 1 s")
     return p99
 
 
@@ -832,7 +959,7 @@ def outage(run: Run) -> tuple[int, int]:
                                                                 min(args.outage / 6, 5)))
     time.sleep(max(0.0, args.outage - (time.monotonic() - down)))
     restart_wall_ms = time.time_ns() // 1_000_000
-    backlog = {c.name: events_in(c.state) for c in run.tables}
+    backlog = {c.name: events_in(c.state) for c in run.tables} | run.light_events()
     run.broker.start()
     up = time.monotonic_ns()
     run.say(f"{victim.name} closed and built again on its state folder during the outage "
@@ -841,13 +968,13 @@ def outage(run: Run) -> tuple[int, int]:
 
     def drained() -> bool:
         arrivals = hall.event_arrivals
-        return all((c.name, j, q) in arrivals for c in run.tables for j, q in backlog[c.name])
+        return all((name, j, q) in arrivals for name, keys in backlog.items() for j, q in keys)
     ok = wait_until(drained, 180, 0.25)
-    arrivals = [hall.event_arrivals.get((c.name, j, q), 0) for c in run.tables
-                for j, q in backlog[c.name]]
+    arrivals = [hall.event_arrivals.get((name, j, q), 0) for name, keys in backlog.items()
+                for j, q in keys]
     done = max(arrivals) if ok and arrivals else time.monotonic_ns()
     total = sum(len(b) for b in backlog.values())
-    run.say(f"broker restarted: the backlog ({total} events of {len(run.tables)} tables, "
+    run.say(f"broker restarted: the backlog ({total} events of {len(backlog)} tables, "
             f"published before the restart at {restart_wall_ms} ms) all in the hall "
             f"{(done - up) / S:.1f} s after the restart: {ok}")
     run.check(ok, "the outage's backlog did not all reach the hall within 180 s")
@@ -858,23 +985,25 @@ def outage(run: Run) -> tuple[int, int]:
 
 def exactly_once(run: Run) -> None:
     view = run.hall.hall.view
-    expected = {c.name: events_in(c.state) for c in run.tables}
+    expected = {c.name: events_in(c.state) for c in run.tables} | run.light_events()
 
     def all_in() -> bool:
-        return all(expected[c.name] <= view.table(c.name).seen for c in run.tables)
+        return all(keys <= view.table(name).seen for name, keys in expected.items())
     wait_until(all_in, 60, 0.25)
-    missing = sum(len(expected[c.name] - view.table(c.name).seen) for c in run.tables)
-    extra = sum(len(view.table(c.name).seen - expected[c.name]) for c in run.tables)
+    missing = sum(len(keys - view.table(name).seen) for name, keys in expected.items())
+    extra = sum(len(view.table(name).seen - keys) for name, keys in expected.items())
     total = sum(len(e) for e in expected.values())
-    run.say(f"exactly once by (journal, seq): {total} event records in the clocks' journals, "
-            f"{view.events_counted} counted by the hall ({missing} missing, {extra} extra); "
-            f"{run.hall.deliveries} deliveries, {view.duplicates} duplicates dropped")
+    lights = f" and the {len(run.fakes)} light tables'" if run.fakes else ""
+    run.say(f"exactly once by (journal, seq): {total} event records in the clocks' "
+            f"journals{lights}, {view.events_counted} counted by the hall ({missing} missing, "
+            f"{extra} extra); {run.hall.deliveries} deliveries, {view.duplicates} duplicates "
+            f"dropped")
     run.check(missing == 0 and extra == 0 and view.events_counted == total,
               f"events not exactly once: {missing} missing, {extra} extra")
-    for what, keys in (("missing", [(c.name, k) for c in run.tables
-                                    for k in sorted(expected[c.name] - view.table(c.name).seen)]),
-                       ("extra", [(c.name, k) for c in run.tables
-                                  for k in sorted(view.table(c.name).seen - expected[c.name])])):
+    for what, keys in (("missing", [(name, k) for name, e in expected.items()
+                                    for k in sorted(e - view.table(name).seen)]),
+                       ("extra", [(name, k) for name, e in expected.items()
+                                  for k in sorted(view.table(name).seen - e)])):
         if keys:
             run.say(f"  {what}, the first: {keys[:3]}")
 
@@ -883,7 +1012,7 @@ def intruders(run: Run, match_file: Path) -> None:
     """A clock with a wrong password, and one publishing under another table's topic (both
     built here, in the coordinator)."""
     view, tally = run.hall.hall.view, run.tally
-    n = len(run.tables)
+    n = run.args.tables
     wrong_name, spoof_user = f"table-{n + 1}", f"table-{n + 2}"
     target = run.tables[0]
     run.clocks.ask(target.name, "close", target.name)   # its id is borrowed: one client per id
@@ -1120,6 +1249,28 @@ def drain(tables: list[FakeTable], timeout: float) -> bool:
     return False
 
 
+class FakePlayers:
+    """The light tables beside the real clocks, played on one thread: a turn every 10-20 s of
+    the clocks' time, their events pumped from the hall's position."""
+
+    def __init__(self, tables: list[FakeTable], speed: float) -> None:
+        self.tables, self.turn_s = tables, (10 / speed, 20 / speed)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="light-tables", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(0.01):
+            for table in self.tables:
+                if table.due(self.turn_s):
+                    table.press()
+                table.pump()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=10)
+
+
 def refused_login(broker: Broker, user: str, password: str) -> str:
     c = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=MQTTProtocolVersion.MQTTv5)
     c.username_pw_set(user, password)
@@ -1282,9 +1433,19 @@ def main(argv: list[str] | None = None) -> int:
                              f"{CLOCKS_PER_PROCESS} clocks)")
     parser.add_argument("--fakes", action="store_true",
                         help="light fake tables instead of real clocks (the hall's side only)")
+    parser.add_argument("--real", type=int, default=0,
+                        help="real clocks (default: as many as the CPU budget allows; the rest "
+                             "of --tables are light tables)")
+    parser.add_argument("--cpu-quota", type=float, default=0.0, metavar="Q",
+                        help="a starved CPU: the clocks' processes on one core, each running Q "
+                             "(0 < Q < 1) of every 100 ms, fewer clocks a process")
     args = parser.parse_args(argv)
     if args.tables < 2:
         parser.error("--tables: at least 2 (one of them is killed)")
+    if args.real and not 2 <= args.real <= args.tables:
+        parser.error("--real: from 2 (one of them is killed) to --tables")
+    if args.cpu_quota and not 0 < args.cpu_quota < 1:
+        parser.error("--cpu-quota: a share of a core, above 0 and below 1")
     shm = Path("/dev/shm")
     tmp = Path(tempfile.mkdtemp(prefix="bench-hall-", dir=shm if shm.is_dir() else None))
     print(f"$ {COMMAND} {' '.join(argv if argv is not None else sys.argv[1:])}".rstrip())
@@ -1311,6 +1472,7 @@ def _bench(args: argparse.Namespace, tmp: Path, tally: LogTally) -> int:
         start_clocks(run, names, match_file)
         meter = Meter(broker, lambda: run.clocks.pids)
         run.clocks.ask_all("play")
+        run.play_fakes()
         time.sleep(2.0)                                   # the first turns are under way
         meter.reset()
         since = time.monotonic_ns()
@@ -1334,6 +1496,7 @@ def _bench(args: argparse.Namespace, tmp: Path, tally: LogTally) -> int:
         run.check(p99_after < TARGET_P99_MS,
                   f"p99 press->page after the outage {p99_after:.0f} ms is not under 1 s")
         finished = run.clocks.ask_all("finish")
+        run.check(run.finish_fakes(), "the light tables' events did not all reach the hall")
         exactly_once(run)
         late = percentile([ms for part, _, _ in finished for ms in part], 99)
         warnings: Counter[str] = sum((w for _, w, _ in finished), Counter())
@@ -1346,6 +1509,10 @@ def _bench(args: argparse.Namespace, tmp: Path, tally: LogTally) -> int:
         run.check(not bugs, f"the clocks logged {len(bugs)} bugs (tracebacks above)")
         intruders(run, match_file)
     finally:
+        if run.fake_players is not None:
+            run.fake_players.stop()
+        for fake in run.fakes:
+            fake.stop()
         if run.procs is not None:
             run.procs.close()
         hall.stop()

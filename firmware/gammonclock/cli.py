@@ -54,6 +54,7 @@ from .session import (
 from .simulate import Pacer, account_line, run_script
 
 EXIT_BAD_INPUT = 2
+EXIT_LOOP_FAILED = 70      # EX_SOFTWARE: the clock's loop met a bug; systemd starts it again
 NO_SNAPSHOTS = 1 << 62     # a scripted run in virtual time: no snapshot records
 DEFAULT_STATE_DIR = "/var/lib/gammonclock"
 
@@ -248,8 +249,13 @@ def _run(args: argparse.Namespace) -> int:
             signal.signal(signum, stop)
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stop_signals)
+    from .service import LoopFailed
     try:
         device.service.run()
+    except LoopFailed as exc:
+        # Logged and shown on the panels by the loop; non-zero, so that systemd starts the
+        # clock again (the match resumes from its journal, paused).
+        return _fail(exc, status=EXIT_LOOP_FAILED)
     finally:
         device.close()
     return 0

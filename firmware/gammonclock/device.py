@@ -305,10 +305,12 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
                           settle_ns=device_config.debounce_ns + SETTLE_MARGIN_NS,
                           schedule=service.call_at)
+    # A loop that fails says so on both panels before the process exits to be restarted.
+    service.fault_view = lambda text: config_error_view(text, "CLOCK FAILED")
     # Close in this order: no more inputs, apply those that arrived, journal the instant, and
-    # only then let another clock have the folder.
-    device.closers += [buttons.close, factory.close, service.drain,
-                       lambda: _close_session(service, clock_ns), lock.release]
+    # only then let another clock have the folder. The match is ended in the loop's turn: a
+    # loop still draining (a starved CPU) is waited for, never run beside.
+    device.closers += [buttons.close, factory.close, service.close_session, lock.release]
     return device
 
 
@@ -327,12 +329,3 @@ def _hall_signal(device_config: DeviceConfig) -> Any:
         return None
     from .hall_signal import HallSignal
     return HallSignal()
-
-
-def _close_session(service: ClockService, clock_ns: Callable[[], int]) -> None:
-    """Journal the instant of the stop and close the journal of the match being played."""
-    session = service.session
-    if session is None:
-        return
-    session.checkpoint(max(session.engine.now, service.engine_time(clock_ns())))
-    session.close()

@@ -423,6 +423,8 @@ class HallLink:
         keep it on the card; publish again from there at a reconnect, when paho gave up on a
         message, or when the hall's ack did not move within the wait (which doubles while the
         hall stays silent)."""
+        if self._stop.is_set():                # closed: `close` keeps the position itself
+            return
         if self._reconnected.is_set():
             self._reconnected.clear()
             self._again()
@@ -516,13 +518,14 @@ class HallLink:
         self._retry_at = time.monotonic() + REFUSED_RETRY_S
 
     def _publish_events(self) -> None:
-        if time.monotonic() < self._retry_at or len(self._inflight) >= WINDOW:
+        if self._stop.is_set() or time.monotonic() < self._retry_at \
+                or len(self._inflight) >= WINDOW:
             return
         tail = self._current_tail()
         if tail is None:
             return
         try:
-            events = tail.read(WINDOW - len(self._inflight))
+            events = tail.read(WINDOW - len(self._inflight), self._on_card(tail.path.name))
         except OSError as exc:
             if self._read_failed != str(exc):
                 log.warning("hall: cannot read %s (%s); trying again", tail.path, exc)
@@ -531,6 +534,9 @@ class HallLink:
             return
         self._read_failed = None
         for event in events:
+            if self._stop.is_set():            # closed: a link built after this one goes on
+                self._tail = None
+                return
             info = self._publish_json("events", event.payload())
             if info.rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
                 # The connection dropped since the check (paho may still send it after the
@@ -559,6 +565,18 @@ class HallLink:
             sent = max(seq, self._inflight[-1][0].seq if self._inflight else 0)
             self._tail = JournalTail(journal_file(self.state_dir, name), sent)
         return self._tail
+
+    def _on_card(self, name: str) -> int | None:
+        """The last seq of journal `name` its writer has on the card, when the clock is writing
+        it (None: no bound, nothing more is written to it). The writer counts a record only
+        once it is written and synced; a line in the file before that may still be cut back (a
+        failed sync) or lost (a power cut), and must never reach the hall first."""
+        session = self.service.session
+        journal = session.journal if session is not None else None
+        if journal is None or Path(journal.path).name != name:
+            return None
+        next_seq = getattr(getattr(journal, "writer", journal), "next_seq", None)
+        return next_seq - 1 if isinstance(next_seq, int) else None
 
     def _current_journal(self) -> str | None:
         session = self.service.session

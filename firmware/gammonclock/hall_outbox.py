@@ -190,10 +190,13 @@ class JournalTail:
         self.last_event = after_seq   # the last event read (`after` of the next one)
         self._offset = 0
 
-    def read(self, limit: int) -> list[Event]:
-        """Up to `limit` event records not yet read. Raises OSError when the file cannot be
-        read (the caller tries again later). Reads line by line: a clock behind by a whole
-        outage reads a window at a time, never its backlog again at each acknowledgement."""
+    def read(self, limit: int, upto: int | None = None) -> list[Event]:
+        """Up to `limit` event records not yet read, none past seq `upto` (the last record the
+        journal's writer has on the card: a line written and not yet synced may still be cut
+        back, and what the hall holds must always be the journal's). Raises OSError when the
+        file cannot be read (the caller tries again later). Reads line by line: a clock behind
+        by a whole outage reads a window at a time, never its backlog again at each
+        acknowledgement."""
         events: list[Event] = []
         with open(self.path, "rb") as f:
             f.seek(self._offset)
@@ -201,19 +204,19 @@ class JournalTail:
                 line = f.readline()
                 if not line.endswith(b"\n"):
                     return events                     # the end, or a line still being written
+                record = _record(line[:-1])
+                seq = record.get("seq") if record is not None else None
+                if upto is not None and type(seq) is int and seq > upto:
+                    return events                     # not on the card yet: read it again
                 self._offset += len(line)
-                event = self._event(line[:-1])
+                event = self._event(record)
                 if event is not None:
                     events.append(event)
         return events
 
-    def _event(self, line: bytes) -> Event | None:
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
+    def _event(self, record: dict[str, Any] | None) -> Event | None:
+        if record is None:
             return None       # a torn line (a power cut), acknowledged by a `torn` record
-        if not isinstance(record, dict):
-            return None
         seq, kind, data, wall = (record.get("seq"), record.get("kind"), record.get("data"),
                                  record.get("wall"))
         if type(seq) is not int or seq <= self.after_seq:
@@ -228,6 +231,14 @@ class JournalTail:
                       self.last_event)
         self.last_event = seq
         return event
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def journals_in_order(state_dir: str | Path) -> list[Path]:

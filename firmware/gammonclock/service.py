@@ -23,6 +23,17 @@ A table plays one match after another (SPEC §13.2): `replace_session` swaps the
 this thread, and with no match loaded (`session` None, idle) the panels show the table and the
 inputs act on nothing. Work that must happen on this thread in order with the inputs (loading a
 match) comes as a `Task`.
+
+The match is the loop's alone. A stop from another thread (`close_session`: the device closing
+while its loop may still be draining, on a starved CPU or a slow card) waits for the loop's turn
+and then ends the match there; the loop touches it no more. Two threads never step one session:
+that once journaled two records under one seq, applied an input to an engine another thread had
+moved on ("time went backwards") and popped a record another thread had written.
+
+A loop that meets an error nothing expected (a bug) does not die silently and does not go on: it
+logs the error, shows it on the panels, and `run` raises `LoopFailed` once the match's journal
+holds its last instant. `gammonclock run` then exits non-zero and systemd starts the clock again,
+which resumes the match from its journal, paused, the outage charged to nobody.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from typing import Any, Protocol
 
 from .effects import Effect, Refused
 from .engine import ButtonEdge, Engine, Input
+from .errors import GammonclockError
 from .match import ArbiterAction, MatchState
 from .match_state import Phase
 from .reasons import Reason
@@ -71,6 +83,11 @@ def settle_memory() -> None:
 
 
 MESSAGE_NS = 10_000_000_000   # a message over the panels (a match loaded, a file refused) stays
+
+
+class LoopFailed(GammonclockError, RuntimeError):
+    """The clock's loop met an unexpected error (a bug) and stopped: the process should exit
+    and be started again (systemd), which resumes the match from its journal."""
 
 
 class Presenter(Protocol):
@@ -183,6 +200,15 @@ class ClockService:
         # that hangs (in an I2C write, on a dead disk) stops the pings and is restarted.
         self.notifier = notifier or Notifier({})
         self._next_ping: int | None = None
+        # The loop's turn: a step, a drain and the closing of the match hold it, so a stop from
+        # another thread never steps the match beside the loop. Once `_closed`, the match's
+        # journal is closed and no step touches it again.
+        self._turn = threading.RLock()
+        self._closed = False
+        self.failure: BaseException | None = None    # what stopped the loop (LoopFailed)
+        # A screen saying the loop failed (the device gives one on its panels), else the
+        # notice line only.
+        self.fault_view: Callable[[str], Any] | None = None
         self.presenters = presenters
         self.origin = origin
         self.clock_ns = clock_ns
@@ -255,25 +281,82 @@ class ClockService:
         return mono - self.origin
 
     def run(self) -> None:
-        """Run until `stop()`; everything that touches the match happens on this thread."""
-        self.present_all([])
-        self.notifier.ready(self._status_line())
-        self._freezing = True
-        if self.session is not None:
-            self.session.after_snapshot = settle_memory
-        gc.collect()
-        settle_memory()
-        while not self._stop.is_set():
-            wake = self.step()
-            wake = self._heartbeat(wake)
-            timeout = None if wake is None else max(0.0, (wake - self.clock_ns()) / 1e9)
+        """Run until `stop()`; everything that touches the match happens on this thread.
+        Raises LoopFailed (after logging it and showing it on the panels) when a step meets an
+        unexpected error: the caller exits for systemd to start the clock again."""
+        try:
+            with self._turn:
+                self.present_all([])
+            self.notifier.ready(self._status_line())
+            # What lives all match is frozen once READY and after each snapshot: a full
+            # collection never scans it again (gc.freeze; see settle_memory).
+            self._freezing = True
+            if self.session is not None:
+                self.session.after_snapshot = settle_memory
+            gc.collect()
+            settle_memory()
+            while not self._stop.is_set():
+                wake = self.step()
+                wake = self._heartbeat(wake)
+                timeout = None if wake is None else max(0.0, (wake - self.clock_ns()) / 1e9)
+                try:
+                    item = self._inbox.get(timeout=timeout)
+                except queue.Empty:
+                    continue
+                if item is not None:
+                    with self._turn:
+                        self._take(item)
+            self.drain()
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        self._close_presenters()
+
+    def _failed(self, exc: Exception) -> LoopFailed:
+        """An unexpected error in a step: log it, show it, journal the match's instant and close
+        its journal (the records before stay whole); the loop then stops. Going on would risk a
+        match in memory that its journal does not hold, or the same error at every wake (a timer
+        that cannot fire spins, and feeds the watchdog all the while); a restart resumes the
+        match from the journal, paused, as after a power cut."""
+        failure = LoopFailed(f"the clock's loop failed: {type(exc).__name__}: {exc}; the "
+                             f"match is kept in its journal and resumes paused when the clock "
+                             f"starts again")
+        self.failure = failure
+        log.critical("%s", failure, exc_info=exc)
+        self._stop.set()
+        with self._turn:
+            self._show_failure(f"{type(exc).__name__}: {exc}")
             try:
-                item = self._inbox.get(timeout=timeout)
-            except queue.Empty:
+                self._end_match(drain=False)
+            except Exception:   # the journal's close failed: its records before stay whole
+                log.exception("the match's journal could not be closed")
+        return failure
+
+    def _show_failure(self, text: str) -> None:
+        """The panels say the clock failed and restarts (a display fault never hides it)."""
+        message = f"clock failed, restarting: {text}"
+        view = None
+        if self.fault_view is not None:
+            try:
+                view = self.fault_view(message)
+            except Exception:   # the log holds the error: the panels are a courtesy here
+                log.exception("cannot make the screen for the loop's failure")
+        t = self.session.engine.now if self.session is not None else 0
+        for presenter in self.presenters:
+            show = getattr(presenter, "show_message", None)
+            notify = getattr(presenter, "notify", None)
+            try:
+                if view is not None and show is not None:
+                    show(view, t)
+                    continue
+                if notify is None:
+                    continue
+                notify(message, t)
+            except Exception:   # one panel's fault must not keep the other dark
+                log.exception("presenter %r cannot show the loop's failure", presenter)
                 continue
-            if item is not None:
-                self._take(item)
-        self.drain()
+            self._present(presenter, t, [])     # guarded: the notice drawn now
+
+    def _close_presenters(self) -> None:
         for presenter in self.presenters:
             try:
                 presenter.close()
@@ -307,10 +390,39 @@ class ClockService:
                 f"{format_score(match.score.left)}-{format_score(match.score.right)}")
 
     def drain(self) -> None:
-        """Apply every input still waiting out its grace, in order (the loop is stopping)."""
-        self.step()
-        self.grace_ns = self.timer_grace_ns = 0
-        self.step()
+        """Apply every input still waiting out its grace, in order (the loop is stopping). From
+        another thread it waits for the loop's turn; once the match is closed it does nothing."""
+        with self._turn:
+            if self._closed:
+                return
+            self._step()
+            self.grace_ns = self.timer_grace_ns = 0
+            self._step()
+
+    def close_session(self) -> None:
+        """Stop the loop and end the match here: the inputs waiting applied, the instant of the
+        stop journaled, the journal closed (any thread; the device's stop). A loop still
+        running (it drains its own inputs on a starved CPU) is waited for between two steps,
+        and touches the match no more afterwards."""
+        self.stop()
+        with self._turn:
+            self._end_match(drain=self.failure is None)
+
+    def _end_match(self, drain: bool) -> None:
+        if self._closed:
+            return
+        session = self.session
+        try:
+            if drain:
+                self.drain()
+            if session is not None:
+                session.checkpoint(max(session.engine.now, self.engine_time(self.clock_ns())))
+        except Exception:   # a bug at the very end: the journal is closed all the same
+            log.exception("the match's last instant could not be journaled")
+        finally:
+            self._closed = True
+            if session is not None:
+                session.close()
 
     def _take_arrivals(self) -> None:
         """Move everything in the inbox into its heap."""
@@ -337,7 +449,14 @@ class ClockService:
         return event if at == event.t else replace(event, t=at)
 
     def step(self) -> int | None:
-        """Do everything due by now; return the monotonic instant of the next thing due."""
+        """Do everything due by now; return the monotonic instant of the next thing due (None
+        once the match is closed: nothing is ever due again)."""
+        with self._turn:
+            if self._closed:
+                return None
+            return self._step()
+
+    def _step(self) -> int | None:
         self._take_arrivals()
         now = self.engine_time(self.clock_ns())
         # The match's timers due together (a late wake-up, a clock run faster than real time:
