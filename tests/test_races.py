@@ -597,3 +597,16 @@ def test_a_closed_link_publishes_nothing_even_when_its_publisher_outlives_the_cl
             panel.close()
     assert after_close == []
     assert (memory.read_bytes() if memory.exists() else None) == kept
+
+
+@pytest.mark.parametrize("language, title", [("en", "CLOCK FAILED"), ("ru", "СБОЙ ЧАСОВ")])
+def test_a_failed_loop_is_said_on_the_panels_in_their_language(tmp_path, language, title):
+    """The screen a failed loop leaves on both panels is in the panels' language (SPEC §15)."""
+    text = MOCK_TEXT + f'\n[display]\nlanguage = "{language}"\n'
+    device = build_device(parse_config(text, "mock.toml"), tmp_path / "state")
+    try:
+        assert device.service.fault_view is not None
+        view = device.service.fault_view("KeyError: a bug")
+        assert view.title == title and "KeyError: a bug" in view.lines[0][0]
+    finally:
+        device.close()

@@ -306,7 +306,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
                           settle_ns=device_config.debounce_ns + SETTLE_MARGIN_NS,
                           schedule=service.call_at)
     # A loop that fails says so on both panels before the process exits to be restarted.
-    service.fault_view = lambda text: config_error_view(text, "CLOCK FAILED")
+    service.fault_view = lambda text: config_error_view(text, "CLOCK FAILED", language())
     # Close in this order: no more inputs, apply those that arrived, journal the instant, and
     # only then let another clock have the folder. The match is ended in the loop's turn: a
     # loop still draining (a starved CPU) is waited for, never run beside.

@@ -151,6 +151,7 @@ TEXTS: dict[str, Entry] = {
     "stick.no_match": E(Room.TEXT, "no next match on the stick", "на флешке нет матча"),
     "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
     "title.config_error": E(Room.TITLE, "CONFIG ERROR", "ОШИБКА НАСТРОЕК"),
+    "title.clock_failed": E(Room.TITLE, "CLOCK FAILED", "СБОЙ ЧАСОВ"),
     "next.match": E(Room.TEXT, "{left}-{right}, {length}", "{left}-{right}, {length}"),
     "next.time": E(Room.TEXT, "{time} each", "{time} каждому"),
     "error.no_details": E(Room.TEXT, "(no details)", "(без подробностей)"),
