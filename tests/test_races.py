@@ -610,3 +610,27 @@ def test_a_failed_loop_is_said_on_the_panels_in_their_language(tmp_path, languag
         assert view.title == title and "KeyError: a bug" in view.lines[0][0]
     finally:
         device.close()
+
+
+def test_the_simulator_closes_its_screen_and_raises_when_the_clock_loop_fails(tmp_path,
+                                                                               monkeypatch):
+    """The interactive simulator runs the loop on a thread: a failed loop closes the screen
+    (instead of a live screen over a dead clock) and `simulate` exits as `run` does."""
+    from gammonclock import simulator_ui
+    from gammonclock.service import LoopFailed
+    device = build_device(parse_config(MOCK_TEXT, "mock.toml"), tmp_path / "state")
+    failure = LoopFailed("the clock's loop failed: KeyError: a bug")
+
+    def failing_run() -> None:
+        device.service.failure = failure
+        raise failure
+    monkeypatch.setattr(device.service, "run", failing_run)
+    screen_closed = threading.Event()
+
+    def screen(_device: Any, stop: threading.Event, _socket: Any) -> None:
+        if stop.wait(WAIT_S):            # the screen's own loop ends on `stop`
+            screen_closed.set()
+    monkeypatch.setattr(simulator_ui, "run_terminal", screen)
+    with pytest.raises(LoopFailed):
+        simulator_ui.run_interactive(device, text=True)
+    assert screen_closed.is_set()

@@ -188,7 +188,13 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
              else f"`gammonclock arbiter --state-dir {state_dir} status`")
     shown = socket_at or socket_path(state_dir)
     print(f"gammonclock: the simulator's arbiter socket is {shown}; {where}", file=sys.stderr)
-    run_interactive(device, text=True if args.text else None, socket=shown)
+    from .service import LoopFailed
+    try:
+        run_interactive(device, text=True if args.text else None, socket=shown)
+    except LoopFailed as exc:
+        _fail(exc, status=EXIT_LOOP_FAILED)
+        print(f"gammonclock: the match's journal is in {state_dir}/journals")
+        return EXIT_LOOP_FAILED
     print(f"gammonclock: the match's journal is in {state_dir}/journals")
     return 0
 

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import getpass
 import logging
+import os
 import random
 import shutil
 import signal
@@ -42,6 +43,7 @@ from .device import Device, build_device
 from .errors import GammonclockError
 from .hall_accounts import SEARCH_PATH
 from .match_state import Phase
+from .service import LoopFailed
 from .sides import Button, Side
 
 EXIT_BAD_INPUT = 2
@@ -354,7 +356,14 @@ def running_clock(table: DemoTable, broker: PrivateBroker, folder: Path,
     state = folder / "state"
     device = build_device(parse_device_config(text, str(path)), state,
                           socket_at=state / "arbiter.sock")
-    loop = threading.Thread(target=device.service.run, name=f"clock-{table.name}", daemon=True)
+    def run() -> None:
+        try:
+            device.service.run()
+        except LoopFailed as exc:   # logged and shown by the loop; the demo stops (as Ctrl-C)
+            print(f"gammonclock hall demo: {table.name}: {exc}; stopping the demo",
+                  file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGINT)
+    loop = threading.Thread(target=run, name=f"clock-{table.name}", daemon=True)
     loop.start()
     shutil.copyfile(state / "device.key", keys / f"{table.name}.key")
     try:

@@ -38,6 +38,7 @@ from .hardware.presenters import PanelPresenter
 from .hardware.texts import say
 from .hardware.views import Clock, PanelView
 from .hardware.views import Layout as ViewLayout
+from .service import LoopFailed
 from .sides import Button, Pair, Side
 
 GAP = 12                # pixels between the two panels in the composite
@@ -402,9 +403,16 @@ def run_terminal(device: Device, stop: threading.Event, socket: Path | str | Non
 def run_interactive(device: Device, text: bool | None = None,
                     socket: Path | str | None = None) -> None:
     """Run the device's service on its own thread and the keyboard/screen here until quit
-    (`socket`: the arbiter's, shown under the panels in a terminal)."""
+    (`socket`: the arbiter's, shown under the panels in a terminal). Raises LoopFailed when the
+    clock's loop failed (the screen closes then)."""
     stop = threading.Event()
-    worker = threading.Thread(target=device.service.run, name="clock", daemon=True)
+
+    def clock() -> None:
+        try:
+            device.service.run()
+        except LoopFailed:          # logged and shown by the loop: the screen closes, and the
+            stop.set()              # caller raises it (`device.service.failure`)
+    worker = threading.Thread(target=clock, name="clock", daemon=True)
     worker.start()
     try:
         use_text = text if text is not None else not window_available()
@@ -420,6 +428,8 @@ def run_interactive(device: Device, text: bool | None = None,
         device.service.stop()
         worker.join(timeout=5)
         device.close()
+    if isinstance(device.service.failure, LoopFailed):
+        raise device.service.failure
 
 
 def _shown_image(device: Any) -> Image.Image | None:
