@@ -213,16 +213,18 @@ def test_the_code_is_the_tracked_files_none_writable_but_by_their_owner(checkout
 
 def test_the_system_steps_are_only_printed_in_a_staging_root(checkout, tmp_path):
     out = staged(checkout, tmp_path, "--arbiter", "anna", "--arbiter", "boris")
-    for words in (("would run apt-get install -y", "python3-venv python3-lgpio i2c-tools"),
-                  ("would run groupadd --system gammonclock-arbiters",),
-                  ("would run useradd --system", "--home-dir /var/lib/gammonclock",
+    for words in (("apt-get install -y", "python3-venv python3-lgpio i2c-tools"),
+                  ("groupadd --system gammonclock-arbiters",),
+                  ("useradd --system", "--home-dir /var/lib/gammonclock",
                    "--shell /usr/sbin/nologin", "gammonclock"),
-                  ("would run usermod -a -G gpio,i2c,dialout,gammonclock-arbiters gammonclock",),
-                  ("would run usermod -a -G gammonclock-arbiters,gammonclock anna",),
-                  ("would run usermod -a -G gammonclock-arbiters,gammonclock boris",),
-                  ("would run systemctl daemon-reload && systemctl enable gammonclock",),
-                  ("would run udevadm control --reload", "not in a staging root")):
-        assert len(lines_with(out, "install: ", *words)) == 1, words
+                  ("usermod -a -G gpio,i2c,dialout,gammonclock-arbiters gammonclock",),
+                  ("usermod -a -G gammonclock-arbiters,gammonclock anna",),
+                  ("usermod -a -G gammonclock-arbiters,gammonclock boris",),
+                  ("systemctl daemon-reload && systemctl enable gammonclock",),
+                  ("udevadm control --reload",)):
+        assert len(lines_with(out, "install: left for the Pi, not run in a staging root: ",
+                              *words)) == 1, words
+    assert not lines_with(out, "install: would ")      # not changes to the staging tree
 
 
 def test_the_next_steps_are_the_new_match_flow(checkout, tmp_path):
@@ -347,9 +349,10 @@ def test_a_dry_run_changes_nothing_and_says_what_each_step_would_do(checkout, tm
     run = install(checkout, tmp_path, "--dry-run", "--arbiter", "anna")   # the venv's steps too
     assert run.returncode == 0, run.stderr
     assert list(tmp_path.iterdir()) == []
-    for words in (("would run apt-get install",),                       # 1. packages
-                  ("would leave I2C as it is",),                       # 2. I2C (no config.txt)
-                  ("would run useradd",), ("would run usermod", "anna"),   # 3. users
+    for words in (("left for the Pi", "apt-get install",),             # 1. packages
+                  ("warning: no", "I2C left as it is",),               # 2. I2C (no config.txt)
+                  ("left for the Pi", "useradd",),                     # 3. users
+                  ("left for the Pi", "usermod", "anna"),
                   ("would copy the code", f"to {tmp_path}/{CODE}"),    # 4. the code
                   ("would link", COMMAND_LINK),
                   ("would run /", "-m venv --system-site-packages"),
@@ -359,12 +362,50 @@ def test_a_dry_run_changes_nothing_and_says_what_each_step_would_do(checkout, tm
                   ("would install the unit", UNIT),                    # 6. the units, USB rule
                   ("would install the USB stick's unit", USB_UNIT),
                   ("would install the USB stick's udev rule", USB_RULE),
-                  ("would run systemctl daemon-reload && systemctl enable gammonclock",),
-                  ("would run udevadm control --reload",)):
+                  ("left for the Pi", "systemctl daemon-reload && systemctl enable"),
+                  ("left for the Pi", "udevadm control --reload",)):
         assert len(lines_with(run.stdout, "install: ", *words)) == 1, words
     assert "install: dry run: 10 changes to make; nothing was changed" in run.stdout
     assert lines_with(run.stdout, "check-config /etc/gammonclock/device.toml "
                                   "/etc/gammonclock/match.toml")            # 7. next steps
+
+
+def would_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("install: would ")]
+
+
+@pytest.mark.parametrize("config_txt", [None, "dtparam=audio=on\n"])
+@pytest.mark.parametrize("args", [("--skip-venv",), ("--arbiter", "anna")])
+def test_a_dry_runs_count_is_its_would_lines_and_what_the_run_then_counts(checkout, tmp_path,
+                                                                          config_txt, args):
+    if config_txt is not None:                 # three more changes: I2C on, its speed, i2c-dev
+        (tmp_path / "boot/firmware").mkdir(parents=True)
+        (tmp_path / "boot/firmware/config.txt").write_text(config_txt)
+    dry = install(checkout, tmp_path, "--dry-run", *args)
+    assert dry.returncode == 0, dry.stderr
+    counted = len(would_lines(dry.stdout))
+    assert counted == (8 if config_txt is None else 11) + (0 if "--skip-venv" in args else 2)
+    assert f"install: dry run: {counted} changes to make; nothing was changed" in dry.stdout
+    if "--skip-venv" in args:                  # the run itself, without pip's minutes
+        assert f"install: done: {counted} changes" in staged(checkout, tmp_path)
+
+
+def test_a_dry_run_takes_a_staging_root_that_does_not_exist_yet(checkout, tmp_path):
+    nowhere = tmp_path / "new" / "root"
+    run = install(checkout, nowhere, "--dry-run", "--skip-venv")
+    assert run.returncode == 0, run.stderr
+    assert not (tmp_path / "new").exists()                  # it made nothing
+    assert lines_with(run.stdout, "install: would copy the code", f"to {nowhere}/{CODE}")
+    assert lines_with(run.stdout, "install: would place", f"{nowhere}/{MATCH}")
+    counted = len(would_lines(run.stdout))
+    assert f"install: dry run: {counted} changes to make; nothing was changed" in run.stdout
+    assert lines_with(run.stdout, f"{nowhere} does not exist yet", f"mkdir -p {nowhere}")
+    # A file in the way is refused by the dry run as by the run itself.
+    (tmp_path / "file").write_text("not a folder\n")
+    for args in (("--dry-run",), ()):
+        refused = install(checkout, tmp_path / "file", *args)
+        assert refused.returncode == 1
+        assert f"--root {tmp_path}/file: no such folder" in refused.stderr
 
 
 def test_a_dry_run_after_a_run_has_nothing_to_do(checkout, tmp_path):
