@@ -800,3 +800,30 @@ def test_offline_takes_lgpio_from_the_bundle_where_debians_is_not_installed(
     assert lines_with(run.stdout, "would run", "pip install -q --no-index --find-links",
                       f"[{extras}]'")
     assert not lines_with(run.stdout, "apt-get")
+
+
+def test_a_damaged_bundle_is_refused_by_its_checksums(checkout, tmp_path):
+    """scripts/bundle writes SHA256SUMS: a file that differs from it (a bad copy) is named."""
+    bundle = make_bundle(checkout, tmp_path / "stick")
+    subprocess.run(["tar", "-xzf", str(bundle), "-C", str(tmp_path / "stick")], check=True)
+    top = tmp_path / "stick/gammonclock-bundle"
+    subprocess.run("find . -type f ! -name SHA256SUMS -printf '%P\\0' | xargs -0 sha256sum "
+                   "> SHA256SUMS", shell=True, cwd=top, check=True)
+    (tmp_path / "root").mkdir()
+    assert install(checkout, tmp_path / "root", "--skip-venv", "--offline",
+                   str(top)).returncode == 0
+    (top / "code/FROM_THE_BUNDLE").write_text("a byte lost on the way\n")
+    (tmp_path / "other").mkdir()
+    run = install(checkout, tmp_path / "other", "--skip-venv", "--offline", str(top))
+    assert run.returncode == 1
+    assert "the bundle is damaged (a file differs from its SHA256SUMS" in run.stderr
+    assert list((tmp_path / "other").iterdir()) == []
+
+
+def test_install_md_says_what_the_other_systems_and_an_offline_card_need():
+    doc = " ".join((ROOT / "hardware_docs/install.md").read_text(encoding="utf-8").split())
+    for words in ("Raspberry Pi OS (Bookworm), Debian 12 and Ubuntu 24.04",
+                  "`--offline BUNDLE` installs with no network",
+                  "An offline install needs `python3-venv` and `i2c-tools` installed already",
+                  "Status: \"failed to start: …\"", "status=216/GROUP"):
+        assert words in doc, words

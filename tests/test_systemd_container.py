@@ -149,9 +149,17 @@ def checkout_files() -> list[str]:
 
 
 def make_bundle(into: Path, machine: str) -> Path:
-    """gammonclock-bundle.tar.gz: MANIFEST.txt, code/ and wheels/MACHINE/ (scripts/bundle's
-    format), built here from this checkout and the cached wheels."""
+    """gammonclock-bundle.tar.gz for `machine`: made by scripts/bundle where the checkout has it,
+    else here in its format (MANIFEST.txt, code/, wheels/MACHINE/) from the cached wheels."""
     bundle = into / "gammonclock-bundle.tar.gz"
+    script = ROOT / "scripts/bundle"
+    if script.exists():
+        started = time.monotonic()
+        made = _run([sys.executable, str(script), "--arch", machine, "--python", PYTHON_INSIDE,
+                     "-o", str(bundle)], timeout=1200, cwd=ROOT)
+        assert made.returncode == 0, f"scripts/bundle failed:\n{made.stdout}{made.stderr}"
+        figures["scripts/bundle, s"] = time.monotonic() - started
+        return bundle
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     manifest = into / "MANIFEST.txt"
     manifest.write_text(f"version {version}\narch {machine}\n")
