@@ -5,8 +5,10 @@ this machine's architecture (its code and wheels, in scripts/bundle's layout), `
 pin_factory = "mock"` (no Pi), then checked from outside through `nsenter`: READY and the status
 text, the service's groups (the unit names none), the control socket for an arbiter's login and
 refused for another, `arbiter new-match`, `kill -9` → restarted and the match recovered, SIGSTOP →
-the watchdog's restart, a start that fails saying why in `systemctl status`, SIGTERM → a clean
-stop with an intact journal, and a second install run that changes nothing.
+the watchdog's restart, a start that fails saying why in `systemctl status`, a read-only state
+folder (the clock serves, its records wait in memory), SIGTERM → a clean stop with an intact
+journal, and a second install run that changes nothing. Not here: the USB stick's helper unit,
+which needs a loop device (a container gets none by default).
 
 Needs root and the tools scripts/test-deps installs (debootstrap, systemd-container); without them
 it fails and says what is missing, never skips. The root is cached in $GAMMONCLOCK_TEST_CACHE
@@ -377,6 +379,23 @@ def test_the_clock_under_a_real_systemd(container: Container) -> None:
     assert f'Status: "failed to start: {DEVICE}: {why}"' in shown, shown
     assert why in box.ok("journalctl", "-u", "gammonclock", "--no-pager")
     box.ok("sed", "-i", 's/^pin_factory = "bogus"/pin_factory = "mock"/', DEVICE)
+    box.ok("systemctl", "restart", "gammonclock", timeout=120)
+    assert box.show("StatusText")["StatusText"] == "between_games, game 1, score 2-1"
+
+    # A state folder that turned read-only (an SD card that failed; a drop-in makes it so for the
+    # service alone): the clock still starts and serves, its records wait in memory, and says so.
+    dropin = "/etc/systemd/system/gammonclock.service.d/read-only-state.conf"
+    box.ok("mkdir", "-p", str(Path(dropin).parent))
+    box.ok("tee", dropin, stdin="[Service]\nReadOnlyPaths=/var/lib/gammonclock\n")
+    box.ok("systemctl", "daemon-reload")
+    read_only_at = time.time()
+    box.ok("systemctl", "restart", "gammonclock", timeout=120)
+    realtime_us(box, int(read_only_at * 1e6), "the journal cannot be written now; its records "
+                "wait in memory", timeout=10)
+    assert "Read-only file system" in box.ok("journalctl", "-u", "gammonclock", "-n", "5")
+    assert status_as(box, ARBITER) == {**before, "lifecycle": "ready"}
+    box.ok("rm", dropin)
+    box.ok("systemctl", "daemon-reload")
     box.ok("systemctl", "restart", "gammonclock", timeout=120)
     assert box.show("StatusText")["StatusText"] == "between_games, game 1, score 2-1"
 
