@@ -6,9 +6,10 @@ pin_factory = "mock"` (no Pi), then checked from outside through `nsenter`: READ
 text, the service's groups (the unit names none), the control socket for an arbiter's login and
 refused for another, `arbiter new-match`, `kill -9` → restarted and the match recovered, SIGSTOP →
 the watchdog's restart, a start that fails saying why in `systemctl status`, a read-only state
-folder (the clock serves, its records wait in memory), SIGTERM → a clean stop with an intact
-journal, and a second install run that changes nothing. Not here: the USB stick's helper unit,
-which needs a loop device (a container gets none by default).
+folder (the clock serves, its records wait in memory), the USB stick's helper unit started by
+hand on a stick (an ext4 image on a loop device made outside, passed in: a container gets no loop
+device of its own), SIGTERM → a clean stop with an intact journal, and a second install run that
+changes nothing.
 
 Needs root and the tools scripts/test-deps installs (debootstrap, systemd-container); without them
 it fails and says what is missing, never skips. The root is cached in $GAMMONCLOCK_TEST_CACHE
@@ -48,6 +49,8 @@ BUNDLE_INSIDE = "/srv/gammonclock-bundle.tar.gz"
 DEVICE = "/etc/gammonclock/device.toml"
 ARBITER, OTHER = "arb", "other"
 WATCHDOG_S, RESTART_S = 10, 2             # the unit's WatchdogSec= and RestartSec=
+TABLE = "table-7"                         # [table] id, set in the device.toml: the stick's file
+NEXT_ON_THE_STICK = '[match]\nlength = 3\n\n[players]\nleft = "Vera"\nright = "Gleb"\n'
 MATCH = '[match]\nlength = 5\n\n[players]\nleft = "Anna"\nright = "Boris"\n'
 
 figures: dict[str, float] = {}            # seconds, printed at the end (and kept in CACHE)
@@ -58,7 +61,8 @@ def _missing() -> list[str]:
     missing = [f"{tool} (scripts/test-deps installs it: package {package})"
                for tool, package in (("debootstrap", "debootstrap"),
                                      ("systemd-nspawn", "systemd-container"),
-                                     ("nsenter", "util-linux"), ("tar", "tar"))
+                                     ("nsenter", "util-linux"), ("tar", "tar"),
+                                     ("losetup", "mount"), ("mkfs.ext4", "e2fsprogs"))
                if shutil.which(tool) is None]
     if os.geteuid() != 0:
         missing.append("root: debootstrap and systemd-nspawn need it (run .ci/run as root)")
@@ -179,12 +183,13 @@ def make_bundle(into: Path, machine: str) -> Path:
 class Container:
     """A booted systemd-nspawn container, its commands run from outside with nsenter."""
 
-    def __init__(self, image: Path, bundle: Path, log: Path) -> None:
+    def __init__(self, image: Path, bundle: Path, stick: str, log: Path) -> None:
         self.log = log
+        self.stick = stick
         self.nspawn = subprocess.Popen(
             ["systemd-nspawn", "--quiet", "--directory", str(image), "--volatile=overlay",
              "--register=no", "--keep-unit", "--private-network", "--machine=gammonclock-test",
-             f"--bind-ro={bundle}:{BUNDLE_INSIDE}", "--boot"],
+             f"--bind-ro={bundle}:{BUNDLE_INSIDE}", f"--bind={stick}", "--boot"],
             stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT,
             start_new_session=True)
         self.leader = self._find_init()
@@ -234,7 +239,33 @@ class Container:
 
 
 @pytest.fixture
-def container(tmp_path: Path) -> Iterator[Container]:
+def stick(tmp_path: Path) -> Iterator[str]:
+    """A USB stick: an ext4 image with gammonclock/TABLE.toml (the next match) on a loop device.
+    ext4 keeps owners: its gammonclock/ is writable by all, for the clock's exports."""
+    if _missing():
+        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(_missing()))
+    files = tmp_path / "stick-files"
+    (files / "gammonclock").mkdir(parents=True)
+    (files / "gammonclock" / f"{TABLE}.toml").write_text(NEXT_ON_THE_STICK)
+    (files / "gammonclock").chmod(0o777)
+    image = tmp_path / "stick.img"
+    with image.open("wb") as out:
+        out.truncate(64 << 20)
+    made = _run(["mkfs.ext4", "-q", "-d", str(files), str(image)], timeout=60)
+    assert made.returncode == 0, made.stderr
+    loop = _run(["losetup", "--find", "--show", str(image)], timeout=60)
+    if loop.returncode != 0:
+        pytest.fail(f"no loop device for the USB stick (losetup: {loop.stderr.strip()}): the "
+                    "real-systemd test needs one (a machine, or a container with /dev/loop*)")
+    device = loop.stdout.strip()
+    try:
+        yield device
+    finally:
+        _run(["losetup", "--detach", device], timeout=60)
+
+
+@pytest.fixture
+def container(tmp_path: Path, stick: str) -> Iterator[Container]:
     missing = _missing()
     if missing:
         pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
@@ -243,7 +274,7 @@ def container(tmp_path: Path) -> Iterator[Container]:
     bundle = make_bundle(tmp_path, platform.machine())
     figures["root and bundle ready, s"] = time.monotonic() - started
     booting = time.monotonic()
-    box = Container(image, bundle, tmp_path / "nspawn.log")
+    box = Container(image, bundle, stick, tmp_path / "nspawn.log")
     try:
         state, deadline = "", time.monotonic() + 180
         while state not in ("running", "degraded") and time.monotonic() < deadline:
@@ -315,7 +346,9 @@ def test_the_clock_under_a_real_systemd(container: Container) -> None:
     assert "created the system group gpio" in first
     assert "install: done: " in first
     box.ok("sed", "-i", 's/^pin_factory = "lgpio"/pin_factory = "mock"/', DEVICE)
+    box.ok("sed", "-i", f's/^# id = "table-12"/id = "{TABLE}"/', DEVICE)
     assert 'pin_factory = "mock"' in box.ok("cat", DEVICE)
+    assert f'id = "{TABLE}"' in box.ok("cat", DEVICE)
 
     # READY: `systemctl start` of a Type=notify unit returns once the clock has said READY=1.
     box.ok("systemctl", "start", "gammonclock", timeout=120)
@@ -398,6 +431,22 @@ def test_the_clock_under_a_real_systemd(container: Container) -> None:
     box.ok("systemctl", "daemon-reload")
     box.ok("systemctl", "restart", "gammonclock", timeout=120)
     assert box.show("StatusText")["StatusText"] == "between_games, game 1, score 2-1"
+
+    # The USB stick's helper, started by hand as udev starts it: it mounts the stick, the clock
+    # exports its matches onto it and loads the next match from it, then it unmounts.
+    name = Path(box.stick).name
+    box.ok("systemctl", "start", f"gammonclock-usb@{name}.service", timeout=300)
+    said = box.ok("journalctl", "-u", f"gammonclock-usb@{name}", "--no-pager", "--output=cat")
+    assert "1 match exported, 1 in progress" in said, said
+    assert "next match loaded: Vera-Gleb, 3 points" in said, said
+    assert box.run("findmnt", "--mountpoint", f"/run/gammonclock/usb/{name}").returncode == 1
+    assert box.run("test", "-e", f"/run/gammonclock/usb/{name}").returncode == 1
+    box.ok("mount", "-o", "ro", box.stick, "/mnt")
+    try:
+        exported = box.ok("find", f"/mnt/gammonclock/exports/{TABLE}", "-type", "f").split()
+    finally:
+        box.ok("umount", "/mnt")
+    assert [f for f in exported if "Anna-Boris" in f and f.endswith(".jsonl")], exported
 
     # SIGTERM (systemctl stop): STOPPING, the journal closed, exit 0, nothing restarted.
     box.ok("systemctl", "stop", "gammonclock", timeout=60)
