@@ -472,3 +472,13 @@ def test_test_deps_installs_what_this_test_needs():
     for tool, package in (("debootstrap", "debootstrap"), ("systemd-nspawn", "systemd-container")):
         assert (f'command -v {tool} >/dev/null 2>&1 || missing="$missing {package}"'
                 in script), tool
+
+
+def test_ci_says_first_that_it_needs_root():
+    """.ci/run as another login stops at once, before half an hour of tests that end in this
+    test's failure."""
+    other = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    run = subprocess.run([*(other if os.geteuid() == 0 else []), "bash", str(ROOT / ".ci/run")],
+                         capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr.startswith("ci: run it as root (sudo .ci/run)")
