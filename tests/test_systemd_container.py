@@ -464,6 +464,18 @@ def test_the_clock_under_a_real_systemd(container: Container) -> None:
                     "--arbiter", ARBITER, timeout=300)
     figures["second install, s"] = time.monotonic() - started
     assert "install: nothing changed: everything was already done" in second, second
+    # And online, as on a Debian 12 card with network: the real apt-cache knows no python3-lgpio,
+    # so lgpio stays PyPI's (the pi extra, installed already); apt-get is not called (a stand-in
+    # records it) and nothing changes.
+    box.ok("tee", "/usr/local/sbin/apt-get",
+           stdin='#!/bin/sh\necho "apt-get $*" >> /root/apt-get.calls\nexit 1\n')
+    box.ok("chmod", "0755", "/usr/local/sbin/apt-get")
+    online = box.ok("/root/gammonclock-bundle/code/scripts/install", "--arbiter", ARBITER,
+                    timeout=300)
+    assert ("install: python3-lgpio: not in this distribution's archive (Raspberry Pi OS has "
+            "it): lgpio comes from PyPI instead (the pi extra)") in online.splitlines(), online
+    assert "install: nothing changed: everything was already done" in online, online
+    assert box.run("test", "-e", "/root/apt-get.calls").returncode == 1
     assert box.run("systemctl", "is-enabled", "gammonclock").stdout.strip() == "enabled"
 
 
