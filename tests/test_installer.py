@@ -26,6 +26,7 @@ MATCH_EXAMPLE = "config/match.toml"
 UNIT_SOURCE = "systemd/gammonclock.service"
 USB_RULE_SOURCE = "systemd/90-gammonclock-usb.rules"
 USB_UNIT_SOURCE = "systemd/gammonclock-usb@.service"
+DEVICES_RULE_SOURCE = "systemd/60-gammonclock-devices.rules"
 
 CODE = "opt/gammonclock"
 CONFIG_DIR = "etc/gammonclock"
@@ -34,6 +35,7 @@ MATCH = "etc/gammonclock/match.toml"
 UNIT = "etc/systemd/system/gammonclock.service"
 USB_RULE = "etc/udev/rules.d/90-gammonclock-usb.rules"
 USB_UNIT = "etc/systemd/system/gammonclock-usb@.service"
+DEVICES_RULE = "etc/udev/rules.d/60-gammonclock-devices.rules"
 COMMAND_LINK = "usr/local/bin/gammonclock"
 
 # A match.toml as the installer placed it before the device/match split (config/table.toml).
@@ -187,7 +189,8 @@ def test_a_first_run_places_the_code_the_configs_the_units_and_the_usb_rule(chec
                                         (MATCH, MATCH_EXAMPLE, 0o640),
                                         (UNIT, UNIT_SOURCE, 0o644),
                                         (USB_UNIT, USB_UNIT_SOURCE, 0o644),
-                                        (USB_RULE, USB_RULE_SOURCE, 0o644)):
+                                        (USB_RULE, USB_RULE_SOURCE, 0o644),
+                                        (DEVICES_RULE, DEVICES_RULE_SOURCE, 0o644)):
         path = tmp_path / placed
         assert path.read_bytes() == (checkout / source).read_bytes(), placed
         assert mode(path) == wanted_mode, placed
@@ -213,8 +216,11 @@ def test_the_code_is_the_tracked_files_none_writable_but_by_their_owner(checkout
 
 def test_the_system_steps_are_only_printed_in_a_staging_root(checkout, tmp_path):
     out = staged(checkout, tmp_path, "--arbiter", "anna", "--arbiter", "boris")
-    for words in (("apt-get install -y", "python3-venv python3-lgpio i2c-tools"),
+    for words in (("apt-get install -y", "python3-venv i2c-tools python3-lgpio",
+                   "python3-lgpio where the distribution has it, else lgpio from PyPI: the pi "
+                   "extra"),
                   ("groupadd --system gammonclock-arbiters",),
+                  ("groupadd --system GROUP for each of gpio i2c dialout that is missing",),
                   ("useradd --system", "--home-dir /var/lib/gammonclock",
                    "--shell /usr/sbin/nologin", "gammonclock"),
                   ("usermod -a -G gpio,i2c,dialout,gammonclock-arbiters gammonclock",),
@@ -252,6 +258,7 @@ def test_a_second_run_changes_nothing_and_says_so(checkout, tmp_path):
                  f"{tmp_path}/{DEVICE_FILE} kept", f"{tmp_path}/{MATCH} kept",
                  f"the unit {tmp_path}/{UNIT}", f"the USB stick's unit {tmp_path}/{USB_UNIT}",
                  f"the USB stick's udev rule {tmp_path}/{USB_RULE}",
+                 f"the devices' udev rule (GPIO and I2C to their groups) {tmp_path}/{DEVICES_RULE}",
                  f"the command /{COMMAND_LINK} ->"):
         assert len(lines_with(out, what, "(already done")) == 1, what
     assert "install: nothing changed: everything was already done" in out
@@ -362,10 +369,11 @@ def test_a_dry_run_changes_nothing_and_says_what_each_step_would_do(checkout, tm
                   ("would install the unit", UNIT),                    # 6. the units, USB rule
                   ("would install the USB stick's unit", USB_UNIT),
                   ("would install the USB stick's udev rule", USB_RULE),
+                  ("would install the devices' udev rule", DEVICES_RULE),
                   ("left for the Pi", "systemctl daemon-reload && systemctl enable"),
                   ("left for the Pi", "udevadm control --reload",)):
         assert len(lines_with(run.stdout, "install: ", *words)) == 1, words
-    assert "install: dry run: 10 changes to make; nothing was changed" in run.stdout
+    assert "install: dry run: 11 changes to make; nothing was changed" in run.stdout
     assert lines_with(run.stdout, "check-config /etc/gammonclock/device.toml "
                                   "/etc/gammonclock/match.toml")            # 7. next steps
 
@@ -384,7 +392,7 @@ def test_a_dry_runs_count_is_its_would_lines_and_what_the_run_then_counts(checko
     dry = install(checkout, tmp_path, "--dry-run", *args)
     assert dry.returncode == 0, dry.stderr
     counted = len(would_lines(dry.stdout))
-    assert counted == (8 if config_txt is None else 11) + (0 if "--skip-venv" in args else 2)
+    assert counted == (9 if config_txt is None else 12) + (0 if "--skip-venv" in args else 2)
     assert f"install: dry run: {counted} changes to make; nothing was changed" in dry.stdout
     if "--skip-venv" in args:                  # the run itself, without pip's minutes
         assert f"install: done: {counted} changes" in staged(checkout, tmp_path)
@@ -526,7 +534,7 @@ def test_bad_arguments_are_refused_before_any_change(checkout, tmp_path, args, s
 
 
 @pytest.mark.parametrize("missing", [USB_RULE_SOURCE, USB_UNIT_SOURCE, DEVICE_EXAMPLE,
-                                     MATCH_EXAMPLE])
+                                     MATCH_EXAMPLE, DEVICES_RULE_SOURCE])
 def test_a_checkout_without_a_file_it_installs_is_refused(tmp_path, missing):
     checkout = _make_checkout(tmp_path / "checkout")
     (checkout / missing).unlink()
@@ -548,7 +556,8 @@ def test_the_usage_is_the_documented_one():
                          text=True)
     assert run.returncode == 0
     assert run.stdout.splitlines()[0] == (
-        "usage: sudo scripts/install [--root DIR] [--dry-run] [--arbiter LOGIN]... [--skip-venv]")
+        "usage: sudo scripts/install [--root DIR] [--dry-run] [--arbiter LOGIN]... [--skip-venv] "
+        "[--offline BUNDLE]")
 
 
 # --- the docs follow the installer ---------------------------------------------------------------
@@ -568,3 +577,253 @@ def test_install_md_gives_the_commands_the_installer_prints_and_no_restart_for_a
                     "gammonclock arbiter new-match"):
         assert command in out, command
     assert "a changed file starts a new match" not in doc
+
+
+# --- any Pi OS: Raspberry Pi OS, Debian 12, Ubuntu 24.04 (issue 21) -------------------------------
+# The installer run on "the system" (no --root) as a dry run, with the commands that tell what the
+# system has stubbed: dpkg-query (installed), apt-cache policy (the archive), getent and id (groups,
+# logins). The stubs of the commands that change something record a call and fail: a dry run
+# must not call them.
+
+# Each stub starts with `listed WORD LIST`: whether WORD is one of LIST's words.
+LISTED = 'listed() { local w; for w in $2; do [ "$w" = "$1" ] && return 0; done; return 1; }'
+STUBS = {
+    "dpkg-query": """listed "${!#}" "$STUB_INSTALLED" || exit 1
+echo -n 'install ok installed'""",
+    "apt-cache": """[ "$1" = policy ] || exit 1
+candidate=""
+listed "$2" "$STUB_ARCHIVE" && candidate=1.0-1
+listed "$2" "$STUB_KNOWN_NO_CANDIDATE" && candidate="(none)"
+[ -z "$candidate" ] || printf '%s:\\n  Installed: (none)\\n  Candidate: %s\\n' "$2" "$candidate"
+true""",
+    "getent": """listed "$2" "$STUB_GROUPS" || exit 2
+echo "$2:x:999:"
+true""",
+    "id": """case $1 in
+  -u) listed "$2" "$STUB_USERS" && echo 1000 ;;
+  -nG) listed "$2" "$STUB_USERS" && echo "$2" ;;
+  *) exec /usr/bin/id "$@" ;;
+esac""",
+    "systemctl": "exit 1",
+}
+CHANGING = ("apt-get", "groupadd", "useradd", "usermod", "udevadm")
+
+
+@pytest.fixture
+def stubs(tmp_path: Path) -> Path:
+    folder = tmp_path / "stubs"
+    folder.mkdir()
+    for name, body in STUBS.items():
+        (folder / name).write_text(f"#!/bin/bash\n{LISTED}\n{body}\n")
+    for name in CHANGING:
+        (folder / name).write_text(f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\nexit 1\n')
+    for path in folder.iterdir():
+        path.chmod(0o755)
+    return folder
+
+
+def on_the_system(checkout: Path, stubs: Path, system: dict[str, str],
+                  *args: str) -> subprocess.CompletedProcess[str]:
+    """A dry run of the installer on "the system" that `system` describes, through the stubs."""
+    env = {"PATH": f"{stubs}:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8",
+           "STUB_LOG": str(stubs / "calls.log"), "STUB_USERS": "anna", **system}
+    return subprocess.run(["bash", str(checkout / "scripts/install"), "--dry-run",
+                           "--arbiter", "anna", *args],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+RASPBERRY_PI_OS = {"STUB_INSTALLED": "python3-venv i2c-tools", "STUB_ARCHIVE": "python3-lgpio",
+                   "STUB_GROUPS": "gpio i2c dialout"}
+DEBIAN_12 = {"STUB_INSTALLED": "python3-venv i2c-tools", "STUB_ARCHIVE": "",
+             "STUB_GROUPS": "i2c dialout"}
+UBUNTU_24_04 = {"STUB_INSTALLED": "i2c-tools", "STUB_ARCHIVE": "python3-venv",
+                "STUB_KNOWN_NO_CANDIDATE": "python3-lgpio", "STUB_GROUPS": "dialout"}
+
+
+@pytest.mark.parametrize(("system", "apt", "new_groups", "extras"), [
+    (RASPBERRY_PI_OS, "python3-lgpio", [], "report"),
+    (DEBIAN_12, None, ["gpio"], "report,pi"),
+    (UBUNTU_24_04, "python3-venv", ["gpio", "i2c"], "report,pi"),
+], ids=["raspberry-pi-os", "debian-12", "ubuntu-24.04"])
+def test_lgpio_from_the_archive_where_it_is_else_from_pypi_and_the_missing_groups_made(
+        checkout, stubs, system, apt, new_groups, extras):
+    run = on_the_system(checkout, stubs, system)
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    installs = lines_with(out, "install: would run apt-get update && apt-get install -y")
+    assert [line.rsplit("-y ", 1)[1] for line in installs] == ([apt] if apt else [])
+    from_pypi = lines_with(out, "install: python3-lgpio: not in this distribution's archive",
+                           "lgpio comes from PyPI instead (the pi extra)")
+    assert len(from_pypi) == (extras == "report,pi")
+    made = [line.rsplit(" ", 1)[1] for line in lines_with(out, "install: would run groupadd "
+                                                          "--system ")]
+    assert made == ["gammonclock-arbiters", *new_groups]
+    for group in {"gpio", "i2c", "dialout"} - set(new_groups):
+        assert lines_with(out, f"install: group {group} (already done)")
+    assert lines_with(out, "would run usermod -a -G gpio,i2c,dialout,gammonclock-arbiters "
+                           "gammonclock")
+    assert lines_with(out, "would run", "/.venv/bin/pip install -q", f"[{extras}]'")
+    counted = len(would_lines(out))
+    assert f"install: dry run: {counted} changes to make; nothing was changed" in out
+    assert not (stubs / "calls.log").exists()                    # nothing was changed
+
+
+def test_the_unit_names_no_group_a_system_may_lack():
+    """SupplementaryGroups=gpio on Debian (no gpio group) stopped every start with a bare
+    216/GROUP: the groups are the service user's, which the installer makes and fills."""
+    unit = (ROOT / UNIT_SOURCE).read_text(encoding="utf-8")
+    assert not [line for line in unit.splitlines() if line.startswith("SupplementaryGroups=")]
+    check = (ROOT / "scripts/check-unit").read_text(encoding="utf-8")
+    assert "grep -q '^SupplementaryGroups=' systemd/gammonclock.service" in check
+
+
+def test_the_devices_rule_gives_the_gpio_and_i2c_devices_to_the_groups_the_user_is_put_in():
+    rules = [line for line in (ROOT / DEVICES_RULE_SOURCE).read_text().splitlines()
+             if line and not line.startswith("#")]
+    assert rules == ['SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"',
+                     'KERNEL=="gpiomem*", GROUP="gpio", MODE="0660"',
+                     'SUBSYSTEM=="i2c-dev", GROUP="i2c", MODE="0660"']
+
+
+# --- --offline BUNDLE (issue 21) -----------------------------------------------------------------
+
+def make_bundle(checkout: Path, into: Path, arch: str = os.uname().machine,
+                wheels: tuple[str, ...] = ("lgpio-0.2.2.0-cp311-cp311-any.whl",)) -> Path:
+    """scripts/bundle's format: gammonclock-bundle/{MANIFEST.txt, code/, wheels/ARCH/*.whl}.
+    The code is `checkout`'s files with one marker file, to tell it from the checkout's."""
+    top = into / "gammonclock-bundle"
+    listed = subprocess.run(["git", "-c", f"safe.directory={checkout}", "-C", str(checkout),
+                             "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, text=True).stdout
+    names = [n for n in listed.split("\0") if n and (checkout / n).is_file()]
+    for name in names or installed_files(checkout):
+        (top / "code" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(checkout / name, top / "code" / name)
+    (top / "code/FROM_THE_BUNDLE").write_text("the bundle's code\n")
+    (top / "wheels" / arch).mkdir(parents=True)
+    for wheel in wheels:
+        (top / "wheels" / arch / wheel).write_bytes(b"a wheel\n")
+    (top / "MANIFEST.txt").write_text(f"version 0.1.0\narch {arch}\n")
+    bundle = into / "gammonclock-bundle.tar.gz"
+    subprocess.run(["tar", "-czf", str(bundle), "-C", str(into), "gammonclock-bundle"],
+                   check=True)
+    shutil.rmtree(top)
+    return bundle
+
+
+def test_offline_installs_the_bundles_code(checkout, tmp_path):
+    bundle = make_bundle(checkout, tmp_path / "stick")
+    (tmp_path / "root").mkdir()
+    out = staged(checkout, tmp_path / "root", "--offline", str(bundle))
+    assert lines_with(out, f"install: offline: from the bundle {bundle} (version 0.1.0, 1 wheels "
+                           f"for {os.uname().machine}): no network is used")
+    code = tmp_path / "root" / CODE
+    assert (code / "FROM_THE_BUNDLE").read_text() == "the bundle's code\n"
+    assert (tmp_path / "root" / UNIT).read_bytes() == (checkout / UNIT_SOURCE).read_bytes()
+    again = staged(checkout, tmp_path / "root", "--offline", str(bundle))
+    assert "install: nothing changed: everything was already done" in again
+    # The unpacked folder does as well as the archive.
+    subprocess.run(["tar", "-xzf", str(bundle), "-C", str(tmp_path / "stick")], check=True)
+    unpacked = staged(checkout, tmp_path / "root", "--offline",
+                      str(tmp_path / "stick/gammonclock-bundle"))
+    assert "install: nothing changed: everything was already done" in unpacked
+
+
+def test_offline_pip_installs_from_the_bundles_wheels_only(checkout, tmp_path):
+    """pip with --no-index --find-links wheels/ARCH: a stand-in venv records what pip is told."""
+    bundle = make_bundle(checkout, tmp_path / "stick")
+    root = tmp_path / "root"
+    venv = root / CODE / ".venv/bin"
+    venv.mkdir(parents=True)
+    record = tmp_path / "pip.args"
+    (venv / "python").write_text('#!/bin/sh\ncase "$*" in *find_spec*) echo /nonexistent;; '
+                                 'esac\nexit 0\n')
+    (venv / "pip").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n')
+    (venv / "gammonclock").write_text("#!/bin/sh\nexit 0\n")
+    for stub in venv.iterdir():
+        stub.chmod(0o755)
+    run = install(checkout, root, "--offline", str(bundle))
+    assert run.returncode == 0, run.stderr
+    args = record.read_text().splitlines()
+    index = args.index("--find-links")
+    assert "--no-index" in args
+    assert args[index + 1].endswith(f"/gammonclock-bundle/wheels/{os.uname().machine}")
+    assert args[-1] == f"{root}/{CODE}[report]"
+    assert lines_with(run.stdout, "installed gammonclock[report]", "and the bundle's wheels")
+
+
+@pytest.mark.parametrize(("make", "error"), [
+    (lambda c, d: make_bundle(c, d, arch="armv7l"),
+     "the bundle holds no wheels for this machine's architecture {machine} (it holds: armv7l); "
+     "make one for {machine} with scripts/bundle where there is network"),
+    (lambda c, d: make_bundle(c, d, wheels=()), "the bundle holds no wheels"),
+    (lambda c, d: (d / "x.tar.gz").write_text("not a tar\n") and d / "x.tar.gz",
+     "not a .tar.gz made by scripts/bundle"),
+    (lambda c, d: d / "nowhere.tar.gz", "no such file"),
+    (lambda c, d: (d / "empty").mkdir() or d / "empty",
+     "not a gammonclock bundle (no gammonclock-bundle/MANIFEST.txt and code/ in it)"),
+])
+def test_a_bundle_that_cannot_install_here_is_refused_before_any_change(checkout, tmp_path, make,
+                                                                      error):
+    (tmp_path / "stick").mkdir()
+    bundle = make(checkout, tmp_path / "stick")
+    (tmp_path / "root").mkdir()
+    run = install(checkout, tmp_path / "root", "--offline", str(bundle))
+    assert run.returncode == 1
+    assert error.format(machine=os.uname().machine) in run.stderr
+    assert list((tmp_path / "root").iterdir()) == []
+
+
+def test_offline_says_which_debian_packages_are_missing(checkout, stubs, tmp_path):
+    bundle = make_bundle(checkout, tmp_path / "stick")
+    run = on_the_system(checkout, stubs, {**DEBIAN_12, "STUB_INSTALLED": "i2c-tools"},
+                        "--offline", str(bundle))
+    assert run.returncode == 1
+    assert ("install: offline: the Debian packages python3-venv are not installed, and a bundle "
+            "holds no Debian packages: install them first where there is network (sudo apt-get "
+            "install -y python3-venv), then run this again") in run.stderr
+    assert not (stubs / "calls.log").exists()
+
+
+@pytest.mark.parametrize(("system", "extras", "note"), [
+    (DEBIAN_12, "report,pi", "install: python3-lgpio: not installed: lgpio comes from the "
+                             "bundle's wheels instead (the pi extra)"),
+    ({**RASPBERRY_PI_OS, "STUB_INSTALLED": "python3-venv i2c-tools python3-lgpio"}, "report",
+     "install: Debian package python3-lgpio (already done)"),
+])
+def test_offline_takes_lgpio_from_the_bundle_where_debians_is_not_installed(
+        checkout, stubs, tmp_path, system, extras, note):
+    bundle = make_bundle(checkout, tmp_path / "stick")
+    run = on_the_system(checkout, stubs, system, "--offline", str(bundle))
+    assert run.returncode == 0, run.stderr
+    assert note in run.stdout.splitlines()
+    assert lines_with(run.stdout, "would run", "pip install -q --no-index --find-links",
+                      f"[{extras}]'")
+    assert not lines_with(run.stdout, "apt-get")
+
+
+def test_a_damaged_bundle_is_refused_by_its_checksums(checkout, tmp_path):
+    """scripts/bundle writes SHA256SUMS: a file that differs from it (a bad copy) is named."""
+    bundle = make_bundle(checkout, tmp_path / "stick")
+    subprocess.run(["tar", "-xzf", str(bundle), "-C", str(tmp_path / "stick")], check=True)
+    top = tmp_path / "stick/gammonclock-bundle"
+    subprocess.run("find . -type f ! -name SHA256SUMS -printf '%P\\0' | xargs -0 sha256sum "
+                   "> SHA256SUMS", shell=True, cwd=top, check=True)
+    (tmp_path / "root").mkdir()
+    assert install(checkout, tmp_path / "root", "--skip-venv", "--offline",
+                   str(top)).returncode == 0
+    (top / "code/FROM_THE_BUNDLE").write_text("a byte lost on the way\n")
+    (tmp_path / "other").mkdir()
+    run = install(checkout, tmp_path / "other", "--skip-venv", "--offline", str(top))
+    assert run.returncode == 1
+    assert "the bundle is damaged (a file differs from its SHA256SUMS" in run.stderr
+    assert list((tmp_path / "other").iterdir()) == []
+
+
+def test_install_md_says_what_the_other_systems_and_an_offline_card_need():
+    doc = " ".join((ROOT / "hardware_docs/install.md").read_text(encoding="utf-8").split())
+    for words in ("Raspberry Pi OS (Bookworm), Debian 12 and Ubuntu 24.04",
+                  "`--offline BUNDLE` installs with no network",
+                  "An offline install needs `python3-venv` and `i2c-tools` installed already",
+                  "Status: \"failed to start: …\"", "status=216/GROUP"):
+        assert words in doc, words

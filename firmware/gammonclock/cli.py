@@ -220,7 +220,7 @@ def _run(args: argparse.Namespace) -> int:
         source, device_config = _run_source(args)
     except ConfigError as exc:
         _show_config_error(str(exc))
-        return _fail(exc)
+        return _start_failed(exc, EXIT_BAD_INPUT)
     from .device import StartRefused, build_device
     from .hardware.errors import HardwareError
 
@@ -243,7 +243,7 @@ def _run(args: argparse.Namespace) -> int:
             exc.release()
             return 1
         except (HardwareError, JournalError) as exc:
-            return _fail(exc, status=1)
+            return _start_failed(exc, 1)
         for note in device.notes:
             logging.getLogger("gammonclock").info("%s", note)
         device.service.notifier = notifier
@@ -265,6 +265,13 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         device.close()
     return 0
+
+
+def _start_failed(reason: object, status: int) -> int:
+    """A start that failed: the reason in the journal (stderr) and in `systemctl status`, which
+    keeps a service's last STATUS= through its restarts (a restart counter alone says nothing)."""
+    Notifier().status("failed to start: " + " ".join(str(reason).split()))
+    return _fail(reason, status)
 
 
 def _wait_refused(notifier: Notifier, stop_signals: set[signal.Signals], why: str) -> None:
