@@ -363,7 +363,7 @@ def test_a_dry_run_changes_nothing_and_says_what_each_step_would_do(checkout, tm
                   ("would copy the code", f"to {tmp_path}/{CODE}"),    # 4. the code
                   ("would link", COMMAND_LINK),
                   ("would run /", "-m venv --system-site-packages"),
-                  ("would run", "/.venv/bin/pip install -q", "[report]"),
+                  ("would run", "/.venv/bin/pip install -q", "[report,hall]"),
                   ("would make", CONFIG_DIR), ("would place", DEVICE_FILE),   # 5. the config
                   ("would place", MATCH),
                   ("would install the unit", UNIT),                    # 6. the units, USB rule
@@ -641,9 +641,9 @@ UBUNTU_24_04 = {"STUB_INSTALLED": "i2c-tools", "STUB_ARCHIVE": "python3-venv",
 
 
 @pytest.mark.parametrize(("system", "apt", "new_groups", "extras"), [
-    (RASPBERRY_PI_OS, "python3-lgpio", [], "report"),
-    (DEBIAN_12, None, ["gpio"], "report,pi"),
-    (UBUNTU_24_04, "python3-venv", ["gpio", "i2c"], "report,pi"),
+    (RASPBERRY_PI_OS, "python3-lgpio", [], "report,hall"),
+    (DEBIAN_12, None, ["gpio"], "report,hall,pi"),
+    (UBUNTU_24_04, "python3-venv", ["gpio", "i2c"], "report,hall,pi"),
 ], ids=["raspberry-pi-os", "debian-12", "ubuntu-24.04"])
 def test_lgpio_from_the_archive_where_it_is_else_from_pypi_and_the_missing_groups_made(
         checkout, stubs, system, apt, new_groups, extras):
@@ -654,7 +654,7 @@ def test_lgpio_from_the_archive_where_it_is_else_from_pypi_and_the_missing_group
     assert [line.rsplit("-y ", 1)[1] for line in installs] == ([apt] if apt else [])
     from_pypi = lines_with(out, "install: python3-lgpio: not in this distribution's archive",
                            "lgpio comes from PyPI instead (the pi extra)")
-    assert len(from_pypi) == (extras == "report,pi")
+    assert len(from_pypi) == (extras == "report,hall,pi")
     made = [line.rsplit(" ", 1)[1] for line in lines_with(out, "install: would run groupadd "
                                                           "--system ")]
     assert made == ["gammonclock-arbiters", *new_groups]
@@ -748,8 +748,8 @@ def test_offline_pip_installs_from_the_bundles_wheels_only(checkout, tmp_path):
     index = args.index("--find-links")
     assert "--no-index" in args
     assert args[index + 1].endswith(f"/gammonclock-bundle/wheels/{os.uname().machine}")
-    assert args[-1] == f"{root}/{CODE}[report]"
-    assert lines_with(run.stdout, "installed gammonclock[report]", "and the bundle's wheels")
+    assert args[-1] == f"{root}/{CODE}[report,hall]"
+    assert lines_with(run.stdout, "installed gammonclock[report,hall]", "and the bundle's wheels")
 
 
 @pytest.mark.parametrize(("make", "error"), [
@@ -786,9 +786,9 @@ def test_offline_says_which_debian_packages_are_missing(checkout, stubs, tmp_pat
 
 
 @pytest.mark.parametrize(("system", "extras", "note"), [
-    (DEBIAN_12, "report,pi", "install: python3-lgpio: not installed: lgpio comes from the "
+    (DEBIAN_12, "report,hall,pi", "install: python3-lgpio: not installed: lgpio comes from the "
                              "bundle's wheels instead (the pi extra)"),
-    ({**RASPBERRY_PI_OS, "STUB_INSTALLED": "python3-venv i2c-tools python3-lgpio"}, "report",
+    ({**RASPBERRY_PI_OS, "STUB_INSTALLED": "python3-venv i2c-tools python3-lgpio"}, "report,hall",
      "install: Debian package python3-lgpio (already done)"),
 ])
 def test_offline_takes_lgpio_from_the_bundle_where_debians_is_not_installed(

@@ -108,12 +108,14 @@ def debian_root() -> Path:
 # --- the bundle: scripts/bundle's layout, for this machine's architecture -------------------------
 
 def requirements() -> list[str]:
-    """What the installer pip-installs offline: the clock's requirements with the extras it asks
-    for (report, and pi where there is no python3-lgpio), and the build backend for the code."""
+    """What the installer pip-installs offline: the clock's requirements with the extras it
+    asks for (report, hall, and pi where there is no python3-lgpio), and the build backend for
+    the code."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     extras = project["project"]["optional-dependencies"]
     build = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
-    return [*project["project"]["dependencies"], *extras["report"], *extras["pi"], *build]
+    return [*project["project"]["dependencies"], *extras["report"], *extras["hall"],
+            *extras["pi"], *build]
 
 
 def wheels(machine: str) -> Path:
