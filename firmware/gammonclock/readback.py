@@ -106,22 +106,29 @@ def readback_text(config: Config, lang: str | None = None) -> str:
     return _lines_text(readback(config, lang))
 
 
-def device_readback(device: DeviceConfig) -> list[tuple[str, str]]:
-    """(label, words) lines of a device config: what a director checks on a table's Pi."""
+def device_readback(device: DeviceConfig, lang: str | None = None) -> list[tuple[str, str]]:
+    """(label, words) lines of a device config: what a director checks on a table's Pi, in
+    `lang` (None: the device's `[display] language`)."""
+    lang = words.language(lang or device.language)
+    say = partial(words.say, lang=lang)
     pins = device.button_pins
-    lines = [("table", device.table_id + (f", {device.table_event}" if device.table_event
-                                          else "")),
-             ("match file", device.match_file or "none: the clock waits for a match (idle)"),
-             ("buttons", ", ".join(f"{b.value} GPIO {pin}" for b, pin in pins.items())),
-             ("panels", "; ".join(f"{side} {p.driver} on bus {p.port} at {p.address:#04x}"
-                                  for side, p in zip(("left", "right"), device.panels,
-                                                     strict=True))),
-             ("dice reader", device.dice_port or "none"),
-             ("journals", device.state_dir),
-             ("arbiter", (f"socket group {device.arbiter_socket_group}"
-                          if device.arbiter_socket_group else "socket: the service's group")
-              + (", panel PIN set" if device.arbiter_pin else ", no panel PIN")),
-             ("hall", device.hall.broker if device.hall else "none")]
+    lines = [(say("dev.table"), device.table_id + (f", {device.table_event}"
+                                                   if device.table_event else "")),
+             (say("dev.match_file"), device.match_file or say("dev.no_match_file")),
+             (say("dev.buttons"), ", ".join(
+                 say("dev.button", button=words.word_or_self("button", b.value, lang), pin=pin)
+                 for b, pin in pins.items())),
+             (say("dev.panels"), "; ".join(
+                 say("dev.panel", side=words.side(side, lang), driver=p.driver, port=p.port,
+                     address=f"{p.address:#04x}")
+                 for side, p in zip(("left", "right"), device.panels, strict=True))),
+             (say("dev.dice_reader"), device.dice_port or say("dev.none")),
+             (say("dev.journals"), device.state_dir),
+             (say("dev.arbiter"), (say("dev.socket_group", group=device.arbiter_socket_group)
+                                   if device.arbiter_socket_group
+                                   else say("dev.socket_service"))
+              + say("dev.pin_set" if device.arbiter_pin else "dev.no_pin")),
+             (say("dev.hall"), device.hall.broker if device.hall else say("dev.none"))]
     return lines
 
 
