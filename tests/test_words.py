@@ -29,7 +29,7 @@ RU_CONFIG = (CONFIG_11.replace("left = '<Anna & \"Co\">'", 'left = "Анна И�
 CYRILLIC = re.compile("[а-яёА-ЯЁ]")
 
 # Texts the same in both languages: placeholders only, or the command language.
-SAME = {"rb.discipline_line", "c.legend", "upto.one", "upto.many", "e.arbiter"}
+SAME = {"rb.discipline_line", "c.legend", "upto.one", "upto.many", "e.arbiter", "dev.button"}
 # Texts with no word to translate: "UTC", and "v" between two names (a dash in Russian).
 LATIN = {"r.utc", "r.vs"}
 
@@ -211,3 +211,26 @@ def test_a_russian_matchs_csv_opens_in_a_russian_spreadsheet(match_ru: Played) -
     assert any("," in r[COLUMNS.index("match_time_s")] for r in rows[1:])
     assert any(r[COLUMNS.index("cube")].startswith("удвоил до") for r in rows[1:])
     assert any(r[COLUMNS.index("dice")].startswith("стартовый") for r in rows[1:])
+
+
+@pytest.mark.slow
+def test_the_russian_report_prints_on_two_a4_pages(match_ru: Played, tmp_path: Path) -> None:
+    """Printed by Chromium as an arbiter would (A4, the print styles), the report of an 11-point
+    match of eight games between players with long Cyrillic names fits two sheets, signatures
+    included."""
+    import shutil
+    import subprocess
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.fail("chromium is not installed: run scripts/test-deps", pytrace=False)
+    page, pdf = tmp_path / "report.html", tmp_path / "report.pdf"
+    export_journal(match_ru.path, "html", page, key=bytes(range(32)))
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    data = pdf.read_bytes()
+    boxes = re.findall(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", data)
+    assert boxes and all(abs(float(w) - 595.3) < 1 and abs(float(h) - 841.9) < 1
+                         for w, h in boxes), boxes                      # A4, in points
+    assert len(re.findall(rb"/Type\s*/Page(?!s)", data)) == 2

@@ -49,11 +49,11 @@ code { font-size: 0.9em; word-break: break-all; }
   h1 { font-size: 15pt; margin: 0; } h2 { font-size: 11pt; margin: 0.9em 0 0.3em; }
   h2, h3 { break-after: avoid; } h3 { font-size: 10pt; margin: 0.6em 0 0.2em; }
   table { margin: 0.3em 0; width: 100%; } th, td { padding: 1px 5px; }
-  tr { break-inside: avoid; } p { margin: 0.3em 0; } img { max-height: 55mm; width: auto; }
-  .screen-only, details { display: none; }
-  .sign-block { break-inside: avoid; }
+  tr { break-inside: avoid; } p { margin: 0.3em 0; } img { max-height: 40mm; width: auto; }
+  .screen-only, details, .method { display: none; }
+  .sign-block { break-inside: avoid; } .signatures div { margin-top: 2.4em; }
   .head { display: flex; gap: 1.2em; align-items: flex-start; } .head > div { flex: 1; }
-  .games .side, .games .mt { display: none; }
+  .games .side, .games .mt { display: none; } .games table { font-size: 8pt; }
 }
 """
 
@@ -365,7 +365,7 @@ class _Page:
             _table(("", *map(str, FACES), _e(t("d.dice")), _e(t("d.doubles")), "χ²", "p"), rows,
                    numeric=range(1, 11)),
             f"<p><b>{_e(t('d.fair'))}</b> {_e(overall.reading(lang))}</p>",
-            "<p class=\"muted\">" + _e(t("d.method") + binomial
+            "<p class=\"muted method\">" + _e(t("d.method") + binomial
                                        + t("d.throws", throws=overall.rolls, voided=voided)
                                        + (t("d.unknown", n=unknown) if unknown else "")
                                        + ".") + "</p>",
