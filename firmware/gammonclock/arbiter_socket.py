@@ -67,6 +67,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from . import words
 from .arbiter import Command, parse_command
 from .durations import has_control_characters
 from .effects import ArbiterCommand, Effect, Refused, Undone
@@ -386,7 +387,8 @@ class Responder:
         the Awaited still to deliver the outcome when that is unknown yet (else None)."""
         action = ArbiterAction(self.clock_ns(), command, "socket", peer)
         return self._on_loop(action, "the command was NOT applied", command.describe(),
-                             lambda reply: self._acted(reply.effects))
+                             lambda reply: self._acted(reply.effects,
+                                                       reply_language(self.service)))
 
     def _on_loop(self, item: ArbiterAction | Task, not_done: str, what: str,
                  answer: Callable[[Reply], dict[str, Any]]
@@ -473,30 +475,49 @@ class Responder:
                 outcome.answer, outcome.awaited = settled, None
         return {**outcome.answer, "repeated": True}
 
-    def _acted(self, effects: list[Effect]) -> dict[str, Any]:
+    def _acted(self, effects: list[Effect], lang: str = "en") -> dict[str, Any]:
+        """The answer to a command the loop applied; its words in `lang` (the match's)."""
         if any(isinstance(e, Undone) for e in effects):
-            return self._undone(effects)
+            return self._undone(effects, lang)
         refused = refusals(effects)
         answer: dict[str, Any] = {"ok": not refused, "outcome": "refused" if refused else "acted",
-                                  "said": [e.describe() for e in effects],
+                                  "said": said_lines(effects, lang),
                                   "state": self.service.status()}
         if refused:
             answer["refused"] = True
-            answer["error"] = "; ".join(f"{e.what}: {e.why}" for e in refused)
+            answer["error"] = refusal_text(refused, lang)
         return answer
 
-
-    def _undone(self, effects: list[Effect]) -> dict[str, Any]:
+    def _undone(self, effects: list[Effect], lang: str = "en") -> dict[str, Any]:
         """An undo acted: the arbiter's commands made after the undone action were applied
         again; those that no longer apply there (a `resume` of a pause that is gone) are listed
         apart. Neither makes the undo a refusal."""
-        again, dropped = _replayed_commands(effects)
-        return {"ok": True, "outcome": "acted", "said": [e.describe() for e in effects],
+        again, dropped = _replayed_commands(effects, lang)
+        return {"ok": True, "outcome": "acted", "said": said_lines(effects, lang),
                 "reapplied": again, "no_longer_applied": dropped,
                 "state": self.service.status()}
 
 
-def _replayed_commands(effects: list[Effect]) -> tuple[list[str], list[str]]:
+def reply_language(service: ClockService) -> str:
+    """The language of the replies about a match: the match's `[display] language` (SPEC §15;
+    the session keeps it), English without a match."""
+    session = service.session
+    return words.language(session.language if session is not None else None)
+
+
+def said_lines(effects: list[Effect], lang: str) -> list[str]:
+    """A reply's "said": what each effect did, in `lang`. The command's own line stays as it
+    was given ("arbiter: deduct left 30s"): the hall's page picks it out by its "arbiter: "."""
+    return [words.describe(e, lang) for e in effects]
+
+
+def refusal_text(refused: list[Refused], lang: str) -> str:
+    """Why commands were refused: "deduct left 20m: больше половины оставшегося резерва"."""
+    return "; ".join(f"{e.what}: {words.why(e.reason, e.why, lang)}" for e in refused)
+
+
+def _replayed_commands(effects: list[Effect], lang: str = "en"
+                       ) -> tuple[list[str], list[str]]:
     """The commands an undo applied again, and why those that no longer apply were refused.
     The effects are the replay's, then the undo's own command and `Undone`: each replayed
     command is its `ArbiterCommand` and what follows it up to the next one."""
@@ -508,7 +529,7 @@ def _replayed_commands(effects: list[Effect]) -> tuple[list[str], list[str]]:
         assert isinstance(command, ArbiterCommand)
         refusals = [e for e in effects[start + 1:end] if isinstance(e, Refused)]
         if refusals:
-            dropped += [f"{e.what}: {e.why}" for e in refusals]
+            dropped += [f"{e.what}: {words.why(e.reason, e.why, lang)}" for e in refusals]
         else:
             again.append(command.text)
     return again, dropped

@@ -401,7 +401,7 @@ def _export(args: argparse.Namespace) -> int:
         print(f"gammonclock: {chosen.said}", file=sys.stderr)
     try:
         verdict = export_journal(journal, args.format, args.out, key=chosen.key,
-                                 no_check=chosen.no_check)
+                                 no_check=chosen.no_check, language=args.language)
     except ExportError as exc:
         return _fail(exc)
     if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
@@ -661,6 +661,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the newest journal in the state directory")
     exp.add_argument("--format", required=True, choices=["csv", "json", "html"])
     exp.add_argument("--out", required=True, type=Path, help="the file to write")
+    exp.add_argument("--language", choices=["en", "ru"],
+                     help="the language of the report and of the CSV's header (default: the "
+                          "match's [display] language, SPEC §15; the JSON is always English)")
     exp.add_argument("--state-dir", type=Path,
                      help="where journals and the device key are (for --latest and the seal "
                           "check; default $GAMMONCLOCK_STATE_DIR, else the journal.state_dir "

@@ -31,7 +31,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .arbiter import parse_command
-from .arbiter_socket import Awaited, NotTaken, refusals, submit_and_wait
+from .arbiter_socket import (
+    Awaited,
+    NotTaken,
+    refusal_text,
+    refusals,
+    reply_language,
+    said_lines,
+    submit_and_wait,
+)
 from .durations import has_control_characters
 from .errors import GammonclockError
 from .hall_outbox import REMEMBERED_IDS, HallMemory, iso_utc
@@ -160,7 +168,8 @@ class HallRequests:
         except ValueError as exc:
             return _bad(str(exc))
         action = ArbiterAction(self.service.clock_ns(), command, "hall", request["by"])
-        return self._on_loop(action, "it", _acted, request["id"])
+        lang = reply_language(self.service)
+        return self._on_loop(action, "it", lambda reply: _acted(reply, lang), request["id"])
 
     def _load(self, text: str, name: str, force: bool, by: str = "hall",
               request_id: str | None = None) -> dict[str, Any]:
@@ -334,16 +343,17 @@ def _not_applied(why: str) -> dict[str, Any]:
                                                              "applied; send it again"}
 
 
-def _acted(reply: Reply) -> dict[str, Any]:
-    """The answer to a command once the loop has applied it."""
+def _acted(reply: Reply, lang: str = "en") -> dict[str, Any]:
+    """The answer to a command once the loop has applied it; its words in `lang` (the match's:
+    the hall's page shows them as they come)."""
     effects = reply.effects
     refused = refusals(effects)
-    answer: dict[str, Any] = {"said": [e.describe() for e in effects],
+    answer: dict[str, Any] = {"said": said_lines(effects, lang),
                               "effects": effects_data(effects)}
     if refused:
         reason = refused[-1].reason
         return {"ok": False, "outcome": "refused",
-                "reason": "; ".join(f"{e.what}: {e.why}" for e in refused),
+                "reason": refusal_text(refused, lang),
                 "code": reason.value if reason else None, **answer}
     return {"ok": True, "outcome": "acted", **answer}
 

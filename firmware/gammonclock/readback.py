@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from functools import partial
 
-from . import match
+from . import match, words
 from .config import (
     Config,
     DeviceConfig,
@@ -27,7 +28,7 @@ from .config import (
 )
 from .config_schema import DEVICE, MATCH, MATCH_FILE_SECTIONS, kind_of_section
 from .durations import NS_PER_S, format_seconds
-from .rules import SPRINT_BREAK_AFTER_NS, Family, format_points, format_score
+from .rules import SPRINT_BREAK_AFTER_NS, Family
 from .timecontrol import FlagRule, TimeMode
 
 
@@ -40,74 +41,94 @@ def minutes_seconds(ns: int) -> str:
     return text + (format_seconds(rest)[1:] if rest else "")
 
 
-def readback(config: Config) -> list[tuple[str, str]]:
-    """(label, words) lines of the match a config sets up."""
+def readback(config: Config, lang: str | None = None) -> list[tuple[str, str]]:
+    """(label, words) lines of the match a config sets up, in `lang` (None: the match's
+    `[display] language`, SPEC §15)."""
+    lang = words.language(lang or words.match_language(config))
+    say = partial(words.say, lang=lang)
     rules = config.rules
     d = rules.discipline
-    cube = ("no cube" if not rules.cube
-            else "Crawford rule" if rules.crawford else "no Crawford rule")
-    lines = [("discipline", f"{d.name}, a match to {rules.length} point"
-                            f"{'s' if rules.length != 1 else ''}, {cube}")]
+    cube = say("rb.no_cube" if not rules.cube
+               else "rb.crawford" if rules.crawford else "rb.no_crawford")
+    lines = [(say("rb.discipline"),
+              say("rb.discipline_line", discipline=words.word_or_self("discipline", d.name, lang),
+                  length=words.match_length(rules.length, lang), cube=cube))]
     start, first = rules.start_score, match.start(rules)   # the engine's own decision
-    crawford = (", game 1 is the Crawford game" if first.crawford_game
-                else ", Crawford game already played" if first.crawford_done
+    crawford = (say("rb.crawford_first") if first.crawford_game
+                else say("rb.crawford_done") if first.crawford_done
                 and rules.crawford_active else "")
-    lines.append(("start", f"{format_score(start.left)}-{format_score(start.right)}{crawford}"))
-    lines.append(("time", _time_words(config)))
-    lines.append(("breaks", _break_words(config)))
+    lines.append((say("rb.start"), f"{words.number(start.left, lang)}-"
+                                   f"{words.number(start.right, lang)}{crawford}"))
+    lines.append((say("rb.time"), _time_words(config, lang)))
+    lines.append((say("rb.breaks"), _break_words(config, lang)))
     if d.family is Family.LONGGAMMON:
-        lines.append(("draws", f"{format_points(rules.draw_points)} each"))
-    lines.append(("players", f"left: {rules.names.left}, right: {rules.names.right}"))
+        lines.append((say("rb.draws"), say("rb.draws_each", points=words.counted(
+            "points", rules.draw_points, lang))))
+    lines.append((say("rb.players"), say("rb.players_line", left=rules.names.left,
+                                         right=rules.names.right)))
     if config.event.name or config.event.round:
-        lines.append(("event", ", ".join(p for p in (config.event.name, config.event.round) if p)))
+        lines.append((say("rb.event"),
+                      ", ".join(p for p in (config.event.name, config.event.round) if p)))
     return lines
 
 
-def _time_words(config: Config) -> str:
+def _time_words(config: Config, lang: str = words.DEFAULT) -> str:
     rules, tc = config.rules, config.rules.time
-    delay = f"{format_seconds(tc.delay_ns)} s"
-    extra = {TimeMode.DELAY: f" + {delay} delay (simple)",
-             TimeMode.BRONSTEIN: f" + {delay} delay (Bronstein)",
-             TimeMode.FISCHER: f" + {delay} a move (Fischer)",
-             TimeMode.NONE: ", no delay"}[tc.mode]
+    say = partial(words.say, lang=lang)
+    delay = words.seconds(format_seconds(tc.delay_ns), lang)
+    extra = {TimeMode.DELAY: say("rb.delay", delay=delay),
+             TimeMode.BRONSTEIN: say("rb.bronstein", delay=delay),
+             TimeMode.FISCHER: say("rb.fischer", delay=delay),
+             TimeMode.NONE: say("rb.no_delay")}[tc.mode]
     if tc.mode is not TimeMode.NONE and tc.delay_ns == 0:
-        extra = ", no delay"
-    flag = ("a flag loses the match" if tc.flag_rule is FlagRule.MATCH_LOSS
-            else f"a first flag gives {minutes_seconds(tc.overtime_ns)} once, a second loses")
-    return f"{minutes_seconds(rules.reserve_ns)} each{extra}; {flag}"
+        extra = say("rb.no_delay")
+    flag = (say("rb.flag_loses") if tc.flag_rule is FlagRule.MATCH_LOSS
+            else say("rb.flag_overtime", time=words.number(minutes_seconds(tc.overtime_ns),
+                                                            lang)))
+    return say("rb.each", time=words.number(minutes_seconds(rules.reserve_ns), lang),
+               extra=extra, flag=flag)
 
 
-def _break_words(config: Config) -> str:
+def _break_words(config: Config, lang: str = words.DEFAULT) -> str:
     rules = config.rules
+    say = partial(words.say, lang=lang)
     if rules.breaks_per_player == 0:
-        return "none"
-    length = minutes_seconds(rules.break_ns)
+        return say("rb.breaks_none")
+    length = words.number(minutes_seconds(rules.break_ns), lang)
     if rules.discipline.shared_break:
-        return (f"{rules.breaks_per_player} in the whole match, shared, {length}, from "
-                f"{minutes_seconds(SPRINT_BREAK_AFTER_NS)}")
-    return f"{rules.breaks_per_player} per player, {length} each"
+        return say("rb.breaks_shared", n=rules.breaks_per_player, length=length,
+                   after=minutes_seconds(SPRINT_BREAK_AFTER_NS))
+    return say("rb.breaks_each", n=rules.breaks_per_player, length=length)
 
 
-def readback_text(config: Config) -> str:
-    return _lines_text(readback(config))
+def readback_text(config: Config, lang: str | None = None) -> str:
+    """The read-back as `check-config` prints it, in `lang` (None: the match's language)."""
+    return _lines_text(readback(config, lang))
 
 
-def device_readback(device: DeviceConfig) -> list[tuple[str, str]]:
-    """(label, words) lines of a device config: what a director checks on a table's Pi."""
+def device_readback(device: DeviceConfig, lang: str | None = None) -> list[tuple[str, str]]:
+    """(label, words) lines of a device config: what a director checks on a table's Pi, in
+    `lang` (None: the device's `[display] language`)."""
+    lang = words.language(lang or device.language)
+    say = partial(words.say, lang=lang)
     pins = device.button_pins
-    lines = [("table", device.table_id + (f", {device.table_event}" if device.table_event
-                                          else "")),
-             ("match file", device.match_file or "none: the clock waits for a match (idle)"),
-             ("buttons", ", ".join(f"{b.value} GPIO {pin}" for b, pin in pins.items())),
-             ("panels", "; ".join(f"{side} {p.driver} on bus {p.port} at {p.address:#04x}"
-                                  for side, p in zip(("left", "right"), device.panels,
-                                                     strict=True))),
-             ("dice reader", device.dice_port or "none"),
-             ("journals", device.state_dir),
-             ("arbiter", (f"socket group {device.arbiter_socket_group}"
-                          if device.arbiter_socket_group else "socket: the service's group")
-              + (", panel PIN set" if device.arbiter_pin else ", no panel PIN")),
-             ("hall", device.hall.broker if device.hall else "none")]
+    lines = [(say("dev.table"), device.table_id + (f", {device.table_event}"
+                                                   if device.table_event else "")),
+             (say("dev.match_file"), device.match_file or say("dev.no_match_file")),
+             (say("dev.buttons"), ", ".join(
+                 say("dev.button", button=words.word_or_self("button", b.value, lang), pin=pin)
+                 for b, pin in pins.items())),
+             (say("dev.panels"), "; ".join(
+                 say("dev.panel", side=words.side(side, lang), driver=p.driver, port=p.port,
+                     address=f"{p.address:#04x}")
+                 for side, p in zip(("left", "right"), device.panels, strict=True))),
+             (say("dev.dice_reader"), device.dice_port or say("dev.none")),
+             (say("dev.journals"), device.state_dir),
+             (say("dev.arbiter"), (say("dev.socket_group", group=device.arbiter_socket_group)
+                                   if device.arbiter_socket_group
+                                   else say("dev.socket_service"))
+              + say("dev.pin_set" if device.arbiter_pin else "dev.no_pin")),
+             (say("dev.hall"), device.hall.broker if device.hall else say("dev.none"))]
     return lines
 
 

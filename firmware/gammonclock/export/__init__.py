@@ -19,6 +19,7 @@ from typing import Literal
 from ..config import ConfigError
 from ..errors import GammonclockError
 from ..journal import JournalError, Verdict, verify
+from ..words import LANGUAGES
 from .model import MatchRecord
 from .text import NO_KEY_GIVEN
 from .turns import load_match
@@ -53,13 +54,17 @@ def read_match(journal_path: str | Path, effects: bool = True) -> MatchRecord:
 
 
 def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None,
-           no_check: str = NO_KEY_GIVEN) -> str:
+           no_check: str = NO_KEY_GIVEN, language: str | None = None) -> str:
     """The export of `match` in `fmt` as text; without a `verdict`, `no_check` says why the seals
-    were not checked ("seal not checked: no device key given")."""
+    were not checked ("seal not checked: no device key given"). The report and the CSV's header
+    are in `language` ("en", "ru"; None: the match's `[display] language`, SPEC §15); the JSON
+    is a machine's, in English whatever the language."""
+    if language is not None and language not in LANGUAGES:
+        raise ExportError(f"unknown language {language!r}; use one of: {', '.join(LANGUAGES)}")
     renderers: dict[str, Callable[[], str]] = {
-        "csv": lambda: _csv(match),
+        "csv": lambda: _csv(match, language),
         "json": lambda: _json(match, verdict, no_check),
-        "html": lambda: _html(match, verdict, no_check),
+        "html": lambda: _html(match, verdict, no_check, language),
     }
     if fmt not in renderers:
         raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
@@ -70,9 +75,9 @@ def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None,
                           f"missing): pip install 'gammonclock[report]'") from None
 
 
-def _csv(match: MatchRecord) -> str:
+def _csv(match: MatchRecord, language: str | None) -> str:
     from .csv_out import render_csv
-    return render_csv(match)
+    return render_csv(match, language)
 
 
 def _json(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
@@ -80,26 +85,31 @@ def _json(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
     return render_json(match, verdict, no_check)
 
 
-def _html(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
+def _html(match: MatchRecord, verdict: Verdict | None, no_check: str,
+          language: str | None) -> str:
     from .html_report import render_html
-    return render_html(match, verdict, no_check)
+    return render_html(match, verdict, no_check, language)
 
 
 def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | Path, *,
-                   key: bytes | None = None, no_check: str = NO_KEY_GIVEN) -> Verdict | None:
+                   key: bytes | None = None, no_check: str = NO_KEY_GIVEN,
+                   language: str | None = None) -> Verdict | None:
     """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`, and
     return the journal's verdict (None for the CSV).
 
     The JSON and HTML exports carry the verdict `gammonclock verify` gives, in its words
     (`journal.verify`): the chain is checked always, the seals too with the device `key` that
     made them; another device's key, or none (`no_check` says why), leaves them unchecked, and
-    the export says so plainly (a tampered journal is still exported, and says so). The CSV of
+    the export says so plainly (a tampered journal is still exported, and says so). `language`
+    ("en", "ru") overrides the match's `[display] language` for the report and the CSV. The CSV of
     turns has no place for it, so its export does not walk the journal a second time for it.
     Raises ExportError with a clear message for a bad journal, format or output path. The file
     is written whole or not at all.
     """
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+    if language is not None and language not in LANGUAGES:
+        raise ExportError(f"unknown language {language!r}; use one of: {', '.join(LANGUAGES)}")
     journal, out = Path(journal_path), Path(out_path)
     if out.exists() and journal.exists() and out.resolve() == journal.resolve():
         raise ExportError(f"{out}: that is the journal itself; choose another output file")
@@ -110,7 +120,7 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
             verdict = verify(journal, key, no_key=no_check)
         except JournalError as exc:
             raise ExportError(str(exc)) from None
-    _write(out, render(match, fmt, verdict, no_check))
+    _write(out, render(match, fmt, verdict, no_check, language))
     return verdict
 
 

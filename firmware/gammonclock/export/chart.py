@@ -25,10 +25,12 @@ from ..effects import (
 )
 from ..sides import Side
 from ..timecontrol import Turn
+from ..words import language, number, say
 from .model import MatchRecord
 from .stats import FACES, DiceStats
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 Series = dict[Side, list[tuple[int, int]]]     # (instant ns, reserve ns) per side
@@ -113,10 +115,20 @@ def _png(fig: Figure) -> bytes:
     return out.getvalue()
 
 
+def _decimal_ticks(ax: Axes, lang: str) -> None:
+    """Russian ticks with a decimal comma ("2,5"), as the axis formats them otherwise."""
+    if language(lang) != "ru":
+        return
+    from matplotlib.ticker import FuncFormatter
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda x, _: number(f"{x:g}", lang)))
+
+
 COLOURS = {Side.LEFT: "#1f5fa8", Side.RIGHT: "#c0392b"}
 
 
-def reserves_png(match: MatchRecord) -> bytes:
+def reserves_png(match: MatchRecord, lang: str = "en") -> bytes:
     """Both reserves over the match, in minutes of match time; games, breaks and pauses marked."""
     from matplotlib.figure import Figure
 
@@ -128,7 +140,8 @@ def reserves_png(match: MatchRecord) -> bytes:
         xs = [(t - origin) / NS_PER_MIN for t, _ in series[side]]
         ys = [r / NS_PER_MIN for _, r in series[side]]
         ax.plot(xs, ys, color=COLOURS[side], linewidth=1.6,
-                label=_label(f"{side.value}: {match.name(side)}"))
+                label=_label(say("c.legend", lang, side=say(f"side.{side.value}", lang),
+                                 name=match.name(side))))
     for brk in match.breaks:
         end = brk.end_t if brk.end_t is not None else match.end_t
         ax.axvspan((brk.start_t - origin) / NS_PER_MIN, (end - origin) / NS_PER_MIN,
@@ -144,20 +157,23 @@ def reserves_png(match: MatchRecord) -> bytes:
         x = (game.start_t - origin) / NS_PER_MIN
         ax.axvline(x, color="#555555", linewidth=0.6, linestyle=":")
         if n % every == 0:
-            ax.annotate(f"G{game.number}", (x, 1), xycoords=("data", "axes fraction"),
+            ax.annotate(say("c.game", lang, n=game.number), (x, 1),
+                        xycoords=("data", "axes fraction"),
                         xytext=(2, -10), textcoords="offset points", fontsize=8,
                         color="#555555")
-    ax.set_xlabel("match time (minutes; grey: breaks, yellow: pauses)")
-    ax.set_ylabel("reserve (minutes)")
+    ax.set_xlabel(say("c.match_time", lang))
+    ax.set_ylabel(say("c.reserve", lang))
     ax.set_ylim(bottom=0)
     ax.set_xlim(left=0)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower left")
-    ax.set_title("Both reserves over the match")
+    ax.set_title(say("c.reserves_title", lang))
+    _decimal_ticks(ax, lang)
     return _png(fig)
 
 
-def dice_png(per_side: dict[Side, DiceStats], names: dict[Side, str]) -> bytes:
+def dice_png(per_side: dict[Side, DiceStats], names: dict[Side, str],
+             lang: str = "en") -> bytes:
     """Face counts per player."""
     from matplotlib.figure import Figure
 
@@ -167,10 +183,11 @@ def dice_png(per_side: dict[Side, DiceStats], names: dict[Side, str]) -> bytes:
     for n, side in enumerate(Side):
         xs = [f + (n - 0.5) * width for f in FACES]
         ax.bar(xs, per_side[side].faces, width, color=COLOURS[side],
-               label=_label(f"{side.value}: {names[side]}"))
+               label=_label(say("c.legend", lang, side=say(f"side.{side.value}", lang),
+                                name=names[side])))
     ax.set_xticks(list(FACES))
-    ax.set_xlabel("face")
-    ax.set_ylabel("count")
+    ax.set_xlabel(say("c.face", lang))
+    ax.set_ylabel(say("c.count", lang))
     ax.legend(loc="best", fontsize=8)
-    ax.set_title("Dice faces per player")
+    ax.set_title(say("c.dice_title", lang))
     return _png(fig)

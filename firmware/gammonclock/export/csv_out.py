@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
+from ..words import language, match_language, say, word_or_self
 from .model import MatchRecord, Turn
 from .text import iso_utc, seconds
 
@@ -18,10 +19,12 @@ COLUMNS = ("game", "turn", "side", "player", "start_utc", "match_time_s", "think
            "delay_used_s", "charged_s", "reserve_after_s", "end", "cube", "dice")
 
 
-def dice_text(turn: Turn) -> str:
+def dice_text(turn: Turn, lang: str = "en") -> str:
     """The dice of a turn: "opening 3-5", "6-6", "3-4 (early)"; void throws are left out."""
-    parts = [f"opening {turn.opening.text()}"] if turn.opening is not None else []
-    parts += [r.text() + (" (early)" if r.early else "") for r in turn.rolls if not r.voided]
+    parts = ([say("tn.opening", lang, dice=turn.opening.text())] if turn.opening is not None
+             else [])
+    parts += [r.text() + (say("tn.early", lang) if r.early else "")
+              for r in turn.rolls if not r.voided]
     return " ".join(parts)
 
 
@@ -43,10 +46,49 @@ def row(match: MatchRecord, turn: Turn) -> dict[str, str]:
     }
 
 
-def render_csv(match: MatchRecord) -> str:
+def header(lang: str = "en") -> tuple[str, ...]:
+    """The columns' names in `lang`: `COLUMNS` in English, their words in Russian; the order
+    and the number of columns are the same in every language."""
+    return tuple(say(f"csv.{column}", lang) for column in COLUMNS)
+
+
+def render_csv(match: MatchRecord, lang: str | None = None) -> str:
+    """The CSV of turns; `lang` (None: the match's `[display] language`) names the columns.
+    English: as it always was (a machine's file: `COLUMNS`, "." decimals, no BOM). Russian, for
+    a Russian spreadsheet: a UTF-8 byte order mark (else Excel reads the Cyrillic as cp1251),
+    the header in Russian, ";" between fields and a decimal comma, as a Russian Excel or
+    LibreOffice opens a CSV by a double click, and the words in the cells (side, end, cube,
+    dice) in Russian; the instants stay ISO 8601 UTC."""
+    lang = language(lang or match_language(match.config))
+    russian = lang == "ru"
     out = io.StringIO()
-    writer = csv.DictWriter(out, COLUMNS, lineterminator="\n")
-    writer.writeheader()
+    if russian:
+        out.write("\ufeff")
+    writer = csv.writer(out, delimiter=";" if russian else ",", lineterminator="\n")
+    writer.writerow(header(lang))
     for turn in match.turns:
-        writer.writerow(row(match, turn))
+        values = row(match, turn)
+        if russian:
+            values = {k: v.replace(".", ",") if k in DECIMAL else v for k, v in values.items()}
+            values.update(side=say(f"side.{turn.side.value}", lang),
+                          end=word_or_self("reason", turn.reason, lang) if turn.reason
+                          else say("tn.open", lang),
+                          cube=cube_text(turn.cube, lang), dice=dice_text(turn, lang))
+        writer.writerow(values[c] for c in COLUMNS)
     return out.getvalue()
+
+
+# The columns that hold numbers with a decimal point (seconds).
+DECIMAL = frozenset(c for c in COLUMNS if c.endswith("_s"))
+
+
+def cube_text(cube: str, lang: str) -> str:
+    """A turn's cube action ("doubled to 2", "took 2", "passed") in `lang`."""
+    if not cube or language(lang) == "en":
+        return cube
+    head, _, value = cube.rpartition(" ")
+    if head == "doubled to":
+        return say("cube.doubled", lang, n=value)
+    if head == "took":
+        return say("cube.took", lang, n=value)
+    return word_or_self("cube", cube, lang)

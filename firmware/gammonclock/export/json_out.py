@@ -96,7 +96,7 @@ def _act(match: MatchRecord, a: ArbiterAct) -> dict[str, Any]:
 
 
 def _particulars(match: MatchRecord) -> dict[str, Any]:
-    p = particulars(match)
+    p = particulars(match, "en")      # the JSON is a machine's: English words
     return {"event": p.event or None, "round": p.round or None, "table": p.table,
             "players": {"left": p.left, "right": p.right}, "discipline": p.discipline,
             "length": p.length, "time_control": p.time_control, "breaks": p.breaks,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..config import Config
 from ..effects import Effect, MatchEnded
 from ..journal import JournalSource
+from ..reasons import Reason
 from ..rules import GameResult, MatchRules
 from ..session import Replayed
 from ..sides import Pair, Side
@@ -133,6 +134,7 @@ class ArbiterAct:
     outcome: list[Effect] = field(default_factory=list)
     refused: str | None = None
     author: Author = UNKNOWN_AUTHOR
+    refused_reason: Reason | None = None     # the code of `refused`
 
     @property
     def name(self) -> str:
@@ -188,6 +190,7 @@ class Incident:
     wall: int
     kind: str
     text: str
+    effect: Effect | None = None       # what it was (the report words it in its language)
 
 
 @dataclass

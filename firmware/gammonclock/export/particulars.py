@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import words
 from ..readback import readback
-from ..rules import format_score
 from .model import MatchRecord
 
 NOT_RECORDED = "not recorded"
@@ -38,14 +38,8 @@ class Particulars:
     ended_wall: int              # the match's end, else the journal's last record
     finished: bool               # whether the match ended (else the journal just stops)
     wall_clock_synchronized: bool | None     # None: the device could not tell, or an older journal
-
-    @property
-    def synchronised_text(self) -> str:
-        return SYNCHRONISED_WORDS[self.wall_clock_synchronized]
-
-    @property
-    def table_text(self) -> str:
-        return self.table if self.table else NOT_RECORDED
+    synchronised_text: str       # that, in words ("yes", "NO — times may be wrong …")
+    table_text: str              # the table, or "not recorded"
 
 
 def _synchronized(value: object) -> bool | None:
@@ -60,22 +54,38 @@ def _end_wall(match: MatchRecord) -> int:
     return match.end_wall
 
 
-def particulars(match: MatchRecord) -> Particulars:
+def particulars(match: MatchRecord, lang: str | None = None) -> Particulars:
+    """The particulars in `lang` (None: the match's `[display] language`)."""
+    lang = words.language(lang or words.match_language(match.config))
     config, rules, header = match.config, match.rules, match.read.header.data
-    words = dict(readback(config))
+    said = dict(readback(config, lang))
     table = header.get("table")
-    cube = ("no cube" if not rules.cube
-            else "Crawford rule" if rules.crawford else "no Crawford rule")
+    cube = words.say("rb.no_cube" if not rules.cube
+                     else "rb.crawford" if rules.crawford else "rb.no_crawford", lang)
     start = rules.start_score
-    length = f"{rules.length} point{'s' if rules.length != 1 else ''}"
+    length = words.counted("points", rules.length, lang)
     if any(start):
-        length += f" from {format_score(start.left)}-{format_score(start.right)}"
+        length = words.say("r.points_from", lang, length=length,
+                           left=words.number(start.left, lang),
+                           right=words.number(start.right, lang))
+    discipline = words.word_or_self("discipline", rules.discipline.name, lang)
+    synchronized = _synchronized(header.get("wall_clock_synchronized"))
     return Particulars(
         event=config.event.name, round=config.event.round,
         table=table if isinstance(table, str) and table else None,
         left=rules.names.left, right=rules.names.right,
-        discipline=f"{rules.discipline.name}, {cube}", length=length,
-        time_control=words["time"], breaks=words["breaks"],
+        discipline=f"{discipline}, {cube}", length=length,
+        time_control=said[words.say("rb.time", lang)],
+        breaks=said[words.say("rb.breaks", lang)],
         started_wall=match.read.header.wall, ended_wall=_end_wall(match),
         finished=match.result is not None,
-        wall_clock_synchronized=_synchronized(header.get("wall_clock_synchronized")))
+        wall_clock_synchronized=synchronized,
+        synchronised_text=_synchronised_words(synchronized, lang),
+        table_text=table if isinstance(table, str) and table
+        else words.say("r.not_recorded", lang))
+
+
+def _synchronised_words(value: bool | None, lang: str) -> str:
+    if value is None:
+        return words.say("r.not_known", lang)
+    return words.say("r.sync_yes" if value else "r.sync_no", lang)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..sides import Side
+from ..words import number, percent, say
 from .model import MatchRecord, Roll, Turn
 
 FACES = (1, 2, 3, 4, 5, 6)
@@ -71,23 +72,19 @@ class DiceStats:
     def enough(self) -> bool:
         return self.dice >= MIN_PER_FACE * len(FACES)
 
-    def reading(self) -> str:
-        """What the test says, in plain words."""
+    def reading(self, lang: str = "en") -> str:
+        """What the test says, in plain words, in `lang`."""
         if not self.dice or self.p_value is None:
-            return "No dice were recorded."
+            return say("d.none", lang)
         p = self.p_value
         if not self.enough:
-            return (f"Only {self.dice} dice: too few for the test to say anything either way "
-                    f"(it needs at least {MIN_PER_FACE * len(FACES)}, {MIN_PER_FACE} per face).")
+            return say("d.few", lang, dice=self.dice, need=MIN_PER_FACE * len(FACES),
+                       per=MIN_PER_FACE)
         if p >= 0.05:
-            return (f"Nothing unusual: fair dice give counts at least this uneven in {p:.0%} of "
-                    f"cases (p = {p:.3f}). No reason to doubt the dice.")
+            return say("d.fine", lang, pct=percent(p, 0, lang), p=number(f"{p:.3f}", lang))
         if p >= 0.01:
-            return (f"Somewhat uneven: fair dice give counts this uneven in only {p:.1%} of cases "
-                    f"(p = {p:.3f}). Worth keeping an eye on, but not proof: over many matches "
-                    f"such counts turn up by chance.")
-        return (f"Very uneven: fair dice give counts this uneven in fewer than 1 case in 100 "
-                f"(p = {p:.2g}). Check the dice and the reader.")
+            return say("d.uneven", lang, pct=percent(p, 1, lang), p=number(f"{p:.3f}", lang))
+        return say("d.very", lang, p=number(f"{p:.2g}", lang))
 
 
 def dice_stats(throws: Iterable[Sequence[int]]) -> DiceStats:

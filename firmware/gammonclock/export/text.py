@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
+from .. import words
 from ..durations import NS_PER_S, format_seconds
 from ..journal import NO_KEY_GIVEN as _NO_KEY_GIVEN
-from ..journal import Verdict
+from ..journal import SEAL_CHECKED, SEAL_OTHER_DEVICE, Verdict
 from ..rules import json_points
 
 
@@ -29,10 +30,27 @@ points = json_points
 NO_KEY_GIVEN = _NO_KEY_GIVEN
 
 
-def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN) -> str:
+def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN,
+                   lang: str = "en") -> str:
     """The verdict in the words `gammonclock verify` prints (`Verdict.words`); without one (a
     match rendered without its journal walked), plainly that the seals were not checked and
-    why."""
+    why. In Russian, the catalogue's words (what is wrong with a tampered journal, and a torn
+    journal's note, stay `verify`'s)."""
+    if words.language(lang) == "en":
+        return f"seal not checked: {no_check}" if verdict is None else verdict.words
+
+    def no_key(why: str) -> str:
+        return words.say("v.no_key", lang) if why == NO_KEY_GIVEN else why
+
     if verdict is None:
-        return f"seal not checked: {no_check}"
-    return verdict.words
+        return words.say("v.unchecked", lang, why=no_key(no_check))
+    if not verdict.intact:
+        return words.say("v.tampered", lang, message=verdict.message)
+    records = (words.counted("records", verdict.records, lang)
+               + verdict.message.removeprefix(f"intact: {verdict.records} records"))
+    if verdict.seal == SEAL_CHECKED:
+        return words.say("v.sealed", lang, records=records)
+    if verdict.seal == SEAL_OTHER_DEVICE:
+        return words.say("v.other_device", lang, sealed_by=verdict.sealed_by,
+                         this_key=verdict.this_key, records=records)
+    return words.say("v.not_checked", lang, why=no_key(verdict.no_key), records=records)

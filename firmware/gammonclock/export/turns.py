@@ -110,7 +110,7 @@ class _Builder:
             if item.place is said.place and e.t == act.t and _arbiter_outcome(e):
                 act.outcome.append(e)
                 if isinstance(e, Refused):
-                    act.refused = e.why
+                    act.refused, act.refused_reason = e.why, e.reason
             else:
                 self.act = None
         self.on(as_any(e), item)
@@ -152,7 +152,7 @@ class _Builder:
             case ArbiterCommand():
                 self.on_arbiter_command(e, item)
             case FlagFell() | OvertimeGiven() | Recovered():
-                self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+                self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe(), e))
             case (ResultProposed() | ReserveChanged() | ScoreChanged() | CubeSet() | Warned()
                   | ChallengeDecided() | Undone() | Refused() | Ignored() | Shown()
                   | Rewound()):
@@ -233,7 +233,7 @@ class _Builder:
             self.game(self.game_no).match_ended = e.reason.value
         if self.pauses and self.pauses[-1].end_t is None:
             self.pauses[-1].end_t, self.pauses[-1].resumed_by = e.t, "match over"
-        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe()))
+        self.incidents.append(Incident(e.t, item.wall, e.kind, e.describe(), e))
 
     # --- dice -------------------------------------------------------------------------------
 

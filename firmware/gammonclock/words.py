@@ -1,0 +1,778 @@
+"""Every text a person reads outside the panels, in each language the clock speaks (SPEC §15):
+the arbiter's report, the CSV's header, the `check-config` read-back and the arbiter's replies.
+The panels have their own table (`hardware.texts`); this one follows its design: one table keyed
+by a stable id, each entry in English and Russian, `{placeholders}` filled by `say`, and a test
+that fails when a text exists in one language and not the other.
+
+What belongs to a match (its report, its read-back, its replies) is said in the match's
+`[display] language` (`match_language`); `gammonclock export --language` overrides it.
+
+Russian follows the Russian tournament rules' words (партия, матч, куб, перерыв, флажок, правило
+Кроуфорда, судья, резерв, задержка) and Russian conventions: plural forms by the number (1 очко,
+2 очка, 5 очков), a decimal comma (9:41,3; 14,2 с), dates as "2 декабря 2026 г.".
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from string import Formatter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .effects import Effect
+    from .sides import Pair
+
+LANGUAGES = ("en", "ru")
+DEFAULT = "en"
+
+
+@dataclass(frozen=True)
+class Entry:
+    en: str
+    ru: str
+
+
+E = Entry
+WORDS: dict[str, Entry] = {
+    # --- common: sides, plurals, months ---------------------------------------------------------
+    "side.left": E("left", "слева"),
+    "side.right": E("right", "справа"),
+    # a side as the subject of a sentence, and whose ("left's clock", "часы левого")
+    "who.left": E("left", "левый"),
+    "who.right": E("right", "правый"),
+    "whose.left": E("left's", "левого"),
+    "whose.right": E("right's", "правого"),
+    # plurals: en has one and many; ru one (1, 21), few (2-4, 22-24, fractions) and many
+    "points.one": E("{n} point", "{n} очко"),
+    "points.few": E("{n} points", "{n} очка"),
+    "points.many": E("{n} points", "{n} очков"),
+    "games.one": E("{n} game", "{n} партия"),
+    "games.few": E("{n} games", "{n} партии"),
+    "games.many": E("{n} games", "{n} партий"),
+    "turns.one": E("{n} turn", "{n} ход"),
+    "turns.few": E("{n} turns", "{n} хода"),
+    "turns.many": E("{n} turns", "{n} ходов"),
+    "records.one": E("{n} record", "{n} запись"),
+    "records.few": E("{n} records", "{n} записи"),
+    "records.many": E("{n} records", "{n} записей"),
+    "breaks.one": E("{n} break", "{n} перерыв"),
+    "breaks.few": E("{n} breaks", "{n} перерыва"),
+    "breaks.many": E("{n} breaks", "{n} перерывов"),
+    # a match's length: "a match to 7 points" (after "до" ru has the genitive: one (1, 21), many)
+    "length.one": E("a match to {n} point", "матч до {n} очка"),
+    "length.few": E("a match to {n} points", "матч до {n} очков"),
+    "length.many": E("a match to {n} points", "матч до {n} очков"),
+    # "to 7", "до 7 очков" (a report's subtitle)
+    "upto.one": E("{n}", "до {n} очка"),
+    "upto.many": E("{n}", "до {n} очков"),
+    "unit.s": E("{n} s", "{n} с"),
+    "date": E("{day} {month_name} {year}", "{day} {month_name} {year} г."),
+    "month.1": E("January", "января"), "month.2": E("February", "февраля"),
+    "month.3": E("March", "марта"), "month.4": E("April", "апреля"),
+    "month.5": E("May", "мая"), "month.6": E("June", "июня"),
+    "month.7": E("July", "июля"), "month.8": E("August", "августа"),
+    "month.9": E("September", "сентября"), "month.10": E("October", "октября"),
+    "month.11": E("November", "ноября"), "month.12": E("December", "декабря"),
+
+    # --- disciplines (rules.DISCIPLINES) --------------------------------------------------------
+    "discipline.backgammon": E("backgammon", "бэкгаммон"),
+    "discipline.backgammon_blitz": E("backgammon_blitz", "бэкгаммон-блиц"),
+    "discipline.backgammon_doubles": E("backgammon_doubles", "парный бэкгаммон"),
+    "discipline.sprintgammon": E("sprintgammon", "спринтгаммон"),
+    "discipline.longgammon": E("longgammon", "лонггаммон"),
+    "discipline.longgammon_blitz": E("longgammon_blitz", "лонггаммон-блиц"),
+
+    # --- the read-back (SPEC §13.1): labels, then words -----------------------------------------
+    "rb.discipline": E("discipline", "дисциплина"),
+    "rb.start": E("start", "начало"),
+    "rb.time": E("time", "время"),
+    "rb.breaks": E("breaks", "перерывы"),
+    "rb.draws": E("draws", "ничья"),
+    "rb.players": E("players", "игроки"),
+    "rb.event": E("event", "турнир"),
+    "rb.no_cube": E("no cube", "без куба"),
+    "rb.crawford": E("Crawford rule", "правило Кроуфорда"),
+    "rb.no_crawford": E("no Crawford rule", "без правила Кроуфорда"),
+    "rb.discipline_line": E("{discipline}, {length}, {cube}", "{discipline}, {length}, {cube}"),
+    "rb.crawford_first": E(", game 1 is the Crawford game", ", партия 1 — партия Кроуфорда"),
+    "rb.crawford_done": E(", Crawford game already played", ", партия Кроуфорда уже сыграна"),
+    "rb.each": E("{time} each{extra}; {flag}", "{time} каждому{extra}; {flag}"),
+    "rb.delay": E(" + {delay} delay (simple)", " + задержка {delay} (простая)"),
+    "rb.bronstein": E(" + {delay} delay (Bronstein)", " + задержка {delay} (Бронштейн)"),
+    "rb.fischer": E(" + {delay} a move (Fischer)", " + {delay} за ход (Фишер)"),
+    "rb.no_delay": E(", no delay", ", без задержки"),
+    "rb.flag_loses": E("a flag loses the match", "падение флажка — поражение в матче"),
+    "rb.flag_overtime": E("a first flag gives {time} once, a second loses",
+                          "первое падение флажка даёт {time} один раз, второе — поражение"),
+    "rb.breaks_none": E("none", "нет"),
+    "rb.breaks_shared": E("{n} in the whole match, shared, {length}, from {after}",
+                          "{n} на весь матч, общий, {length}, не ранее {after}"),
+    "rb.breaks_each": E("{n} per player, {length} each", "{n} каждому, по {length}"),
+    "rb.draws_each": E("{points} each", "по {points} каждому"),
+    "rb.players_line": E("left: {left}, right: {right}", "слева: {left}, справа: {right}"),
+
+    # the device config's read-back (check-config on a device config)
+    "dev.table": E("table", "стол"),
+    "dev.match_file": E("match file", "файл матча"),
+    "dev.no_match_file": E("none: the clock waits for a match (idle)",
+                           "нет: часы ждут матча (ожидание)"),
+    "dev.buttons": E("buttons", "кнопки"),
+    "dev.button": E("{button} GPIO {pin}", "{button} GPIO {pin}"),
+    "button.left": E("left", "левая"),
+    "button.right": E("right", "правая"),
+    "button.cube": E("cube", "куб"),
+    "dev.panels": E("panels", "панели"),
+    "dev.panel": E("{side} {driver} on bus {port} at {address}",
+                   "{side} {driver} на шине {port}, адрес {address}"),
+    "dev.dice_reader": E("dice reader", "считыватель костей"),
+    "dev.none": E("none", "нет"),
+    "dev.journals": E("journals", "журналы"),
+    "dev.arbiter": E("arbiter", "судья"),
+    "dev.socket_group": E("socket group {group}", "сокет: группа {group}"),
+    "dev.socket_service": E("socket: the service's group", "сокет: группа службы"),
+    "dev.pin_set": E(", panel PIN set", ", ПИН-код для панелей задан"),
+    "dev.no_pin": E(", no panel PIN", ", ПИН-кода для панелей нет"),
+    "dev.hall": E("hall", "зал"),
+
+    # --- the report: page and sections ----------------------------------------------------------
+    "r.title": E("{title} — match report", "{title} — протокол матча"),
+    "r.vs": E("{left} v {right}", "{left} — {right}"),
+    "r.subtitle": E("gammonclock match report — {discipline} to {length}",
+                    "протокол матча gammonclock — {discipline}, {length}"),
+    "r.subtitle_table": E(" — table {table}", " — стол {table}"),
+    "r.h.match": E("The match", "Матч"),
+    "r.h.result": E("Result", "Результат"),
+    "r.h.games": E("Games", "Партии"),
+    "r.h.arbiter": E("Arbiter actions", "Действия судьи"),
+    "r.h.time": E("Time", "Время"),
+    "r.h.breaks": E("Breaks", "Перерывы"),
+    "r.h.pauses": E("Pauses", "Паузы"),
+    "r.h.incidents": E("Flags, outages and the end", "Флажки, сбои и окончание"),
+    "r.h.dice": E("Dice", "Кости"),
+    "r.h.signatures": E("Signatures", "Подписи"),
+    "r.h.turns": E("Turns", "Ходы"),
+    # the particulars
+    "r.event": E("Event", "Турнир"),
+    "r.round": E("Round", "Тур"),
+    "r.table": E("Table", "Стол"),
+    "r.players": E("Players", "Игроки"),
+    "r.discipline": E("Discipline", "Дисциплина"),
+    "r.length": E("Length", "Длина матча"),
+    "r.time_control": E("Time control", "Контроль времени"),
+    "r.breaks": E("Breaks", "Перерывы"),
+    "r.started": E("Started", "Начало"),
+    "r.ended": E("Ended", "Окончание"),
+    "r.journal_ends": E("Journal ends", "Журнал обрывается"),
+    "r.not_finished": E("(not finished)", "(не окончен)"),
+    "r.synchronised": E("Wall clock synchronised", "Часы синхронизированы"),
+    "r.none_given": E("none given", "не указан"),
+    "r.not_recorded": E("not recorded", "не записан"),
+    "r.not_known": E("not known", "неизвестно"),
+    "r.sync_yes": E("yes", "да"),
+    "r.sync_no": E("NO — times may be wrong (no time source at the venue)",
+                   "НЕТ — время может быть неверным (в зале нет источника времени)"),
+    "r.points_from": E("{length} from {left}-{right}", "{length}, со счёта {left}-{right}"),
+    "r.utc": E("{date} {time} UTC", "{date}, {time} UTC"),
+    # the result
+    "r.result": E("Result", "Результат"),
+    "r.wins": E("{who} wins", "победа: {who}"),
+    "r.tie": E("no winner (tie)", "без победителя (ничья)"),
+    "r.result_line": E("{who} {score} ({reason})", "{who}, {score} ({reason})"),
+    "r.unfinished": E("not finished: {phase}, game {game}, score {score}",
+                      "не окончен: {phase}, партия {game}, счёт {score}"),
+    "r.games_played": E("Games played", "Сыграно партий"),
+    "r.match_time": E("Match time", "Время матча"),
+    "r.journal": E("Journal", "Журнал"),
+    "r.journal_line": E("{path}: {records}, last seal {mac}",
+                        "{path}: {records}, последняя печать {mac}"),
+    "r.seal_check": E("Seal check", "Проверка печатей"),
+    "r.failed_check": E("The journal failed its check: {message}",
+                        "Журнал не прошёл проверку: {message}"),
+    "r.about_journal": E("About this journal", "О журнале"),
+    "end.score": E("score", "по счёту"),
+    "end.flag": E("flag", "падение флажка"),
+    "end.disqualified": E("disqualified", "дисквалификация"),
+    "end.challenges": E("challenges", "проиграны апелляции"),
+    "end.abandoned": E("abandoned", "прерван судьёй"),
+    "phase.between_games": E("between_games", "между партиями"),
+    "phase.running": E("running", "идёт партия"),
+    "phase.cube_offered": E("cube_offered", "предложено удвоение"),
+    "phase.result_entry": E("result_entry", "ввод результата"),
+    "phase.paused": E("paused", "пауза"),
+    "phase.break": E("break", "перерыв"),
+    "phase.match_over": E("match_over", "матч окончен"),
+    "phase.arbiter": E("arbiter", "режим судьи"),
+    # the games
+    "r.no_game": E("No game was played.", "Ни одной партии не сыграно."),
+    "r.in_progress": E("in progress", "идёт"),
+    "r.match_over_in": E("match over ({why})", "матч окончен ({why})"),
+    "r.draw": E("draw", "ничья"),
+    "r.arbiter_entered": E("arbiter", "судья"),
+    "r.entered_by": E("entered by {name}", "ввёл {name}"),
+    "r.yes": E("yes", "да"),
+    "r.game": E("Game", "Партия"),
+    "r.started_at": E("Started (UTC, match time)", "Начало (UTC, время матча)"),
+    "r.first_to_play": E("First to play", "Первый ход"),
+    "r.crawford": E("Crawford", "Кроуфорд"),
+    "r.points": E("Points", "Очки"),
+    "r.score_after": E("Score after", "Счёт после"),
+    "r.turns": E("Turns", "Ходы"),
+    "r.cube": E("Cube", "Куб"),
+    "r.entered": E("Entered", "Ввёл"),
+    "kind.single": E("single", "простая"),
+    "kind.gammon": E("gammon", "гаммон"),
+    "kind.backgammon": E("backgammon", "бэкгаммон"),
+    "kind.oin": E("oin", "ойн"),
+    "kind.mars": E("mars", "марс"),
+    "kind.draw": E("draw", "ничья"),
+    "kind.pass": E("pass", "пас"),
+    "kind.forfeit": E("forfeit", "присуждена судьёй"),
+    "cube.doubled": E("doubled to {n}", "удвоил до {n}"),
+    "cube.took": E("took {n}", "взял {n}"),
+    "cube.passed": E("passed", "пас"),
+    # the time
+    "t.turns": E("Turns (moves and cube decisions)", "Ходы (ходы и решения по кубу)"),
+    "t.total": E("Total think time", "Всего на обдумывание"),
+    "t.charged": E("Charged to the reserve", "Списано с резерва"),
+    "t.delay_used": E("Delay used", "Использовано задержки"),
+    "t.median": E("Median think", "Медиана обдумывания"),
+    "t.longest": E("Longest think", "Самое долгое обдумывание"),
+    "t.longest_at": E("{span} (game {game}, turn {turn})", "{span} (партия {game}, ход {turn})"),
+    "t.late": E("Late from breaks", "Опоздания с перерывов"),
+    "t.reserve_left": E("Reserve left", "Остаток резерва"),
+    # the arbiter
+    "a.none": E("No arbiter action.", "Судья не вмешивался."),
+    "a.refused": E("refused: {why}", "отказано: {why}"),
+    "a.refused_mark": E(" (refused)", " (отказано)"),
+    "a.when": E("When (UTC, match time)", "Когда (UTC, время матча)"),
+    "a.command": E("Command", "Команда"),
+    "a.kind": E("Kind", "Вид"),
+    "a.did": E("What it did", "Что сделано"),
+    "a.by": E("By", "Кто"),
+    "a.given": E("time given +{time}", "добавлено времени +{time}"),
+    "a.taken": E("time taken −{time}", "снято времени −{time}"),
+    "cat.time given": E("time given", "добавлено время"),
+    "cat.time taken": E("time taken", "снято время"),
+    "cat.point penalty": E("point penalty", "штрафное очко"),
+    "cat.game forfeited": E("game forfeited", "партия присуждена"),
+    "cat.disqualification": E("disqualification", "дисквалификация"),
+    "cat.warning": E("warning", "предупреждение"),
+    "cat.challenge": E("challenge", "апелляция"),
+    "cat.correction": E("correction", "исправление"),
+    "cat.undo": E("undo", "отмена"),
+    "cat.clock paused": E("clock paused", "часы остановлены"),
+    "cat.clock resumed": E("clock resumed", "часы запущены"),
+    "cat.match abandoned": E("match abandoned", "матч прерван"),
+    "cat.other": E("other", "прочее"),
+    "author.unknown": E("unknown", "неизвестно"),
+    "author.socket": E("socket", "сокет"),
+    "author.panel": E("panel", "панель"),
+    "author.hall": E("hall", "зал"),
+    "author.script": E("script", "сценарий"),
+    # breaks and pauses
+    "b.player": E("Player", "Игрок"),
+    "b.started": E("Started", "Начало"),
+    "b.length": E("Length", "Длительность"),
+    "b.late": E("Late by", "Опоздание"),
+    "b.not_ended": E("not ended", "не окончен"),
+    "b.none": E("No break was taken.", "Перерывов не было."),
+    "b.by": E("By", "Кто"),
+    "b.resumed_by": E("Resumed by", "Кто продолжил"),
+    "b.not_resumed": E("not resumed", "не продолжена"),
+    "b.when": E("When", "Когда"),
+    "b.what": E("What", "Что"),
+    "by.cube": E("cube", "куб"),
+    "by.arbiter": E("arbiter", "судья"),
+    "by.recovery": E("recovery", "восстановление"),
+    "by.match over": E("match over", "матч окончен"),
+    # the dice
+    "d.all": E("All dice", "Все кости"),
+    "d.dice": E("Dice", "Костей"),
+    "d.doubles": E("Doubles", "Дубли"),
+    "d.fair": E("Are the dice fair?", "Честные ли кости?"),
+    "d.method": E("Pearson's chi-square test of the face counts against fair dice (5 degrees of "
+                  "freedom, scipy.stats.chisquare); fair dice roll doubles 1 time in 6",
+                  "критерий хи-квадрат Пирсона для числа выпадений граней против честных костей "
+                  "(5 степеней свободы, scipy.stats.chisquare); честные кости дают дубль 1 раз "
+                  "из 6"),
+    "d.binomial": E(" (exact binomial test of this match's doubles: p = {p})",
+                    " (точный биномиальный критерий для дублей этого матча: p = {p})"),
+    "d.throws": E(". {throws} throws; {voided} void throws struck from the record",
+                  ". Бросков: {throws}; недействительных бросков исключено: {voided}"),
+    "d.unknown": E("; {n} opening dice whose roller the reader did not name count only in "
+                   "“All dice”",
+                   "; стартовые кости без указания бросившего ({n}) учтены только во "
+                   "«Все кости»"),
+    "d.faces_alt": E("dice faces per player", "грани костей по игрокам"),
+    "d.none": E("No dice were recorded.", "Броски костей не записаны."),
+    "d.few": E("Only {dice} dice: too few for the test to say anything either way (it needs at "
+               "least {need}, {per} per face).",
+               "Всего костей: {dice} — слишком мало, чтобы критерий что-то показал (нужно не "
+               "меньше {need}, по {per} на грань)."),
+    "d.fine": E("Nothing unusual: fair dice give counts at least this uneven in {pct} of cases "
+                "(p = {p}). No reason to doubt the dice.",
+                "Ничего необычного: у честных костей такой или больший разброс бывает в {pct} "
+                "случаев (p = {p}). Повода сомневаться в костях нет."),
+    "d.uneven": E("Somewhat uneven: fair dice give counts this uneven in only {pct} of cases "
+                  "(p = {p}). Worth keeping an eye on, but not proof: over many matches such "
+                  "counts turn up by chance.",
+                  "Заметный разброс: у честных костей такой бывает лишь в {pct} случаев "
+                  "(p = {p}). Стоит присмотреться, но это не доказательство: за много матчей "
+                  "такое выпадает случайно."),
+    "d.very": E("Very uneven: fair dice give counts this uneven in fewer than 1 case in 100 "
+                "(p = {p}). Check the dice and the reader.",
+                "Очень большой разброс: у честных костей такой бывает реже 1 раза из 100 "
+                "(p = {p}). Проверьте кости и считыватель."),
+    # the turns (on screen only)
+    "tn.all": E("All {n} turns", "Все ходы ({n})"),
+    "tn.turn": E("Turn", "Ход"),
+    "tn.player": E("Player", "Игрок"),
+    "tn.started": E("Started", "Начало"),
+    "tn.think": E("Think", "Обдумывание"),
+    "tn.charged": E("Charged", "Списано"),
+    "tn.reserve_after": E("Reserve after", "Резерв после"),
+    "tn.ended_by": E("Ended by", "Чем окончен"),
+    "tn.dice": E("Dice", "Кости"),
+    "tn.open": E("open", "идёт"),
+    "tn.opening": E("opening {dice}", "стартовый {dice}"),
+    "tn.early": E(" (early)", " (ранний)"),
+    "reason.switch": E("switch", "нажатие часов"),
+    "reason.double": E("double", "удвоение"),
+    "reason.take": E("take", "взял куб"),
+    "reason.result": E("result", "результат"),
+    "reason.arbiter": E("arbiter", "судья"),
+    "reason.break_over": E("break_over", "конец перерыва"),
+    "reason.flag": E("flag", "флажок"),
+    # signatures
+    "s.arbiter": E("Arbiter", "Судья"),
+    "s.name": E("name: ______________________", "Ф. И. О.: ______________________"),
+    "s.player": E("{side} player", "игрок {side}"),
+    "s.confirm": E("The result and the arbiter actions above are confirmed by:",
+                   "Результат и действия судьи, указанные выше, подтверждают:"),
+    "s.place": E("Place and date: ______________________", "Место и дата: ______________________"),
+    # the charts (matplotlib)
+    "c.reserves_title": E("Both reserves over the match", "Резервы обоих игроков по ходу матча"),
+    "c.reserves_alt": E("both reserves over the match", "резервы обоих игроков по ходу матча"),
+    "c.match_time": E("match time (minutes; grey: breaks, yellow: pauses)",
+                      "время матча (минуты; серым — перерывы, жёлтым — паузы)"),
+    "c.reserve": E("reserve (minutes)", "резерв (минуты)"),
+    "c.game": E("G{n}", "П{n}"),
+    "c.legend": E("{side}: {name}", "{side}: {name}"),
+    "c.dice_title": E("Dice faces per player", "Грани костей по игрокам"),
+    "c.face": E("face", "грань"),
+    "c.count": E("count", "выпадений"),
+    # the seal check (journal.Verdict's words for an intact journal; others stay as they are)
+    "v.unchecked": E("seal not checked: {why}", "печати не проверены: {why}"),
+    "v.no_key": E("no device key given", "не дан ключ устройства"),
+
+    # why an arbiter's command was refused (`reasons.Reason`; the English is the engine's own
+    # words, which may name a figure: the catalogue's is the gist)
+    "why.match_over": E("the match is over", "матч окончен"),
+    "why.no_clock_running": E("no clock is running", "часы не идут"),
+    "why.not_paused": E("the clock is not paused", "часы не на паузе"),
+    "why.deduct_over_half": E("more than half of the remaining reserve",
+                              "больше половины оставшегося резерва"),
+    "why.forfeit_in_break": E("no forfeit during a break",
+                              "во время перерыва партию не присуждают"),
+    "why.score_at_length": E("a score must stay below the match length",
+                             "счёт должен быть меньше длины матча"),
+    "why.score_half_point": E("half points exist only in longgammon",
+                              "половина очка бывает только в лонггаммоне"),
+    "why.cube_not_in_game": E("no doubling cube in this game", "в этой партии нет куба"),
+    "why.cube_double_offered": E("not while a double is offered: undo it, or let it be taken "
+                                 "or passed",
+                                 "не во время предложенного удвоения: отмените его или "
+                                 "дождитесь ответа"),
+    "why.cube_in_break": E("not during a break", "не во время перерыва"),
+    "why.cube_no_owner": E("name the owner: cube N left|right",
+                           "укажите владельца: cube N left|right"),
+    "why.undo_match_lost": E("the match was lost: no undo", "матч проигран: отмена невозможна"),
+    "why.undo_nothing": E("nothing to undo", "нечего отменять"),
+    "why.undo_past_arbiter": E("the match was ended by the arbiter: no undo",
+                               "матч окончен судьёй: отмена невозможна"),
+    "why.no_break": E("no break is being taken", "перерыва сейчас нет"),
+    "why.no_match": E("no match is loaded", "матч не загружен"),
+    "why.match_in_progress": E("a match is in progress", "идёт матч"),
+
+    # the journal's verdict (journal.Verdict.words), for an intact journal
+    "v.sealed": E("intact: {records}", "цел: {records}, печати проверены"),
+    "v.other_device": E("sealed by another device (key id {sealed_by}; this device's key id "
+                        "{this_key}): seal not checked; chain intact: {records}",
+                        "запечатан другим устройством (ключ {sealed_by}; ключ этого устройства "
+                        "{this_key}): печати не проверены; цепочка цела: {records}"),
+    "v.not_checked": E("seal not checked: {why}; chain intact: {records}",
+                       "печати не проверены: {why}; цепочка цела: {records}"),
+    "v.tampered": E("TAMPERED: {message}", "ЖУРНАЛ ИЗМЕНЁН: {message}"),
+
+    # --- the CSV of turns: its header (the columns' order never changes) ------------------------
+    "csv.game": E("game", "партия"),
+    "csv.turn": E("turn", "ход"),
+    "csv.side": E("side", "сторона"),
+    "csv.player": E("player", "игрок"),
+    "csv.start_utc": E("start_utc", "начало_utc"),
+    "csv.match_time_s": E("match_time_s", "время_матча_с"),
+    "csv.think_s": E("think_s", "обдумывание_с"),
+    "csv.delay_used_s": E("delay_used_s", "задержка_с"),
+    "csv.charged_s": E("charged_s", "списано_с"),
+    "csv.reserve_after_s": E("reserve_after_s", "резерв_после_с"),
+    "csv.end": E("end", "окончание"),
+    "csv.cube": E("cube", "куб"),
+    "csv.dice": E("dice", "кости"),
+
+    # --- the arbiter's replies: what each effect did (`Effect.describe` in English) -------------
+    "e.game_started": E("game {game} starts: {starter} to play{colour}{crawford}",
+                        "партия {game} началась: ходит {starter}{colour}{crawford}"),
+    "e.plays_white": E(", {side} plays white", ", белыми играет {side}"),
+    "e.crawford_game": E(" (Crawford game)", " (партия Кроуфорда)"),
+    "e.turn_started": E("{whose} clock runs from {reserve}{delay}",
+                        "часы {whose} идут с {reserve}{delay}"),
+    "e.turn_delay": E(" + {delay} delay", " + задержка {delay}"),
+    "e.turn_ended": E("{whose} turn ends ({reason}) after {span}, charged {charged}",
+                      "ход {whose} окончен ({reason}) через {span}, списано {charged}"),
+    "e.delay_used": E(", delay used {delay}", ", задержка {delay}"),
+    "e.added_back": E(", added back {refund}", ", возвращено {refund}"),
+    "e.double_offered": E("{who} doubles to {value}", "{who} удваивает до {value}"),
+    "e.double_taken": E("{who} takes: cube at {value}, owned by {who}",
+                        "{who} берёт: куб на {value}, владеет {who}"),
+    "e.entry_started": E("{who} enters the game's result; proposed: {proposal}",
+                         "{who} вводит результат партии; предложено: {proposal}"),
+    "e.entry_passed": E("{who} passes; proposed: {proposal}",
+                        "{who} отказывается от удвоения (пас); предложено: {proposal}"),
+    "e.proposed": E("proposed: {proposal}", "предложено: {proposal}"),
+    "e.entry_cancelled": E("{who} cancels the result entry; play goes on",
+                           "{who} отменяет ввод результата; игра продолжается"),
+    "e.game_ended": E("game {game}: {how}{result}; score {score}{crawford}",
+                      "партия {game}: {how}{result}; счёт {score}{crawford}"),
+    "e.forfeit": E("forfeit: ", "присуждена судьёй: "),
+    "e.next_crawford": E("; next game is the Crawford game",
+                         "; следующая партия — партия Кроуфорда"),
+    "e.abandoned": E("match abandoned by the arbiter at {score}",
+                     "матч прерван судьёй при счёте {score}"),
+    "e.match_ended": E("match over ({reason}): {who}, {score}",
+                       "матч окончен ({reason}): {who}, {score}"),
+    "e.wins": E("{who} wins", "победил {who}"),
+    "e.tie": E("no winner (tie)", "без победителя (ничья)"),
+    "e.flag_fell": E("{whose} flag falls", "флажок {whose} упал"),
+    "e.overtime": E("{whose} flag falls: overtime, {amount} added",
+                    "флажок {whose} упал: добавлено {amount}"),
+    "e.paused": E("paused ({by})", "пауза ({by})"),
+    "e.resumed": E("resumed ({by})", "игра продолжена ({by})"),
+    "e.recovered": E("recovered after an outage{paused}", "восстановлено после сбоя{paused}"),
+    "e.recovered_paused": E("; paused", "; пауза"),
+    "e.break_started": E("{who} takes a break until {at} s", "{who} берёт перерыв до {at} с"),
+    "e.break_overrun": E("break over: {who} is late, their reserve runs",
+                         "перерыв окончен: {who} опаздывает, идёт его резерв"),
+    "e.break_ended": E("{whose} break ends{late}", "перерыв {whose} окончен{late}"),
+    "e.break_late": E(" ({late} late)", " (опоздание {late})"),
+    "e.arbiter": E("arbiter: {text}", "arbiter: {text}"),
+    "e.reserve_changed": E("{whose} reserve {sign}{change} -> {reserve}",
+                           "резерв {whose} {sign}{change} -> {reserve}"),
+    "e.score_changed": E("score set to {score}{crawford}", "счёт изменён на {score}{crawford}"),
+    "e.crawford_next": E(" (Crawford game next)", " (далее партия Кроуфорда)"),
+    "e.cube_set": E("cube set to {value}{owner}", "куб установлен на {value}{owner}"),
+    "e.cube_owner": E(", owned by {who}", ", владеет {who}"),
+    "e.warned": E("warning to {side}: {text}", "предупреждение игроку {side}: {text}"),
+    "e.challenge_upheld": E("{whose} challenge upheld", "апелляция {whose} принята"),
+    "e.challenge_rejected": E("{whose} challenge rejected ({n} rejected so far)",
+                              "апелляция {whose} отклонена (отклонено всего: {n})"),
+    "e.opening": E("{whose} opening {what} {dice}", "стартовый {what} {whose}: {dice}"),
+    "e.opening_die": E("die", "бросок кости"),
+    "e.opening_roll": E("roll", "бросок"),
+    "e.the": E("the", "без стороны"),
+    "e.rolls": E("{who} rolls {dice}{early}", "{who} бросает {dice}{early}"),
+    "e.running_player": E("the running player", "игрок, чьи часы идут"),
+    "e.early_roll": E(" (early roll)", " (ранний бросок)"),
+    "e.voided": E("roll {dice} void", "бросок {dice} недействителен"),
+    "e.rewound": E("{why}: rewound to {to} s", "{why}: возврат к {to} с"),
+    "e.undone": E("undone: {what}", "отменено: {what}"),
+    # what an undo took back (the engine's `player_action`, matched by its English words)
+    "undo.start": E("the start of game {game}", "начало партии {game}"),
+    "undo.double": E("{whose} double to {value}", "удвоение {whose} до {value}"),
+    "undo.take": E("{whose} take", "взятие куба {whose}"),
+    "undo.result": E("the result of game {game} ({result})", "результат партии {game} ({result})"),
+    "undo.switch": E("{whose} turn switch", "нажатие часов {whose}"),
+    "e.ignored": E("ignored {what}: {why}", "не принято {what}: {why}"),
+    "e.refused": E("refused {what}: {why}", "отказано {what}: {why}"),
+    "e.shown": E("shown: {text}", "показано: {text}"),
+    "e.draw_result": E("draw ({points} each)", "ничья (по {points})"),
+    "e.win_result": E("{who} wins {kind} ({points})", "победил {who}: {kind} ({points})"),
+}
+del E
+
+
+def language(lang: str | None) -> str:
+    """`lang` if the clock speaks it, else English."""
+    return lang if lang in LANGUAGES else DEFAULT
+
+
+def match_language(config: Config) -> str:
+    """The language of what belongs to a match: its `[display] language` (SPEC §15), the
+    match file's, else its device config's."""
+    return language(config.device.language)
+
+
+def say(key: str, lang: str = DEFAULT, **args: object) -> str:
+    """The text `key` in `lang`, its placeholders filled from `args`."""
+    entry = WORDS[key]
+    return (entry.ru if language(lang) == "ru" else entry.en).format(**args)
+
+
+def fields(text: str) -> set[str]:
+    """The placeholders of a text: "{n} очков" → {"n"}."""
+    return {name for _, name, _, _ in Formatter().parse(text) if name}
+
+
+def form(n: int | Fraction, lang: str = DEFAULT) -> str:
+    """The plural form a number takes: "one", "few" or "many" (English: "one" or "many")."""
+    amount = Fraction(n)
+    if language(lang) == "en":
+        return "one" if amount == 1 else "many"
+    if amount.denominator != 1:
+        return "few"                        # "0,5 очка", "1,5 очка"
+    whole = abs(amount.numerator)
+    if whole % 10 == 1 and whole % 100 != 11:
+        return "one"
+    if 2 <= whole % 10 <= 4 and not 12 <= whole % 100 <= 14:
+        return "few"
+    return "many"
+
+
+def counted(noun: str, n: int | Fraction, lang: str = DEFAULT) -> str:
+    """A number with its noun in the right form: counted("points", 5, "ru") → "5 очков"."""
+    return say(f"{noun}.{form(n, lang)}", lang, n=number(n, lang))
+
+
+def match_length(n: int, lang: str = DEFAULT) -> str:
+    """"a match to 7 points", "матч до 7 очков" (after "до" Russian has one (1, 21) or many)."""
+    kind = form(n, lang)
+    return say(f"length.{'many' if kind == 'few' else kind}", lang, n=n)
+
+
+def up_to(n: int, lang: str = DEFAULT) -> str:
+    """A match's length after "to": "7"; "до 7 очков"."""
+    return say(f"upto.{'one' if form(n, lang) == 'one' else 'many'}", lang, n=n)
+
+
+def number(value: object, lang: str = DEFAULT) -> str:
+    """A number, a score or a clock's time as text, with a decimal comma in Russian
+    ("1,5", "9:41,3"); `value` may already be text."""
+    if isinstance(value, Fraction):
+        from .rules import format_score
+        value = format_score(value)
+    text = str(value)
+    return text.replace(".", ",") if language(lang) == "ru" else text
+
+
+def seconds(value: object, lang: str = DEFAULT) -> str:
+    """"12 s", "12,5 с"."""
+    return say("unit.s", lang, n=number(value, lang))
+
+
+def side(value: object, lang: str = DEFAULT) -> str:
+    """A side's word: "left", "слева"."""
+    return say(f"side.{value}", lang)
+
+
+def date(wall_ns: int, lang: str = DEFAULT) -> str:
+    """A UTC date: "2 December 2026"; "2 декабря 2026 г."."""
+    tm = time.gmtime(wall_ns // 1_000_000_000)
+    return say("date", lang, year=tm.tm_year, day=tm.tm_mday,
+               month_name=say(f"month.{tm.tm_mon}", lang))
+
+
+def percent(fraction: float, digits: int, lang: str = DEFAULT) -> str:
+    """"12.5%", "12,5 %" (Russian puts a space before the sign)."""
+    text = f"{fraction * 100:.{digits}f}"
+    return f"{number(text, lang)} %" if language(lang) == "ru" else f"{text}%"
+
+
+def word_or_self(prefix: str, value: str, lang: str = DEFAULT) -> str:
+    """The catalogue's word for `prefix.value` when it has one, else `value` as it is (a code
+    from a newer journal, a free text)."""
+    key = f"{prefix}.{value}"
+    return say(key, lang) if key in WORDS else value
+
+
+def describe(effect: Effect, lang: str = DEFAULT) -> str:
+    """What an effect did, in `lang`: the arbiter's replies' "said" lines and the report's
+    "What it did". English is `Effect.describe` itself; the catalogue's English (`said`) is
+    kept equal to it by a test."""
+    if language(lang) == "en":
+        return effect.describe()
+    return said(effect, lang)
+
+
+def said(effect: Effect, lang: str) -> str:
+    """`effect` in the catalogue's words (both languages)."""
+    from . import effects as fx
+    from .durations import format_clock, format_seconds
+
+    def secs(ns: int) -> str:
+        return seconds(format_seconds(ns), lang)
+
+    def clock(ns: int) -> str:
+        return number(format_clock(ns), lang)
+
+    def who(s: object) -> str:
+        return say(f"who.{s}", lang)
+
+    def whose(s: object) -> str:
+        return say(f"whose.{s}", lang)
+
+    def score(pair: Pair[Fraction]) -> str:
+        return f"{number(pair.left, lang)}-{number(pair.right, lang)}"
+
+    e = effect
+    if isinstance(e, fx.GameStarted):
+        colour = say("e.plays_white", lang, side=who(e.white)) if e.white else ""
+        crawford = say("e.crawford_game", lang) if e.crawford else ""
+        return say("e.game_started", lang, game=e.game, starter=who(e.starter), colour=colour,
+                   crawford=crawford)
+    if isinstance(e, fx.TurnStarted):
+        delay = say("e.turn_delay", lang, delay=secs(e.delay)) if e.delay else ""
+        return say("e.turn_started", lang, whose=whose(e.side), reserve=clock(e.reserve),
+                   delay=delay)
+    if isinstance(e, fx.TurnEnded):
+        text = say("e.turn_ended", lang, whose=whose(e.side),
+                   reason=word_or_self("reason", e.reason.value, lang), span=secs(e.span),
+                   charged=secs(e.charged))
+        if e.delay_used:
+            text += say("e.delay_used", lang, delay=secs(e.delay_used))
+        if e.refund:
+            text += say("e.added_back", lang, refund=secs(e.refund))
+        return text
+    if isinstance(e, fx.DoubleOffered):
+        return say("e.double_offered", lang, who=who(e.doubler), value=e.value)
+    if isinstance(e, fx.DoubleTaken):
+        return say("e.double_taken", lang, who=who(e.taker), value=e.value)
+    if isinstance(e, fx.ResultEntryStarted):
+        return say("e.entry_passed" if e.passed else "e.entry_started", lang,
+                   who=who(e.holder), proposal=result(e.proposal, lang))
+    if isinstance(e, fx.ResultProposed):
+        return say("e.proposed", lang, proposal=result(e.proposal, lang))
+    if isinstance(e, fx.ResultEntryCancelled):
+        return say("e.entry_cancelled", lang, who=who(e.holder))
+    if isinstance(e, fx.GameEnded):
+        return say("e.game_ended", lang, game=e.game,
+                   how=say("e.forfeit", lang) if e.by_arbiter else "",
+                   result=result(e.result, lang), score=score(e.score),
+                   crawford=say("e.next_crawford", lang) if e.next_crawford else "")
+    if isinstance(e, fx.MatchEnded):
+        if e.reason.value == "abandoned":
+            return say("e.abandoned", lang, score=score(e.score))
+        winner = say("e.wins", lang, who=who(e.winner)) if e.winner else say("e.tie", lang)
+        return say("e.match_ended", lang, reason=word_or_self("end", e.reason.value, lang),
+                   who=winner, score=score(e.score))
+    if isinstance(e, fx.FlagFell):
+        return say("e.flag_fell", lang, whose=whose(e.side))
+    if isinstance(e, fx.OvertimeGiven):
+        return say("e.overtime", lang, whose=whose(e.side), amount=secs(e.amount))
+    if isinstance(e, fx.Paused):
+        return say("e.paused", lang, by=_by(e.by, lang))
+    if isinstance(e, fx.Resumed):
+        return say("e.resumed", lang, by=_by(e.by, lang))
+    if isinstance(e, fx.Recovered):
+        return say("e.recovered", lang,
+                   paused=say("e.recovered_paused", lang) if e.paused else "")
+    if isinstance(e, fx.BreakStarted):
+        return say("e.break_started", lang, who=who(e.side),
+                   at=number(format_seconds(e.ends_at), lang))
+    if isinstance(e, fx.BreakOverrun):
+        return say("e.break_overrun", lang, who=who(e.side))
+    if isinstance(e, fx.BreakEnded):
+        late = say("e.break_late", lang, late=secs(e.overrun)) if e.overrun else ""
+        return say("e.break_ended", lang, whose=whose(e.side), late=late)
+    if isinstance(e, fx.ArbiterCommand):
+        # the command as given, in the command language (the hall picks this line out by it)
+        return say("e.arbiter", lang, text=e.text)
+    if isinstance(e, fx.ReserveChanged):
+        return say("e.reserve_changed", lang, whose=whose(e.side),
+                   sign="+" if e.change >= 0 else "-", change=secs(abs(e.change)),
+                   reserve=clock(e.reserve))
+    if isinstance(e, fx.ScoreChanged):
+        return say("e.score_changed", lang, score=score(e.score),
+                   crawford=say("e.crawford_next", lang) if e.crawford_next else "")
+    if isinstance(e, fx.CubeSet):
+        owner = say("e.cube_owner", lang, who=who(e.owner)) if e.owner else ""
+        return say("e.cube_set", lang, value=e.value, owner=owner)
+    if isinstance(e, fx.Warned):
+        return say("e.warned", lang, side=side(e.side, lang), text=e.text)
+    if isinstance(e, fx.ChallengeDecided):
+        if e.upheld:
+            return say("e.challenge_upheld", lang, whose=whose(e.side))
+        return say("e.challenge_rejected", lang, whose=whose(e.side), n=e.rejected)
+    if isinstance(e, fx.DiceRolled):
+        dice = "-".join(map(str, e.dice))
+        if e.turn == 0:
+            what = say("e.opening_die" if len(e.dice) == 1 else "e.opening_roll", lang)
+            owner = whose(e.side) if e.side else say("e.the", lang)
+            return say("e.opening", lang, whose=owner, what=what, dice=dice)
+        roller = who(e.side) if e.side else say("e.running_player", lang)
+        return say("e.rolls", lang, who=roller, dice=dice,
+                   early=say("e.early_roll", lang) if e.early else "")
+    if isinstance(e, fx.RollVoided):
+        return say("e.voided", lang, dice="-".join(map(str, e.dice)))
+    if isinstance(e, fx.Rewound):
+        return say("e.rewound", lang, why=e.why, to=number(format_seconds(e.to), lang))
+    if isinstance(e, fx.Undone):
+        return say("e.undone", lang, what=undone(e.what, lang))
+    if isinstance(e, fx.Ignored):
+        return say("e.ignored", lang, what=e.what, why=e.why)
+    if isinstance(e, fx.Refused):
+        return say("e.refused", lang, what=e.what, why=why(e.reason, e.why, lang))
+    if isinstance(e, fx.Shown):
+        return say("e.shown", lang, text=e.text)
+    return e.describe()
+
+
+def why(reason: object, text: str, lang: str = DEFAULT) -> str:
+    """Why something was refused: the engine's `text` in English, the catalogue's words for
+    its `reason` code in another language (the text as it is for a code it has no words for)."""
+    code = getattr(reason, "value", None)
+    if language(lang) == "en" or code is None or f"why.{code}" not in WORDS:
+        return text
+    return say(f"why.{code}", lang)
+
+
+_UNDONE = (("undo.start", re.compile(r"the start of game (?P<game>\d+)")),
+           ("undo.double", re.compile(r"(?P<side>left|right)'s double to (?P<value>\d+)")),
+           ("undo.take", re.compile(r"(?P<side>left|right)'s take")),
+           ("undo.result", re.compile(r"the result of game (?P<game>\d+) \((?P<result>.*)\)")),
+           ("undo.switch", re.compile(r"(?P<side>left|right)'s turn switch")))
+
+
+def undone(what: str, lang: str = DEFAULT) -> str:
+    """What an undo took back, in `lang` (the engine words it in English)."""
+    if language(lang) == "en":
+        return what
+    for key, pattern in _UNDONE:
+        found = pattern.fullmatch(what)
+        if found:
+            args = found.groupdict()
+            if "side" in args:
+                args["whose"] = say(f"whose.{args.pop('side')}", lang)
+            return say(key, lang, **args)
+    return what
+
+
+def _by(by: str, lang: str) -> str:
+    return word_or_self("by", by, lang)
+
+
+def result(res: object, lang: str) -> str:
+    """A game's result as the effects word it: "left wins gammon (2 points)"."""
+    from .rules import GameResult
+
+    assert isinstance(res, GameResult)
+    points = counted("points", res.points, lang)
+    if res.winner is None:
+        return say("e.draw_result", lang, points=points)
+    kind = word_or_self("kind", res.kind.value, lang)
+    return say("e.win_result", lang, who=say(f"who.{res.winner}", lang), kind=kind,
+               points=points)

@@ -1,0 +1,71 @@
+"""The arbiter's replies in the match's language (SPEC §15, issue 25): on the socket and to the
+hall, a Russian match's "said" lines and refusals are Russian without any flag; the replies'
+fields stay as they are, and the command's own line ("arbiter: …") stays as it was given, which
+the hall's page picks out."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from device_helpers import MOCK_TEXT
+from gammonclock.arbiter_socket import ask, socket_path
+from gammonclock.cli import main
+from gammonclock.config import parse_config
+from gammonclock.device import Device, build_device
+from gammonclock.hall_outbox import HallMemory
+from gammonclock.hall_requests import HallRequests
+
+RU = '\n[display]\nlanguage = "ru"\n'
+
+
+@pytest.fixture
+def running_ru(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
+    """A Russian match on a device on mock hardware, its service on a thread."""
+    device = build_device(parse_config(MOCK_TEXT + RU, "mock.toml"), tmp_path)
+    worker = threading.Thread(target=device.service.run, daemon=True)
+    worker.start()
+    try:
+        yield device, tmp_path
+    finally:
+        device.service.stop()
+        worker.join(timeout=5)
+        device.close()
+
+
+def test_a_russian_matchs_socket_replies_are_russian(running_ru, capsys) -> None:
+    _, state_dir = running_ru
+    answer = ask(socket_path(state_dir), ["deduct", "left", "30s"])
+    assert answer["ok"] is True and answer["outcome"] == "acted"
+    assert answer["said"] == ["arbiter: deduct left 30s", "резерв левого -30 с -> 13:30,0"]
+    assert set(answer) == {"ok", "outcome", "said", "state"}
+    refused = ask(socket_path(state_dir), ["deduct", "left", "10m"])
+    assert refused["ok"] is False and refused["refused"] is True
+    assert refused["error"] == "deduct left 600s: больше половины оставшегося резерва"
+    assert "отказано deduct left 600s: больше половины оставшегося резерва" in refused["said"]
+    # `gammonclock arbiter` prints them as they come
+    assert main(["arbiter", "--state-dir", str(state_dir), "add", "right", "15s"]) == 0
+    assert "резерв правого +15 с -> 14:15,0" in capsys.readouterr().out
+
+
+def test_an_english_matchs_replies_stay_english(running) -> None:
+    _, state_dir = running
+    answer = ask(socket_path(state_dir), ["deduct", "left", "30s"])
+    assert answer["said"] == ["arbiter: deduct left 30s", "left's reserve -30 s -> 13:30.0"]
+
+
+def test_a_russian_matchs_hall_replies_are_russian(running_ru, tmp_path: Path) -> None:
+    device, _ = running_ru
+    (tmp_path / "hall").mkdir()
+    hall = HallRequests(device.service, None, HallMemory(tmp_path / "hall"),  # type: ignore[arg-type]
+                        lambda *_: None, match_topic="gammonclock/table-1/match")
+    answer = hall.answer(json.dumps({"id": "r1", "command": "add left 15s"}).encode())
+    assert answer["ok"] is True
+    assert answer["said"] == ["arbiter: add left 15s", "резерв левого +15 с -> 14:15,0"]
+    refused = hall.answer(json.dumps({"id": "r2", "command": "resume"}).encode())
+    assert refused["outcome"] == "refused" and refused["code"] == "not_paused"
+    assert refused["reason"] == "resume: часы не на паузе"
