@@ -193,10 +193,12 @@ class DemoTable:
     length: int = 3
     per_point: str = "1m"
     slow: Side | None = None          # this player thinks past the delay every move
+    language: str = "en"              # the panels' (and so the table's replies')
 
     def match_text(self) -> str:
         return "\n".join([
             "[match]", f'discipline = "{self.discipline}"', f"length = {self.length}", "",
+            "[display]", f'language = "{self.language}"', "",
             "[players]", f'left = "{self.left}"', f'right = "{self.right}"', "",
             "[time]", f'per_point = "{self.per_point}"', "",
             "[event]", 'name = "Hall demo"', 'round = "1"', ""])
@@ -210,7 +212,7 @@ class DemoTable:
             f'password_file = "{broker.password_file(self.name)}"', ""])
 
 
-def demo_tables(count: int) -> list[DemoTable]:
+def demo_tables(count: int, language: str = "en") -> list[DemoTable]:
     tables = []
     for i in range(count):
         left, right = PAIRS[i % len(PAIRS)]
@@ -218,7 +220,8 @@ def demo_tables(count: int) -> list[DemoTable]:
         tables.append(DemoTable(
             f"table-{i + 1}", left, right,
             discipline="longgammon" if i % 4 == 1 else "backgammon",
-            per_point="10s" if last else "1m", slow=Side.RIGHT if last else None))
+            per_point="10s" if last else "1m", slow=Side.RIGHT if last else None,
+            language=language))
     return tables
 
 
@@ -399,7 +402,9 @@ def demo(args: argparse.Namespace) -> int:
                 prefix="gammonclock-hall-demo-")))
         folder = folder.resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        tables = demo_tables(tables_count)
+        language: str = (getattr(args, "demo_language", None) or getattr(args, "language", None)
+                         or "en")
+        tables = demo_tables(tables_count, language)
         try:
             if args.http is None:
                 host, port = "127.0.0.1", free_port(8080)
@@ -439,7 +444,7 @@ def demo(args: argparse.Namespace) -> int:
             "  Ctrl-C stops it all."]).replace("\n\n", "\n"), flush=True)
         options = HallOptions(BrokerURL.parse(broker.url), DIRECTOR, broker.passwords[DIRECTOR],
                               "gammonclock", None, folder / "archive", keys)
-        page = PageOptions(host, port, None, PageHosts.of(host))
+        page = PageOptions(host, port, None, PageHosts.of(host), language=language)
         previous = signal.getsignal(signal.SIGINT)
         try:
             asyncio.run(run(options, page))
