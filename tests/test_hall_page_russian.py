@@ -172,6 +172,7 @@ def test_language_on_the_command_line(tmp_path: Path) -> None:
     # The demo's clocks speak it too (their panels and their replies to the page).
     table = hall_demo.demo_tables(2, "ru")[0]
     assert parse_match_config(table.match_text()).device.language == "ru"
+    assert parse_match_config(table.match_text()).event.name == "Показ зала"
     assert parse_match_config(hall_demo.demo_tables(2)[0].match_text()).device.language == "en"
 
 
@@ -369,6 +370,14 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
         no_english(page.evaluate(ATTRIBUTES), "the dialog's titles",
                    allowed=BROKER_URL + COMMAND_EXAMPLE)
         page.screenshot(path=str(shots(tmp_path) / "hall-ru-table-dialog.png"))
+        # The hall's refusal of a stale page (it restarted) in the page's words too.
+        page.evaluate("token = 'a token of the hall before it restarted'")
+        page.evaluate("document.getElementById('cmd-result').className = 'result'")
+        page.click('.quick button[data-cmd="pause"]')
+        page.wait_for_selector("#cmd-result.bad", timeout=10000)
+        assert page.inner_text("#cmd-result") == (
+            "✗ pause: ключ страницы устарел или отсутствует (зал перезапущен?): обновите страницу")
+        page.evaluate(f"token = {json.dumps(hall_ru.token)}")
         page.keyboard.press("Escape")
 
         # The round: its form, and the hall's answer in words.
@@ -435,6 +444,20 @@ def test_the_force_load_confirmation_in_russian(browser: Any, hall_ru: RunningHa
                        "the force-load confirmation")
             assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
             page.screenshot(path=str(shots(tmp_path) / "hall-ru-force-confirm.png"))
+            # The archive's verdicts in words (an entry as the hall's stream brings it).
+            page.click("#fd-cancel")
+            page.keyboard.press("Escape")
+            page.evaluate("""setArchive([
+              {table: "table-1", name: "match-1.jsonl", ok: true, sealed: true, verified: true,
+               message: "", summary: ""},
+              {table: "table-1", name: "match-2.jsonl", ok: true, sealed: false,
+               verified: false, message: "", summary: ""},
+              {table: "table-1", name: "match-3.jsonl", ok: false, sealed: true,
+               verified: false, message: "", summary: ""}])""")
+            page.click("#open-archive")
+            listed = page.eval_on_selector_all("#archive-list li", "ls => ls.map(l => l.innerText)")
+            assert [line.split("\n")[1] for line in listed] == [
+                "проверен", "читается, печать не проверена", "НЕ проверен"], listed
         finally:
             page.close()
     finally:

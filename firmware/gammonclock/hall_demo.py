@@ -55,6 +55,7 @@ SHIPPED_OPTIONS = ("use_username_as_clientid", "max_queued_messages", "max_queue
                    "max_packet_size")
 PAIRS = [("Анна", "Борис"), ("Chen", "Dora"), ("Ильдар", "Мария"), ("Eve", "Frank"),
          ("Георгий", "Ольга"), ("Grace", "Hugo"), ("Дмитрий", "Елена"), ("Ivan", "Julia")]
+EVENTS = {"en": "Hall demo", "ru": "Показ зала"}     # the event's name, in the demo's language
 log = logging.getLogger(__name__)
 
 
@@ -195,18 +196,22 @@ class DemoTable:
     slow: Side | None = None          # this player thinks past the delay every move
     language: str = "en"              # the panels' (and so the table's replies')
 
+    @property
+    def event(self) -> str:
+        return EVENTS.get(self.language, EVENTS["en"])
+
     def match_text(self) -> str:
         return "\n".join([
             "[match]", f'discipline = "{self.discipline}"', f"length = {self.length}", "",
             "[display]", f'language = "{self.language}"', "",
             "[players]", f'left = "{self.left}"', f'right = "{self.right}"', "",
             "[time]", f'per_point = "{self.per_point}"', "",
-            "[event]", 'name = "Hall demo"', 'round = "1"', ""])
+            "[event]", f'name = "{self.event}"', 'round = "1"', ""])
 
     def device_text(self, broker: PrivateBroker, folder: Path) -> str:
         return "\n".join([
             "[hardware]", 'pin_factory = "mock"', "",
-            "[table]", f'id = "{self.name}"', 'event = "Hall demo"',
+            "[table]", f'id = "{self.name}"', f'event = "{self.event}"',
             f'match_file = "{folder / "match.toml"}"', "",
             "[hall]", f'broker = "{broker.url}"', f'username = "{self.name}"',
             f'password_file = "{broker.password_file(self.name)}"', ""])

@@ -272,7 +272,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         given = request.headers.get(TOKEN_HEADER, "")
         if not hmac.compare_digest(given.encode(), request.app[TOKEN].encode()):
             return _error(403, "the page's token is missing or stale (the hall restarted?): "
-                               "reload the page")
+                               "reload the page", code="token")
     response = await handler(request)
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
@@ -297,8 +297,11 @@ def _authorised(request: web.Request, password: str) -> bool:
                                                            password.encode())
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def _error(status: int, message: str, code: str | None = None) -> web.Response:
+    """An error for the page: its message, and a `code` where the page says it in its own
+    language (`error.CODE` in texts.json)."""
+    body = {"error": message} if code is None else {"error": message, "code": code}
+    return web.json_response(body, status=status)
 
 
 def _by(request: web.Request) -> str:
@@ -479,7 +482,7 @@ async def _dismiss(request: web.Request) -> web.StreamResponse:
     body = await _json(request)
     hall, table = request.app[HALL], _text(body, "table")
     if not hall.view.dismiss(table, _text(body, "key")):
-        return _error(404, "no such alert (already marked seen?)")
+        return _error(404, "no such alert (already marked seen?)", code="no_alert")
     hall.changed(table)
     return web.json_response({"ok": True})
 
@@ -489,7 +492,7 @@ async def _dismiss_all(request: web.Request) -> web.StreamResponse:
     body = await _json(request)
     hall, table = request.app[HALL], _text(body, "table")
     if table not in hall.view.tables:
-        return _error(404, f"no table {table[:40]!r}")
+        return _error(404, f"no table {table[:40]!r}", code="no_table")
     count = hall.view.dismiss_all(table)
     hall.changed(table)
     return web.json_response({"ok": True, "dismissed": count})

@@ -397,7 +397,11 @@ async function post(path, body) {
                                                   "X-Hall-Token": token },
                                        body: JSON.stringify(body) });
   const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
-  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  if (!response.ok) {
+    // The hall's own errors the page knows are said in its language; others as the hall says.
+    const known = typeof data.code === "string" && own(TEXTS.en || {}, `error.${data.code}`);
+    throw new Error(known ? t(`error.${data.code}`) : textOf(data.error) || `HTTP ${response.status}`);
+  }
   return data;
 }
 
