@@ -3,8 +3,8 @@ when the command runs, so the rest of the command line works without them.
 
     gammonclock hall --broker mqtt://127.0.0.1:1883 --user hall --password-file hall.password \\
         --http 127.0.0.1:8080 --archive ~/hall-archive [--keys-dir ~/hall-keys] \\
-        [--page-host hall.local]
-    gammonclock hall demo [--tables 6] [--http 127.0.0.1:8080] [--folder DIR]
+        [--page-host hall.local] [--language ru]
+    gammonclock hall demo [--tables 6] [--http 127.0.0.1:8080] [--folder DIR] [--language ru]
     gammonclock hall add-table table-12 --password-file passwords/table-12 \\
         --mosquitto-passwd /etc/mosquitto/passwd [--broker mqtt://10.0.0.2:1883]
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_BAD_INPUT = 2
+LANGUAGES = ("en", "ru")       # the page's (hall_web.LANGUAGES; aiohttp is not imported here)
 MISSING_EXTRA = ("gammonclock hall needs the `hall` extra: pip install 'gammonclock[hall]' "
                  "(paho-mqtt and aiohttp)")
 
@@ -49,6 +50,9 @@ def add_hall_parser(commands: Any) -> None:
     hall.add_argument("--page-header-timeout", type=float, metavar="SECONDS",
                       help="the time a connection to the page has to send its request's "
                            "headers (default: 10)")
+    hall.add_argument("--language", choices=LANGUAGES, default="en",
+                      help="the page's language (default: %(default)s); a switch on the page "
+                           "chooses another for that browser, which remembers it")
     hall.add_argument("--archive", type=Path, default=Path("hall-archive"),
                       help="the folder where finished journals land and are verified "
                            "(default: %(default)s)")
@@ -90,6 +94,9 @@ def add_hall_parser(commands: Any) -> None:
     demo.add_argument("--folder", type=Path,
                       help="keep the broker's files, the clocks' journals and the archive "
                            "here (default: a temporary folder, removed at the end)")
+    demo.add_argument("--language", choices=LANGUAGES, dest="demo_language",
+                      help="the page's language and the clocks' panels' (default: hall's "
+                           "--language, else en)")
 
 
 def _hall(args: argparse.Namespace) -> int:

@@ -55,6 +55,7 @@ SHIPPED_OPTIONS = ("use_username_as_clientid", "max_queued_messages", "max_queue
                    "max_packet_size")
 PAIRS = [("Анна", "Борис"), ("Chen", "Dora"), ("Ильдар", "Мария"), ("Eve", "Frank"),
          ("Георгий", "Ольга"), ("Grace", "Hugo"), ("Дмитрий", "Елена"), ("Ivan", "Julia")]
+EVENTS = {"en": "Hall demo", "ru": "Показ зала"}     # the event's name, in the demo's language
 log = logging.getLogger(__name__)
 
 
@@ -193,24 +194,30 @@ class DemoTable:
     length: int = 3
     per_point: str = "1m"
     slow: Side | None = None          # this player thinks past the delay every move
+    language: str = "en"              # the panels' (and so the table's replies')
+
+    @property
+    def event(self) -> str:
+        return EVENTS.get(self.language, EVENTS["en"])
 
     def match_text(self) -> str:
         return "\n".join([
             "[match]", f'discipline = "{self.discipline}"', f"length = {self.length}", "",
+            "[display]", f'language = "{self.language}"', "",
             "[players]", f'left = "{self.left}"', f'right = "{self.right}"', "",
             "[time]", f'per_point = "{self.per_point}"', "",
-            "[event]", 'name = "Hall demo"', 'round = "1"', ""])
+            "[event]", f'name = "{self.event}"', 'round = "1"', ""])
 
     def device_text(self, broker: PrivateBroker, folder: Path) -> str:
         return "\n".join([
             "[hardware]", 'pin_factory = "mock"', "",
-            "[table]", f'id = "{self.name}"', 'event = "Hall demo"',
+            "[table]", f'id = "{self.name}"', f'event = "{self.event}"',
             f'match_file = "{folder / "match.toml"}"', "",
             "[hall]", f'broker = "{broker.url}"', f'username = "{self.name}"',
             f'password_file = "{broker.password_file(self.name)}"', ""])
 
 
-def demo_tables(count: int) -> list[DemoTable]:
+def demo_tables(count: int, language: str = "en") -> list[DemoTable]:
     tables = []
     for i in range(count):
         left, right = PAIRS[i % len(PAIRS)]
@@ -218,7 +225,8 @@ def demo_tables(count: int) -> list[DemoTable]:
         tables.append(DemoTable(
             f"table-{i + 1}", left, right,
             discipline="longgammon" if i % 4 == 1 else "backgammon",
-            per_point="10s" if last else "1m", slow=Side.RIGHT if last else None))
+            per_point="10s" if last else "1m", slow=Side.RIGHT if last else None,
+            language=language))
     return tables
 
 
@@ -399,7 +407,9 @@ def demo(args: argparse.Namespace) -> int:
                 prefix="gammonclock-hall-demo-")))
         folder = folder.resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        tables = demo_tables(tables_count)
+        language: str = (getattr(args, "demo_language", None) or getattr(args, "language", None)
+                         or "en")
+        tables = demo_tables(tables_count, language)
         try:
             if args.http is None:
                 host, port = "127.0.0.1", free_port(8080)
@@ -439,7 +449,7 @@ def demo(args: argparse.Namespace) -> int:
             "  Ctrl-C stops it all."]).replace("\n\n", "\n"), flush=True)
         options = HallOptions(BrokerURL.parse(broker.url), DIRECTOR, broker.passwords[DIRECTOR],
                               "gammonclock", None, folder / "archive", keys)
-        page = PageOptions(host, port, None, PageHosts.of(host))
+        page = PageOptions(host, port, None, PageHosts.of(host), language=language)
         previous = signal.getsignal(signal.SIGINT)
         try:
             asyncio.run(run(options, page))

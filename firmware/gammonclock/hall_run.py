@@ -68,6 +68,7 @@ class PageOptions:
     password: str | None = None
     hosts: PageHosts = field(default_factory=PageHosts)
     limits: Limits = field(default_factory=Limits)
+    language: str = "en"           # the page's, where a browser has not chosen one
 
 
 def page_hosts(bind: str, names: list[str] | None) -> PageHosts:
@@ -117,7 +118,8 @@ def options_of(args: argparse.Namespace) -> tuple[HallOptions, PageOptions]:
     limits = Limits() if header_s is None else Limits(header_s=header_s,
                                                       idle_s=min(Limits.idle_s, header_s))
     page = PageOptions(host, port, page_password,
-                       page_hosts(host, args.page_host), limits)
+                       page_hosts(host, args.page_host), limits,
+                       getattr(args, "language", None) or "en")
     options = HallOptions(broker, args.user, read_secret(args.password_file,
                                                          "the broker password (--password-file)"),
                           args.prefix.rstrip("/"), args.ca_file, args.archive, args.keys_dir)
@@ -152,7 +154,8 @@ async def run(options: HallOptions, page: PageOptions) -> None:
     runner = None
     try:
         runner = await start_page(make_app(hall, page.password, hosts=page.hosts,
-                                           limits=page.limits), page.host, page.port)
+                                           limits=page.limits, language=page.language),
+                                  page.host, page.port)
         shown = f"[{page.host}]" if ":" in page.host else page.host
         print(f"gammonclock hall: the page is http://{shown}:{page.port}/"
               + (" (password asked)" if page.password else ""), flush=True)

@@ -103,10 +103,20 @@ class BadMessage(GammonclockError, ValueError):
     """What is wrong with a message, naming the field."""
 
 
+Say = tuple[str | int, ...]
+
+
 @dataclass(frozen=True)
 class Need:
     """Why a table needs the director. `key` names an alert the director can mark seen (None:
-    it lasts as long as the state that causes it)."""
+    it lasts as long as the state that causes it).
+
+    `text` is the hall's English words; `say` says the same for the page, in the director's
+    language: `(id, *parameters)`, the id a key of the page's catalogue (`alert.ID` in
+    hall_static/texts.json, whose English is this text) and its parameters in the order the
+    page's `SAY` names them: the hall's own words (a side, a reason's code, a count) or a
+    table's text bounded as in `text`, which the page puts in as text. A player is named by
+    side only (the page has the names in the card's state): an alert storm's card stays small."""
 
     kind: str
     text: str
@@ -114,11 +124,14 @@ class Need:
     journal: str | None = None     # the match (journal) a match's own alert is about
     match: str | None = None       # a match refused mid-match that waits: its sha256 (the page
                                    # offers to force it while the table's notice still says so)
+    say: Say = ()
 
     def as_json(self) -> dict[str, Any]:
-        data = {"kind": self.kind, "text": self.text, "key": self.key}
+        data: dict[str, Any] = {"kind": self.kind, "text": self.text, "key": self.key}
         if self.match is not None:
             data["match"] = self.match
+        if self.say:
+            data["say"] = list(self.say)
         return data
 
 
@@ -254,10 +267,10 @@ class TableView:
         return min(s for s in ordered if s >= median - OFFSET_TOLERANCE_MS)
 
     def add_alert(self, kind: str, text: str, journal: str | None = None,
-                  match: str | None = None) -> str:
+                  match: str | None = None, say: Say = ()) -> str:
         self.alert_serial += 1
         key = f"{kind}-{self.alert_serial}"
-        self.alerts[key] = Need(kind, text, key, journal, match)
+        self.alerts[key] = Need(kind, text, key, journal, match, say)
         queue = self.alert_queues.setdefault(SEVERITY.get(kind, 9), deque())
         queue.append(key)
         if len(queue) > 4 * ALERTS_KEPT:          # mostly keys marked seen: compact
@@ -374,14 +387,16 @@ class HallView:
         date, shown again at most every `BAD_REFRESH_MS`. Whether the card changed."""
         view.bad_messages += 1
         count = f" ({view.bad_messages} so far)" if view.bad_messages > 1 else ""
-        text = f"bad message from the table ({what}): {clip(why, MAX_TEXT)}{count}"
+        detail = clip(why, MAX_TEXT)
+        text = f"bad message from the table ({what}): {detail}{count}"
+        say: Say = ("bad", what, detail, view.bad_messages)
         key = view.bad_key
         if key is not None and key in view.alerts:
-            view.alerts[key] = Need("bad", text, key)
+            view.alerts[key] = Need("bad", text, key, say=say)
             if view.bad_shown_ms is not None and 0 <= now_ms - view.bad_shown_ms < BAD_REFRESH_MS:
                 return False
         else:
-            view.bad_key = view.add_alert("bad", text)
+            view.bad_key = view.add_alert("bad", text, say=say)
         view.bad_shown_ms = now_ms
         return True
 
@@ -471,22 +486,28 @@ class HallView:
         kind = effect.get("kind")
         side = effect.get("side")
         who = self.player(view, side) if side in SIDES else "a player"
+        whose = side if side in SIDES else ""
         reason = effect.get("reason")
         if kind == "flag_fell":
-            view.add_alert("flag", f"flag fell: {who}", journal)
+            view.add_alert("flag", f"flag fell: {who}", journal, say=("flag", whose))
         elif kind == "break_overrun":
-            view.add_alert("overrun", f"break overrun: {who}", journal)
+            view.add_alert("overrun", f"break overrun: {who}", journal, say=("overrun", whose))
         elif kind == "challenge_decided":
             verdict = "upheld" if effect.get("upheld") is True else "rejected"
-            view.add_alert("challenge", f"challenge by {who} {verdict}", journal)
+            view.add_alert("challenge", f"challenge by {who} {verdict}", journal,
+                           say=("challenge", whose, verdict))
         elif kind == "refused" and isinstance(reason, str) and reason in PIN_REASONS:
             why = effect.get("why")
-            detail = clip(why, MAX_TEXT) if isinstance(why, str) and why else PIN_REASONS[reason]
-            view.add_alert("pin", f"arbiter PIN failed at the panels: {detail}")
+            told = clip(why, MAX_TEXT) if isinstance(why, str) and why else ""
+            view.add_alert("pin", f"arbiter PIN failed at the panels: "
+                                  f"{told or PIN_REASONS[reason]}",
+                           say=("pin", reason, told))
         elif kind == "shown" and reason == "chord_locked":
             said = effect.get("text")
-            detail = clip(said, MAX_TEXT) if isinstance(said, str) and said else "locked"
-            view.add_alert("pin", f"arbiter chord tried while locked after failed PINs: {detail}")
+            told = clip(said, MAX_TEXT) if isinstance(said, str) and said else ""
+            view.add_alert("pin", "arbiter chord tried while locked after failed PINs: "
+                                  f"{told or 'locked'}",
+                           say=("chord", told))
 
     @staticmethod
     def player(view: TableView, side: str) -> str:
@@ -509,8 +530,9 @@ class HallView:
             digest = data.get("match")
             waits = (data.get("code") == MATCH_IN_PROGRESS and data.get("pending") is True
                      and isinstance(digest, str) and SHA256.fullmatch(digest) is not None)
-            view.add_alert("notice", f"match refused: {clip(data.get('error') or said, MAX_TEXT)}",
-                           match=digest if waits else None)
+            detail = clip(data.get("error") or said, MAX_TEXT)
+            view.add_alert("notice", f"match refused: {detail}",
+                           match=digest if waits else None, say=("notice", detail))
         return True
 
     @staticmethod
@@ -521,7 +543,9 @@ class HallView:
             entry["command"] = command
         view.replies.appendleft(entry)
         if data.get("ok") is False:
-            view.add_alert("refused", f"command refused: {data.get('reason') or 'no reason'}")
+            reason = data.get("reason") or ""
+            view.add_alert("refused", f"command refused: {reason or 'no reason'}",
+                           say=("refused", reason))
         return True
 
     def note_command(self, table: str, request_id: str, command: str) -> dict[str, Any] | None:
@@ -560,7 +584,8 @@ class HallView:
 
     def note_archive(self, table: str, text: str) -> None:
         """An archive problem shown on the table's card (a journal that does not verify)."""
-        self.table(table).add_alert("archive", clip(text, 2 * MAX_TEXT))
+        detail = clip(text, 2 * MAX_TEXT)
+        self.table(table).add_alert("archive", detail, say=("archive", detail))
 
     # --- what the page shows -----------------------------------------------------------------
 
@@ -568,17 +593,20 @@ class HallView:
         out: list[Need] = []
         state = view.state or {}
         if view.online is False:
-            out.append(Need("offline", "offline"))
+            out.append(Need("offline", "offline", say=("offline",)))
         flag = state.get("flag")
         if isinstance(flag, str):
-            out.append(Need("flag", f"lost on the clock: {self.player(view, flag)}"))
+            out.append(Need("flag", f"lost on the clock: {self.player(view, flag)}",
+                            say=("lost", flag)))
         if state.get("phase") == "break" and isinstance(state.get("running"), str):
             out.append(Need("overrun", f"late from the break: "
-                                       f"{self.player(view, state['running'])}"))
+                                       f"{self.player(view, state['running'])}",
+                            say=("late", state["running"])))
         if state.get("phase") == "paused":
-            out.append(Need("paused", "clock paused"))
+            out.append(Need("paused", "clock paused", say=("paused",)))
         if state.get("phase") == "arbiter":          # the chord stopped the clocks (SPEC §13.4)
-            out.append(Need("paused", "clocks stopped: the arbiter at the panels"))
+            out.append(Need("paused", "clocks stopped: the arbiter at the panels",
+                            say=("arbiter",)))
         out.extend(view.alerts.values())
         return sorted(out, key=lambda n: SEVERITY.get(n.kind, 9))
 

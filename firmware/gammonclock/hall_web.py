@@ -2,6 +2,10 @@
 the MQTT hand-over, its own HTTP server (no separate ASGI server to pick and run), and server-sent
 events to the browser (one long GET per page; the browser's EventSource reconnects by itself).
 
+The page speaks English or Russian (`--language`, the default; a switch on the page overrides it
+in that browser): its texts are one catalogue per language, hall_static/texts.json, put in the
+page as data (`page_texts` checks that every text is in every language).
+
 Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
 actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal.
 
@@ -52,6 +56,9 @@ MAX_BODY = 2 << 20            # a pairings CSV of a few hundred rows is a few Ki
 FD_RESERVE = 256              # file descriptors the page may never take (archive, broker, logs)
 TOKEN_HEADER = "X-Hall-Token"
 TOKEN_META = '<meta name="hall-token" content="">'
+LANGUAGE_META = '<meta name="hall-language" content="en">'
+TEXTS_SCRIPT = '<script id="hall-texts" type="application/json">{}</script>'
+LANGUAGES = ("en", "ru")
 WILDCARDS = ("", "0.0.0.0", "::")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -154,14 +161,56 @@ PASSWORD: web.AppKey[str] = web.AppKey("password", str)   # "": none asked
 HOSTS: web.AppKey[PageHosts] = web.AppKey("hosts", PageHosts)
 TOKEN: web.AppKey[str] = web.AppKey("token", str)
 LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
+LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
+
+
+class TextsError(ValueError):
+    """The page's catalogue is not whole: a text missing in a language, or not text."""
+
+
+def page_texts() -> dict[str, dict[str, Any]]:
+    """The page's texts, `{language: {key: text or {plural form: text}}}`, checked: every key in
+    every language, each a string, or (a count's) an object of plural forms with `other`."""
+    texts = json.loads((STATIC / "texts.json").read_text(encoding="utf-8"))
+    if not isinstance(texts, dict) or sorted(texts) != sorted(LANGUAGES):
+        raise TextsError(f"texts.json: languages {sorted(texts)}, not {sorted(LANGUAGES)}")
+    keys = set(texts["en"])
+    for language, table in texts.items():
+        if set(table) != keys:
+            raise TextsError(f"texts.json: {language} lacks {sorted(keys - set(table))} and "
+                             f"has {sorted(set(table) - keys)} only")
+        for key, text in table.items():
+            plural = isinstance(text, dict) and "other" in text and all(
+                isinstance(v, str) for v in text.values())
+            if not (isinstance(text, str) or plural):
+                raise TextsError(f"texts.json: {language} {key}: not a text")
+    return texts
+
+
+def page_html(language: str, token: str) -> str:
+    """The page for a browser: its token, its default language and the catalogue filled in."""
+    text = (STATIC / "index.html").read_text(encoding="utf-8")
+    data = json.dumps(page_texts(), ensure_ascii=False, separators=(",", ":"))
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (text.replace(TOKEN_META, TOKEN_META.replace(
+                'content=""', f'content="{html.escape(token, quote=True)}"'))
+            .replace(LANGUAGE_META, LANGUAGE_META.replace('"en"', f'"{language}"'))
+            .replace('<html lang="en">', f'<html lang="{language}">')
+            .replace(TEXTS_SCRIPT.format(""), TEXTS_SCRIPT.format(data)))
 
 
 def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None = None,
-             limits: Limits | None = None, token: str | None = None) -> web.Application:
+             limits: Limits | None = None, token: str | None = None,
+             language: str = "en") -> web.Application:
     """The page's app. `hosts`: the names it answers to (default: a loopback bind's);
-    `token`: the page's token (default: a new random one)."""
+    `token`: the page's token (default: a new random one); `language`: the page's language
+    where a browser has not chosen one (en or ru)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"the page's language {language!r} is not one of {', '.join(LANGUAGES)}")
+    page_texts()                     # a catalogue that is not whole stops the hall at its start
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
     app[HALL], app[PASSWORD] = hall, password or ""
+    app[LANGUAGE] = language
     app[HOSTS] = hosts or PageHosts()
     app[LIMITS] = limits or Limits()
     app[TOKEN] = token or secrets.token_urlsafe(32)
@@ -223,7 +272,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         given = request.headers.get(TOKEN_HEADER, "")
         if not hmac.compare_digest(given.encode(), request.app[TOKEN].encode()):
             return _error(403, "the page's token is missing or stale (the hall restarted?): "
-                               "reload the page")
+                               "reload the page", code="token")
     response = await handler(request)
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
@@ -248,8 +297,11 @@ def _authorised(request: web.Request, password: str) -> bool:
                                                            password.encode())
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+def _error(status: int, message: str, code: str | None = None) -> web.Response:
+    """An error for the page: its message, and a `code` where the page says it in its own
+    language (`error.CODE` in texts.json)."""
+    body = {"error": message} if code is None else {"error": message, "code": code}
+    return web.json_response(body, status=status)
 
 
 def _by(request: web.Request) -> str:
@@ -262,10 +314,8 @@ def _by(request: web.Request) -> str:
 # --- the page and its stream -------------------------------------------------------------------
 
 async def _page(request: web.Request) -> web.StreamResponse:
-    text = (STATIC / "index.html").read_text(encoding="utf-8")
-    token = html.escape(request.app[TOKEN], quote=True)
-    return web.Response(text=text.replace(TOKEN_META, TOKEN_META.replace(
-        'content=""', f'content="{token}"')), content_type="text/html")
+    return web.Response(text=page_html(request.app[LANGUAGE], request.app[TOKEN]),
+                        content_type="text/html")
 
 
 async def _cards(request: web.Request) -> web.StreamResponse:
@@ -283,7 +333,8 @@ def card_json(card: dict[str, Any]) -> str:
         log.warning("page: the card of table %s is not JSON (%s); shown as an error", table, exc)
         text = f"this table's card cannot be shown: {exc}"
         return json.dumps({"table": table, "online": None, "state": {}, "error": text,
-                           "needs": [{"kind": "bad", "text": text, "key": None}],
+                           "needs": [{"kind": "bad", "text": text, "key": None,
+                                      "say": ["card", str(exc)[:200]]}],
                            "urgency": 0, "recent": [], "events": 0, "replies": []},
                           separators=(",", ":"))
 
@@ -431,7 +482,7 @@ async def _dismiss(request: web.Request) -> web.StreamResponse:
     body = await _json(request)
     hall, table = request.app[HALL], _text(body, "table")
     if not hall.view.dismiss(table, _text(body, "key")):
-        return _error(404, "no such alert (already marked seen?)")
+        return _error(404, "no such alert (already marked seen?)", code="no_alert")
     hall.changed(table)
     return web.json_response({"ok": True})
 
@@ -441,7 +492,7 @@ async def _dismiss_all(request: web.Request) -> web.StreamResponse:
     body = await _json(request)
     hall, table = request.app[HALL], _text(body, "table")
     if table not in hall.view.tables:
-        return _error(404, f"no table {table[:40]!r}")
+        return _error(404, f"no table {table[:40]!r}", code="no_table")
     count = hall.view.dismiss_all(table)
     hall.changed(table)
     return web.json_response({"ok": True, "dismissed": count})

@@ -13,20 +13,98 @@ let forcing = null;               // {table, match}: the forced load the directo
 let token = (document.querySelector('meta[name="hall-token"]') || {}).content || "";
 
 const $ = (id) => document.getElementById(id);
+
+// --- the page's language ------------------------------------------------------------------------
+// Every text of the page is a key of the catalogue the hall puts in the page (texts.json: one
+// table per language, the same keys in each). The hall's --language is the default; the switch
+// chooses another for this browser, which remembers it. Texts go in as text, never as markup;
+// a parameter is put in once (a name holding "{n}" stays as it is).
+
+const LANGUAGE_KEY = "gammonclock.hall.language";
+const TEXTS = (() => {
+  try { return JSON.parse(($("hall-texts") || {}).textContent || "{}"); } catch (err) { return {}; }
+})();
+const own = (object, key) => object !== null && typeof object === "object" &&
+                             Object.prototype.hasOwnProperty.call(object, key);
+let language = chosenLanguage();
+
+function chosenLanguage() {
+  let stored = null;
+  try { stored = window.localStorage.getItem(LANGUAGE_KEY); } catch (err) { /* no storage */ }
+  if (own(TEXTS, stored)) return stored;
+  const given = (document.querySelector('meta[name="hall-language"]') || {}).content;
+  return own(TEXTS, given) ? given : "en";
+}
+
+function entry(key) {
+  if (own(TEXTS, language) && own(TEXTS[language], key)) return TEXTS[language][key];
+  if (own(TEXTS, "en") && own(TEXTS.en, key)) return TEXTS.en[key];
+  return key;
+}
+
+function fill(template, args) {
+  return String(template).replace(/\{(\w+)\}/g,
+    (whole, name) => (own(args, name) ? String(args[name]) : whole));
+}
+
+// The text of KEY in the page's language, its {parameters} filled in from ARGS.
+function t(key, args = {}) {
+  const text = entry(key);
+  return fill(typeof text === "string" ? text : (text.other || key), args);
+}
+
+// A count's text in its plural form (Russian: 1 стол, 2 стола, 5 столов), {n} the count.
+function tn(key, n, args = {}) {
+  const forms = entry(key);
+  if (typeof forms === "string") return fill(forms, { ...args, n });
+  const form = new Intl.PluralRules(language).select(n);
+  return fill(own(forms, form) ? forms[form] : forms.other, { ...args, n });
+}
+
+// KEY's text as nodes, NODES put in for their {parameters} (a number in bold in a fact).
+function tnodes(key, nodes) {
+  const text = entry(key);
+  return String(typeof text === "string" ? text : key).split(/(\{\w+\})/).filter(Boolean)
+    .map((part) => {
+      const name = part.slice(1, -1);
+      return part.startsWith("{") && own(nodes, name) ? nodes[name] : part;
+    });
+}
+
+// The page's fixed texts (data-t, and data-t-title / -placeholder / -aria-label for attributes).
+function translateStatic() {
+  document.documentElement.lang = language;
+  for (const node of document.querySelectorAll("[data-t]")) node.textContent = t(node.dataset.t);
+  for (const [attr, data] of [["title", "tTitle"], ["placeholder", "tPlaceholder"],
+                              ["aria-label", "tAriaLabel"]]) {
+    for (const node of document.querySelectorAll(`[data-t-${attr}]`)) {
+      node.setAttribute(attr, t(node.dataset[data]));
+    }
+  }
+  const select = $("language");
+  if (select) select.value = language;
+}
+
+function setLanguage(chosen) {
+  if (!own(TEXTS, chosen)) return;
+  language = chosen;
+  try { window.localStorage.setItem(LANGUAGE_KEY, chosen); } catch (err) { /* not remembered */ }
+  translateStatic();
+  setBroker(lastBroker);
+  fillArchive();
+  render();
+}
 const hallNow = () => Date.now() + skewMs;
 const CARD_NEEDS = 4;              // needs listed on a card; the dialog lists them all
 const RED = new Set(["flag", "refused", "overrun", "offline", "archive", "bad"]);
-const PHASES = {
-  between_games: "between games", running: "playing", cube_offered: "cube offered",
-  paused: "paused", result_entry: "result entry", break: "break", match_over: "match over",
-  idle: "idle", ready: "ready", arbiter: "arbiter at the panels",
-};
+const PHASES = new Set(["between_games", "running", "cube_offered", "paused", "result_entry",
+                        "break", "match_over", "idle", "ready", "arbiter", "offline"]);
 
 // A loaded match before game 1 is "ready" wherever a person reads it (SPEC §13.2): its §9 phase
 // is between_games, its lifecycle says ready.
 function phaseName(state) {
   const phase = state.lifecycle === "ready" ? "ready" : state.phase;
-  return PHASES[phase] || phase || "—";
+  return PHASES.has(phase) ? t(`phase.${phase}`) : (typeof phase === "string" && phase) || "—";
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -79,20 +157,71 @@ function tickReserves() {
 
 function player(card, side) {
   const players = (card.state || {}).players || {};
-  return players[side] || (side === "left" ? "Left" : "Right");
+  return players[side] || t(side === "left" ? "player.left" : "player.right");
 }
 
 // "Anna 3–2 Boris (to 7, game 2)": a state's score in words ("" when it has none).
 function scoreWords(state) {
   const score = state.score || {}, players = state.players || {};
   if (typeof score.left !== "number" || typeof score.right !== "number") return "";
-  const more = [state.match_length ? `to ${state.match_length}` : null,
-                state.game ? `game ${state.game}` : null].filter(Boolean);
-  return `${players.left || "left"} ${score.left}–${score.right} ${players.right || "right"}` +
+  const more = [state.match_length ? t("score.to", { n: state.match_length }) : null,
+                state.game ? t("score.game", { n: state.game }) : null].filter(Boolean);
+  return `${players.left || t("side.left")} ${score.left}–${score.right} ` +
+         `${players.right || t("side.right")}` +
          (more.length ? ` (${more.join(", ")})` : "");
 }
 
 function needClass(need) { return RED.has(need.kind) ? "need" : "need amber"; }
+
+// An alert in the page's language. The hall says it as `say`: [id, ...parameters], the id a key
+// of the catalogue (`alert.ID`, whose English is the hall's own `text`), the parameters named
+// here in order: the hall's own words (a side, a reason's code, a count) or a table's text,
+// bounded by the hall, put in as text. A player is named by side; the name is the card's.
+// An alert the catalogue does not know shows the hall's text.
+const SAY = new Map([
+  ["offline", []], ["paused", []], ["arbiter", []], ["lost", ["side"]], ["late", ["side"]],
+  ["flag", ["side"]], ["overrun", ["side"]], ["challenge", ["side", "verdict"]],
+  ["pin", ["reason", "detail"]], ["chord", ["detail"]], ["bad", ["what", "why", "count"]],
+  ["notice", ["detail"]], ["refused", ["reason"]], ["archive", ["detail"]], ["card", ["why"]],
+]);
+
+function who(card, side) {
+  if (side !== "left" && side !== "right") return t("who.someone");
+  const players = ((card || {}).state || {}).players || {};
+  const name = typeof players[side] === "string" ? players[side] : "";
+  return name ? t("who.named", { side: t(`side.${side}`), name }) : t(`side.${side}`);
+}
+
+function alertText(need, card) {
+  const say = Array.isArray(need.say) ? need.say : [];
+  const names = SAY.get(say[0]);
+  if (!names || !own(TEXTS.en || {}, `alert.${say[0]}`)) return textOf(need.text);
+  const args = {};
+  names.forEach((name, i) => {
+    const value = say[i + 1];
+    args[name] = typeof value === "string" || Number.isFinite(value) ? value : "";
+  });
+  const key = `alert.${say[0]}`;
+  switch (say[0]) {
+    case "lost": case "late": case "flag": case "overrun":
+      return t(key, { who: who(card, args.side) });
+    case "challenge":
+      return t(key, { who: who(card, args.side),
+                      verdict: t(args.verdict === "upheld" ? "challenge.upheld" : "challenge.rejected") });
+    case "pin":
+      return t(key, { detail: args.detail ||
+                      t(args.reason === "pin_timeout" ? "pin.pin_timeout" : "pin.pin_wrong") });
+    case "chord":
+      return t(key, { detail: args.detail || t("chord.locked") });
+    case "bad":
+      return t(key, { what: args.what, why: args.why,
+                      count: args.count > 1 ? t("bad.count", { n: args.count }) : "" });
+    case "refused":
+      return t(key, { reason: args.reason || t("reason.none") });
+    default:
+      return t(key, args);
+  }
+}
 
 function renderCard(card) {
   const state = card.state || {};
@@ -111,17 +240,22 @@ function renderCard(card) {
   ];
   const cube = state.cube || {};
   const facts = [];
-  if (state.match_length) facts.push(el("span", {}, "to ", el("b", {}, String(state.match_length))));
-  if (state.game) facts.push(el("span", {}, "game ", el("b", {}, String(state.game))));
-  if (cube.enabled === false) facts.push(el("span", {}, "no cube"));
-  else if (cube.value) facts.push(el("span", {}, "cube ", el("b", {}, String(cube.value)),
-                                      cube.owner ? ` ${player(card, cube.owner)}` : " centre"));
+  const bold = (value) => el("b", {}, String(value));
+  const fact = (key, nodes) => el("span", {}, tnodes(key, nodes));
+  if (state.match_length) facts.push(fact("fact.to", { n: bold(state.match_length) }));
+  if (state.game) facts.push(fact("fact.game", { n: bold(state.game) }));
+  if (cube.enabled === false) facts.push(el("span", {}, t("fact.no_cube")));
+  else if (cube.value) {
+    facts.push(cube.owner ? fact("fact.cube_owner", { n: bold(cube.value),
+                                                      owner: player(card, cube.owner) })
+                          : fact("fact.cube_centre", { n: bold(cube.value) }));
+  }
   const breaks = state.breaks_left;
-  if (breaks) facts.push(el("span", {}, "breaks ", el("b", {}, `${breaks.left}·${breaks.right}`)));
-  if (state.crawford_game) facts.push(el("span", { class: "tag crawford" }, "CRAWFORD"));
-  const phase = card.online === false ? "offline" : phaseName(state);
+  if (breaks) facts.push(fact("fact.breaks", { n: bold(`${breaks.left}·${breaks.right}`) }));
+  if (state.crawford_game) facts.push(el("span", { class: "tag crawford" }, t("fact.crawford")));
+  const phase = card.online === false ? t("phase.offline") : phaseName(state);
   const node = el("article", { class: classes.join(" "), "data-table": card.table, tabindex: "0",
-                               role: "button", "aria-label": `table ${card.table}`,
+                               role: "button", "aria-label": t("table.aria", { table: card.table }),
                                onclick: () => openTableDialog(card.table),
                                onkeydown: (e) => { if (e.key === "Enter") openTableDialog(card.table); } },
     el("div", { class: "head" }, el("span", { class: "name" }, card.table),
@@ -146,7 +280,7 @@ function dropped(card) {
 }
 
 function more(count) {
-  return count > 0 ? el("span", { class: "need more", "data-kind": "more" }, `and ${count} more`)
+  return count > 0 ? el("span", { class: "need more", "data-kind": "more" }, t("alerts.more", { n: count }))
                    : null;
 }
 
@@ -157,19 +291,18 @@ function needsRow(card, needs) {
   const count = alertCount(card);
   if (!needs.length && !count) return null;
   return el("div", { class: "needs" },
-    shown.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, n.text)),
+    shown.map((n) => el("span", { class: needClass(n), "data-kind": n.kind }, alertText(n, card))),
     more(needs.length - shown.length + dropped(card)),
     count ? el("button", { class: "seen-all", type: "button",
-                           title: "mark every alert of this table seen",
+                           title: t("alerts.seen_all_title"),
                            onclick: (e) => { e.stopPropagation(); dismissAll(card.table, e.currentTarget); },
                            onkeydown: (e) => e.stopPropagation() },
-               `Mark all seen (${count})`) : null);
+               t("alerts.seen_all", { n: count })) : null);
 }
 
 function badMessages(card) {
   const bad = Number.isFinite(card.bad_messages) ? card.bad_messages : 0;
-  return bad > 0 ? el("div", { class: "bad-messages" },
-                      `${bad} bad message${bad === 1 ? "" : "s"} from this table`) : null;
+  return bad > 0 ? el("div", { class: "bad-messages" }, tn("alerts.bad_messages", bad)) : null;
 }
 
 function sortedCards() {
@@ -187,7 +320,9 @@ function render() {
   const all = [...cards.values()];
   const needing = all.filter((c) => (c.needs || []).length).length;
   const offline = all.filter((c) => c.online === false).length;
-  $("counts").textContent = `${all.length} tables · ${needing} need you · ${offline} offline`;
+  $("counts").textContent = t("count.joined", { tables: tn("count.tables", all.length),
+                                                needing: tn("count.needing", needing),
+                                                offline: tn("count.offline", offline) });
   tickReserves();
   if (openTable) fillTableDialog(openTable);
   if (forcing && $("force-dialog").open) fillForce();
@@ -200,11 +335,27 @@ function scheduleRender() {
   requestAnimationFrame(() => { renderQueued = false; render(); });
 }
 
+// The broker's status as the hall says it, in the page's language where the words are known.
+function brokerStatus(status) {
+  const text = textOf(status);
+  if (text === "connecting") return t("broker.connecting");
+  if (text === "hall unreachable; retrying") return t("broker.unreachable");
+  let found = /^refused by the broker: (.*)$/s.exec(text);
+  if (found) return t("broker.refused", { reason: found[1] });
+  found = /^disconnected \((.*)\); reconnecting$/s.exec(text);
+  if (found) return t("broker.disconnected", { reason: found[1] });
+  return text;
+}
+
+let lastBroker = null;
 function setBroker(broker) {
+  lastBroker = broker;
+  if (!broker) return;
   const pill = $("broker");
   pill.className = "pill " + (broker.connected ? "pill-ok" : "pill-bad");
-  pill.textContent = broker.connected ? "broker connected" : `broker: ${broker.status}`;
-  pill.title = broker.url;
+  pill.textContent = broker.connected ? t("broker.connected")
+                                      : t("broker.status", { status: brokerStatus(broker.status) });
+  pill.title = textOf(broker.url) || t("broker.title");
 }
 
 function setArchive(entries) {
@@ -246,7 +397,11 @@ async function post(path, body) {
                                                   "X-Hall-Token": token },
                                        body: JSON.stringify(body) });
   const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
-  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  if (!response.ok) {
+    // The hall's own errors the page knows are said in its language; others as the hall says.
+    const known = typeof data.code === "string" && own(TEXTS.en || {}, `error.${data.code}`);
+    throw new Error(known ? t(`error.${data.code}`) : textOf(data.error) || `HTTP ${response.status}`);
+  }
   return data;
 }
 
@@ -262,36 +417,40 @@ function fillTableDialog(table) {
   const card = cards.get(table);
   if (!card) return;
   const state = card.state || {};
-  $("td-title").textContent = `${table}: ${player(card, "left")} v ${player(card, "right")}`;
+  $("td-title").textContent = t("table.title_players", { table, left: player(card, "left"),
+                                                         right: player(card, "right") });
   const alerts = (card.needs || []).map((n) => el("div", { class: "alert-row" },
-    el("span", { class: needClass(n) }, n.text),
+    el("span", { class: needClass(n) }, alertText(n, card)),
     forceable(card, n.match) ? el("button", { class: "force", type: "button",
                                               onclick: () => askForce(table, n.match) },
-                                  "Force load…") : null,
-    n.key ? el("button", { onclick: () => dismiss(table, n.key) }, "seen") : null));
+                                  t("alerts.force")) : null,
+    n.key ? el("button", { onclick: () => dismiss(table, n.key) }, t("alerts.seen")) : null));
   const replies = (card.replies || []).map((r) => replyNode(sentOf(r), r, card, "li"));
+  // An event's kinds are the journal's own names (turn_ended, flag_fell): shown as code.
   const events = (card.recent || []).map((ev) => el("li", {},
-    `#${ev.seq} ${(ev.at || "").slice(11, 19)} ${(ev.kinds || []).join(", ")}`));
+    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `,
+    el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "))));
   // Its alert marked seen, a match that waits can still be forced from the notice's line.
   const offered = (card.needs || []).some((n) => forceable(card, n.match));
   const notice = card.notice ? el("p", { class: "notice" },
-    `Match file: ${card.notice.ok ? "loaded" : "refused"}: `,
+    t("notice.line", { verdict: t(card.notice.ok ? "notice.loaded" : "notice.refused") }),
     lines(card.notice.said).filter((l) => !l.startsWith("arbiter: ")).map(arrows).join("; ") ||
     textOf(card.notice.error),
     !offered && forceable(card, card.notice.match)
       ? el("button", { class: "force", type: "button",
-                       onclick: () => askForce(table, card.notice.match) }, "Force load…")
+                       onclick: () => askForce(table, card.notice.match) }, t("alerts.force"))
       : null) : null;
   const parts = [
-    el("p", { class: "facts" }, `phase ${phaseName(state)}`,
-       ` · journal ${state.journal || "—"} · ${card.events} events`),
+    el("p", { class: "facts" }, t("dialog.facts", { phase: phaseName(state),
+                                                    journal: state.journal || "—" }),
+       ` · ${tn("dialog.events", Number.isFinite(card.events) ? card.events : 0)}`),
     card.error ? el("p", { class: "badmark" }, card.error) : null,
     alertCount(card) ? el("button", { class: "seen-all", type: "button",
                                       onclick: (e) => dismissAll(table, e.currentTarget) },
-                          `Mark all seen (${alertCount(card)})`) : null,
+                          t("alerts.seen_all", { n: alertCount(card) })) : null,
     ...alerts, more(dropped(card)), badMessages(card), notice,
-    replies.length ? el("h3", {}, "Replies") : null, el("ul", { class: "log" }, replies),
-    events.length ? el("h3", {}, "Last events") : null, el("ul", { class: "log" }, events)];
+    replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
+    events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
 }
 
@@ -305,7 +464,7 @@ async function dismissAll(table, button) {
   try {
     await post("/api/dismiss-all", { table });
   } catch (err) {
-    if (button) { button.disabled = false; button.textContent = `✗ ${err.message}`; }
+    if (button) { button.disabled = false; button.textContent = t("error.failed", { error: err.message }); }
   }
 }
 
@@ -333,15 +492,17 @@ function stateWords(state, card) {
   const parts = [phaseName(state), scoreWords({ ...state, players })];
   for (const side of ["left", "right"]) {
     const reserve = (clock[side] || {}).reserve_ms;
-    if (typeof reserve === "number") parts.push(`${side} ${clockText(reserve)}`);
+    if (typeof reserve === "number") {
+      parts.push(t("clock.side", { side: t(`side.${side}`), time: clockText(reserve) }));
+    }
   }
   return parts.filter(Boolean).join(" · ");
 }
 
 // A Map, not an object: a table's outcome "constructor" is not a key of it.
-const OUTCOME_WORDS = new Map([["refused", "refused"], ["bad request", "not understood"],
-                               ["not applied", "not applied (send it again)"],
-                               ["unknown", "outcome unknown (look at its state)"]]);
+const OUTCOME_WORDS = new Map([["refused", "reply.refused"], ["bad request", "reply.bad_request"],
+                               ["not applied", "reply.not_applied"],
+                               ["unknown", "reply.unknown"]]);
 
 // The table's own echo of a command ("arbiter: abandon") says nothing the line does not.
 function replyWords(command, reply, card) {
@@ -352,12 +513,13 @@ function replyWords(command, reply, card) {
   if (reply.ok === true) {
     const outcome = textOf(reply.outcome) !== "acted" ? textOf(reply.outcome) : "";
     words = said.join("; ") || (reply.state ? stateWords(reply.state, card) : "") || outcome ||
-            "done";
+            t("reply.done");
   } else {
-    const outcome = OUTCOME_WORDS.get(textOf(reply.outcome)) || textOf(reply.outcome) || "refused";
-    words = `${outcome}: ${reason || said.join("; ") || "no reason given"}`;
+    const known = OUTCOME_WORDS.get(textOf(reply.outcome));
+    const outcome = known ? t(known) : textOf(reply.outcome) || t("reply.refused");
+    words = t("reply.why", { outcome, reason: reason || said.join("; ") || t("reply.no_reason") });
   }
-  if (reply.repeated === true) words += " (answered before)";
+  if (reply.repeated === true) words += t("reply.repeated");
   return words.length > 1200 ? words.slice(0, 1199) + "…" : words;
 }
 
@@ -377,13 +539,13 @@ async function sendCommand(command) {
   if (!openTable || !command.trim()) return;
   const shown = shownCommand(command.trim());
   result.className = "result";
-  result.textContent = `sending “${shown}”…`;
+  result.textContent = t("cmd.sending", { command: shown });
   result.scrollIntoView({ block: "nearest" });
   try {
     const answer = await post("/api/cmd", { table: openTable, command, wait: 10 });
     const reply = answer.reply;
     if (!reply) {
-      result.textContent = `“${shown}” sent; no reply yet (it shows under Replies when it comes)`;
+      result.textContent = t("cmd.no_reply", { command: shown });
     } else {
       result.className = "result " + (reply.ok === true ? "ok" : "bad");
       result.replaceChildren(replyNode(textOf(answer.command) || command.trim(), reply,
@@ -392,7 +554,7 @@ async function sendCommand(command) {
     result.scrollIntoView({ block: "nearest" });
   } catch (err) {
     result.className = "result bad";
-    result.textContent = `✗ ${shown}: ${err.message}`;
+    result.textContent = t("cmd.failed", { command: shown, error: err.message });
   }
 }
 
@@ -416,12 +578,13 @@ function fillForce() {
   const card = forcing && cards.get(forcing.table);
   if (!card) return;
   const state = card.state || {};
-  const score = scoreWords(state) || `${player(card, "left")} v ${player(card, "right")}, score unknown`;
-  $("fd-title").textContent = `Force the next match on ${card.table}?`;
+  const score = scoreWords(state) || t("score.unknown", { left: player(card, "left"),
+                                                         right: player(card, "right") });
+  $("fd-title").textContent = t("force.title_table", { table: card.table });
   $("fd-body").replaceChildren(
-    el("p", {}, "The match in progress ends now as abandoned, on its record, at:"),
+    el("p", {}, t("force.ends")),
     el("p", { class: "abandoned" }, score),
-    el("p", { class: "counts" }, "The match that waits loads in its place."));
+    el("p", { class: "counts" }, t("force.loads")));
   $("fd-confirm").disabled = !forceable(card, forcing.match);
 }
 
@@ -437,20 +600,20 @@ async function confirmForce() {
 async function pushRound(event) {
   event.preventDefault();
   const out = $("round-result");
-  out.textContent = "pushing…";
+  out.textContent = t("round.pushing");
   try {
     const answer = await post("/api/round", { csv: $("round-csv").value,
                                               event: $("round-event").value,
                                               round: $("round-name").value });
     out.replaceChildren(
-      el("p", {}, `${answer.pushed} pushed, ${answer.errors} with errors`),
+      el("p", {}, t("round.result", { pushed: answer.pushed, errors: answer.errors })),
       el("table", { class: "rows" }, answer.rows.map((row) => el("tr", {},
         el("td", {}, row.ok ? el("span", { class: "okmark" }, "✓") : el("span", { class: "badmark" }, "✗")),
-        el("td", {}, row.table || `line ${row.line}`),
-        el("td", {}, row.error || (row.acknowledged ? "published" : "queued (broker away)"),
+        el("td", {}, row.table || t("round.line", { n: row.line })),
+        el("td", {}, row.error || t(row.acknowledged ? "round.published" : "round.queued"),
            row.warning ? el("div", { class: "warnmark" }, row.warning) : null)))));
   } catch (err) {
-    out.textContent = `✗ ${err.message}`;
+    out.textContent = t("error.failed", { error: err.message });
   }
 }
 
@@ -461,11 +624,15 @@ function fillArchive() {
     el("span", { class: v.ok ? "okmark" : "badmark" }, v.ok ? "✓ " : "✗ "),
     el("b", {}, v.table), " ",
     el("a", { href: `/archive/${encodeURIComponent(v.table)}/${encodeURIComponent(v.name)}` }, v.name),
+    el("div", {}, t(v.verified ? "archive.verified" : v.ok ? "archive.readable"
+                                                          : "archive.not_verified")),
     el("div", { class: "counts" }, v.message), v.summary ? el("div", {}, v.summary) : null))
-    : [el("li", { class: "counts" }, "No finished journal yet.")]));
+    : [el("li", { class: "counts" }, t("archive.empty"))]));
 }
 
 function setup() {
+  translateStatic();
+  $("language").addEventListener("change", (e) => setLanguage(e.currentTarget.value));
   $("only-needs").addEventListener("click", (e) => {
     onlyNeeds = !onlyNeeds;
     e.currentTarget.setAttribute("aria-pressed", String(onlyNeeds));
@@ -484,6 +651,9 @@ function setup() {
   $("round-form").addEventListener("submit", pushRound);
   $("round-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
+    const name = $("round-file-name");
+    name.removeAttribute("data-t");            // the file's own name, in no language
+    name.textContent = file ? file.name : t("round.no_file");
     if (file) $("round-csv").value = await file.text();
   });
   connect();
