@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
-import subprocess
 import sys
 import tempfile
 import time
@@ -165,23 +164,14 @@ def paused_taps_snapshot(taps: int, fsync: bool = False) -> tuple[int, int, int]
         return last, path.stat().st_size, records
 
 
-_MEASURED = ("import sys\n"
-             "from gammonclock.cli import main\n"
-             "try:\n"
-             "    code = main(sys.argv[1:])\n"
-             "finally:\n"
-             "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
-             "    sys.stderr.write('\\n' + hwm)\n"
-             "sys.exit(code)\n")
-
-
 def tool_peak_mb(args: list[str]) -> tuple[float, float]:
-    """`gammonclock ARGS` in a fresh interpreter: its peak resident MB and wall seconds."""
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _MEASURED, *args], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, check=True)
-    return (int(proc.stderr.rsplit("VmHWM:", 1)[1].split()[0]) / 1024,
-            time.perf_counter() - started)
+    """`gammonclock ARGS` in a fresh interpreter (`bench_recovery.tool`): its peak resident MB
+    and wall seconds."""
+    from bench_recovery import tool
+    elapsed, peak, code = tool(args)
+    if code != 0:
+        raise SystemExit(f"gammonclock {' '.join(args)} exited with status {code}")
+    return peak, elapsed
 
 
 def long_journal(state: Path, records: int, seed: int = 2024) -> tuple[Path, int]:
