@@ -327,6 +327,7 @@ class Latencies:
     clock_wire: list[float] = field(default_factory=list)       # ms the bus was busy meanwhile
     clock_kernel: list[float] = field(default_factory=list)     # ms of modelled kernel
     clock_late: list[float] = field(default_factory=list)       # ms of this host's overshoot
+    clock_transactions: list[int] = field(default_factory=list)  # transactions in the span
     clock_cpu: list[float] = field(default_factory=list)        # ms of CPU, measured (unscaled)
 
 
@@ -336,6 +337,7 @@ class Glass:
     wire: float         # of which the bus's modelled busy time
     kernel: float       # the modelled kernel's
     late: float         # this host's sleep overshoot
+    transactions: int   # ended within it
 
 
 def _glass(rig: Rig, t: int, since: float, returned: float) -> Glass | None:
@@ -353,7 +355,7 @@ def _glass(rig: Rig, t: int, since: float, returned: float) -> Glass | None:
     wire = sum(rig.bus.transactions[i].busy for i in spanned)
     late = sum(rig.bus.lateness[i] for i in spanned if i < len(rig.bus.lateness))
     return Glass((end - since) * 1e3, wire * 1e3, len(spanned) * rig.bus.kernel_s * 1e3,
-                 late * 1e3)
+                 late * 1e3, len(spanned))
 
 
 def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) -> Latencies:
@@ -389,6 +391,7 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
             out.clock_wire.append(glass.wire)
             out.clock_kernel.append(glass.kernel)
             out.clock_late.append(glass.late)
+            out.clock_transactions.append(glass.transactions)
             writer_ns = sum(p.cpu_ns.get(t, 0) for p in rig.panels) if rig.writer else 0
             out.clock_cpu.append((rig.cpu.used_ns() + writer_ns) / 1e6)
         else:
@@ -449,8 +452,17 @@ def _line(label: str, values: list[float], note: str = "", unit: str = "ms") -> 
             f"max {max(values, default=float('nan')):6.2f} {unit}{note}")
 
 
-def report(machine: Machine, lat: Latencies, hz: int, took: float) -> None:
-    """The figures of one run."""
+def in_series(here: Latencies, pi: Machine) -> list[float]:
+    """Per clock press of this machine's run, the Pi's press to glass computed in series: its
+    CPU × factor + the wire + the kernel a transaction; no waits (GIL, host, queued frames)."""
+    return [pi.factor * cpu + wire + n * pi.kernel_s * 1e3
+            for cpu, wire, n in zip(here.clock_cpu, here.clock_wire, here.clock_transactions,
+                                    strict=True)]
+
+
+def report(machine: Machine, lat: Latencies, hz: int, took: float,
+           here: Latencies | None = None) -> None:
+    """The figures of one run (`here`: this machine's, beside the Pi model's)."""
     c, s = lat.clock_presses, lat.screen_changes
     if machine is HERE:
         target = TARGET_P99_MS.get(hz)
@@ -467,6 +479,9 @@ def report(machine: Machine, lat: Latencies, hz: int, took: float) -> None:
         print("      " + _line("of which the kernel (modelled)", lat.clock_kernel))
     print("      " + _line("of which transactions ended late (GIL, sleep overshoot)",
                            lat.clock_late))
+    if here is not None and here.clock_cpu:
+        print("    " + _line("computed in series from this machine's run (CPU × factor + wire + "
+                             "kernel, no waits)", in_series(here, machine)))
     print("    " + _line(f"press to glass, screen changes ({len(s)})", s))
     if machine is HERE:
         print("    " + _line("CPU per clock press (clock's thread + writer)", lat.clock_cpu,
@@ -510,13 +525,15 @@ def main(argv: list[str] | None = None) -> int:
             hz = khz * 1000
             print(f"\n{khz} kHz")
             rig = None
+            here: Latencies | None = None
             for machine in (HERE, pi):
                 rig = make_rig(hz, args.driver, args.stock, machine=machine)
                 started = time.perf_counter()
                 lat = play_match(rig, match.rules, inputs, end)
                 took = time.perf_counter() - started
                 rig.close()
-                report(machine, lat, hz, took)
+                report(machine, lat, hz, took, here)
+                here = lat
             if not args.stock:
                 for tenths in (False, True):
                     rate, busy, seconds = steady_bus_share(hz, args.driver, tenths)
