@@ -46,6 +46,10 @@ It prints, per bus speed and for this machine and the Pi 3 model:
   the GIL back, which the clock's thread holds while it renders (up to the 5 ms switch
   interval: the same on a Pi), and this host's sleep overshoots (about 70 µs a transaction; not
   on a Pi: the Pi model's figure is that much pessimistic);
+- for the Pi model, also its press to glass computed in series from this machine's run: per
+  press, its CPU × factor + its wire time + the kernel per transaction, without any wait (the
+  GIL handed over at once, no frame queued, no host preemption): the floor the run's figure
+  would reach on an idle host with a free GIL;
 - the CPU per clock press on this machine: the clock's thread (engine, presenter, render, handing
   the frames over) and the writer's (driver, luma, smbus2) for that press's frames;
 - the bus's bytes and busy share per second with a running clock showing minutes:seconds and
