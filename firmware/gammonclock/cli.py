@@ -639,7 +639,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the state folder whose card is measured (default: "
                          "$GAMMONCLOCK_STATE_DIR, else the device config's)")
     hw.add_argument("--no-card", action="store_true",
-                    help="skip the state card's measure (about a second of fsyncs)")
+                    help="skip the state card's measure (about two seconds of fsyncs)")
     hw.set_defaults(handler=_check_hardware)
 
     exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")

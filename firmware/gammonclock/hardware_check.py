@@ -8,9 +8,10 @@ printed with its GPIO and shown on both panels, with a short beep when the buzze
 `stop` is set, `seconds` pass or Ctrl-C comes, a summary says which part did not answer; the exit
 status is 0 only when both panels answered and every button was pressed, so it can be scripted.
 
-First, given the state folder, it measures the card under it (`measure_card`): 50 small appends to
-a temporary file there, each fsynced, 20 ms apart as presses come (back-to-back fsyncs are cheaper
-than a table's), about a second in all. The journal waits for one such fsync before a press shows,
+First, given the state folder, it measures the card under it (`measure_card`): 100 small appends
+to a temporary file there, each fsynced, 20 ms apart as presses come (back-to-back fsyncs are
+cheaper than a table's), about two seconds in all; of 100, the p99 is the second slowest, so one
+stall alone does not condemn a card. The journal waits for one such fsync before a press shows,
 so the card's fsync p99 says whether it is fit: up to 20 ms fit, up to 50 ms slow (usable, presses
 will show late now and then), above: replace it before the event (the exit status is then 1 too).
 A state folder the arbiter cannot write to (the service's own, mode 0750) is measured through a
@@ -64,7 +65,7 @@ WIRING_DOC = "hardware_docs/wiring.md"
 NO_ANSWER = frozenset({errno.EREMOTEIO, errno.EIO, errno.ENXIO})
 
 # The state card: appends measured, their gap (spaced like presses), a journal record's size.
-CARD_APPENDS = 50
+CARD_APPENDS = 100
 CARD_GAP_S = 0.02
 CARD_RECORD = b"x" * 199 + b"\n"
 # The verdict on the card's fsync p99: a press waits for one fsync before it shows, and the other
