@@ -3,26 +3,55 @@
 Run it as a plain script from the repository root::
 
     python benchmarks/bench_bus.py [--length L] [--seed N] [--speeds 100,400] [--driver D] [--stock]
+        [--pi-factor F] [--kernel-us US] [--presses N]
 
 The panels are the real thing except the wire: `PanelPresenter` on two `Panel`s with the partial
 drivers of `hardware/partial.py`, both drawn by one `BusWriter` thread (as `Panel.from_config`
-builds them for bus 1), on `hardware/i2c_emulator.py`'s bus, which blocks each transaction for
-9 clock periods a byte plus 21 per transaction (address byte, control byte, START/STOP) at the
-given speed. The match is one of `bench_match.py`'s generated matches (taps, doubles, result
-entries, pauses), run through the engine with a redraw at every instant the presenter asks for.
+builds them for bus 1), each on luma's own `i2c` serial and smbus2's `SMBus` as on the Pi, whose
+messages are built as there; only their `ioctl` is replaced: it hands each transaction to
+`hardware/i2c_emulator.py`'s bus (and controller memories), which blocks it for 9 clock periods a
+byte plus 21 per transaction (address byte, control byte, START/STOP) at the given speed. The match
+is one of `bench_match.py`'s generated matches (taps, doubles, result entries, pauses), run through
+the engine with a redraw at every instant the presenter asks for.
+
+Each speed is run twice: on this machine as it is, and as a **Pi 3 model** (a Zero 2 W is the
+same): what this machine lacks of a Pi is added to the run itself, so that the queueing of frames
+behind each other, the GIL shared by the clock's thread and the writer, and the bus's idle gaps
+all play out as they would there:
+- **CPU × `--pi-factor`** (default 8; a Pi 3's Cortex-A53 runs Python 6–10 times slower than this
+  kind of machine): after every stretch of Python on the clock's thread (engine, presenter, views,
+  render) and on the writer's (the driver's plan, luma, smbus2's messages), measured with
+  `time.thread_time`, the thread burns factor − 1 times as much CPU again, holding the GIL as the
+  slower Python would. The emulator's own work (decoding into the controller memories) is not
+  counted: it runs inside the transaction's time.
+- **`--kernel-us` of kernel a transaction** (default 60; the ioctl, the i2c-bcm2835 driver's set-up
+  and its interrupts take 30–100 µs on a Pi): each transaction blocks (without the GIL) that much
+  longer, on top of the wire's time.
+The CPU times are this host's as measured: a busy host (other processes, a shared VM) inflates
+them, and the Pi model multiplies that too; the load average is printed with the figures. The
+Pi model's target: p99 ≤ 6 ms at 400 kHz (issue 20).
 
 Time is compressed: between two instants of the match the benchmark waits for the bus to fall
 idle or for the real gap between them, whichever comes first — so a press finds the bus exactly
 as busy as on the device, and the idle stretches are skipped.
 
-It prints, per bus speed:
+It prints, per bus speed and for this machine and the Pi 3 model:
 - press to glass, for the presses that switch the clocks (the target: p99 under 8 ms at 400 kHz
   and 25 ms at 100 kHz): from the instant the clock's loop takes the press edge to the end of the
   last transaction of the second panel's update (the service's 5 ms input grace comes before
   that instant; see bench_latency.py); and for the presses that change the screen (a game
   starts, a result is entered), whose frames are whole;
-  the wire's share of it (the modelled bus time, without this host's sleep overshoot of
-  about 70 µs a transaction) is printed below it;
+  the wire's share of it (the modelled bus time) is printed below it, for the Pi model the
+  kernel's share, and how late the transactions returned in all: a transaction's caller needs
+  the GIL back, which the clock's thread holds while it renders (up to the 5 ms switch
+  interval: the same on a Pi), and this host's sleep overshoots (about 70 µs a transaction; not
+  on a Pi: the Pi model's figure is that much pessimistic);
+- for the Pi model, also its press to glass computed in series from this machine's run: per
+  press, its CPU × factor + its wire time + the kernel per transaction, without any wait (the
+  GIL handed over at once, no frame queued, no host preemption): the floor the run's figure
+  would reach on an idle host with a free GIL;
+- the CPU per clock press on this machine: the clock's thread (engine, presenter, render, handing
+  the frames over) and the writer's (driver, luma, smbus2) for that press's frames;
 - the bus's bytes and busy share per second with a running clock showing minutes:seconds and
   showing tenths (below 20 s: the target is under 5 %), from a minute and from 15 s of play.
 
@@ -33,9 +62,13 @@ issue 10), for comparison. It asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import os
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +79,10 @@ except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import smbus2  # noqa: E402
+import smbus2.smbus2 as smbus2_module  # noqa: E402
 from bench_match import generate_match  # noqa: E402
+from luma.core.interface.serial import i2c as luma_i2c  # noqa: E402
 from luma.oled import device as oled  # noqa: E402
 
 from gammonclock.durations import NS_PER_S  # noqa: E402
@@ -54,7 +90,12 @@ from gammonclock.effects import Effect, GameStarted, TurnEnded  # noqa: E402
 from gammonclock.engine import ButtonEdge, Engine  # noqa: E402
 from gammonclock.hardware import partial  # noqa: E402
 from gammonclock.hardware.bus_writer import BusWriter  # noqa: E402
-from gammonclock.hardware.i2c_emulator import EmulatedBus, EmulatedI2C, memory_for  # noqa: E402
+from gammonclock.hardware.i2c_emulator import (  # noqa: E402
+    ControllerMemory,
+    EmulatedBus,
+    Transaction,
+    memory_for,
+)
 from gammonclock.hardware.panels import Panel  # noqa: E402
 from gammonclock.hardware.presenters import PanelPresenter  # noqa: E402
 from gammonclock.hardware.screens import HEIGHT, WIDTH  # noqa: E402
@@ -65,29 +106,196 @@ from gammonclock.sides import Button, Pair, Side  # noqa: E402
 ADDRESSES = Pair(0x3C, 0x3D)
 TARGET_P99_MS = {400_000: 8.0, 100_000: 25.0}
 TARGET_BUSY_TENTHS = 5.0          # % of the bus with tenths showing
+TARGET_PI_P99_MS = {400_000: 6.0}     # issue 20: press → both panels' glass on a Pi 3
+TARGET_CPU_MS = 0.15                  # issue 20: CPU per press, here
+PI_FACTOR = 8.0                       # a Pi 3 / Zero 2 W runs Python 6–10× slower
+KERNEL_US = 60.0                      # a Pi's kernel per I²C transaction: 30–100 µs
 MODES = {True: "luma's stock drivers on the clock's thread",
          False: "partial updates, one writer thread"}
+CONTROL_COMMAND = 0x00                # luma's control byte before commands (0x40: data)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the run adds to this machine: its CPU × `factor`, `kernel_s` a transaction."""
+
+    name: str
+    factor: float = 1.0
+    kernel_s: float = 0.0
+
+
+HERE = Machine("this machine")
+
+
+class CpuScale:
+    """Each thread's CPU between marks: counted, and (factor > 1) stretched: `catch_up` burns
+    factor − 1 times the CPU since the mark again, holding the GIL as a slower CPU would."""
+
+    def __init__(self, factor: float) -> None:
+        self.factor = factor
+        self._local = threading.local()
+
+    def begin(self) -> None:
+        self._local.mark = time.thread_time_ns()
+        self._local.used = 0
+
+    def catch_up(self) -> None:
+        now = time.thread_time_ns()
+        mark = getattr(self._local, "mark", None)
+        if mark is None:
+            self.begin()
+            return
+        self._local.used += now - mark
+        if self.factor > 1:
+            until = now + round((self.factor - 1) * (now - mark))
+            while time.thread_time_ns() < until:
+                pass
+        self._local.mark = time.thread_time_ns()
+
+    def skip(self) -> None:
+        """The CPU since the mark is the emulator's own: not counted, not stretched."""
+        self._local.mark = time.thread_time_ns()
+
+    def used_ns(self) -> int:
+        return int(getattr(self._local, "used", 0))
+
+
+@dataclass
+class ModelBus(EmulatedBus):
+    """The emulated bus with `kernel_s` more a transaction, and each transaction's lateness
+    (how much later than meant this host's sleep returned)."""
+
+    kernel_s: float = 0.0
+    lateness: list[float] = field(default_factory=list)
+
+    def carry_from(self, address: int, payload_bytes: int, since: float) -> None:
+        """One transaction whose ioctl was entered at `since`: it returns the kernel's time and
+        the wire's after it (one writer per bus: nothing waits for the lock)."""
+        busy = self.seconds(payload_bytes)
+        with self._lock:
+            if not self.sleep:
+                self.transactions.append(Transaction(since + busy, address, payload_bytes, busy))
+                return
+            end = since + self.kernel_s + busy
+            while (left := end - self.clock()) > 0:
+                time.sleep(left)
+            done = self.clock()
+            self.transactions.append(Transaction(done, address, payload_bytes, busy))
+            self.lateness.append(done - end)
+
+
+class WireSMBus(smbus2.SMBus):  # type: ignore[misc]
+    """smbus2's SMBus whose kernel is the model: its ioctls (see `_ioctl`) reach `bus` and the
+    controller `memories`; the CPU up to each one is caught up on `cpu`."""
+
+    def __init__(self, bus: ModelBus, memories: dict[int, ControllerMemory],
+                 cpu: CpuScale) -> None:
+        super().__init__(None)
+        self.fd = self                  # what smbus2 hands to `ioctl`
+        self.bus, self.memories, self.cpu = bus, memories, cpu
+
+    def close(self) -> None:
+        self.fd = None
+
+    def transfer(self, request: int, arg: Any) -> int:
+        self.cpu.catch_up()              # luma's and smbus2's Python before the ioctl
+        since = time.perf_counter()
+        if request == smbus2_module.I2C_RDWR:
+            for i in range(arg.nmsgs):
+                msg = arg.msgs[i]
+                raw = ctypes.string_at(msg.buf, msg.len)
+                self._carry(msg.addr, raw[0], raw[1:], since)
+                since = time.perf_counter()
+        elif request == smbus2_module.I2C_SMBUS:
+            block = arg.data.contents.block
+            self._carry(self.address, arg.command, bytes(block[1:block[0] + 1]), since)
+        self.cpu.skip()                  # the emulator's decoding is not the Pi's
+        return 0
+
+    def _carry(self, address: int, control: int, payload: bytes, since: float) -> None:
+        memory = self.memories[address]
+        if control == CONTROL_COMMAND:
+            memory.command(payload)
+        else:
+            memory.data(payload)
+        self.bus.carry_from(address, len(payload), since)
+
+
+_real_ioctl = smbus2_module.ioctl
+
+
+def _ioctl(fd: Any, request: int, arg: Any = 0, *rest: Any) -> Any:
+    if isinstance(fd, WireSMBus):
+        return fd.transfer(request, arg)
+    return _real_ioctl(fd, request, arg, *rest)
+
+
+@contextlib.contextmanager
+def wired() -> Iterator[None]:
+    """smbus2's ioctl through the model while the block runs (real file descriptors pass)."""
+    smbus2_module.ioctl = _ioctl
+    try:
+        yield
+    finally:
+        smbus2_module.ioctl = _real_ioctl
+
+
+def wire_serial(bus: ModelBus, memories: dict[int, ControllerMemory], cpu: CpuScale,
+                address: int) -> Any:
+    """luma's managed `i2c` serial (as `Panel.from_config` builds it) on a `WireSMBus`."""
+    saved = smbus2.SMBus
+    smbus2.SMBus = lambda port: WireSMBus(bus, memories, cpu)
+    try:
+        return luma_i2c(port=1, address=address)
+    finally:
+        smbus2.SMBus = saved
+
+
+class ScaledWriter(BusWriter):
+    """The bus writer; the clock's CPU up to each hand-over is caught up first."""
+
+    def __init__(self, name: str, cpu: CpuScale) -> None:
+        super().__init__(name)
+        self.cpu = cpu
+
+    def submit(self, target: Any, job: object) -> None:
+        self.cpu.catch_up()
+        super().submit(target, job)
 
 
 class TimedPanel(Panel):
-    """A Panel noting when the writer finished each frame (by the frame's instant)."""
+    """A Panel noting when the writer finished each frame and the writer's CPU for it (by the
+    frame's instant), its CPU caught up on `cpu`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, cpu: CpuScale, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.cpu = cpu
         self.done_at: dict[int, float] = {}
+        self.cpu_ns: dict[int, int] = {}
 
     def write(self, job: object) -> bool:
+        self.cpu.begin()
         more = super().write(job)
+        self.cpu.catch_up()
+        self.cpu_ns[job.t] = self.cpu.used_ns()       # type: ignore[attr-defined]
         self.done_at[job.t] = time.perf_counter()     # type: ignore[attr-defined]
+        return more
+
+    def rewrite_step(self) -> bool:
+        self.cpu.begin()
+        more = super().rewrite_step()
+        self.cpu.catch_up()
         return more
 
 
 @dataclass
 class Rig:
-    bus: EmulatedBus
+    bus: ModelBus
     panels: Pair[TimedPanel]
     presenter: PanelPresenter
     writer: BusWriter | None
+    cpu: CpuScale
+    machine: Machine
 
     def settle(self, seconds: float) -> None:
         """Wait until the bus is idle, or `seconds` (the real gap to the next instant)."""
@@ -98,18 +306,22 @@ class Rig:
         self.presenter.close()
 
 
-def make_rig(speed_hz: int, driver: str, stock: bool, sleep: bool = True) -> Rig:
-    bus = EmulatedBus(speed_hz=speed_hz, sleep=sleep)
-    writer = None if stock else BusWriter("bench bus")
+def make_rig(speed_hz: int, driver: str, stock: bool, sleep: bool = True,
+             machine: Machine = HERE) -> Rig:
+    """The panels on one bus, on `machine` (build it inside `wired()`)."""
+    bus = ModelBus(speed_hz=speed_hz, sleep=sleep, kernel_s=machine.kernel_s)
+    cpu = CpuScale(machine.factor)
+    writer = None if stock else ScaledWriter("bench bus", cpu)
     make: Callable[..., Any] = getattr(oled, driver) if stock else partial.DRIVERS[driver]
+    memories = {address: memory_for(driver) for address in ADDRESSES}
 
     def panel(side: Side) -> TimedPanel:
-        serial = EmulatedI2C(bus, memory_for(driver), ADDRESSES[side])
+        serial = wire_serial(bus, memories, cpu, ADDRESSES[side])
         return TimedPanel(lambda: make(serial, width=WIDTH, height=HEIGHT), f"{side} panel",
-                          writer=writer)
+                          writer=writer, cpu=cpu)
 
     panels = Pair(panel(Side.LEFT), panel(Side.RIGHT))
-    return Rig(bus, panels, PanelPresenter(panels), writer)
+    return Rig(bus, panels, PanelPresenter(panels), writer, cpu, machine)
 
 
 @dataclass
@@ -117,11 +329,24 @@ class Latencies:
     clock_presses: list[float] = field(default_factory=list)    # ms, measured
     screen_changes: list[float] = field(default_factory=list)
     clock_wire: list[float] = field(default_factory=list)       # ms the bus was busy meanwhile
+    clock_kernel: list[float] = field(default_factory=list)     # ms of modelled kernel
+    clock_late: list[float] = field(default_factory=list)       # ms of this host's overshoot
+    clock_transactions: list[int] = field(default_factory=list)  # transactions in the span
+    clock_cpu: list[float] = field(default_factory=list)        # ms of CPU, measured (unscaled)
 
 
-def _glass_ms(rig: Rig, t: int, since: float, returned: float) -> tuple[float, float] | None:
-    """From `since` to the end of the last panel's frame of instant `t` (None: nothing drawn):
-    measured, and the bus's modelled busy time in that span (the wire's share of it)."""
+@dataclass
+class Glass:
+    ms: float           # from the press to the last panel's glass
+    wire: float         # of which the bus's modelled busy time
+    kernel: float       # the modelled kernel's
+    late: float         # this host's sleep overshoot
+    transactions: int   # ended within it
+
+
+def _glass(rig: Rig, t: int, since: float, returned: float) -> Glass | None:
+    """From `since` to the end of the last panel's frame of instant `t` (None: nothing drawn),
+    and the shares of it of the wire, the kernel and this host's overshoot."""
     if rig.writer is None:
         end = returned
     else:
@@ -130,8 +355,11 @@ def _glass_ms(rig: Rig, t: int, since: float, returned: float) -> tuple[float, f
         if not ends:
             return None
         end = max(ends)
-    wire = sum(x.busy for x in rig.bus.transactions if since < x.end <= end)
-    return (end - since) * 1e3, wire * 1e3
+    spanned = [i for i, x in enumerate(rig.bus.transactions) if since < x.end <= end]
+    wire = sum(rig.bus.transactions[i].busy for i in spanned)
+    late = sum(rig.bus.lateness[i] for i in spanned if i < len(rig.bus.lateness))
+    return Glass((end - since) * 1e3, wire * 1e3, len(spanned) * rig.bus.kernel_s * 1e3,
+                 late * 1e3, len(spanned))
 
 
 def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) -> Latencies:
@@ -145,15 +373,17 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
         nonlocal engine, now, wake
         rig.settle((t - now) / NS_PER_S)
         now = t
+        rig.cpu.begin()
         since = time.perf_counter()
         effects: list[Effect]
         running_before = engine.match.phase is Phase.RUNNING
         engine, effects = engine.feed(edge) if edge is not None else engine.advance(t)
         wake = rig.presenter.present(engine, t, effects)
+        rig.cpu.catch_up()
         returned = time.perf_counter()
         if edge is None or not edge.pressed or not effects:
             return
-        glass = _glass_ms(rig, t, since, returned)
+        glass = _glass(rig, t, since, returned)
         if glass is None:
             return
         # A clock press: one turn ends, the other starts, on the same screen. A press that
@@ -161,10 +391,15 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
         if (running_before and engine.match.phase is Phase.RUNNING
                 and any(isinstance(e, TurnEnded) for e in effects)
                 and not any(isinstance(e, GameStarted) for e in effects)):
-            out.clock_presses.append(glass[0])
-            out.clock_wire.append(glass[1])
+            out.clock_presses.append(glass.ms)
+            out.clock_wire.append(glass.wire)
+            out.clock_kernel.append(glass.kernel)
+            out.clock_late.append(glass.late)
+            out.clock_transactions.append(glass.transactions)
+            writer_ns = sum(p.cpu_ns.get(t, 0) for p in rig.panels) if rig.writer else 0
+            out.clock_cpu.append((rig.cpu.used_ns() + writer_ns) / 1e6)
         else:
-            out.screen_changes.append(glass[0])
+            out.screen_changes.append(glass.ms)
 
     for edge in [*inputs, None]:
         t_input = end if edge is None else edge.t
@@ -216,6 +451,47 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def _line(label: str, values: list[float], note: str = "", unit: str = "ms") -> str:
+    return (f"{label}: p50 {pct(values, .5):6.2f} {unit}  p99 {pct(values, .99):6.2f} {unit}  "
+            f"max {max(values, default=float('nan')):6.2f} {unit}{note}")
+
+
+def in_series(here: Latencies, pi: Machine) -> list[float]:
+    """Per clock press of this machine's run, the Pi's press to glass computed in series: its
+    CPU × factor + the wire + the kernel a transaction; no waits (GIL, host, queued frames)."""
+    return [pi.factor * cpu + wire + n * pi.kernel_s * 1e3
+            for cpu, wire, n in zip(here.clock_cpu, here.clock_wire, here.clock_transactions,
+                                    strict=True)]
+
+
+def report(machine: Machine, lat: Latencies, hz: int, took: float,
+           here: Latencies | None = None) -> None:
+    """The figures of one run (`here`: this machine's, beside the Pi model's)."""
+    c, s = lat.clock_presses, lat.screen_changes
+    if machine is HERE:
+        target = TARGET_P99_MS.get(hz)
+        print(f"  {machine.name} ({took:.0f} s to run)")
+    else:
+        target = TARGET_PI_P99_MS.get(hz)
+        print(f"  {machine.name}: CPU × {machine.factor:g}, {machine.kernel_s * 1e6:g} µs of "
+              f"kernel a transaction ({took:.0f} s to run)")
+    note = f"   target p99 < {target:g} ms" if target and machine is HERE else (
+        f"   target p99 ≤ {target:g} ms" if target else "")
+    print("    " + _line(f"press to glass, clock presses ({len(c)})", c, note))
+    print("      " + _line("of which the wire (bus busy, modelled)", lat.clock_wire))
+    if machine is not HERE:
+        print("      " + _line("of which the kernel (modelled)", lat.clock_kernel))
+    print("      " + _line("of which transactions ended late (GIL, sleep overshoot)",
+                           lat.clock_late))
+    if here is not None and here.clock_cpu:
+        print("    " + _line("computed in series from this machine's run (CPU × factor + wire + "
+                             "kernel, no waits)", in_series(here, machine)))
+    print("    " + _line(f"press to glass, screen changes ({len(s)})", s))
+    if machine is HERE:
+        print("    " + _line("CPU per clock press (clock's thread + writer)", lat.clock_cpu,
+                             f"   target ≤ {TARGET_CPU_MS:g} ms"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--length", type=int, default=3, help="match length in points")
@@ -224,41 +500,54 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--driver", default="ssd1306", choices=sorted(partial.DRIVERS))
     parser.add_argument("--stock", action="store_true",
                         help="luma's own drivers on the clock's thread (before issue 10)")
+    parser.add_argument("--pi-factor", type=float, default=PI_FACTOR,
+                        help="the Pi model's CPU: this machine's CPU time × this "
+                             "(default %(default)g)")
+    parser.add_argument("--kernel-us", type=float, default=KERNEL_US,
+                        help="the Pi model's kernel time per I²C transaction, µs "
+                             "(default %(default)g)")
+    parser.add_argument("--presses", type=int,
+                        help="play only the match's first N presses (a brief run)")
     args = parser.parse_args(argv)
+    pi = Machine("Pi 3 model", args.pi_factor, args.kernel_us / 1e6)
 
     match = generate_match(args.seed, args.length, bounce=0.0)
-    presses = sum(1 for e in match.inputs if e.pressed)
+    inputs, end = match.inputs, match.end
+    if args.presses is not None:
+        pressed = [i for i, e in enumerate(inputs) if e.pressed]
+        if args.presses < len(pressed):
+            cut = pressed[args.presses]
+            inputs, end = inputs[:cut], inputs[cut].t
+    presses = sum(1 for e in inputs if e.pressed)
     print(f"gammonclock bus benchmark: {args.length}-point match, seed {match.seed}, "
-          f"{presses} presses, {match.end / NS_PER_S / 60:.0f} min of play; two {args.driver} "
-          f"panels on one emulated I²C bus; {MODES[args.stock]}")
-    for khz in (int(s) for s in args.speeds.split(",")):
-        hz = khz * 1000
-        rig = make_rig(hz, args.driver, args.stock)
-        started = time.perf_counter()
-        lat = play_match(rig, match.rules, match.inputs, match.end)
-        took = time.perf_counter() - started
-        rig.close()
-        c, s = lat.clock_presses, lat.screen_changes
-        target = TARGET_P99_MS.get(hz)
-        print(f"\n{khz} kHz ({took:.0f} s to run)")
-        print(f"  press to glass, clock presses ({len(c)}): p50 {pct(c, .5):6.2f} ms  "
-              f"p99 {pct(c, .99):6.2f} ms  max {max(c, default=float('nan')):6.2f} ms"
-              + (f"   target p99 < {target:g} ms" if target else ""))
-        w = lat.clock_wire
-        print(f"    of which the wire (bus busy, modelled): p50 {pct(w, .5):6.2f} ms  "
-              f"p99 {pct(w, .99):6.2f} ms  max {max(w, default=float('nan')):6.2f} ms")
-        print(f"  press to glass, screen changes ({len(s)}): p50 {pct(s, .5):6.2f} ms  "
-              f"p99 {pct(s, .99):6.2f} ms  max {max(s, default=float('nan')):6.2f} ms")
-        if not args.stock:
-            for tenths in (False, True):
-                rate, busy, seconds = steady_bus_share(hz, args.driver, tenths)
-                label = "tenths showing  " if tenths else "minutes:seconds "
-                note = f"   target < {TARGET_BUSY_TENTHS:g} %" if tenths else ""
-                print(f"  bus, {label}: {rate:7.0f} B/s  {busy:5.2f} % busy "
-                      f"(over {seconds:.0f} s){note}")
-        if rig.writer is not None:
-            print(f"  frames written {rig.writer.written}, superseded before sending "
-                  f"{rig.writer.dropped}")
+          f"{presses} presses, {end / NS_PER_S / 60:.0f} min of play; two {args.driver} "
+          f"panels on one emulated I²C bus (luma's i2c and smbus2, the ioctl emulated); "
+          f"{MODES[args.stock]}; this machine's load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    with wired():
+        for khz in (int(s) for s in args.speeds.split(",")):
+            hz = khz * 1000
+            print(f"\n{khz} kHz")
+            rig = None
+            here: Latencies | None = None
+            for machine in (HERE, pi):
+                rig = make_rig(hz, args.driver, args.stock, machine=machine)
+                started = time.perf_counter()
+                lat = play_match(rig, match.rules, inputs, end)
+                took = time.perf_counter() - started
+                rig.close()
+                report(machine, lat, hz, took, here)
+                here = lat
+            if not args.stock:
+                for tenths in (False, True):
+                    rate, busy, seconds = steady_bus_share(hz, args.driver, tenths)
+                    label = "tenths showing  " if tenths else "minutes:seconds "
+                    note = f"   target < {TARGET_BUSY_TENTHS:g} %" if tenths else ""
+                    print(f"  bus, {label}: {rate:7.0f} B/s  {busy:5.2f} % busy "
+                          f"(over {seconds:.0f} s){note}")
+            if rig is not None and rig.writer is not None:
+                print(f"  frames written {rig.writer.written}, superseded before sending "
+                      f"{rig.writer.dropped} (the Pi model's run)")
     return 0
 
 

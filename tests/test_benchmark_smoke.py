@@ -1,5 +1,7 @@
 """Smoke test of benchmarks/bench_match.py: its generator and its exactness check must keep
-working (no timing is asserted here)."""
+working (no timing is asserted here). And the Pi models of bench_bus.py (the kernel per
+transaction, the CPU scale, luma's i2c through smbus2 to the emulated bus) and bench_latency.py
+(the SD card's fsync, the players' gaps) do what they say."""
 
 from __future__ import annotations
 
@@ -95,3 +97,101 @@ def test_main_prints_the_figures(capsys):
     for needle in ("inputs:", "games:", "simulate wall time", "target < 0.5 s", "inputs/s",
                    "EXACTNESS CHECK", "exact to the nanosecond: YES"):
         assert needle in out
+
+
+# --- the Pi models of bench_bus and bench_latency (issue 20) -----------------------------------
+
+def test_the_bus_model_carries_lumas_i2c_through_smbus2_to_the_controllers_memory():
+    """luma's managed i2c on smbus2, the ioctl replaced: the controller holds the frame and the
+    bus counted each transaction, without sleeping."""
+    from luma.oled.device import ssd1306
+    from PIL import Image, ImageDraw
+
+    from gammonclock.hardware.i2c_emulator import image_of, memory_for
+
+    bus_bench = load_benchmark("bench_bus")
+    bus = bus_bench.ModelBus(speed_hz=400_000, sleep=False)
+    cpu = bus_bench.CpuScale(1.0)
+    memories = {0x3C: memory_for("ssd1306")}
+    picture = Image.new("1", (128, 64))
+    ImageDraw.Draw(picture).rectangle((3, 5, 60, 40), fill=1)
+    with bus_bench.wired():
+        serial = bus_bench.wire_serial(bus, memories, cpu, 0x3C)
+        device = ssd1306(serial, width=128, height=64)
+        before = len(bus.transactions)
+        device.display(picture)
+    sent = bus.transactions[before:]
+    assert [t.payload for t in sent] == [6, 1024]        # the window (0x21, 0x22), the frame
+    assert {t.address for t in sent} == {0x3C}
+    assert image_of(memories[0x3C].pages()).tobytes() == picture.tobytes()
+    assert bus_bench.smbus2_module.ioctl is bus_bench._real_ioctl    # put back
+
+
+def test_the_bus_model_adds_the_kernel_to_each_transaction(monkeypatch):
+    bus_bench = load_benchmark("bench_bus")
+    now = [0.0]
+    bus = bus_bench.ModelBus(speed_hz=100_000, sleep=True, kernel_s=0.002,
+                             clock=lambda: now[0])
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    monkeypatch.setattr(bus_bench.time, "sleep", sleep)
+    bus.carry_from(0x3C, 10, since=0.0)
+    monkeypatch.undo()
+    wire = (21 + 9 * 10) / 100_000
+    assert now[0] == pytest.approx(0.002 + wire)
+    assert bus.transactions[0].busy == pytest.approx(wire)    # the wire's share stays the wire's
+
+
+def test_the_cpu_scale_burns_factor_minus_one_times_the_work_again():
+    bus_bench = load_benchmark("bench_bus")
+    import time
+    cpu = bus_bench.CpuScale(4.0)
+    cpu.begin()
+    start = time.thread_time_ns()
+    sum(i * i for i in range(200_000))                      # some work
+    work = time.thread_time_ns() - start
+    cpu.catch_up()
+    total = time.thread_time_ns() - start
+    assert cpu.used_ns() >= work                             # the work is counted, unscaled
+    assert total >= 4 * work * 0.99                          # and burnt 3 times again
+    cpu.skip()
+    assert cpu.used_ns() < total
+
+
+def test_the_card_model_has_its_median_its_p99_and_its_share_of_stalls():
+    latency = load_benchmark("bench_latency")
+    card = latency.CardModel(p50_ms=3.0, p99_ms=20.0, stall_rate=0.01, stall_ms=150.0, seed=7)
+    draws = [card.draw_s() * 1e3 for _ in range(20_000)]
+    stalls = [d for d in draws if d == 150.0]
+    assert len(stalls) == 200                                # one in each hundred, exactly
+    rest = sorted(d for d in draws if d != 150.0)
+    assert rest[len(rest) // 2] == pytest.approx(3.0, rel=0.1)
+    assert rest[int(0.99 * len(rest))] == pytest.approx(20.0, rel=0.15)
+
+
+def test_the_card_model_replaces_fsync_only_while_on(tmp_path, monkeypatch):
+    import os
+    latency = load_benchmark("bench_latency")
+    real: list[int] = []
+    monkeypatch.setattr(os, "fsync", real.append)
+    monkeypatch.setattr(os, "fdatasync", real.append)
+    card = latency.CardModel(p50_ms=0.01, p99_ms=0.02, stall_rate=0.0)
+    with (tmp_path / "f").open("w") as f, card.installed():
+        fd = f.fileno()
+        os.fsync(fd)
+        card.on = True
+        os.fsync(fd)
+        os.fdatasync(fd)
+    assert real == [fd]                                     # the modelled ones slept instead
+    assert (len(card.fsyncs[False]), len(card.fsyncs[True])) == (1, 2)
+    assert os.fsync == real.append                           # put back
+
+
+def test_player_gaps_stay_within_their_bounds():
+    latency = load_benchmark("bench_latency")
+    gaps = latency.player_gaps(500, 0.5, 5.0, seed=3)
+    assert all(0.5 <= g <= 5.0 for g in gaps)
+    assert min(gaps) < 0.7 and max(gaps) > 4.0
+    assert gaps == latency.player_gaps(500, 0.5, 5.0, seed=3)

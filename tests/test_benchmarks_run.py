@@ -20,7 +20,8 @@ TESTS = Path(__file__).resolve().parent
 
 # Run here: the benchmark, its tiny options, and words its output must hold.
 SMOKED_HERE: dict[str, tuple[list[str], tuple[str, ...]]] = {
-    "bench_bus": (["--length", "1", "--speeds", "400"], ("400 kHz", "press to glass")),
+    "bench_bus": (["--length", "1", "--speeds", "400", "--presses", "30"],
+                  ("400 kHz", "press to glass", "Pi 3 model: CPU × 8", "CPU per clock press")),
     "bench_cli": (["--runs", "1", "--points", "1"], ("1-point match", "simulate: best")),
     "bench_cpu": (["--seconds", "0.5", "--start-timeout", "60"],
                   ("% of one core", "the child exited 0 on SIGTERM")),
@@ -30,8 +31,9 @@ SMOKED_HERE: dict[str, tuple[list[str], tuple[str, ...]]] = {
                      ("RSS over a 1-point match", "sum of turn spans: yes", "full GC pause",
                       "snapshot after 40 taps while paused", "export csv of 750 records",
                       "export csv of 1500 records")),
-    "bench_latency": (["--presses", "5", "--idle-seconds", "0.2"],
-                      ("edge-to-frame latency", "frames handed to each panel")),
+    "bench_latency": (["--presses", "3", "--idle-seconds", "0.2", "--quick"],
+                      ("edge-to-frame latency", "frames handed to each panel",
+                       "with the SD-card model (3 presses)", "0.1–0.2 s apart")),
     "bench_recovery": (["--runs", "1", "--points", "1,2", "--records", "100,200"],
                        ("run to READY, a new match", "linear:")),
     "bench_start": (["--runs", "1"], ("start to READY, recovering it",

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import errno
 import io
+import os
+import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,12 +73,13 @@ class Table(io.StringIO):
 
 
 def run(factory: MockFactory, clock: FakeClock, plan: Plan, device: DeviceConfig = DEVICE,
-        panels: Pair[Panel] | None = None) -> tuple[int, list[str]]:
-    """The check with `plan` played at its prompt, then stopped: (exit status, printed lines)."""
+        panels: Pair[Panel] | None = None, **card: Any) -> tuple[int, list[str]]:
+    """The check with `plan` played at its prompt, then stopped: (exit status, printed lines).
+    `card`: check_hardware's state_dir, card_appends, card_gap_s."""
     stop = threading.Event()
     out = Table(factory, clock, plan, stop.set)
     status = check_hardware(device, out=out, seconds=None, stop=stop, panels=panels,
-                            factory=factory, clock_ns=clock)
+                            factory=factory, clock_ns=clock, **card)
     return status, out.getvalue().splitlines()
 
 
@@ -333,3 +338,130 @@ def test_still_instants_never_shift_and_always_grow(elapsed, later):
 
 def test_still_instant_is_elapsed_time_within_the_first_period():
     assert still_instant(SHIFT_PERIOD_NS - 1) == SHIFT_PERIOD_NS - 1
+
+
+# --- the state card ----------------------------------------------------------------------------
+
+FIGURES = re.compile(r"fsync p50 \d+\.\d ms, p99 (\d+\.\d) ms, max \d+\.\d ms")
+
+
+def slow_fsync(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[int]:
+    """os.fsync and os.fdatasync each take `seconds` more (a worn card); the fds synced."""
+    synced: list[int] = []
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+
+        def slow(fd: int, real: Callable[[int], None] = real) -> None:
+            time.sleep(seconds)
+            real(fd)
+            synced.append(fd)
+        monkeypatch.setattr(os, name, slow)
+    return synced
+
+
+def test_a_card_with_slow_fsyncs_is_to_be_replaced_and_fails_the_check(factory, clock, tmp_path,
+                                                                       monkeypatch):
+    synced = slow_fsync(monkeypatch, 0.06)
+    status, lines = run(factory, clock, ALL_PRESSED, panels=dummy_panels(),
+                        state_dir=tmp_path, card_appends=5, card_gap_s=0.0)
+    assert len(synced) == 5
+    text = "\n".join(lines)
+    assert lines[1] == f"State card (the state folder {tmp_path}):"
+    measured = FIGURES.search(text)
+    assert measured is not None and float(measured.group(1)) >= 60.0, text
+    assert "REPLACE THE CARD (p99 over 50 ms)" in text
+    assert any(line.startswith("  state card: REPLACE (fsync p50") for line in lines), text
+    assert status == 1                                 # panels and buttons were all good
+    assert lines[-1] == "Not all good: the state card (replace it) (exit status 1)."
+    assert list(tmp_path.iterdir()) == []              # the test file is gone
+
+
+def test_the_real_disk_gives_a_figure_and_a_verdict(factory, clock, tmp_path):
+    status, lines = run(factory, clock, ALL_PRESSED, panels=dummy_panels(),
+                        state_dir=tmp_path, card_appends=10, card_gap_s=0.0)
+    text = "\n".join(lines)
+    assert f"  10 appends + fsync in {tmp_path}, 0 ms apart: fsync p50" in text, text
+    measured = FIGURES.search(text)
+    assert measured is not None, text
+    verdict = hardware_check.card_verdict(round(float(measured.group(1)) * 1e6))
+    assert any(line.startswith(f"  state card: {verdict.upper()} (fsync p50") for line in lines)
+    assert status == (1 if verdict == "replace" else 0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_measure_card_fsyncs_each_append_and_removes_its_file(tmp_path):
+    check = hardware_check.measure_card(tmp_path, appends=8, gap_s=0.0)
+    assert len(check.fsyncs_ns) == 8 and all(ns > 0 for ns in check.fsyncs_ns)
+    assert 0 < check.p50_ns <= check.p99_ns <= check.max_ns
+    assert check.verdict in ("fit", "slow", "replace")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_measure_card_spaces_its_appends_like_presses(tmp_path, monkeypatch):
+    ticks = iter(range(0, 10**12, 1_000_000))          # every clock reading: 1 ms later
+    pauses: list[float] = []
+    check = hardware_check.measure_card(tmp_path, appends=4, gap_s=0.02,
+                                        clock_ns=lambda: next(ticks), pause=pauses.append)
+    assert pauses == [0.02, 0.02, 0.02]
+    assert check.fsyncs_ns == (1_000_000,) * 4
+
+
+@pytest.mark.parametrize(("p99_ms", "verdict"), [(0.3, "fit"), (20.0, "fit"), (20.1, "slow"),
+                                                 (50.0, "slow"), (50.1, "replace"),
+                                                 (400.0, "replace")])
+def test_the_verdict_thresholds(p99_ms, verdict):
+    assert hardware_check.card_verdict(round(p99_ms * 1e6)) == verdict
+    assert (hardware_check.CARD_FIT_P99_MS, hardware_check.CARD_SLOW_P99_MS) == (20.0, 50.0)
+
+
+def test_a_state_folder_not_yet_there_is_measured_on_its_file_system(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    state = tmp_path / "var" / "lib" / "gammonclock"
+    folder, where = hardware_check.card_folder(state, others=[tmp_path / "absent", home])
+    assert folder == home
+    assert where == f"{home}, on the same file system as {state}"
+    folder, where = hardware_check.card_folder(state, others=[])
+    assert folder is None
+    assert where.startswith(f"{state} does not exist") and "sudo" in where
+    state.mkdir(parents=True)
+    assert hardware_check.card_folder(state, others=[home]) == (state, str(state))
+
+
+def mock_device_toml(tmp_path: Path) -> Path:
+    text = (Path(__file__).resolve().parents[1] / "config" / "device.toml").read_text("utf-8")
+    path = tmp_path / "device.toml"
+    path.write_text(text.replace('pin_factory = "lgpio"', 'pin_factory = "mock"'), "utf-8")
+    return path
+
+
+def test_the_command_measures_the_state_folders_card_unless_told_not_to(tmp_path, capsys):
+    from gammonclock.cli import main
+    state = tmp_path / "state"
+    state.mkdir()
+    device = mock_device_toml(tmp_path)
+    main(["check-hardware", "--device", str(device), "--seconds", "0", "--state-dir", str(state)])
+    out = capsys.readouterr().out
+    assert f"State card (the state folder {state}):" in out
+    assert f"  100 appends + fsync in {state}, 20 ms apart: fsync p50" in out
+    assert FIGURES.search(out) is not None
+    main(["check-hardware", "--device", str(device), "--seconds", "0", "--no-card"])
+    assert "State card" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("stalls", "verdict"), [(0, "fit"), (1, "fit"), (2, "replace")])
+def test_one_stall_in_a_hundred_fsyncs_does_not_condemn_a_card(tmp_path, monkeypatch, stalls,
+                                                              verdict):
+    """Of the default 100 appends, p99 is the second slowest: a single 150 ms stall of a card
+    whose fsyncs take 2 ms leaves it fit; two make it one to replace."""
+    now = [0]
+    calls = [0]
+
+    def fsync(fd: int) -> None:
+        calls[0] += 1
+        now[0] += (150 if calls[0] in (17, 60)[:stalls] else 2) * MS
+    monkeypatch.setattr(os, "fsync", fsync)
+    check = hardware_check.measure_card(tmp_path, clock_ns=lambda: now[0], pause=lambda s: None)
+    assert len(check.fsyncs_ns) == hardware_check.CARD_APPENDS == 100
+    assert check.max_ns == (150 if stalls else 2) * MS
+    assert check.verdict == verdict

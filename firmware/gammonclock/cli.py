@@ -530,7 +530,8 @@ def _check_hardware(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _fail(exc)
     from .hardware_check import check_hardware
-    return check_hardware(device.device, out=sys.stdout, seconds=args.seconds)
+    return check_hardware(device.device, out=sys.stdout, seconds=args.seconds,
+                          state_dir=None if args.no_card else _state_dir(args, device.device))
 
 
 def _match_summary(checked: Checked) -> str:
@@ -645,13 +646,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     hw = commands.add_parser(
         "check-hardware",
-        help="test a newly wired clock (stop the service first): each panel shows LEFT or "
-             "RIGHT in a frame, every button press and release is printed; exit 0 when both "
-             "panels answer and every button was pressed, else 1")
+        help="test a newly wired clock (stop the service first): the state card's fsync "
+             "(fit, slow or replace it), then each panel shows LEFT or RIGHT in a frame, every "
+             "button press and release is printed; exit 0 when both panels answer, every button "
+             "was pressed and the card need not be replaced, else 1")
     hw.add_argument("--device", default="/etc/gammonclock/device.toml",
                     help="the device config to check (default: %(default)s)")
     hw.add_argument("--seconds", type=float, help="end after this many seconds (default: run "
                                                   "until Ctrl-C)")
+    hw.add_argument("--state-dir", type=Path,
+                    help="the state folder whose card is measured (default: "
+                         "$GAMMONCLOCK_STATE_DIR, else the device config's)")
+    hw.add_argument("--no-card", action="store_true",
+                    help="skip the state card's measure (about two seconds of fsyncs)")
     hw.set_defaults(handler=_check_hardware)
 
     exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")

@@ -8,6 +8,15 @@ printed with its GPIO and shown on both panels, with a short beep when the buzze
 `stop` is set, `seconds` pass or Ctrl-C comes, a summary says which part did not answer; the exit
 status is 0 only when both panels answered and every button was pressed, so it can be scripted.
 
+First, given the state folder, it measures the card under it (`measure_card`): 100 small appends
+to a temporary file there, each fsynced, 20 ms apart as presses come (back-to-back fsyncs are
+cheaper than a table's), about two seconds in all; of 100, the p99 is the second slowest, so one
+stall alone does not condemn a card. The journal waits for one such fsync before a press shows,
+so the card's fsync p99 says whether it is fit: up to 20 ms fit, up to 50 ms slow (usable, presses
+will show late now and then), above: replace it before the event (the exit status is then 1 too).
+A state folder the arbiter cannot write to (the service's own, mode 0750) is measured through a
+writable folder on the same file system (the home folder, /var/tmp, the temporary folder).
+
 The buttons are the clock's own `ButtonBoard` (pull-ups, no backend debounce), its sink a queue:
 gpiozero's callback thread only enqueues, and this module's one thread prints and draws, so the
 output never interleaves. Bounces are printed as they come: a chattering button shows as such.
@@ -16,10 +25,14 @@ output never interleaves. Bounces are printed as they come: a chattering button 
 from __future__ import annotations
 
 import errno
+import os
 import queue
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from PIL import Image, ImageDraw
@@ -35,7 +48,9 @@ from .hardware.panels import SHIFT_PERIOD_NS, SHIFTS, LumaDevice, Panel, luma_de
 from .hardware.screens import HEIGHT, ON, WIDTH, Layout, PanelView, render
 from .sides import Button, Pair, Side
 
-__all__ = ["PRESS_BEEP", "check_hardware", "check_screen", "panel_hint", "still_instant"]
+__all__ = ["CARD_FIT_P99_MS", "CARD_SLOW_P99_MS", "PRESS_BEEP", "CardCheck", "card_folder",
+           "card_verdict", "check_hardware", "check_screen", "measure_card", "panel_hint",
+           "still_instant"]
 
 # One short beep per press: heard at the table, over before the next press.
 PRESS_BEEP = BeepPattern(on_s=0.05, off_s=0.0, count=1)
@@ -48,6 +63,16 @@ WIRING_DOC = "hardware_docs/wiring.md"
 
 # The errno of an I²C write that no device acknowledged (luma reports it as "not found").
 NO_ANSWER = frozenset({errno.EREMOTEIO, errno.EIO, errno.ENXIO})
+
+# The state card: appends measured, their gap (spaced like presses), a journal record's size.
+CARD_APPENDS = 100
+CARD_GAP_S = 0.02
+CARD_RECORD = b"x" * 199 + b"\n"
+# The verdict on the card's fsync p99: a press waits for one fsync before it shows, and the other
+# latencies of a press take about 5–10 ms, so up to 20 ms keeps a press on the glass within 30 ms.
+CARD_FIT_P99_MS = 20.0
+CARD_SLOW_P99_MS = 50.0      # above it: replace the card
+CARD_HINT = "an A1 or A2 card of a known brand"
 
 
 # --- panels ----------------------------------------------------------------------------------
@@ -128,6 +153,111 @@ def check_screen(side: Side, table_id: str, message: str) -> Image.Image:
     return image
 
 
+# --- the state card --------------------------------------------------------------------------
+
+def _rank(values: Sequence[int], q: float) -> int:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def card_verdict(p99_ns: int) -> str:
+    """"fit", "slow" or "replace" for a card whose fsync p99 is `p99_ns`."""
+    ms = p99_ns / 1e6
+    return "fit" if ms <= CARD_FIT_P99_MS else "slow" if ms <= CARD_SLOW_P99_MS else "replace"
+
+
+@dataclass(frozen=True)
+class CardCheck:
+    """The fsync times measured in `folder`."""
+
+    folder: str
+    fsyncs_ns: tuple[int, ...]
+
+    @property
+    def p50_ns(self) -> int:
+        return _rank(self.fsyncs_ns, 0.50)
+
+    @property
+    def p99_ns(self) -> int:
+        return _rank(self.fsyncs_ns, 0.99)
+
+    @property
+    def max_ns(self) -> int:
+        return max(self.fsyncs_ns)
+
+    @property
+    def verdict(self) -> str:
+        return card_verdict(self.p99_ns)
+
+    def figures(self) -> str:
+        return (f"fsync p50 {self.p50_ns / 1e6:.1f} ms, p99 {self.p99_ns / 1e6:.1f} ms, max "
+                f"{self.max_ns / 1e6:.1f} ms")
+
+    def says(self) -> str:
+        """The verdict, for the arbiter."""
+        if self.verdict == "fit":
+            return f"fit (p99 within {CARD_FIT_P99_MS:g} ms)"
+        if self.verdict == "slow":
+            return (f"slow (p99 over {CARD_FIT_P99_MS:g} ms, within {CARD_SLOW_P99_MS:g} ms): "
+                    f"presses will now and then show late; a faster card is better ({CARD_HINT})")
+        return (f"REPLACE THE CARD (p99 over {CARD_SLOW_P99_MS:g} ms): presses will show late; "
+                f"put the image on a new card before the event ({CARD_HINT})")
+
+
+def measure_card(folder: str | Path, appends: int = CARD_APPENDS, gap_s: float = CARD_GAP_S,
+                 clock_ns: Callable[[], int] = time.perf_counter_ns,
+                 pause: Callable[[float], None] = time.sleep) -> CardCheck:
+    """`appends` small appends to a temporary file in `folder`, each fsynced, `gap_s` apart; the
+    file is removed. OSError when the folder cannot be written."""
+    fd, path = tempfile.mkstemp(prefix=".gammonclock-card-check-", dir=folder)
+    samples: list[int] = []
+    try:
+        for n in range(appends):
+            if n:
+                pause(gap_s)
+            os.write(fd, CARD_RECORD)
+            start = clock_ns()
+            os.fsync(fd)
+            samples.append(clock_ns() - start)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return CardCheck(str(folder), tuple(samples))
+
+
+def _existing(path: Path) -> Path:
+    """`path`, or its nearest existing parent."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def card_folder(state_dir: str | Path,
+                others: Sequence[str | Path] | None = None) -> tuple[Path | None, str]:
+    """Where to measure the card of `state_dir`: the folder (or None) and what to say of it.
+    `state_dir` itself when this user may write to it, else a writable folder of `others` (the
+    home folder, /var/tmp, the temporary folder) on the same file system."""
+    state = Path(state_dir)
+    if state.is_dir() and os.access(state, os.W_OK | os.X_OK):
+        return state, str(state)
+    try:
+        device = _existing(state).stat().st_dev
+    except OSError as exc:
+        return None, f"{state}: {exc.strerror}"
+    if others is None:
+        others = [Path.home(), "/var/tmp", tempfile.gettempdir()]
+    for other in map(Path, others):
+        try:
+            same = other.is_dir() and other.stat().st_dev == device
+        except OSError:
+            continue
+        if same and os.access(other, os.W_OK | os.X_OK):
+            return other, f"{other}, on the same file system as {state}"
+    why = "does not exist" if not state.exists() else "is not writable for this user"
+    return None, (f"{state} {why} and no writable folder on its file system was found: run "
+                  f"the check with sudo")
+
+
 # --- the check -------------------------------------------------------------------------------
 
 class HardwareCheck:
@@ -150,6 +280,27 @@ class HardwareCheck:
         self.events: queue.Queue[ButtonEdge] = queue.Queue()
         self.presses = dict.fromkeys(Button, 0)
         self.down_at: dict[Button, int] = {}
+        self.card: CardCheck | None = None
+        self.card_unchecked: str | None = None
+
+    # --- the state card ---
+
+    def check_card(self, state_dir: str | Path, appends: int, gap_s: float) -> None:
+        self.say(f"State card (the state folder {state_dir}):")
+        folder, where = card_folder(state_dir)
+        if folder is None:
+            self.card_unchecked = where
+            self.say(f"  not checked: {where}")
+            return
+        try:
+            self.card = measure_card(folder, appends, gap_s)
+        except OSError as exc:
+            self.card_unchecked = f"{folder}: {exc.strerror or exc}"
+            self.say(f"  not checked: {self.card_unchecked}")
+            return
+        self.say(f"  {appends} appends + fsync in {where}, {gap_s * 1e3:g} ms apart: "
+                 f"{self.card.figures()}")
+        self.say(f"  {self.card.says()}")
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -295,6 +446,10 @@ class HardwareCheck:
         """The summary, and the exit status: 0 when both panels answered and every button was
         pressed, else 1."""
         self.say("Summary:")
+        if self.card is not None:
+            self.say(f"  state card: {self.card.verdict.upper()} ({self.card.figures()})")
+        elif self.card_unchecked is not None:
+            self.say(f"  state card: not checked ({self.card_unchecked})")
         for side in Side:
             self.say(f"  {side} panel: " + ("OK" if self.answering.get(side) else "FAILED"))
         for button in Button:
@@ -306,7 +461,9 @@ class HardwareCheck:
                 self.say(f"  {button.value.upper()} button: never pressed — check its wiring: "
                          f"GPIO {gpio}{self.header_pin(gpio)} to ground ({WIRING_DOC})")
         failed = ([f"the {side} panel" for side in Side if not self.answering.get(side)]
-                  + [f"the {b.value.upper()} button" for b in Button if not self.presses[b]])
+                  + [f"the {b.value.upper()} button" for b in Button if not self.presses[b]]
+                  + (["the state card (replace it)"]
+                     if self.card is not None and self.card.verdict == "replace" else []))
         if failed:
             self.say(f"Not all good: {', '.join(failed)} (exit status 1).")
             return 1
@@ -332,9 +489,12 @@ class HardwareCheck:
 
 def check_hardware(device: DeviceConfig, *, out: TextIO, seconds: float | None,
                    stop: threading.Event | None = None, panels: Pair[Panel] | None = None,
-                   factory: Any = None, clock_ns: Callable[[], int] = time.monotonic_ns) -> int:
-    """Check the panels, buttons and buzzer of `device`, printing to `out`; returns the exit
-    status (0: both panels answered and every button was pressed; 1: not, or no pins).
+                   factory: Any = None, clock_ns: Callable[[], int] = time.monotonic_ns,
+                   state_dir: str | Path | None = None, card_appends: int = CARD_APPENDS,
+                   card_gap_s: float = CARD_GAP_S) -> int:
+    """Check the card of `state_dir` (None: not), the panels, buttons and buzzer of `device`,
+    printing to `out`; returns the exit status (0: both panels answered, every button was pressed
+    and the card need not be replaced; 1: not, or no pins).
 
     Runs until `stop` (a threading.Event) is set, `seconds` pass (None: no limit) or Ctrl-C.
     `panels` and `factory` (a gpiozero pin factory, left open) replace the config's, for tests;
@@ -346,6 +506,8 @@ def check_hardware(device: DeviceConfig, *, out: TextIO, seconds: float | None,
               f"{device.pin_factory}. Stop the clock first ({STOP_SERVICE}): it uses the same "
               "pins and panels.")
     try:
+        if state_dir is not None:
+            check.check_card(state_dir, card_appends, card_gap_s)
         check.open_panels(panels)
         if not check.open_buttons(factory):
             check.say("Not all good (exit status 1).")
