@@ -260,6 +260,7 @@ class FakeLoop:
     def __init__(self, *, takes: bool = True, answers_after_s: float | None = 0.0,
                  accepts: bool = True) -> None:
         self.takes, self.answers_after_s, self.accepts = takes, answers_after_s, accepts
+        self.session = None            # no match: the replies are in English
         self.submitted: list[Input] = []
         self.applied: list[Input] = []
         self.replies: list[Reply] = []

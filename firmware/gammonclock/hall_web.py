@@ -44,6 +44,7 @@ from typing import Any
 
 from aiohttp import web
 
+from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
 from .hall_archive import JOURNAL_NAME
 from .hall_server import Hall, Listener, now_ms
@@ -164,7 +165,7 @@ LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
 LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
 
 
-class TextsError(ValueError):
+class TextsError(GammonclockError, ValueError):
     """The page's catalogue is not whole: a text missing in a language, or not text."""
 
 
