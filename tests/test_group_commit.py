@@ -313,3 +313,105 @@ def test_a_failed_sync_keeps_the_quiet_release_for_the_next_write(rig, monkeypat
     edges = [(r.data["input"]["button"], r.data["input"]["pressed"]) for r in read.records
              if r.kind == "input"]
     assert edges[-4:] == [("right", True), ("right", False), ("left", True), ("left", False)]
+
+
+# --- the frames rendered beside the sync, on the glass after it ---------------------------------
+
+WAIT_S = 5.0
+
+
+def test_a_held_bus_writer_sends_nothing_until_released_and_then_the_newest():
+    from gammonclock.hardware.bus_writer import BusWriter
+
+    written: list[object] = []
+
+    class Target:
+        name = "panel"
+
+        def write(self, job: object) -> bool:
+            written.append(job)
+            return False
+
+        def rewrite_step(self) -> bool:
+            return False
+    writer, target = BusWriter("test bus"), Target()
+    writer.hold()
+    writer.submit(target, "old")
+    writer.submit(target, "new")
+    assert writer.flush(timeout=WAIT_S) and written == []     # held: nothing goes
+    writer.release()
+    assert writer.flush(timeout=WAIT_S)
+    assert written == ["new"] and writer.dropped == 1
+    writer.detach(target)
+
+
+def test_the_panels_render_beside_the_sync_and_reach_the_glass_after_it(tmp_path, monkeypatch):
+    """Real panels on a bus writer: while the press's record is being synced, its frames are
+    rendered (on the render thread) but none reaches the glass; once the sync returned, both
+    do. The sync waits (bounded) for the render to prove the two overlap."""
+    from luma.core.device import dummy
+
+    from gammonclock.hardware.bus_writer import BusWriter
+    from gammonclock.hardware.panels import Panel
+    from gammonclock.hardware.presenters import PanelPresenter
+    from gammonclock.hardware.screens import HEIGHT, WIDTH
+    from gammonclock.sides import Pair, Side
+
+    class Glass(dummy):
+        def __init__(self) -> None:
+            super().__init__(width=WIDTH, height=HEIGHT, mode="1")
+            self.frames = 0
+
+        def display(self, image: object) -> None:
+            super().display(image)
+            self.frames += 1
+
+    glass = Pair(Glass(), Glass())
+    writer = BusWriter("test bus")
+    presenter = PanelPresenter(Pair(Panel.for_device(glass.left, "left", writer=writer),
+                                    Panel.for_device(glass.right, "right", writer=writer)))
+    rendered = __import__("threading").Event()
+    real_present = presenter.present
+
+    def present(engine: Engine, t: int, effects: list[Effect]) -> int | None:
+        due = real_present(engine, t, effects)
+        rendered.set()
+        return due
+    presenter.present = present  # type: ignore[method-assign]
+
+    config = parse_config(CONFIG, "test.toml")
+    key = load_or_create_key(tmp_path / "state")
+    path = tmp_path / "match.jsonl"
+    counter = itertools.count()
+
+    def stamps() -> Stamp:
+        return Stamp(S + next(counter) * MS, "test-boot", 1_764_400_000 * S)
+    journal = JournalWriter.create(path, key, journal_header(CONFIG, "test.toml"), 0, stamps())
+    clock = FakeClock()
+    service = ClockService(Session(Engine.start(config.rules, at=0), journal, stamps,
+                                   config.device.checkpoint_ns), [presenter], origin=ORIGIN,
+                           clock_ns=clock)
+    service.present_all([])
+    assert presenter.flush(WAIT_S)
+    seen: list[tuple[bool, int]] = []     # per sync: rendered during it, frames on the glass
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        before = glass.left.frames + glass.right.frames
+        rendered.clear()
+        real_fsync(fd)
+        overlapped = rendered.wait(WAIT_S)            # the frames are rendered meanwhile ...
+        writer.flush(timeout=WAIT_S)
+        seen.append((overlapped, glass.left.frames + glass.right.frames - before))
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fsync, raising=False)
+
+    service.submit(ButtonEdge(ORIGIN + S, Button.LEFT, True))      # game 1 starts
+    clock.ns = ORIGIN + S + GRACE_NS
+    service.step()
+    assert seen == [(True, 0)]                        # ... and none is on the glass yet
+    assert presenter.flush(WAIT_S)
+    assert glass.left.frames + glass.right.frames >= 1   # once the sync returned, they are
+    service.close_session()
+    for side in Side:
+        presenter.panels[side].close()

@@ -1,6 +1,7 @@
 """The journal (SPEC §11): an append-only file per match, the source of truth.
 
-One JSON record per line, written and fsynced before anything shows its effect:
+One JSON record per line, written and fsynced before anything shows its effect (a record with no
+effect to show, a tap's release, may be written first and fsynced with the next: `write`):
 
     {"boot": "<boot id>", "data": {...}, "kind": "input", "mono": <host monotonic ns>,
      "prev": "<mac of record 6>", "seq": 7, "t": <engine ns>, "wall": <ns since the epoch>,

@@ -30,6 +30,16 @@ and then ends the match there; the loop touches it no more. Two threads never st
 that once journaled two records under one seq, applied an input to an engine another thread had
 moved on ("time went backwards") and popped a record another thread had written.
 
+Journal before display, one sync per step (group commit): the records a step makes (the inputs
+due together, a release and bounces queued behind a press, the timers of one wake) wait in the
+session and are written with one sync before anything shows them, before a command's reply and
+before a task runs. A quiet edge (a button let go, a bounce: no effect, nothing changed but the
+instant) is written at once without a sync of its own and made durable by the next sync, so a
+tap costs one sync, not two (see `Session.feed`: a power cut that loses it resumes the match
+shown). The panels' frames are rendered beside that sync, on the render thread, and held in
+their bus writers until it returns: ready when the card is, never on the glass before the
+records they show are on it.
+
 A loop that meets an error nothing expected (a bug) does not die silently and does not go on: it
 logs the error, shows it on the panels, and `run` raises `LoopFailed` once the match's journal
 holds its last instant. `gammonclock run` then exits non-zero and systemd starts the clock again,
@@ -38,6 +48,7 @@ which resumes the match from its journal, paused, the outage charged to nobody.
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import heapq
 import itertools
@@ -226,6 +237,7 @@ class ClockService:
         self.refused_inputs = 0                  # turned away because too many were waiting
         self._freezing = False     # once the loop runs: `settle_memory` after each snapshot
         self._picture: Engine | None = None    # the match to show at the next `_show`
+        self._render_pool: concurrent.futures.ThreadPoolExecutor | None = None
         if session is not None:
             session.group = True   # group commit: one sync per step, before the panels
 
@@ -360,6 +372,8 @@ class ClockService:
             self._present(presenter, t, [])     # guarded: the notice drawn now
 
     def _close_presenters(self) -> None:
+        if self._render_pool is not None:
+            self._render_pool.shutdown(wait=True)
         for presenter in self.presenters:
             try:
                 presenter.close()
@@ -501,10 +515,53 @@ class ClockService:
 
     def _show(self, effects: list[Effect] | None) -> None:
         """Journal what waits (one sync), then present the effects not shown yet (None:
-        nothing new to show, unless the journal's alert changed with this very write)."""
+        nothing new to show, unless the journal's alert changed with this very write).
+
+        Presenters that can hold their frames (the panels' bus writers) render them beside the
+        sync, on the render thread, and let them go once it has returned: the frames are ready
+        when the card is, and still none leaves before the records it shows are on the card."""
         picture, self._picture = self._picture, None
+        session = self.session
+        if effects is not None and session is not None and session.commit_due:
+            held = [i for i, presenter in enumerate(self.presenters) if _hold(presenter)]
+            if held:
+                self._show_beside_sync(effects, picture or session.engine, held)
+                return
         if self._commit() or effects is not None:
             self._present_now(effects or [], picture)
+
+    def _show_beside_sync(self, effects: list[Effect], engine: Engine, held: list[int]) -> None:
+        """Render the held presenters' frames on the render thread while this one writes and
+        syncs the journal; release them once the sync returned (drawn again first when the
+        journal's alert changed with it); then present the others."""
+        t, message = engine.now, self._message_shown()
+
+        def render() -> list[int | None]:
+            return [self._present(self.presenters[i], t, effects, message, engine)
+                    for i in held]
+        future = self._renderer().submit(render)
+        try:
+            changed = self._commit()
+            for i, due in zip(held, future.result(), strict=True):
+                self._redraw_at[i] = due
+            if changed:
+                for i in held:
+                    self._redraw_at[i] = self._present(self.presenters[i], t, effects,
+                                                       message, engine)
+        finally:
+            future.result()      # never two threads on a presenter
+            for i in held:
+                _release(self.presenters[i])
+        for i, presenter in enumerate(self.presenters):
+            if i not in held:
+                self._redraw_at[i] = self._present(presenter, t, effects, message, engine)
+
+    def _renderer(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The thread that renders frames beside the journal's sync (made once)."""
+        if self._render_pool is None:
+            self._render_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="render")
+        return self._render_pool
 
     def _commit(self) -> bool:
         """Group commit: the records the match made since the last one, written with one
@@ -719,6 +776,27 @@ class ClockService:
         if first is not None and (timer is None or first < timer):
             candidates.append(first + self.grace_ns)   # inputs after a timer wait for it
         return min(candidates) + self.origin if candidates else None
+
+
+def _hold(presenter: Presenter) -> bool:
+    """Have a presenter hold its frames until `_release` (False: it cannot, or failed to)."""
+    hold = getattr(presenter, "hold", None)
+    if hold is None:
+        return False
+    try:
+        return bool(hold())
+    except Exception:   # a display fault never stops the clock: drawn after the sync then
+        log.exception("presenter %r cannot hold its frames", presenter)
+        return False
+
+
+def _release(presenter: Presenter) -> None:
+    release = getattr(presenter, "release", None)
+    try:
+        if release is not None:
+            release()
+    except Exception:   # a display fault never stops the clock
+        log.exception("presenter %r cannot release its frames", presenter)
 
 
 def _same_but_the_instant(before: MatchState, after: MatchState) -> bool:

@@ -2,7 +2,9 @@
 
 The device service and the simulator both run a `Session`. Every input and every timer goes
 through it in the same order: the engine computes, the journal writes and fsyncs the record, and
-only then do the observers (displays, buzzer, the simulator's account) see the effects. After a
+only then do the observers (displays, buzzer, the simulator's account) see the effects. Under the
+service's group commit (`group`) the records of a step are synced together at `commit`, and a
+quiet edge (a tap's release) is written at once and synced with the next record (`feed`). After a
 power cut or a crash, `recover` replays the journal through the same engine — from its last
 snapshot on, which the session journals every SNAPSHOT_EVERY records — and resumes the match
 paused at the instant of its last record, so the outage is charged to nobody.
@@ -320,6 +322,11 @@ class Session:
         self._report(effects)
         if self.group or not wrote:
             self.commit(everything=True)
+
+    @property
+    def commit_due(self) -> bool:
+        """Whether `commit` has records to write and sync (group commit)."""
+        return self.journal is not None and self._commit_due
 
     def commit(self, everything: bool = False) -> None:
         """Group commit: write the records waiting since the last commit with one sync, then
