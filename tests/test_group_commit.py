@@ -415,3 +415,22 @@ def test_the_panels_render_beside_the_sync_and_reach_the_glass_after_it(tmp_path
     service.close_session()
     for side in Side:
         presenter.panels[side].close()
+
+
+def test_the_hall_reads_only_what_a_sync_covered(rig):
+    """The hall link's bound (`next_seq - 1`: the last record on the card) stops before a
+    release written and not yet synced, and moves past it once the next sync covers it."""
+    from gammonclock.hall_outbox import JournalTail
+
+    play(rig, 2)
+    writer = rig.session.journal
+    assert isinstance(writer, JournalWriter)
+    in_file = read_journal(rig.path).last.seq
+    assert writer.next_seq - 1 == in_file - 1            # the release: in the file only
+    tail = JournalTail(rig.path, 0)
+    tail.read(100, upto=writer.next_seq - 1)
+    assert tail.last_seq == in_file - 1
+    rig.tap(5 * S, Button.LEFT)                          # the next press syncs it
+    assert writer.next_seq - 1 >= in_file + 1
+    tail.read(100, upto=writer.next_seq - 1)
+    assert tail.last_seq >= in_file + 1
