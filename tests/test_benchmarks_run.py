@@ -38,6 +38,7 @@ SMOKED_HERE: dict[str, tuple[list[str], tuple[str, ...]]] = {
                        ("run to READY, a new match", "linear:")),
     "bench_start": (["--runs", "1"], ("start to READY, recovering it",
                                       "start to READY, a new match")),
+    "bench_sync": (["--taps", "20"], ("fsyncs per tap", "press due -> frame")),
 }
 SLOW: set[str] = set()    # over ~10 s here (none is: the slowest, bench_bus, takes ~6 s)
 # Run by a smoke test of their own (each file holds `load_benchmark("NAME")` and calls `main`).

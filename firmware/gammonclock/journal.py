@@ -1,6 +1,7 @@
 """The journal (SPEC §11): an append-only file per match, the source of truth.
 
-One JSON record per line, written and fsynced before anything shows its effect:
+One JSON record per line, written and fsynced before anything shows its effect (a record with no
+effect to show, a tap's release, may be written first and fsynced with the next: `write`):
 
     {"boot": "<boot id>", "data": {...}, "kind": "input", "mono": <host monotonic ns>,
      "prev": "<mac of record 6>", "seq": 7, "t": <engine ns>, "wall": <ns since the epoch>,
@@ -720,19 +721,29 @@ BUFFER_BYTES = 1 << 18     # a writer without fsync writes in chunks this large
 
 
 class JournalWriter:
-    """Appends sealed records; each append is written and fsynced before it returns. Without
+    """Appends sealed records; each append is written and synced before it returns. Without
     `fsync` (a copy made in one go, a run in virtual time) records are written in chunks, and
-    `sync` or `close` writes the rest: nothing there has a power cut to survive."""
+    `sync` or `close` writes the rest: nothing there has a power cut to survive.
+
+    With `fsync`, a record may also be `write`n without a sync of its own (a quiet edge: a
+    button let go, which changes nothing shown): it is in the file at once (a write that fails
+    says so at once) and made durable by the next sync, which covers every line written before
+    it (one sync for a whole group: `append_batch`). `next_seq` counts only what a sync has
+    covered: the hall link reads `next_seq - 1` as the last record on the card. When a write or
+    a sync fails, the file is cut back to the end of the last sync, every unsynced record with
+    it (`next_seq` unchanged), so the caller writes them all again and the chain stays whole."""
 
     def __init__(self, path: Path, key: bytes, fd: int, next_seq: int, prev: str,
                  fsync: bool = True) -> None:
         check_key(key)
         self.path, self.key, self.fd = path, key, fd
-        self.next_seq, self.prev = next_seq, prev
+        self.next_seq, self.prev = next_seq, prev      # after the last record synced
         self.fsync = fsync
         self.last_t: int | None = None
         self._buffer: list[bytes] = []
         self._buffered = 0
+        self._unsynced: list[Record] = []      # written, not yet covered by a sync
+        self._synced_end: int | None = None    # the file's size after the last sync
 
     @staticmethod
     def create(path: str | Path, key: bytes, header: dict[str, Any], t: int, stamp: Stamp,
@@ -789,25 +800,115 @@ class JournalWriter:
                 raise
         return writer
 
+    @property
+    def unsynced(self) -> int:
+        """Records written and not yet covered by a sync."""
+        return len(self._unsynced)
+
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
-        """Write one record and fsync it. On failure the file is cut back to where it was, so a
-        later append (the disk came back) continues a whole, unbroken chain."""
-        body = _body(self.next_seq, kind, t, stamp, data, self.prev)
-        line = encode(self.key, body)
+        """Write one record and sync it (with every record written before it). On failure the
+        file is cut back to its last sync, so a later append (the disk came back) continues a
+        whole, unbroken chain."""
+        return self.append_batch([(kind, t, data, stamp)])[0]
+
+    def write(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
+        """Write one record without a sync of its own: the next `append` or `append_batch`
+        (or `sync`, `close`) makes it durable. JournalError as `append` (every unsynced record
+        is then gone from the file)."""
+        seq, prev = self._head()
+        record, line = self._sealed(seq, prev, kind, t, data, stamp)
         if not self.fsync:
-            self._buffer.append(line)
-            self._buffered += len(line)
-            if self._buffered >= BUFFER_BYTES:
-                self._flush()
+            self._buffered_write(line)
+            self.next_seq, self.prev = seq + 1, record.mac
         else:
-            self._flush()                # what waited before fsync was asked for goes first
-            self._write(line)
-        record = Record(self.next_seq, kind, t, stamp.mono, stamp.boot, stamp.wall, data,
-                        self.prev, line[-67:-3].decode())
-        self.next_seq += 1
-        self.prev = record.mac
+            self._flush()
+            self._guarded(lambda: self._write(line, fsync=False))
+            self._unsynced.append(record)
         self.last_t = t
         return record
+
+    def append_batch(self, items: list[tuple[str, int, dict[str, Any], Stamp]]
+                     ) -> list[Record]:
+        """Write several records and make them durable, with every record written before
+        them, by one sync (a group commit: the edges queued behind a press, the timers of one
+        wake). All or nothing, as `append`."""
+        records: list[Record] = []
+        lines: list[bytes] = []
+        seq, prev = self._head()
+        for kind, t, data, stamp in items:
+            record, line = self._sealed(seq, prev, kind, t, data, stamp)
+            records.append(record)
+            lines.append(line)
+            seq, prev = seq + 1, record.mac
+        if not records:
+            return records
+        if not self.fsync:
+            for line in lines:
+                self._buffered_write(line)
+            self.next_seq, self.prev = seq, prev
+        else:
+            self._flush()                # what waited before fsync was asked for goes first
+
+            def write_and_sync() -> None:
+                for line in lines:       # one write each: a fault names its own record
+                    self._write(line, fsync=False)
+                self._sync_data()
+            self._guarded(write_and_sync)
+            self._unsynced.extend(records)
+            self._settle()
+        self.last_t = records[-1].t
+        return records
+
+    def _head(self) -> tuple[int, str]:
+        """The seq and the `prev` of the next record written."""
+        if self._unsynced:
+            last = self._unsynced[-1]
+            return last.seq + 1, last.mac
+        return self.next_seq, self.prev
+
+    def _sealed(self, seq: int, prev: str, kind: str, t: int, data: dict[str, Any],
+                stamp: Stamp) -> tuple[Record, bytes]:
+        line = encode(self.key, _body(seq, kind, t, stamp, data, prev))
+        return Record(seq, kind, t, stamp.mono, stamp.boot, stamp.wall, data, prev,
+                      line[-67:-3].decode()), line
+
+    def _guarded(self, action: Callable[[], None]) -> None:
+        """Run a write or a sync; when it fails, cut the file back to its last sync and forget
+        every unsynced record (JournalError naming the first of them)."""
+        if self._synced_end is None:
+            try:
+                self._synced_end = os.lseek(self.fd, 0, os.SEEK_END)
+            except OSError as exc:
+                raise JournalError(f"{self.path}: cannot append record {self.next_seq}: "
+                                   f"{exc.strerror}") from None
+        try:
+            action()
+        except (JournalError, OSError) as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self._synced_end)   # only ever our own records
+            self._unsynced = []
+            if isinstance(exc, JournalError):
+                raise
+            raise JournalError(f"{self.path}: cannot append record {self.next_seq}: "
+                               f"{exc.strerror}") from None
+
+    def _settle(self) -> None:
+        """A sync returned: what was written is durable."""
+        if self._unsynced:
+            last = self._unsynced[-1]
+            self.next_seq, self.prev = last.seq + 1, last.mac
+            self._unsynced = []
+        self._synced_end = None          # read again at the next write
+
+    def _sync_data(self) -> None:
+        """Make what was written durable (the data, and the size it needs to be read back)."""
+        os.fsync(self.fd)
+
+    def _buffered_write(self, line: bytes) -> None:
+        self._buffer.append(line)
+        self._buffered += len(line)
+        if self._buffered >= BUFFER_BYTES:
+            self._flush()
 
     def _flush(self) -> None:
         if self._buffer:
@@ -834,26 +935,31 @@ class JournalWriter:
                                f"{exc.strerror}") from None
 
     def close(self) -> None:
-        """Close the file, after writing what waits in the buffer (JournalError if that fails:
-        the file is closed all the same)."""
+        """Close the file, after writing what waits in the buffer and syncing what was written
+        without a sync (JournalError if that fails: the file is closed all the same)."""
         if self.fd >= 0:
             try:
                 self._flush()
+                if self._unsynced:
+                    self._guarded(self._sync_data)
+                    self._settle()
             finally:
                 os.close(self.fd)
                 self.fd = -1
 
     def sync(self) -> None:
-        """Write and fsync what was appended without it (a copy written in one go)."""
+        """Write and sync what was appended or written without it (a copy written in one go)."""
         self._flush()
         try:
-            os.fsync(self.fd)
-        except OSError as exc:
-            raise JournalError(f"{self.path}: cannot sync the journal: {exc.strerror}") from None
+            self._guarded(self._sync_data)
+        except JournalError as exc:
+            raise JournalError(f"{self.path}: cannot sync the journal: {exc}") from None
+        self._settle()
 
     def discard(self) -> None:
         """Close and remove a journal this writer created that holds nothing whole yet."""
         self._buffer, self._buffered = [], 0
+        self._unsynced = []
         with contextlib.suppress(JournalError):
             self.close()
         with contextlib.suppress(OSError):
@@ -870,6 +976,9 @@ class JournalSink(Protocol):
     def last_t(self) -> int | None: ...
 
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record: ...
+
+    def append_batch(self, items: list[tuple[str, int, dict[str, Any], Stamp]]
+                     ) -> list[Record]: ...
 
     def close(self) -> None: ...
 
@@ -904,6 +1013,14 @@ class DeferredJournal:
         return self.writer.last_t if self.writer is not None else self._last_t
 
     def append(self, kind: str, t: int, data: dict[str, Any], stamp: Stamp) -> Record:
+        return self._opened().append(kind, t, data, stamp)
+
+    def append_batch(self, items: list[tuple[str, int, dict[str, Any], Stamp]]
+                     ) -> list[Record]:
+        return self._opened().append_batch(items)
+
+    def _opened(self) -> JournalWriter:
+        """The writer, opened now if it was not yet (JournalError while it cannot be)."""
         if self.writer is None:
             now = self.clock_ns()
             if not self._backoff.ready(now):
@@ -915,7 +1032,7 @@ class DeferredJournal:
                 self._why = str(exc)
                 self._backoff.failed_at(now)
                 raise
-        return self.writer.append(kind, t, data, stamp)
+        return self.writer
 
     def close(self) -> None:
         if self.writer is not None:

@@ -30,6 +30,16 @@ and then ends the match there; the loop touches it no more. Two threads never st
 that once journaled two records under one seq, applied an input to an engine another thread had
 moved on ("time went backwards") and popped a record another thread had written.
 
+Journal before display, one sync per step (group commit): the records a step makes (the inputs
+due together, a release and bounces queued behind a press, the timers of one wake) wait in the
+session and are written with one sync before anything shows them, before a command's reply and
+before a task runs. A quiet edge (a button let go, a bounce: no effect, nothing changed but the
+instant) is written at once without a sync of its own and made durable by the next sync, so a
+tap costs one sync, not two (see `Session.feed`: a power cut that loses it resumes the match
+shown). The panels' frames are rendered beside that sync, on the render thread, and held in
+their bus writers until it returns: ready when the card is, never on the glass before the
+records they show are on it.
+
 A loop that meets an error nothing expected (a bug) does not die silently and does not go on: it
 logs the error, shows it on the panels, and `run` raises `LoopFailed` once the match's journal
 holds its last instant. `gammonclock run` then exits non-zero and systemd starts the clock again,
@@ -38,6 +48,7 @@ which resumes the match from its journal, paused, the outage charged to nobody.
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import heapq
 import itertools
@@ -225,6 +236,10 @@ class ClockService:
         self._waiting = {True: 0, False: 0}     # inputs submitted, not yet applied: by is-edge
         self.refused_inputs = 0                  # turned away because too many were waiting
         self._freezing = False     # once the loop runs: `settle_memory` after each snapshot
+        self._picture: Engine | None = None    # the match to show at the next `_show`
+        self._render_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        if session is not None:
+            session.group = True   # group commit: one sync per step, before the panels
 
     # --- from any thread --------------------------------------------------------------------
 
@@ -357,6 +372,8 @@ class ClockService:
             self._present(presenter, t, [])     # guarded: the notice drawn now
 
     def _close_presenters(self) -> None:
+        if self._render_pool is not None:
+            self._render_pool.shutdown(wait=True)
         for presenter in self.presenters:
             try:
                 presenter.close()
@@ -463,6 +480,7 @@ class ClockService:
         # checkpoints, a delay's end) are journaled one by one and shown once: pictures that
         # would stand for microseconds are never drawn. An input or a call shows them first.
         unshown: list[Effect] | None = None
+        inputs = False      # whether `unshown` is the inputs' (else the timers')
         while True:
             timer, own = self._next_timer()
             first = self._pending[0][0] if self._pending else None
@@ -477,11 +495,17 @@ class ClockService:
                     self._take_arrivals()     # the call may have made another (a settle moved on)
                 else:
                     assert self.session is not None      # a match timer needs a match
+                    if inputs:                # the inputs' picture before the timer's
+                        self._show(unshown)
+                        unshown, inputs = None, False
                     unshown = (unshown or []) + self.session.advance(timer)
             elif first is not None and first <= now - self.grace_ns:
-                self._show(unshown)
-                unshown = None
-                self._apply_first()
+                if not inputs:                # the timers' picture before the inputs'
+                    self._show(unshown)
+                    unshown, inputs = None, True
+                # The inputs due together (a release and bounces queued behind a press, a
+                # backlog after a stall) are journaled with one sync and shown once.
+                unshown = self._apply_first(unshown)
             else:
                 break
             self._ping_if_due()
@@ -490,9 +514,65 @@ class ClockService:
         return self._next_wake(timer)     # presenters change no timer: `timer` still stands
 
     def _show(self, effects: list[Effect] | None) -> None:
-        """Present the timers' effects not shown yet (None: nothing is waiting)."""
-        if effects is not None:
-            self.present_all(effects)
+        """Journal what waits (one sync), then present the effects not shown yet (None:
+        nothing new to show, unless the journal's alert changed with this very write).
+
+        Presenters that can hold their frames (the panels' bus writers) render them beside the
+        sync, on the render thread, and let them go once it has returned: the frames are ready
+        when the card is, and still none leaves before the records it shows are on the card."""
+        picture, self._picture = self._picture, None
+        session = self.session
+        if effects is not None and session is not None and session.commit_due:
+            held = [i for i, presenter in enumerate(self.presenters) if _hold(presenter)]
+            if held:
+                self._show_beside_sync(effects, picture or session.engine, held)
+                return
+        if self._commit() or effects is not None:
+            self._present_now(effects or [], picture)
+
+    def _show_beside_sync(self, effects: list[Effect], engine: Engine, held: list[int]) -> None:
+        """Render the held presenters' frames on the render thread while this one writes and
+        syncs the journal; release them once the sync returned (drawn again first when the
+        journal's alert changed with it); then present the others."""
+        t, message = engine.now, self._message_shown()
+
+        def render() -> list[int | None]:
+            return [self._present(self.presenters[i], t, effects, message, engine)
+                    for i in held]
+        future = self._renderer().submit(render)
+        try:
+            changed = self._commit()
+            for i, due in zip(held, future.result(), strict=True):
+                self._redraw_at[i] = due
+            if changed:
+                for i in held:
+                    self._redraw_at[i] = self._present(self.presenters[i], t, effects,
+                                                       message, engine)
+        finally:
+            future.result()      # never two threads on a presenter
+            for i in held:
+                _release(self.presenters[i])
+        for i, presenter in enumerate(self.presenters):
+            if i not in held:
+                self._redraw_at[i] = self._present(presenter, t, effects, message, engine)
+
+    def _renderer(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The thread that renders frames beside the journal's sync (made once)."""
+        if self._render_pool is None:
+            self._render_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="render")
+        return self._render_pool
+
+    def _commit(self) -> bool:
+        """Group commit: the records the match made since the last one, written with one
+        sync, before anything shows them. True when the journal's alert changed (its write
+        failed, or drained the records waiting): the panels say so at once."""
+        session = self.session
+        if session is None:
+            return False
+        alert = session.journal_error
+        session.commit()
+        return session.journal_error != alert
 
     def _next_timer(self) -> tuple[int | None, bool]:
         """The instant of the next timer, and whether it is one of the loop's own calls rather
@@ -512,17 +592,22 @@ class ClockService:
         if event is not None:
             moved = self._in_engine_time(event)
             assert not isinstance(moved, Task)
-            self._feed(moved)
+            effects, changed = self._feed(moved)
+            self._show(effects if changed else None)
 
-    def _apply_first(self) -> None:
-        """Apply the first pending input (unless its sender withdrew it)."""
+    def _apply_first(self, unshown: list[Effect] | None) -> list[Effect] | None:
+        """Apply the first pending input (unless its sender withdrew it); return the effects
+        still to show (None: nothing), with `unshown` (those of the inputs and timers before
+        it in this step). Its records wait for the step's one sync unless a reply or a task
+        needs them on disk now."""
         _, _, event, reply = heapq.heappop(self._pending)
         with self._waiting_lock:
             self._waiting[isinstance(event, ButtonEdge)] -= 1
         if reply is not None and not reply.take():
             log.info("input %s withdrawn by its sender before it was applied", event)
-            return
+            return unshown
         if isinstance(event, Task):
+            self._show(unshown)       # the task sees (and may replace) a match on disk
             try:
                 value = event.run()
             except Exception as exc:   # a task's bug costs its reply, never the clock
@@ -530,18 +615,30 @@ class ClockService:
                 value = exc
             if reply is not None:
                 reply.deliver([], value)
-            return
-        effects = self._feed(event)
+            return None
+        effects, changed = self._feed(event)
+        if changed:
+            unshown = (unshown or []) + effects
+            # The picture is the match after the last input that changed it: a release or a
+            # bounce after it changes nothing shown (it was never drawn for itself).
+            self._picture = self.session.engine if self.session is not None else None
         if reply is not None:
+            self._show(unshown)       # applied, journaled and shown before it is reported
             reply.deliver(effects)
+            return None
+        return unshown
 
     def apply(self, event: Input) -> list[Effect]:
         """Apply an input at once (the loop's thread only: a Task's work)."""
-        return self._feed(event)
+        effects, changed = self._feed(event)
+        self._show(effects if changed else None)
+        return effects
 
-    def _feed(self, event: Input) -> list[Effect]:
+    def _feed(self, event: Input) -> tuple[list[Effect], bool]:
+        """Apply an input (its record waits for the next `_commit`); return its effects and
+        whether the panels must show them."""
         if self.session is None:
-            return self._no_match(event)
+            return self._no_match(event), False
         engine_now = self.session.engine.now
         if event.t < engine_now:
             # Its callback ran later than the grace: apply it now rather than rewrite history.
@@ -552,11 +649,10 @@ class ClockService:
         before, alert = self.session.engine.match, self.session.journal_error
         effects = self.session.feed(event)
         # The journal's alert lives outside the match: its write may fail, or succeed again,
-        # on exactly this input.
-        if (effects or self.session.journal_error != alert
-                or not _same_but_the_instant(before, self.session.engine.match)):
-            self.present_all(effects)
-        return effects
+        # on exactly this input (a quiet edge is written at once; the others at `_commit`,
+        # which says so too).
+        return effects, bool(effects or self.session.journal_error != alert
+                             or not _same_but_the_instant(before, self.session.engine.match))
 
     def _no_match(self, event: Input) -> list[Effect]:
         """An input while no match is loaded: a press or a roll does nothing; a command is
@@ -575,11 +671,14 @@ class ClockService:
         dropped (a command's sender hears it was not applied), later ones are kept; the loop's
         own calls are kept, in the new engine time. Returns what was dropped, for the log."""
         self._take_arrivals()      # what came before the swap is judged by the match before
+        self._commit()             # the match before keeps its records
         swap_at, old_origin = self.clock_ns(), self.origin
         with self._swap_lock:
             self.session, self.origin = session, origin
-        if session is not None and self._freezing:
-            session.after_snapshot = settle_memory
+        if session is not None:
+            session.group = True
+            if self._freezing:
+                session.after_snapshot = settle_memory
         kept, dropped = [], []
         for at, n, event, reply in self._pending:
             mono = at + old_origin
@@ -620,11 +719,19 @@ class ClockService:
         self.present_all([])
 
     def present_all(self, effects: list[Effect]) -> None:
+        """Show the match now, once what it made is on disk."""
+        self._commit()
+        self._present_now(effects)
+
+    def _present_now(self, effects: list[Effect], engine: Engine | None = None) -> None:
+        """Show the match (`engine`: as it stood after an input of this step) now."""
         now = self.engine_time(self.clock_ns())
-        t = self.session.engine.now if self.session is not None else now
+        if engine is None and self.session is not None:
+            engine = self.session.engine
+        t = engine.now if engine is not None else now
         message = self._message_shown()
         for i, presenter in enumerate(self.presenters):
-            self._redraw_at[i] = self._present(presenter, t, effects, message)
+            self._redraw_at[i] = self._present(presenter, t, effects, message, engine)
 
     def _message_shown(self) -> tuple[Any, int] | None:
         """The message over the panels now: none once its time is up, and none as soon as a
@@ -639,7 +746,8 @@ class ClockService:
         return message
 
     def _present(self, presenter: Presenter, t: int, effects: list[Effect],
-                 message: tuple[Any, int] | None = None) -> int | None:
+                 message: tuple[Any, int] | None = None,
+                 engine: Engine | None = None) -> int | None:
         try:
             show_message = getattr(presenter, "show_message", None)
             if message is not None and show_message is not None:
@@ -648,7 +756,7 @@ class ClockService:
             if self.session is None:
                 present_idle = getattr(presenter, "present_idle", None)
                 return None if present_idle is None else present_idle(self.idle_state(), t)
-            return presenter.present(self.session.engine, t, effects)
+            return presenter.present(engine or self.session.engine, t, effects)
         except Exception:   # a display or buzzer fault never stops the clock
             log.exception("presenter %r failed", presenter)
             return None
@@ -668,6 +776,27 @@ class ClockService:
         if first is not None and (timer is None or first < timer):
             candidates.append(first + self.grace_ns)   # inputs after a timer wait for it
         return min(candidates) + self.origin if candidates else None
+
+
+def _hold(presenter: Presenter) -> bool:
+    """Have a presenter hold its frames until `_release` (False: it cannot, or failed to)."""
+    hold = getattr(presenter, "hold", None)
+    if hold is None:
+        return False
+    try:
+        return bool(hold())
+    except Exception:   # a display fault never stops the clock: drawn after the sync then
+        log.exception("presenter %r cannot hold its frames", presenter)
+        return False
+
+
+def _release(presenter: Presenter) -> None:
+    release = getattr(presenter, "release", None)
+    try:
+        if release is not None:
+            release()
+    except Exception:   # a display fault never stops the clock
+        log.exception("presenter %r cannot release its frames", presenter)
 
 
 def _same_but_the_instant(before: MatchState, after: MatchState) -> bool:

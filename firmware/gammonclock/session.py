@@ -2,7 +2,9 @@
 
 The device service and the simulator both run a `Session`. Every input and every timer goes
 through it in the same order: the engine computes, the journal writes and fsyncs the record, and
-only then do the observers (displays, buzzer, the simulator's account) see the effects. After a
+only then do the observers (displays, buzzer, the simulator's account) see the effects. Under the
+service's group commit (`group`) the records of a step are synced together at `commit`, and a
+quiet edge (a tap's release) is written at once and synced with the next record (`feed`). After a
 power cut or a crash, `recover` replays the journal through the same engine — from its last
 snapshot on, which the session journals every SNAPSHOT_EVERY records — and resumes the match
 paused at the instant of its last record, so the outage is charged to nobody.
@@ -259,9 +261,30 @@ class Session:
     undo_kept: int = UNDO_KEPT             # player actions the history keeps (see UNDO_KEPT)
     # Called after each snapshot is journaled (the service: `gc.freeze`, see service.py).
     after_snapshot: Callable[[], None] | None = None
+    # Group commit (the service's loop): records wait in `backlog` until `commit`, which
+    # writes them all with one sync before anything is shown; a quiet edge (see `feed`) is
+    # written at once without a sync of its own and made durable by the next one.
+    group: bool = False
+    # Records written without a sync (quiet edges), until a sync covers them: a failed write
+    # or sync puts them back at the head of `backlog`.
+    unsynced: list[tuple[str, int, dict[str, Any], Stamp]] = field(default_factory=list)
+    _commit_due: bool = False              # a record waits that must be synced at `commit`
+    _last_t: int | None = None             # the instant of the last record made (on disk or not)
+    # Effects told at `commit`, with the engine that made them.
+    _untold: list[tuple[Engine, list[Effect]]] = field(default_factory=list)
+    _telling: Engine | None = None         # the engine of the effects told now (`commit`)
 
     def feed(self, event: Input) -> list[Effect]:
-        """Apply one input; journal it with its effects; then tell the observers."""
+        """Apply one input; journal it with its effects; then tell the observers.
+
+        Under group commit (`group`), a *quiet* edge — a button edge with no effect that
+        changes nothing in the match but its instant (a tap's release, a bounce) — is written
+        at once but not synced: the next sync makes it durable, in order. Nothing shown
+        depends on it, and a power cut that loses it leaves a journal ending with its press,
+        which recovery resumes with every button up (`Recover`): the very match shown. Only
+        while the journal is healthy and nothing waits before it; otherwise it goes with the
+        others."""
+        before = self.engine.match
         engine, effects = self.engine.feed(event)
         if self.history_floor is not None and _undo_fell_short(effects):
             # An undo (the socket's or the panel's) looked past the history kept in memory.
@@ -271,11 +294,13 @@ class Session:
         if self.journal is not None:
             # As the engine says it: an edge of the PIN's entry without its button.
             recorded = self.engine.recorded or event
+            quiet = (self.group and isinstance(event, ButtonEdge) and not effects
+                     and replace(engine.match, now=before.now) == before)
             self._write("input", event.t, {"input": input_data(recorded),
-                                           "effects": effects_data(effects)})
+                                           "effects": effects_data(effects)}, quiet)
             # A press waits for one fsync: the snapshot goes with a tick unless long overdue.
             self._snapshot_if_due(2 * self.snapshot_every)
-        self._tell(effects)
+        self._report(effects)
         return effects
 
     def advance(self, t: int) -> list[Effect]:
@@ -284,15 +309,41 @@ class Session:
         if self.journal is not None and (effects or self._checkpoint_due(t)):
             self._write("tick", t, {"effects": effects_data(effects)})
             self._snapshot_if_due(self.snapshot_every)
-        self._tell(effects)
+        self._report(effects)
         return effects
 
     def checkpoint(self, t: int) -> None:
-        """Bring the match to `t` and journal that instant (a clean stop, the end of a run)."""
+        """Bring the match to `t` and journal that instant (a clean stop, the end of a run),
+        with every record waiting before it."""
         self.engine, effects = self.engine.advance(t)
-        if self.journal is not None and (effects or self.journal.last_t != t):
+        wrote = self.journal is not None and (effects or self._last_record_t() != t)
+        if wrote:
             self._write("tick", t, {"effects": effects_data(effects)})
-        self._tell(effects)
+        self._report(effects)
+        if self.group or not wrote:
+            self.commit(everything=True)
+
+    @property
+    def commit_due(self) -> bool:
+        """Whether `commit` has records to write and sync (group commit)."""
+        return self.journal is not None and self._commit_due
+
+    def commit(self, everything: bool = False) -> None:
+        """Group commit: write the records waiting since the last commit with one sync, then
+        tell the observers their effects. `everything`: the quiet records too, even when no
+        other waits (a stop; the next match loaded). A failed write keeps them all in
+        `backlog` (the next record tries again, as without group commit)."""
+        if self.journal is not None and (self._commit_due or (
+                everything and (self.backlog or self.unsynced))):
+            self._commit_due = False
+            self._write_backlog(self.engine.now, sync_all=everything)
+        untold, self._untold = self._untold, []
+        try:
+            for engine, effects in untold:
+                self._telling = engine
+                self._tell(effects)
+        finally:
+            self._telling = None
 
     def next_wakeup(self) -> int | None:
         """The next instant `advance` has work: a timer, or a checkpoint while a clock runs."""
@@ -305,33 +356,60 @@ class Session:
     def close(self) -> None:
         """Close the journal, once more trying to write the records that wait for it."""
         if self.journal is not None:
-            if self.backlog:
+            if self.backlog or self.unsynced:
                 if isinstance(self.journal, DeferredJournal):
                     self.journal.retry_now()
-                self._write_backlog(self.engine.now)
+                self._write_backlog(self.engine.now, sync_all=True)
             self.journal.close()
+        self._commit_due = False
+        self.commit()       # the observers hear what they have not heard yet
 
     def _next_checkpoint(self) -> int | None:
         journal, match = self.journal, self.engine.match
         # While a clock runs or a break counts down, a power cut must cost at most one interval.
-        if journal is None or journal.last_t is None or self.checkpoint_ns is None or (
+        last_t = self._last_record_t()
+        if journal is None or last_t is None or self.checkpoint_ns is None or (
                 match.running_side is None and match.next_deadline() is None):
             return None
-        due = journal.last_t + self.checkpoint_ns
+        due = last_t + self.checkpoint_ns
         if self.failed_at is not None:       # not again at once: that would spin on a dead disk
             due = max(due, self.failed_at + self.checkpoint_ns)
         return due
+
+    def _last_record_t(self) -> int | None:
+        """The instant of the last record journaled or waiting to be."""
+        if self._last_t is not None:
+            return self._last_t
+        return self.journal.last_t if self.journal is not None else None
 
     def _checkpoint_due(self, t: int) -> bool:
         due = self._next_checkpoint()
         return due is not None and t >= due
 
-    def _write(self, kind: str, t: int, data: dict[str, Any]) -> None:
+    def _write(self, kind: str, t: int, data: dict[str, Any], quiet: bool = False) -> None:
         """Journal a record; if the journal fails, keep it (and every later one) in order until
         a write succeeds again. The match goes on in memory meanwhile, and the displays say the
-        record is not being kept."""
+        record is not being kept. Under group commit the record waits for `commit`, or, quiet
+        (see `feed`), is written at once without a sync."""
         self.since_snapshot += 1
-        self.backlog.append((kind, t, data, self.stamps()))
+        self._last_t = t
+        entry = (kind, t, data, self.stamps())
+        assert self.journal is not None
+        write = getattr(self.journal, "write", None)
+        if (quiet and write is not None and not self.backlog and self.journal_error is None
+                and _writes_without_sync(self.journal)):
+            try:
+                write(*entry)
+            except JournalError as exc:
+                self.backlog.append(entry)
+                self._failed(exc, t)
+                return
+            self.unsynced.append(entry)
+            return
+        self.backlog.append(entry)
+        if self.group:
+            self._commit_due = True
+            return
         self._write_backlog(t)
 
     def _snapshot_if_due(self, after: int) -> None:
@@ -344,6 +422,9 @@ class Session:
         self._write(SNAPSHOT_KIND, self.engine.now,
                     engine_data(self.engine, cut=self.history_floor is not None))
         self.since_snapshot = 0
+        if self.group:      # with the records waiting before it: the trim needs it on disk
+            self._commit_due = False
+            self._write_backlog(self.engine.now)
         # What no undo of `undo_kept` in a row nor a press in progress can reach goes: it is in
         # the journal. Not while records wait for it (a failing card): the rebuild would have
         # no journal to read.
@@ -363,7 +444,10 @@ class Session:
             writer = (self.journal.writer if isinstance(self.journal, DeferredJournal)
                       else self.journal)
             if isinstance(writer, JournalWriter):
-                writer.sync()      # what it holds unwritten (no fsync per record) goes first
+                # What waits (group commit, quiet edges) and what it holds unwritten (no
+                # fsync per record) go first; what cannot be written is replayed below.
+                self._write_backlog(self.engine.now, sync_all=True)
+                writer.sync()
             check = self.engine.rules.arbiter_pin     # its pepper goes on (never journaled)
             full = replay(JournalStream.open(self.journal.path),
                           pepper=check.pepper if check is not None else None).engine
@@ -384,26 +468,70 @@ class Session:
             self.engine = full
         self.history_floor = None
 
-    def _write_backlog(self, t: int) -> None:
+    def _write_backlog(self, t: int, sync_all: bool = False) -> None:
+        """Write the records waiting, in order, with one sync that covers the quiet ones
+        written before them too (`sync_all`: those alone as well). All or nothing: on failure
+        the quiet ones go back at the head of the backlog (the writer cut them from the
+        file)."""
         assert self.journal is not None
-        while self.backlog:
-            try:
-                self.journal.append(*self.backlog[0])
-            except JournalError as exc:
-                if self.journal_error is None:
-                    log.error("%s", exc)
-                self.journal_error = f"{exc} ({len(self.backlog)} records waiting)"
-                self.failed_at = t
-                return
-            self.backlog.pop(0)
+        if not self.backlog and not (sync_all and self.unsynced):
+            return
+        try:
+            batch = getattr(self.journal, "append_batch", None)
+            if not self.backlog:            # quiet records alone: their sync
+                sync = getattr(getattr(self.journal, "writer", self.journal), "sync", None)
+                if sync is not None:
+                    sync()
+            elif len(self.backlog) > 1 and batch is not None and self.journal_error is None:
+                batch(list(self.backlog))      # a group: one sync
+                self.backlog.clear()
+            else:
+                # One record; or records that waited for a failing card, one at a time as it
+                # comes back (each one written is one fewer to keep).
+                while self.backlog:
+                    self.journal.append(*self.backlog[0])
+                    self.backlog.pop(0)
+                    self.unsynced.clear()      # the sync covered them
+        except JournalError as exc:
+            self._failed(exc, t)
+            return
+        self.unsynced.clear()
         if self.journal_error is not None:
             log.warning("the journal is written again; nothing was lost")
         self.journal_error, self.failed_at = None, None
 
+    def _failed(self, exc: JournalError, t: int) -> None:
+        """A write or a sync failed: every record not durable waits in the backlog, in order."""
+        if self.unsynced:
+            self.backlog[:0] = self.unsynced
+            self.unsynced.clear()
+        if self.journal_error is None:
+            log.error("%s", exc)
+        self.journal_error = f"{exc} ({len(self.backlog)} records waiting)"
+        self.failed_at = t
+
+    def _report(self, effects: list[Effect]) -> None:
+        """Tell the observers, once the records are on disk (group commit: at `commit`)."""
+        if not effects:
+            return
+        if self.group:
+            self._untold.append((self.engine, effects))
+        else:
+            self._tell(effects)
+
     def _tell(self, effects: list[Effect]) -> None:
         if effects:
+            engine = self._telling or self.engine
             for observe in self.observers:
-                observe(self.engine, effects)
+                observe(engine, effects)
+
+
+def _writes_without_sync(journal: JournalSink) -> bool:
+    """Whether the journal writes a record at once and syncs it later (a writer with fsync:
+    one opened on a card). A journal not opened yet, or one without fsync, gets the record
+    with the others."""
+    writer = journal.writer if isinstance(journal, DeferredJournal) else journal
+    return isinstance(writer, JournalWriter) and writer.fsync
 
 
 # --- starting, replaying and recovering a match ----------------------------------------------

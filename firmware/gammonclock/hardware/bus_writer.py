@@ -7,6 +7,10 @@ per panel: a frame handed over while an older one still waits replaces it (the s
 sent: the glass only ever needs the newest picture). Both panels usually share bus 1, so one
 thread per bus also keeps their transfers from interleaving on it.
 
+While the clock's loop syncs the journal, it renders the frames that show the new records
+beside the sync and `hold`s the writer: frames handed over meanwhile wait (the newest per panel)
+and leave only at `release`, once the records are on the card.
+
 While no frame waits, the writer rewrites, one small piece at a time, the glass of a panel that
 asked for it (`Target.rewrite_step`), so a rewrite never holds a frame back by more than a piece.
 
@@ -52,20 +56,48 @@ class BusWriter:
         self._attached: set[Target] = set()
         self._active: Target | None = None
         self._thread: threading.Thread | None = None
+        self._holding = False
+        self._held: dict[Target, object] = {}        # frames handed over while held
         self.written = 0
         self.dropped = 0                             # frames superseded before they were sent
 
     # --- the clock's side ----------------------------------------------------------------------
 
     def submit(self, target: Target, job: object) -> None:
-        """Hand `job` over for `target`, replacing one still waiting; returns at once."""
+        """Hand `job` over for `target`, replacing one still waiting; returns at once. While
+        the writer is held it waits for `release`."""
         with self._cond:
+            if self._holding:
+                if self._held.pop(target, None) is not None:
+                    self.dropped += 1
+                self._held[target] = job
+                self._attached.add(target)
+                return
             if self._pending.pop(target, None) is not None:
                 self.dropped += 1
             self._pending[target] = job              # at the end: the other panel goes first
             self._attached.add(target)
             self._start()
             self._cond.notify_all()
+
+    def hold(self) -> None:
+        """Keep the frames handed over from now on until `release` (the journal's sync: a
+        frame leaves for the glass only once what it shows is on the card)."""
+        with self._cond:
+            self._holding = True
+
+    def release(self) -> None:
+        """Let the frames held go to the glass (each still replaces an older one waiting)."""
+        with self._cond:
+            self._holding = False
+            held, self._held = self._held, {}
+            for target, job in held.items():
+                if self._pending.pop(target, None) is not None:
+                    self.dropped += 1
+                self._pending[target] = job
+            if held:
+                self._start()
+                self._cond.notify_all()
 
     def flush(self, target: Target | None = None, timeout: float = 1.0) -> bool:
         """Wait until `target`'s (or every) waiting frame is written; whether it was in time.
@@ -85,6 +117,7 @@ class BusWriter:
         deadline = time.monotonic() + timeout
         with self._cond:
             self._pending.pop(target, None)
+            self._held.pop(target, None)
             self._rewrites.pop(target, None)
             self._attached.discard(target)
             self._cond.notify_all()                  # the thread ends if nothing is attached

@@ -15,6 +15,7 @@ from ..effects import Effect, FlagFell
 from ..engine import Engine
 from ..match_state import Phase
 from ..sides import Pair, Side
+from .bus_writer import BusWriter
 from .buzzer import Buzzer
 from .notices import opening_dice
 from .panels import Panel, next_shift_at
@@ -105,6 +106,33 @@ class PanelPresenter:
         """The view the panel facing `side` was last given, and the language it is in (None
         before the first): what the terminal simulator writes as text."""
         return self._shown.get(side)
+
+    def hold(self) -> bool:
+        """Hold both panels' frames in their bus writers until `release` (the loop renders
+        beside the journal's sync); False, holding nothing, when a panel draws without a
+        writer (its frames are then drawn after the sync)."""
+        writers = self._writers()
+        if writers is None:
+            return False
+        for writer in writers:
+            writer.hold()
+        return True
+
+    def release(self) -> None:
+        """The journal holds what the held frames show: let them go to the glass."""
+        for writer in self._writers() or []:
+            writer.release()
+
+    def _writers(self) -> list[BusWriter] | None:
+        writers: list[BusWriter] = []
+        for side in Side:
+            # The panel's own bus writer (None: it draws inside `show`; a stand-in panel).
+            writer = getattr(self.panels[side], "_writer", None)
+            if not isinstance(writer, BusWriter):
+                return None
+            if writer not in writers:
+                writers.append(writer)
+        return writers
 
     def flush(self, timeout: float = 1.0) -> bool:
         """Wait until both panels' frames are on the glass (panels drawn by a bus writer);
