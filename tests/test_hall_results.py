@@ -29,7 +29,8 @@ from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
 from test_hall_delivery import MATCH, all_acknowledged, play
 from test_hall_journal_archive import as_sent
 from test_hall_link import Table, device_text, end_the_match, right_player, wait
-from test_hall_web import RunningHall
+from test_hall_page import browser  # noqa: F401  (the fixture)
+from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 T1, T2 = "table-1", "table-2"
 INJECTION = "=HYPERLINK(1)"          # a "name" a spreadsheet would run
@@ -232,3 +233,53 @@ def test_a_tampered_journal_is_flagged_and_not_counted_and_the_exports_are_guard
                                         ("Борис", "Борис"), ("5", "5")])
 def test_a_cell_a_spreadsheet_would_run_is_quoted(value: str, cell: str) -> None:
     assert safe_cell(value) == cell
+
+
+def test_the_results_dialog_shows_the_round_and_the_tables_still_playing(
+        browser: Any, broker: Broker, tmp_path: Path) -> None:  # noqa: F811
+    """In Chromium: the Results button opens the round's results table (from the archived
+    journal) and the table still playing with its score and time left, with the CSV links; in
+    Russian too."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    other = table_client(broker, T2)
+    with RunningHall(broker, tmp_path / "archive", keys) as hall:
+        push(hall, "1", f"table,left,right,length\n{T1},Anna,Boris,5\n{T2},Clara,Dmitri,7\n")
+        state = clock_state(T2, left_ms=600_000, right_ms=540_000, running=None,
+                            phase="between_games")
+        publish(other, f"{P}/{T2}/online", "1", retain=True)
+        publish(other, f"{P}/{T2}/state", {**state, "players": {"left": "Clara",
+                                                                "right": "Dmitri"}},
+                retain=True)
+        table = start_table(tmp_path, broker, keys)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        try:
+            journal = play_to_the_end(hall, table, "Boris")
+            page.goto(hall.base + "/")
+            page.click("#open-results")
+            row = f'#results-body tr[data-journal="{T1}/{journal.name}"]'
+            page.wait_for_selector(row, timeout=5000)
+            text = page.inner_text(row)
+            assert "Anna — Boris" in text and "0-5 / 5" in text and "disqualification" in text
+            assert "intact" in text
+            status = page.inner_text("#results-status")
+            assert "Round 1: 1 table still playing." in status
+            playing = page.inner_text(f'#results-body li[data-table="{T2}"]')
+            assert "Clara — Dmitri" in playing and "3-2 to 7" in playing
+            assert "10:00 / 9:00" in playing
+            assert page.get_attribute("#results-csv", "href") == "/api/results.csv"
+            assert page.get_attribute("#standings-csv", "href") == "/api/standings.csv"
+            page.select_option("#language", "ru")
+            page.wait_for_function("() => document.querySelector('#results-status')"
+                                   ".textContent.startsWith('Тур 1: ещё играет 1 стол')",
+                                   timeout=5000)
+            text = page.inner_text(row)
+            assert "дисквалификация" in text and "цел" in text
+            assert "Победитель" in page.inner_text("#results-body thead")
+            assert "осталось времени 10:00 / 9:00" in page.inner_text(
+                f'#results-body li[data-table="{T2}"]')
+        finally:
+            page.close()
+            table.stop()
+            other.disconnect()
+            other.loop_stop()
