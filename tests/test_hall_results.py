@@ -23,9 +23,18 @@ from typing import Any
 import pytest
 
 from gammonclock import hall_link
-from gammonclock.hall_results import RESULT_COLUMNS, safe_cell
+from gammonclock.hall_archive import verify_archived
+from gammonclock.hall_results import (
+    MAX_RESULTS,
+    RESULT_COLUMNS,
+    Result,
+    Results,
+    collect,
+    safe_cell,
+)
 from gammonclock.journal import SECRET_FILE
 from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
+from test_export import EDGE_CASES, play_journal
 from test_hall_delivery import MATCH, all_acknowledged, play
 from test_hall_journal_archive import as_sent
 from test_hall_link import Table, device_text, end_the_match, right_player, wait
@@ -283,3 +292,49 @@ def test_the_results_dialog_shows_the_round_and_the_tables_still_playing(
             table.stop()
             other.disconnect()
             other.loop_stop()
+
+
+# --- how a match ended, from the export's reading; the bounds -----------------------------------
+
+FORFEIT = ("""\
+[match]
+length = 1
+
+[players]
+left = "Anna"
+right = "Boris"
+
+[event]
+name = "Club night"
+round = "3"
+""", """\
+1 tap left
+5 arbiter forfeit right
+10 end
+""")
+
+
+@pytest.mark.parametrize("case, ended_by, winner", [
+    (FORFEIT, "forfeit", "left"),
+    (EDGE_CASES["bronstein, overtime, second flag"], "flag", "left"),
+])
+def test_how_a_match_ended_comes_from_its_journal(tmp_path: Path, case: tuple[str, str],
+                                                  ended_by: str, winner: str) -> None:
+    played = play_journal(tmp_path, *case)
+    result = collect(played.path, verify_archived(played.path, T1, None))
+    assert result is not None and result.error == ""
+    assert (result.ended_by, result.winner, result.verdict) == (ended_by, winner,
+                                                               "seal not checked")
+    assert result.counted and result.games >= 1
+    if case is FORFEIT:
+        assert (result.round, result.event, result.score_text) == ("3", "Club night", "1-0")
+
+
+def test_the_results_held_are_bounded(tmp_path: Path) -> None:
+    held = Results(tmp_path)
+    result = Result(T1, f"{T1}/m.jsonl", "intact", "intact")
+    for n in range(MAX_RESULTS + 3):
+        held.take(f"{n}", result)
+    assert len(held.by_path) == MAX_RESULTS and held.dropped == 3
+    held.take("0", result)                   # one already held is taken again
+    assert held.dropped == 3
