@@ -1,6 +1,7 @@
 """`gammonclock hall` (SPEC §14): the director's side. It subscribes to every table on the broker,
-keeps the hall's view (hall_view), archives and verifies finished journals (hall_archive),
-pushes a round's pairings (hall_pairings) and commands, and serves the page (hall_web).
+keeps the hall's view (hall_view), archives and verifies finished journals (hall_archive) and
+collects each one's result from it (hall_results), pushes a round's pairings (hall_pairings)
+and commands, and serves the page (hall_web).
 
 Everything runs on one asyncio loop; paho's network thread only hands messages over to it
 (hall_mqtt). Verifying a journal runs in a worker thread: the page never waits for it.

@@ -7,7 +7,9 @@ in that browser): its texts are one catalogue per language, hall_static/texts.js
 page as data (`page_texts` checks that every text is in every language).
 
 Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
-actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal.
+actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
+`/api/results.json` and `/api/standings.csv` the results recomputed from the archived journals
+(hall_results; GETs: under the Host check and the password, no token).
 
 Security, outermost first:
 - The connections (`Gate`, started by `start_page`): a deadline for a request's headers from the
