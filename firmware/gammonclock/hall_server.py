@@ -1,6 +1,7 @@
 """`gammonclock hall` (SPEC §14): the director's side. It subscribes to every table on the broker,
-keeps the hall's view (hall_view), archives and verifies finished journals (hall_archive),
-pushes a round's pairings (hall_pairings) and commands, and serves the page (hall_web).
+keeps the hall's view (hall_view), archives and verifies finished journals (hall_archive) and
+collects each one's result from it (hall_results), pushes a round's pairings (hall_pairings)
+and commands, and serves the page (hall_web).
 
 Everything runs on one asyncio loop; paho's network thread only hands messages over to it
 (hall_mqtt). Verifying a journal runs in a worker thread: the page never waits for it.
@@ -48,6 +49,7 @@ from .hall_delivery import (
 from .hall_mqtt import BrokerURL, HallClient
 from .hall_outbox import Ack, iso_utc
 from .hall_pairings import parse_pairings
+from .hall_results import Result, Results, collect
 from .hall_view import HallView
 
 log = logging.getLogger("gammonclock.hall")
@@ -97,6 +99,7 @@ class Hall:
         self.client = HallClient(options.broker, options.user, options.password,
                                  options.prefix, options.ca_file, options.client_id)
         self.archive: dict[str, Verified] = {}          # by path
+        self.results = Results(options.archive)         # each archived match's result
         self.listeners: list[Listener] = []
         self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.on_change: list[Callable[[str, int], None]] = []   # the benchmark's probe
@@ -121,6 +124,9 @@ class Hall:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.options.archive.mkdir(parents=True, exist_ok=True)
+        problem = self.results.load()
+        if problem is not None:
+            log.warning("%s", problem)
         self._acks_from = time.monotonic() + ACK_GRACE_S
         self.client.on_status(self._broker_changed)
         self.client.start(loop, self.receive)
@@ -397,6 +403,7 @@ class Hall:
         if stored.set_aside is not None:
             was, now = stored.set_aside
             self.archive.pop(str(was), None)
+            self.results.forget(str(was))
             await self._verify(table, now)
         if short:
             verdict = await self._verify(table, stored.path, note=False)
@@ -428,8 +435,11 @@ class Hall:
         self._ack_soon(table, at_once=True)
 
     async def _verify(self, table: str, path: Path, note: bool = True) -> Verified:
-        verdict = await asyncio.to_thread(verify_archived, path, table, self.options.keys_dir)
+        verdict, result = await asyncio.to_thread(self._verify_and_collect, path, table)
         self.archive[str(path)] = verdict
+        if result is not None and not self.results.take(str(path), result):
+            log.warning("%s: its result is not collected: the hall holds %d results already",
+                        path, len(self.results.by_path))
         if not note:
             pass                             # a cut-short copy: the caller says what it is
         elif verdict.verified:
@@ -445,6 +455,12 @@ class Hall:
         if note:
             self._archive_changed(verdict)
         return verdict
+
+    def _verify_and_collect(self, path: Path, table: str) -> tuple[Verified, Result | None]:
+        """The verdict on an archived journal and the result it holds, recomputed from it (in
+        a worker thread)."""
+        verdict = verify_archived(path, table, self.options.keys_dir)
+        return verdict, collect(path, verdict)
 
     def _archive_changed(self, verdict: Verified) -> None:
         for listener in self.listeners:
@@ -477,6 +493,12 @@ class Hall:
         rows = parse_pairings(csv_text, event, round_name, set(self.view.tables))
         sent = [(row, self.client.publish(self.topic(row.table, "match"), row.toml, retain=True)
                  if row.toml is not None else None) for row in rows]
+        try:
+            self.results.pushed(event, round_name,
+                                (row.table for row in rows if row.toml is not None), now_ms())
+        except OSError as exc:
+            log.warning("the pushed round is not saved (a restarted hall will not know it): %s",
+                        exc.strerror or exc)
         out = []
         for row, acked in sent:
             result: dict[str, Any] = {"line": row.line, "table": row.table,
@@ -514,6 +536,15 @@ class Hall:
             if answer.done() or wait_s > 0:
                 self.replies.pop(ident, None)
         return {"id": ident, "reply": reply}
+
+    def results_json(self) -> dict[str, Any]:
+        """Every result, each pushed round's completion, the standings (`/api/results.json`)."""
+        cards = {card["table"]: card for card in self.view.cards()}
+        return {"server_now_ms": now_ms(),
+                "results": [r.as_json() for r in self.results.results()],
+                "rounds": self.results.round_status(cards),
+                "standings": self.results.standings(),
+                "not_collected": self.results.dropped}
 
     def snapshot(self) -> dict[str, Any]:
         return {"server_now_ms": now_ms(), "broker": self.broker_json(),

@@ -7,7 +7,9 @@ in that browser): its texts are one catalogue per language, hall_static/texts.js
 page as data (`page_texts` checks that every text is in every language).
 
 Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
-actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal.
+actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
+`/api/results.json` and `/api/standings.csv` the results recomputed from the archived journals
+(hall_results; GETs: under the Host check and the password, no token).
 
 Security, outermost first:
 - The connections (`Gate`, started by `start_page`): a deadline for a request's headers from the
@@ -47,6 +49,7 @@ from aiohttp import web
 from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
 from .hall_archive import JOURNAL_NAME
+from .hall_results import results_csv, standings_csv
 from .hall_server import Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
@@ -224,6 +227,9 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app.router.add_post("/api/dismiss", _dismiss)
     app.router.add_post("/api/dismiss-all", _dismiss_all)
     app.router.add_get("/api/archive", _archive_list)
+    app.router.add_get("/api/results.json", _results_json)
+    app.router.add_get("/api/results.csv", _results_csv)
+    app.router.add_get("/api/standings.csv", _standings_csv)
     app.router.add_get("/archive/{table}/{name}", _archive_file)
     return app
 
@@ -501,6 +507,24 @@ async def _dismiss_all(request: web.Request) -> web.StreamResponse:
 
 async def _archive_list(request: web.Request) -> web.StreamResponse:
     return web.json_response({"archive": request.app[HALL].archive_list()})
+
+
+async def _results_json(request: web.Request) -> web.StreamResponse:
+    return web.json_response(request.app[HALL].results_json())
+
+
+def _csv_file(text: str, name: str) -> web.Response:
+    return web.Response(body=text.encode("utf-8"), headers={
+        "Content-Type": "text/csv; charset=utf-8",
+        "Content-Disposition": f'attachment; filename="{name}"'})
+
+
+async def _results_csv(request: web.Request) -> web.StreamResponse:
+    return _csv_file(results_csv(request.app[HALL].results.results()), "results.csv")
+
+
+async def _standings_csv(request: web.Request) -> web.StreamResponse:
+    return _csv_file(standings_csv(request.app[HALL].results.standings()), "standings.csv")
 
 
 async def _archive_file(request: web.Request) -> web.StreamResponse:

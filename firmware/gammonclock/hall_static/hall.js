@@ -92,6 +92,7 @@ function setLanguage(chosen) {
   translateStatic();
   setBroker(lastBroker);
   fillArchive();
+  if ($("results-dialog").open) openResults();
   render();
 }
 const hallNow = () => Date.now() + skewMs;
@@ -630,6 +631,94 @@ function fillArchive() {
     : [el("li", { class: "counts" }, t("archive.empty"))]));
 }
 
+// --- results back: each finished match's result, recomputed by the hall from its journal -------
+
+const ENDED = { score: "results.ended.score", flag: "results.ended.flag",
+                forfeit: "results.ended.forfeit", disqualified: "results.ended.disqualified",
+                challenges: "results.ended.challenges", abandoned: "results.ended.abandoned",
+                unfinished: "results.ended.unfinished" };
+const VERDICT = { "intact": "results.verdict.intact", "seal not checked": "results.verdict.unchecked",
+                  "TAMPERED": "results.verdict.tampered" };
+let results = null;               // the hall's /api/results.json, when the dialog last asked
+let resultsRound = null;          // the round the director chose in the dialog ("*": all)
+
+async function openResults() {
+  $("results-status").textContent = t("results.loading");
+  if (!$("results-dialog").open) $("results-dialog").showModal();
+  try {
+    const response = await fetch("/api/results.json", { cache: "no-store" });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    results = await response.json();
+  } catch (err) {
+    $("results-status").textContent = t("error.failed", { error: err.message });
+    return;
+  }
+  const select = $("results-round");
+  const names = [...new Set([...results.rounds.map((r) => r.round),
+                             ...results.results.map((r) => r.round)])];
+  select.replaceChildren(el("option", { value: "*" }, t("results.all_rounds")),
+    ...names.map((name) => el("option", { value: name }, name || "—")));
+  // The round last pushed, the first time; the director's choice after.
+  const latest = results.rounds.length ? results.rounds[results.rounds.length - 1].round : "*";
+  select.value = resultsRound !== null && (names.includes(resultsRound) || resultsRound === "*")
+    ? resultsRound : latest;
+  fillResults();
+}
+
+function fillResults() {
+  if (!results) return;
+  const chosen = $("results-round").value;
+  const shown = results.results.filter((r) => chosen === "*" || r.round === chosen);
+  const pushed = results.rounds.find((r) => r.round === chosen);
+  const status = [];
+  if (pushed) {
+    status.push(pushed.complete ? t("results.complete", { round: pushed.round })
+                                : tn("results.incomplete", pushed.playing.length, { round: pushed.round }));
+  } else if (chosen !== "*") {
+    status.push(t("results.not_pushed"));
+  }
+  const excluded = results.standings.excluded.filter((e) => chosen === "*" || e.round === chosen);
+  if (excluded.length) status.push(tn("results.excluded", excluded.length));
+  $("results-status").textContent = status.join(" ");
+  const head = el("tr", {}, ["table", "players", "score", "winner", "ended", "games", "time",
+                              "journal"].map((c) => el("th", {}, t(`results.col.${c}`))));
+  const rows = shown.map((r) => {
+    const bad = r.verdict !== "intact" && r.verdict !== "seal not checked";
+    const ended = r.error ? t("results.ended.unreadable")
+                          : own(ENDED, r.ended_by) ? t(ENDED[r.ended_by]) : r.ended_by;
+    const verdict = own(VERDICT, r.verdict) ? t(VERDICT[r.verdict]) : t("results.verdict.unreadable");
+    const [table, name] = r.journal.split("/");
+    return el("tr", { class: bad ? "result-bad" : null, "data-journal": r.journal },
+      el("td", {}, r.table),
+      el("td", {}, `${r.left} — ${r.right}`),
+      el("td", { class: "num" }, `${r.score} / ${r.length}`),
+      el("td", {}, r.winner_name || t("results.no_winner")),
+      el("td", {}, ended),
+      el("td", { class: "num" }, String(r.games)),
+      el("td", { class: "num" }, clockText(r.match_s * 1000)),
+      el("td", {}, el("span", { class: bad ? "badmark" : "okmark" }, bad ? "✗ " : "✓ "), verdict, " ",
+         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓")));
+  });
+  const body = [rows.length ? el("table", { class: "rows results" }, el("thead", {}, head), el("tbody", {}, rows))
+                            : el("p", { class: "counts" }, t("results.none"))];
+  if (pushed && pushed.playing.length) {
+    body.push(el("h3", {}, t("results.playing")), el("ul", { class: "log playing" },
+      pushed.playing.map((p) => {
+        const card = cards.get(p.table);
+        const live = (side, given) => { const ms = card ? reserveNow(card, side) : given;
+                                        return ms == null ? "—" : clockText(ms); };
+        const score = p.left_score == null ? "—" : `${p.left_score}-${p.right_score}`;
+        return el("li", { "data-table": p.table }, el("b", {}, p.table), " ",
+          p.left || p.right ? `${p.left} — ${p.right}: ` : "",
+          p.online ? t("results.playing_row", { score, length: p.match_length ?? "—",
+                                                left_time: live("left", p.left_ms),
+                                                right_time: live("right", p.right_ms) })
+                   : t("results.offline"));
+      })));
+  }
+  $("results-body").replaceChildren(...body);
+}
+
 function setup() {
   translateStatic();
   $("language").addEventListener("change", (e) => setLanguage(e.currentTarget.value));
@@ -640,6 +729,9 @@ function setup() {
   });
   $("open-round").addEventListener("click", () => $("round-dialog").showModal());
   $("open-archive").addEventListener("click", () => { fillArchive(); $("archive-dialog").showModal(); });
+  $("open-results").addEventListener("click", openResults);
+  $("results-round").addEventListener("change", (e) => { resultsRound = e.currentTarget.value;
+                                                        fillResults(); });
   $("table-dialog").addEventListener("close", () => { openTable = null; });
   $("force-dialog").addEventListener("close", () => { forcing = null; });
   $("fd-cancel").addEventListener("click", () => $("force-dialog").close());
