@@ -25,14 +25,17 @@ nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import os
 import random
+import stat
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,15 +95,25 @@ class Card:
         self.delays: list[float] = []
         self.sigma = math.log(CARD_P99_S / CARD_P50_S) / 2.326
 
-    def install(self) -> None:
-        for name in ("fsync", "fdatasync"):
-            real = getattr(os, name, None)
-            if real is not None:
-                setattr(os, name, self._wrap(real))
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Card]:
+        """os.fsync and os.fdatasync through the card while the block runs (and only then: a
+        smoke test runs this benchmark in a test process, whose later tests sync folders)."""
+        names = [n for n in ("fsync", "fdatasync") if hasattr(os, n)]
+        saved = {n: getattr(os, n) for n in names}
+        for n in names:
+            setattr(os, n, self._wrap(saved[n]))
+        try:
+            yield self
+        finally:
+            for n in names:
+                setattr(os, n, saved[n])
 
     def _wrap(self, real: Any) -> Any:
         def sync(fd: int) -> None:
             real(fd)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return                                  # a folder's entries: not the journal
             self.syncs += 1
             with open(f"/proc/self/fd/{fd}", "rb") as f:      # the journal, read-only
                 size = f.seek(0, os.SEEK_END)
@@ -193,25 +206,25 @@ def run(taps: int, seed: int, model: bool, render_s: float = 0.0) -> dict[str, f
                           config.device.checkpoint_ns)
         camera = Camera(clock, render_s)
         service = ClockService(session, [camera], origin=origin, clock_ns=clock)
-        card.install()
         presses: list[int] = []          # engine instants of the presses
-        wake = service.step()
-        plan = edges(taps, rng)
-        for i, (edge, press) in enumerate(plan):
-            due = origin + edge.t + GRACE_NS
-            while wake is not None and wake < due:       # timers, checkpoints meanwhile
-                clock.skip_to(wake)
-                wake = service.step()
-            clock.skip_to(origin + edge.t)
-            service.submit(ButtonEdge(origin + edge.t, edge.button, edge.pressed))
-            if press:
-                presses.append(edge.t)
-            nxt = plan[i + 1][0].t if i + 1 < len(plan) else None
-            if nxt is not None and nxt < edge.t + GRACE_NS:
-                continue                                 # submitted together (a bounce)
-            clock.skip_to(due)
+        with card.installed():
             wake = service.step()
-        session.close()
+            plan = edges(taps, rng)
+            for i, (edge, press) in enumerate(plan):
+                due = origin + edge.t + GRACE_NS
+                while wake is not None and wake < due:       # timers, checkpoints meanwhile
+                    clock.skip_to(wake)
+                    wake = service.step()
+                clock.skip_to(origin + edge.t)
+                service.submit(ButtonEdge(origin + edge.t, edge.button, edge.pressed))
+                if press:
+                    presses.append(edge.t)
+                nxt = plan[i + 1][0].t if i + 1 < len(plan) else None
+                if nxt is not None and nxt < edge.t + GRACE_NS:
+                    continue                                 # submitted together (a bounce)
+                clock.skip_to(due)
+                wake = service.step()
+            session.close()
         syncs, ticks = card.syncs, card.ticks
     latencies = []
     shown = camera.shown

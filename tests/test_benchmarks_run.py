@@ -7,6 +7,7 @@ SMOKED_ELSEWHERE)."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -68,12 +69,16 @@ def test_the_benchmark_runs_briefly(name: str, capsys: Any) -> None:
     options, needles = SMOKED_HERE[name]
     bench = load_benchmark(name)
     started = time.monotonic()
+    patched = {n: getattr(os, n) for n in ("fsync", "fdatasync", "write", "open")}
     code = bench.main(options)
     out, err = capsys.readouterr()
     assert code == 0, err
     for needle in needles:
         assert needle in out, (needle, out)
     assert time.monotonic() - started < 120
+    # Run in a test process: what it patched to model a card is put back (later tests sync
+    # folders through os.fsync).
+    assert {n: getattr(os, n) for n in patched} == patched
 
 
 # --- bench_cpu: a helper that fails, or hangs, is said and does not hang the benchmark ----------
