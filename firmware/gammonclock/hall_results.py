@@ -43,6 +43,7 @@ from .hall_accounts import TABLE_ID
 from .hall_archive import Verified, journal_of
 from .hall_view import MAX_EVENT_NAME, natural_key
 from .journal import JournalError
+from .rules import json_points
 
 RESULT_COLUMNS = ("round", "table", "left", "right", "length", "left_score", "right_score",
                   "winner", "ended_by", "journal")
@@ -64,8 +65,7 @@ def cut(text: object, bound: int) -> str:
 
 
 def points(value: Fraction | int) -> int | float:
-    value = Fraction(value)
-    return int(value) if value.denominator == 1 else float(value)
+    return json_points(Fraction(value))
 
 
 def verdict_word(verified: Verified) -> str:
