@@ -67,23 +67,11 @@ def _sigpipe_kept():
 
 @pytest.fixture
 def running(tmp_path):
-    """A device on mock hardware whose service runs on a thread (its own socket, default
-    limits), and its state directory."""
-    import threading
+    """The reference config's device, running (`running_device`)."""
+    from device_helpers import MOCK_TEXT, running_device
 
-    from device_helpers import MOCK_TEXT
-    from gammonclock.config import parse_config
-    from gammonclock.device import build_device
-
-    device = build_device(parse_config(MOCK_TEXT, "mock.toml"), tmp_path)
-    worker = threading.Thread(target=device.service.run, daemon=True)
-    worker.start()
-    try:
-        yield device, tmp_path
-    finally:
-        device.service.stop()
-        worker.join(timeout=5)
-        device.close()
+    with running_device(MOCK_TEXT, tmp_path) as running:
+        yield running
 
 
 @pytest.fixture

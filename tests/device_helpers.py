@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +76,23 @@ def wait_until_running(proc: subprocess.Popen[str], ready: Callable[[], bool] = 
             pytest.fail(f"gammonclock run exited {proc.returncode}: {proc.communicate()[1]}")
         assert time.monotonic() < deadline, what
         time.sleep(0.01)
+
+
+@contextlib.contextmanager
+def running_device(text: str, state: Path) -> Iterator[tuple[Any, Path]]:
+    """A device built from config TEXT on mock hardware whose service runs on a thread (its own
+    socket, default limits), and its state directory; stopped and closed at the end."""
+    import threading
+
+    from gammonclock.config import parse_config
+    from gammonclock.device import build_device
+
+    device = build_device(parse_config(text, "mock.toml"), state)
+    worker = threading.Thread(target=device.service.run, daemon=True)
+    worker.start()
+    try:
+        yield device, state
+    finally:
+        device.service.stop()
+        worker.join(timeout=5)
+        device.close()

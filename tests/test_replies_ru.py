@@ -6,17 +6,15 @@ the hall's page picks out."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from device_helpers import MOCK_TEXT
+from device_helpers import MOCK_TEXT, running_device
 from gammonclock.arbiter_socket import ask, socket_path
 from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.device import Device, build_device
+from gammonclock.device import Device
 from gammonclock.hall_outbox import HallMemory
 from gammonclock.hall_requests import HallRequests
 
@@ -26,15 +24,8 @@ RU = '\n[display]\nlanguage = "ru"\n'
 @pytest.fixture
 def running_ru(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
     """A Russian match on a device on mock hardware, its service on a thread."""
-    device = build_device(parse_config(MOCK_TEXT + RU, "mock.toml"), tmp_path)
-    worker = threading.Thread(target=device.service.run, daemon=True)
-    worker.start()
-    try:
-        yield device, tmp_path
-    finally:
-        device.service.stop()
-        worker.join(timeout=5)
-        device.close()
+    with running_device(MOCK_TEXT + RU, tmp_path) as running:
+        yield running
 
 
 def test_a_russian_matchs_socket_replies_are_russian(running_ru, capsys) -> None:
