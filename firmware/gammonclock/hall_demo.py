@@ -19,7 +19,6 @@ there against the clocks' own keys ("intact").
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import logging
 import os
@@ -392,7 +391,7 @@ def demo(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         from .hall_mqtt import BrokerURL
-        from .hall_run import PageOptions, http_address, run
+        from .hall_run import PageOptions, http_address, serve_until_stopped
         from .hall_server import HallOptions
         from .hall_web import PageHosts, is_loopback
     except ImportError as exc:
@@ -452,11 +451,8 @@ def demo(args: argparse.Namespace) -> int:
         page = PageOptions(host, port, None, PageHosts.of(host), language=language)
         previous = signal.getsignal(signal.SIGINT)
         try:
-            asyncio.run(run(options, page))
-        except OSError as exc:
-            print(f"gammonclock hall demo: cannot serve the page on {host}:{port}: "
-                  f"{exc.strerror or exc}", file=sys.stderr)
-            return 1
+            if serve_until_stopped(options, page, "gammonclock hall demo") != 0:
+                return 1
         finally:
             signal.signal(signal.SIGINT, previous)
         print("gammonclock hall demo: stopping the clocks, the hall and the broker", flush=True)

@@ -139,11 +139,17 @@ def serve(args: argparse.Namespace) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     quiet_logs()
     raise_open_files_limit()
+    return serve_until_stopped(options, page, "gammonclock hall")
+
+
+def serve_until_stopped(options: HallOptions, page: PageOptions, who: str) -> int:
+    """Run the hall and its page until SIGINT or SIGTERM: 0, or 1 (said) when the page's
+    address cannot be served."""
     try:
         asyncio.run(run(options, page))
     except OSError as exc:
-        print(f"gammonclock hall: cannot serve on {page.host}:{page.port}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        print(f"{who}: cannot serve on {page.host}:{page.port}: {exc.strerror or exc}",
+              file=sys.stderr)
         return 1
     return 0
 
