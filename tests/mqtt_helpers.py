@@ -37,14 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ACL_FILE = ROOT / "hall" / "acl"
 SHIPPED_CONF = ROOT / "hall" / "mosquitto.conf"
 # The shipped config's settings every test broker has too (the rest is per test: port, files).
-SHIPPED_OPTIONS = ("use_username_as_clientid", "max_queued_messages", "max_queued_bytes",
-                   "max_packet_size")
+from gammonclock.hall_demo import SHIPPED_OPTIONS, shipped_options  # noqa: E402, F401
 
-
-def shipped_options() -> list[str]:
-    """The lines of hall/mosquitto.conf that set SHIPPED_OPTIONS."""
-    lines = SHIPPED_CONF.read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.split(" ", 1)[0] in SHIPPED_OPTIONS]
 DIRECTOR = "hall"                       # the director's account in hall/acl
 WATCHER = "watcher"                     # the tests' own account: reads everything, writes nothing
 TABLES = ("table-1", "table-2")         # accounts the `broker` fixture creates

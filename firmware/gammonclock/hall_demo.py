@@ -68,6 +68,13 @@ def shipped(name: str) -> str:
         encoding="utf-8")
 
 
+def shipped_options() -> list[str]:
+    """The lines of the shipped mosquitto.conf that set SHIPPED_OPTIONS (every broker of ours
+    has them: the demo's, the tests', the benchmarks')."""
+    return [line.strip() for line in shipped("mosquitto.conf").splitlines()
+            if line.split(" ", 1)[0] in SHIPPED_OPTIONS]
+
+
 def free_port(preferred: int | None = None) -> int:
     """PREFERRED when nothing listens on it on 127.0.0.1, else any free port."""
     for port in ([preferred] if preferred else []) + [0]:
@@ -122,8 +129,7 @@ class PrivateBroker:
         return path
 
     def config_text(self) -> str:
-        options = [line.strip() for line in shipped("mosquitto.conf").splitlines()
-                   if line.split(" ", 1)[0] in SHIPPED_OPTIONS]
+        options = shipped_options()
         return "\n".join([
             f"listener {self.port} 127.0.0.1",
             "allow_anonymous false",
