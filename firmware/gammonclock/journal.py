@@ -822,7 +822,7 @@ class JournalWriter:
             self.next_seq, self.prev = seq + 1, record.mac
         else:
             self._flush()
-            self._guarded(lambda: self._write(line, fsync=False))
+            self._guarded(lambda: self._write(line))
             self._unsynced.append(record)
         self.last_t = t
         return record
@@ -851,7 +851,7 @@ class JournalWriter:
 
             def write_and_sync() -> None:
                 for line in lines:       # one write each: a fault names its own record
-                    self._write(line, fsync=False)
+                    self._write(line)
                 self._sync_data()
             self._guarded(write_and_sync)
             self._unsynced.extend(records)
@@ -914,17 +914,17 @@ class JournalWriter:
         if self._buffer:
             data = b"".join(self._buffer)
             self._buffer, self._buffered = [], 0
-            self._write(data, fsync=False)
+            self._write(data)
 
-    def _write(self, line: bytes, fsync: bool = True) -> None:
+    def _write(self, line: bytes) -> None:
+        """Write LINE at the end, without a sync (the caller's `sync` makes it durable); a
+        half-written line is cut back."""
         size = None
         try:
             size = os.lseek(self.fd, 0, os.SEEK_END)
             written = os.write(self.fd, line)
             if written != len(line):
                 raise OSError(0, f"short write ({written} of {len(line)} bytes)")
-            if fsync and self.fsync:
-                os.fsync(self.fd)
         except OSError as exc:
             if size is not None:
                 try:
