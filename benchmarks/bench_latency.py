@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import math
 import os
 import random
@@ -189,6 +190,14 @@ def ms(ns: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:
+        gc.unfreeze()      # the device's service froze the heap once READY (settle_memory): run
+                           # in a test process, later tests must not inherit it
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--presses", type=int, default=120,
                         help="presses timed with the SD-card model, and as many without "

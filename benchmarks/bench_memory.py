@@ -196,6 +196,14 @@ def long_journal(state: Path, records: int, seed: int = 2024) -> tuple[Path, int
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:
+        gc.unfreeze()      # the clocks' sessions froze the heap (settle_memory): run in a test
+                           # process, later tests must not inherit it
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", type=int, default=99)
     parser.add_argument("--taps", type=int, default=2000)

@@ -54,6 +54,17 @@ def bg7() -> MatchRules:
 
 
 @pytest.fixture(autouse=True)
+def _heap_unfrozen():
+    """A clock's service run in the test process freezes the heap once READY and after each
+    snapshot (`service.settle_memory`); left so, every later test's garbage of that time would
+    stay for the rest of the run. Unfreeze after each test."""
+    import gc
+
+    yield
+    gc.unfreeze()
+
+
+@pytest.fixture(autouse=True)
 def _sigpipe_kept():
     """`cli.main` restores SIGPIPE's default for the commands that print (so `| head` ends
     quietly); inside pytest that would outlive the test and let a later write to a closed socket

@@ -7,6 +7,7 @@ SMOKED_ELSEWHERE)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import time
@@ -79,6 +80,7 @@ def test_the_benchmark_runs_briefly(name: str, capsys: Any) -> None:
     # Run in a test process: what it patched to model a card is put back (later tests sync
     # folders through os.fsync).
     assert {n: getattr(os, n) for n in patched} == patched
+    assert gc.get_freeze_count() == 0            # nor a heap left frozen (gc.freeze)
 
 
 # --- bench_cpu: a helper that fails, or hangs, is said and does not hang the benchmark ----------

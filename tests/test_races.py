@@ -321,7 +321,7 @@ def test_a_stop_while_the_loop_appends_leaves_one_journal_the_hall_reads_as_writ
     real_write, real_close = journal._write, journal.close
     loop_holds, loop_wrote = threading.Event(), threading.Event()
 
-    def write(line: bytes, fsync: bool = True) -> None:
+    def write(line: bytes) -> None:
         """The loop's line waits until the stop has moved (written its own line, or asked for
         the loop's turn); the stop's line is written at once."""
         name = threading.current_thread().name
@@ -329,11 +329,11 @@ def test_a_stop_while_the_loop_appends_leaves_one_journal_the_hall_reads_as_writ
             loop_holds.set()
             assert rig.closer_moved.wait(WAIT_S)
             try:
-                real_write(line, fsync)
+                real_write(line)
             finally:
                 loop_wrote.set()
             return
-        real_write(line, fsync)
+        real_write(line)
         if name == CLOSER:
             rig.closer_moved.set()
 
@@ -502,7 +502,7 @@ def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, capl
     origin = device.service.origin
     dead = threading.Event()
 
-    def dying_card(line: bytes, fsync: bool = True) -> None:
+    def dying_card(line: bytes) -> None:
         if dead.is_set():
             raise JournalError(f"{writer.path}: cannot append record {writer.next_seq}: "
                                f"Input/output error")

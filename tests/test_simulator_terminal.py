@@ -348,8 +348,9 @@ def test_the_simulator_at_80_by_24_shows_the_panels_as_text_the_keys_and_the_soc
         tmux("new-session", "-d", "-s", "sim", "-x", "80", "-y", "24", command, env=env)
         screen = tmux.wait(lambda s: any("0-0 to 7" in line for line in s), "the panels")
         assert len(screen) == 24 and all(len(line) <= 80 for line in screen)
-        tmux.wait(lambda s: "arbiter socket: " + str(socket) in s, "the socket's path")
-        assert KEYS_TEXT in screen and socket.is_socket()
+        screen = tmux.wait(lambda s: "arbiter socket: " + str(socket) in s and KEYS_TEXT in s,
+                           "the socket's path and the keys")
+        assert socket.is_socket()
         left, right = boxes(screen)
         assert "Anna" in left and "Boris" in right and "12s delay: tap to start" in left
 
