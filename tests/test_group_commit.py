@@ -31,6 +31,7 @@ from gammonclock.match import MatchState
 from gammonclock.service import GRACE_NS, TIMER_GRACE_NS, ClockService
 from gammonclock.session import Session, journal_header, recover, replay_from_snapshot
 from gammonclock.sides import Button
+from pin_helpers import FakeClock  # the tests' one monotonic clock (ns = 1000 s)
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -45,14 +46,6 @@ right = "Boris"
 [time]
 reserve = "20m"
 """
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.ns = ORIGIN
-
-    def __call__(self) -> int:
-        return self.ns
 
 
 @dataclass

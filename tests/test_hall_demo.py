@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -112,10 +114,17 @@ def test_one_command_gives_a_broker_playing_clocks_and_the_page(tmp_path: Path) 
     lines: list[str] = []
     try:
         assert demo.stdout is not None
-        for line in demo.stdout:
-            lines.append(line)
-            if "the page is http://" in line:
-                break
+        said_lines: queue.Queue[str] = queue.Queue()
+        reader = threading.Thread(target=lambda: [said_lines.put(x) for x in demo.stdout],
+                                  daemon=True)      # type: ignore[union-attr]
+        reader.start()
+        deadline = time.monotonic() + 60
+        while not any("the page is http://" in line for line in lines):
+            try:
+                lines.append(said_lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                pytest.fail("the demo did not print its page's address within 60 s:\n"
+                            + "".join(lines))
         said = "".join(lines)
         url = re.search(r"the page is (http://127\.0\.0\.1:\d+/)", said)
         assert url, said
@@ -149,7 +158,9 @@ def test_one_command_gives_a_broker_playing_clocks_and_the_page(tmp_path: Path) 
         assert broker, "the demo's own Mosquitto runs"
 
         os.killpg(demo.pid, signal.SIGINT)          # Ctrl-C in the terminal: the whole group
-        rest, _ = demo.communicate(timeout=30)
+        demo.wait(timeout=30)
+        reader.join(timeout=10)                     # its output ends with it
+        rest = "".join(said_lines.get() for _ in range(said_lines.qsize()))
     finally:
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)

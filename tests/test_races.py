@@ -43,22 +43,13 @@ from gammonclock.service import ClockService
 from gammonclock.session import Session, journal_header, system_stamps
 from gammonclock.sides import Button
 from mqtt_helpers import free_port
+from pin_helpers import FakeClock  # the tests' one monotonic clock (ns = 1000 s)
 
 S = 1_000_000_000
 MS = 1_000_000
 WAIT_S = 10.0                 # a bound on every wait: a test that would hang fails instead
 INJECTED = "the card refuses the write (once)"
 CLOSER = "closer"             # the thread that stops the device, as `Clock.close` in the bench
-
-
-class FakeClock:
-    """The host's monotonic clock, moved by the test (read by several threads)."""
-
-    def __init__(self) -> None:
-        self.ns = 1_000 * S
-
-    def __call__(self) -> int:
-        return self.ns
 
 
 class TurnSpy:
