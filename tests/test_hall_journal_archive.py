@@ -250,3 +250,37 @@ def test_a_tampered_journal_is_archived_and_said_not_verified(
         assert f"journal {following.name} archived" not in hall.alerts(T1)
         assert f"archived {tmp_path / 'archive' / T1 / following.name}, verified: intact" \
             in caplog.text
+
+
+def test_a_table_has_one_journal_archived_at_a_time_and_one_waiting(tmp_path: Path) -> None:
+    """Journals are large (up to 16 MiB, parsed and written off the loop): a table sending many
+    at once has one archived at a time and only the newest waiting; those dropped are sent
+    again by the table (nothing is acknowledged for them), so none is lost."""
+    import asyncio
+
+    from gammonclock.hall_mqtt import BrokerURL
+    from gammonclock.hall_server import Hall, HallOptions
+
+    hall = Hall(HallOptions(BrokerURL.parse("mqtt://127.0.0.1:1"), "hall", "pw",
+                            archive=tmp_path / "archive"))
+    running, most, archived = 0, 0, []
+
+    async def slow_archive(table: str, payload: bytes, highest: dict[str, int]) -> None:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0.05)
+        archived.append((table, payload))
+        running -= 1
+    hall._archive = slow_archive  # type: ignore[method-assign]
+
+    async def flood() -> None:
+        for n in range(5):
+            hall.take("gammonclock/table-1/journal", b"journal %d" % n, False, 0)
+        hall.take("gammonclock/table-2/journal", b"other", False, 0)
+        while hall._tasks:
+            await asyncio.gather(*list(hall._tasks))
+    asyncio.run(flood())
+    assert most == 2                                   # one per table, the two tables together
+    assert [p for t, p in archived if t == "table-1"] == [b"journal 0", b"journal 4"]
+    assert [p for t, p in archived if t == "table-2"] == [b"other"]

@@ -118,6 +118,11 @@ class Hall:
         self._tokens: dict[str, tuple[float, float]] = {}    # table -> (tokens, monotonic)
         self._draining = False
         self.inbox_dropped = 0
+        # One journal of a table archived at a time (each up to 16 MiB, parsed and written in a
+        # worker thread), and at most one more waiting: a newer one takes its place (the table
+        # sends what was not acknowledged again), so a table's journals never pile up.
+        self._archiving: set[str] = set()
+        self._journal_next: dict[str, tuple[bytes, dict[str, int]]] = {}
 
     # --- life ----------------------------------------------------------------------------------
 
@@ -240,7 +245,7 @@ class Hall:
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self._state_seen(table, payload)
         if what == "journal":
-            self._spawn(self._archive(table, payload, self._highest_seen(table, payload)))
+            self._journal_in(table, payload, self._highest_seen(table))
         if what == "cmd/reply":
             self._answer(payload)
         if changed is not None:
@@ -374,10 +379,29 @@ class Hall:
 
     # --- the archive ---------------------------------------------------------------------------
 
-    def _highest_seen(self, table: str, payload: bytes) -> dict[str, int]:
+    def _highest_seen(self, table: str) -> dict[str, int]:
         """What the hall had seen of the journals when this text came (taken now: a state
         that follows it must not make it look cut short)."""
         return dict(self.position(table).highest) if table in self.positions else {}
+
+    def _journal_in(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
+        if table in self._archiving:
+            self._journal_next[table] = (payload, highest)     # an older one waiting is dropped
+            return
+        self._archiving.add(table)
+        self._spawn(self._archive_in_turn(table, payload, highest))
+
+    async def _archive_in_turn(self, table: str, payload: bytes, highest: dict[str, int]
+                               ) -> None:
+        try:
+            while True:
+                await self._archive(table, payload, highest)
+                waiting = self._journal_next.pop(table, None)
+                if waiting is None:
+                    return
+                payload, highest = waiting
+        finally:
+            self._archiving.discard(table)
 
     async def _archive(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
         """Write and verify a finished journal; acknowledged (listed as archived in the table's
