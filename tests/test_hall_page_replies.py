@@ -315,3 +315,38 @@ def test_only_a_match_that_waits_is_offered_for_forcing() -> None:
     assert [n.get("match") for n in waiting] == [None, None, digest]
     loaded = notice(ok=True, said=["next match loaded: Anna-Carla, 5 points"], match=digest)
     assert [n.get("match") for n in loaded] == [None, None]      # the refusals of other files stay
+
+
+def test_the_hall_waits_only_for_the_reply_of_the_table_it_asked(tmp_path: Path) -> None:
+    """`Hall.command` is answered by its own table's reply to its id, never by another table
+    that sends a reply with the same id first (the page then shows only the right one)."""
+    import asyncio
+
+    from gammonclock.hall_mqtt import BrokerURL
+    from gammonclock.hall_server import Hall, HallOptions
+
+    hall = Hall(HallOptions(BrokerURL.parse("mqtt://127.0.0.1:1"), "hall", "pw",
+                            archive=tmp_path / "archive"))
+    sent: list[dict[str, Any]] = []
+
+    def publish(topic: str, payload: str | bytes, retain: bool = False) -> Any:
+        sent.append(json.loads(payload))
+        done = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+    hall.client.publish = publish  # type: ignore[method-assign]
+
+    async def ask() -> dict[str, Any]:
+        for table in ("table-1", "table-2"):
+            hall.take(f"{P}/{table}/online", b"true", True, 0)
+        asking = asyncio.ensure_future(hall.command("table-1", "status", "director"))
+        while not sent:
+            await asyncio.sleep(0)
+        ident = sent[0]["id"]
+        hall.take(f"{P}/table-2/cmd/reply", json.dumps(
+            {"id": ident, "ok": True, "outcome": "acted", "said": ["forged"]}).encode(), False, 1)
+        hall.take(f"{P}/table-1/cmd/reply", json.dumps(
+            {"id": ident, "ok": True, "outcome": "acted", "said": ["mine"]}).encode(), False, 2)
+        return await asking
+    answer = asyncio.run(ask())
+    assert answer["reply"] is not None and answer["reply"]["said"] == ["mine"]

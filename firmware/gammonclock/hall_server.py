@@ -101,7 +101,7 @@ class Hall:
         self.archive: dict[str, Verified] = {}          # by path
         self.results = Results(options.archive)         # each archived match's result
         self.listeners: list[Listener] = []
-        self.replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.replies: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}  # (table, id)
         self.on_change: list[Callable[[str, int], None]] = []   # the benchmark's probe
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closing = False
@@ -247,7 +247,7 @@ class Hall:
         if what == "journal":
             self._journal_in(table, payload, self._highest_seen(table))
         if what == "cmd/reply":
-            self._answer(payload)
+            self._answer(table, payload)
         if changed is not None:
             self.changed(changed, received_ms)
 
@@ -368,10 +368,12 @@ class Hall:
             listener.broker = True
             listener.wake.set()
 
-    def _answer(self, payload: bytes) -> None:
+    def _answer(self, table: str, payload: bytes) -> None:
+        """A command's reply, taken (checked) by the view: it answers the request only when it
+        came from the table the request went to (another table cannot answer for it)."""
         try:
             reply = json.loads(payload)
-            waiting = self.replies.pop(str(reply.get("id")), None)
+            waiting = self.replies.pop((table, str(reply.get("id"))), None)
         except (ValueError, AttributeError):
             return
         if waiting is not None and not waiting.done():
@@ -549,7 +551,7 @@ class Hall:
         if text is not None:
             request["text"] = text
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.replies[ident] = answer
+        self.replies[table, ident] = answer
         await _within(self.client.publish(self.topic(table, "cmd"), json.dumps(request)),
                       ACK_WAIT_S)
         try:
@@ -558,7 +560,7 @@ class Hall:
             reply = None
         finally:
             if answer.done() or wait_s > 0:
-                self.replies.pop(ident, None)
+                self.replies.pop((table, ident), None)
         return {"id": ident, "reply": reply}
 
     def results_json(self) -> dict[str, Any]:

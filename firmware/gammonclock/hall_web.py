@@ -443,46 +443,18 @@ async def _command(request: web.Request) -> web.StreamResponse:
     if text is not None and not isinstance(text, str):
         return _error(400, "`text` (a match file for new-match) must be a string")
     hall, table, command = request.app[HALL], _text(body, "table"), _text(body, "command")
-    deadline = asyncio.get_running_loop().time() + float(wait)
     try:
         answer = await hall.command(table, command, _by(request), text, float(wait))
     except ValueError as exc:
         return _error(400, str(exc))
     # The reply as the hall's view took it from THIS table (checked and bounded: what the card
-    # shows), never the raw payload that answered the id: another table cannot answer for it.
+    # shows), never the raw payload (`Hall.command` waits only for this table's reply).
     command = " ".join(command.split())
     kept = hall.view.note_command(table, answer["id"], command)
-    if kept is None and answer["reply"] is not None:     # answered on another table's topic
-        kept = await _own_reply(hall, table, answer["id"], deadline)
     hall.changed(table)
     reply = None if kept is None else {k: v for k, v in kept.items()
                                        if k not in ("received_ms", "command")}
     return web.json_response({"id": answer["id"], "command": command, "reply": reply})
-
-
-async def _own_reply(hall: Hall, table: str, request_id: str, deadline: float
-                     ) -> dict[str, Any] | None:
-    """The reply of `table` to `request_id` in the hall's view, waited for until `deadline`
-    (loop time): woken at each change of a card, as a page's stream is."""
-    listener = Listener()
-    hall.listeners.append(listener)
-    loop = asyncio.get_running_loop()
-    try:
-        while True:
-            view = hall.view.tables.get(table)
-            for entry in view.replies if view is not None else ():
-                if entry.get("id") == request_id:
-                    return entry
-            remaining = deadline - loop.time()
-            if remaining <= 0 or hall.closing:
-                return None
-            try:
-                await asyncio.wait_for(listener.wake.wait(), remaining)
-            except TimeoutError:
-                return None
-            listener.wake.clear()
-    finally:
-        hall.listeners.remove(listener)
 
 
 async def _dismiss(request: web.Request) -> web.StreamResponse:
