@@ -338,3 +338,25 @@ def test_the_results_held_are_bounded(tmp_path: Path) -> None:
     assert len(held.by_path) == MAX_RESULTS and held.dropped == 3
     held.take("0", result)                   # one already held is taken again
     assert held.dropped == 3
+
+
+def test_without_the_key_a_broken_chain_is_tampered_and_a_torn_tail_is_not(
+        tmp_path: Path) -> None:
+    """Without the table's key the archive checks the chain: a record altered without its
+    checksum made again is TAMPERED in the results (not "unreadable"), while a last record
+    torn by a power cut is no tampering."""
+    from gammonclock.hall_archive import verify_archived
+    from gammonclock.hall_results import TAMPERED, verdict_word
+    from journal_helpers import journaled_run
+
+    path, _, _ = journaled_run(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    altered = tmp_path / "altered.jsonl"
+    altered.write_text("".join(lines[:2]) + lines[2].replace('"t":', '"t": ', 1)
+                       .replace('"seq":2', '"seq":2 ', 1) + "".join(lines[3:]),
+                       encoding="utf-8")
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(text[:-20], encoding="utf-8")
+    assert verdict_word(verify_archived(altered, "table-1", None)) == TAMPERED
+    assert verdict_word(verify_archived(torn, "table-1", None)) != TAMPERED

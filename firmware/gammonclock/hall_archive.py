@@ -39,7 +39,7 @@ from .config import ConfigError
 from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
 from .hall_view import strict_json
-from .journal import KeyRefused, fsync_dir, key_in_file, read_journal
+from .journal import KeyRefused, fsync_dir, key_in_file, read_journal, verify
 from .session import replay, verify_and_replay
 
 # The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
@@ -67,6 +67,7 @@ class Verified:
     summary: str = ""
     journal: str = ""     # the journal it is a copy of (name without `.2`, `.cut-short`)
     cut_short: bool = False
+    tampered: bool = False  # the chain (or, with the key, a seal) does not hold
 
     @property
     def verified(self) -> bool:
@@ -292,7 +293,8 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
             summary = _summary(replayed) if replayed is not None else (
                 f"cannot replay: {checked.config_problem}")
             return Verified(table, name, str(path), checked.verdict.intact,
-                            checked.verdict.sealed, checked.verdict.words, summary, journal)
+                            checked.verdict.sealed, checked.verdict.words, summary, journal,
+                            tampered=not checked.verdict.intact)
         read = read_journal(path)
         problems = read.problems()
         replayed_match = replay(read)
@@ -301,7 +303,7 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
         if problems:
             return Verified(table, name, str(path), False, False,
                             f"{message}; {'; '.join(problems)}", _summary(replayed_match),
-                            journal)
+                            journal, tampered=not verify(path, None).intact)
         return Verified(table, name, str(path), True, False, message, _summary(replayed_match),
                         journal)
     except (GammonclockError, ConfigError) as exc:

@@ -71,7 +71,7 @@ def points(value: Fraction | int) -> int | float:
 def verdict_word(verified: Verified) -> str:
     if verified.ok:
         return INTACT if verified.sealed else NOT_CHECKED
-    return TAMPERED if verified.message.startswith("TAMPERED") else UNREADABLE
+    return TAMPERED if verified.tampered else UNREADABLE
 
 
 @dataclass(frozen=True)
