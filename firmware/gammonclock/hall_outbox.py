@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .journal import JOURNALS_DIR, fsync_dir
+from .journal import JOURNALS_DIR, write_atomically
 from .session import journal_heads, journal_order
 
 log = logging.getLogger(__name__)
@@ -97,7 +96,7 @@ class HallMemory:
         data = {"journal": self.journal, "seq": self.seq, "journal_sent": self.journal_sent,
                 "match": self.match, "answers": list(self.answers.values())}
         try:
-            _write_atomically(self.path, json.dumps(data, ensure_ascii=False,
+            write_atomically(self.path, json.dumps(data, ensure_ascii=False,
                                                     separators=(",", ":")).encode("utf-8"))
         except OSError as exc:
             if not self._save_failed:
@@ -109,20 +108,6 @@ class HallMemory:
         if self._save_failed:
             log.warning("%s: the hall's position is kept again", self.path)
         self._save_failed = False
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
-    try:
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)                  # the rename itself survives a power cut
 
 
 # --- the journal, read as it grows ------------------------------------------------------------

@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -42,7 +41,7 @@ from .export import ExportError, read_match  # the export's reading: no parser o
 from .hall_accounts import TABLE_ID
 from .hall_archive import Verified, journal_of
 from .hall_view import MAX_EVENT_NAME, natural_key
-from .journal import JournalError
+from .journal import JournalError, write_atomically
 from .rules import json_points
 
 RESULT_COLUMNS = ("round", "table", "left", "right", "length", "left_score", "right_score",
@@ -221,17 +220,11 @@ class Results:
         self._save()
 
     def _save(self) -> None:
-        path = self.archive / ROUNDS_FILE
-        temporary = path.with_name(f".{ROUNDS_FILE}.tmp-{os.getpid()}")
         data = [{"event": p.event, "round": p.round, "tables": list(p.tables), "at_ms": p.at_ms}
                 for p in self.rounds.values()]
-        try:
-            self.archive.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-            os.replace(temporary, path)
-        except OSError:
-            temporary.unlink(missing_ok=True)
-            raise
+        self.archive.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.archive / ROUNDS_FILE,
+                         json.dumps(data, ensure_ascii=False).encode("utf-8"))
 
     def load(self) -> str | None:
         """The rounds pushed before a restart; what is wrong with the file, if anything."""

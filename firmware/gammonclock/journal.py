@@ -1060,6 +1060,22 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """PATH holds DATA, whole, or what it held before: written beside it, synced, renamed over
+    it, and the rename synced (a small state file: the hall link's position, the hall's rounds)."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)                  # the rename itself survives a power cut
+
+
 def fsync_dir(directory: Path) -> None:
     """Make a new file's directory entry durable too."""
     try:
