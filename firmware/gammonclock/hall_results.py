@@ -140,7 +140,7 @@ def collect(path: Path, verified: Verified) -> Result | None:
         match = read_match(path, effects=False)
     except (ExportError, JournalError, ConfigError, GammonclockError, ValueError,
             KeyError, TypeError, RecursionError) as exc:
-        return _with(base, error=cut(exc, MAX_TEXT))
+        return replace(base, error=cut(exc, MAX_TEXT))
     rules, config, ended = match.rules, match.config, match.result
     score = ended.score if ended is not None else match.replayed.engine.match.score
     games = sum(1 for g in match.games if g.result is not None or g.match_ended is not None)
@@ -149,7 +149,7 @@ def collect(path: Path, verified: Verified) -> Result | None:
         match.origin_t
     start_wall = first.start_wall if first is not None and first.start_wall is not None else \
         match.read.header.wall
-    return _with(
+    return replace(
         base, event=cut(config.event.name, MAX_EVENT_NAME),
         round=cut(config.event.round, MAX_ROUND_NAME),
         left=cut(rules.names.left, MAX_NAME_LENGTH), right=cut(rules.names.right, MAX_NAME_LENGTH),
@@ -158,10 +158,6 @@ def collect(path: Path, verified: Verified) -> Result | None:
         ended_by=_ended_by(match) if ended is not None else "unfinished",
         games=games, match_ms=max(0, (match.end_t - start_t) // 1_000_000),
         started_wall_ms=start_wall // 1_000_000, ended_wall_ms=match.end_wall // 1_000_000)
-
-
-def _with(base: Result, **values: Any) -> Result:
-    return replace(base, **values)
 
 
 def _ended_by(match: Any) -> str:
@@ -261,18 +257,26 @@ class Results:
 
     def reported(self, round_name: str, table: str) -> Result | None:
         """The table's latest finished result of that round."""
-        done = [r for r in self.by_path.values()
-                if r.round == round_name and r.table == table and r.finished]
-        return max(done, key=lambda r: (r.ended_wall_ms, r.journal)) if done else None
+        return self._latest_finished().get((round_name, table))
+
+    def _latest_finished(self) -> dict[tuple[str, str], Result]:
+        """Each (round, table)'s latest finished result, in one pass over the results."""
+        latest: dict[tuple[str, str], Result] = {}
+        for r in self.by_path.values():
+            key = (r.round, r.table)
+            if r.finished and (key not in latest or (r.ended_wall_ms, r.journal) > (
+                    latest[key].ended_wall_ms, latest[key].journal)):
+                latest[key] = r
+        return latest
 
     def round_status(self, cards: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         """Each pushed round: complete or not, its results and its tables still playing (each
         with its card's score and reserves)."""
-        out = []
+        out, latest = [], self._latest_finished()
         for pushed in self.rounds.values():
             playing, reported = [], []
             for table in pushed.tables:
-                result = self.reported(pushed.round, table)
+                result = latest.get((pushed.round, table))
                 if result is not None:
                     reported.append(table)
                 else:
