@@ -166,6 +166,7 @@ HOSTS: web.AppKey[PageHosts] = web.AppKey("hosts", PageHosts)
 TOKEN: web.AppKey[str] = web.AppKey("token", str)
 LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
 LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
+PAGE: web.AppKey[str] = web.AppKey("page", str)        # the page, made once (token, language)
 
 
 class TextsError(GammonclockError, ValueError):
@@ -211,13 +212,14 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     where a browser has not chosen one (en or ru)."""
     if language not in LANGUAGES:
         raise ValueError(f"the page's language {language!r} is not one of {', '.join(LANGUAGES)}")
-    page_texts()                     # a catalogue that is not whole stops the hall at its start
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
     app[HALL], app[PASSWORD] = hall, password or ""
     app[LANGUAGE] = language
     app[HOSTS] = hosts or PageHosts()
     app[LIMITS] = limits or Limits()
     app[TOKEN] = token or secrets.token_urlsafe(32)
+    # Made once, off any request (a catalogue that is not whole stops the hall at its start).
+    app[PAGE] = page_html(language, app[TOKEN])
     app.router.add_get("/", _page)
     app.router.add_static("/static/", STATIC)
     app.router.add_get("/events", _events)
@@ -321,8 +323,7 @@ def _by(request: web.Request) -> str:
 # --- the page and its stream -------------------------------------------------------------------
 
 async def _page(request: web.Request) -> web.StreamResponse:
-    return web.Response(text=page_html(request.app[LANGUAGE], request.app[TOKEN]),
-                        content_type="text/html")
+    return web.Response(text=request.app[PAGE], content_type="text/html")
 
 
 async def _cards(request: web.Request) -> web.StreamResponse:
