@@ -194,8 +194,8 @@ def page_texts() -> dict[str, dict[str, Any]]:
 
 def page_html(language: str, token: str) -> str:
     """The page for a browser: its token, its default language and the catalogue filled in."""
+    data = json.dumps(page_texts(), ensure_ascii=False, separators=(",", ":"))  # checked first
     text = (STATIC / "index.html").read_text(encoding="utf-8")
-    data = json.dumps(page_texts(), ensure_ascii=False, separators=(",", ":"))
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (text.replace(TOKEN_META, TOKEN_META.replace(
                 'content=""', f'content="{html.escape(token, quote=True)}"'))
