@@ -7,7 +7,7 @@ they were given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from fractions import Fraction
 
@@ -146,6 +146,11 @@ class MatchState:
     lockouts: int = 0                         # lockouts since the last right PIN (escalation)
 
     # --- reading ----------------------------------------------------------------------------
+
+    def differs_only_in_instant(self, before: MatchState) -> bool:
+        """Whether this state is `before` but for the instant (a button let go after a tap, a
+        bounce): nothing a panel shows or the journal must make durable at once changed."""
+        return replace(self, now=before.now) == before
 
     def reserve_at(self, side: Side, t: int | None = None) -> int:
         """The reserve `side`'s display shows at `t` (default: now)."""

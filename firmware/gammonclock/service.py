@@ -652,7 +652,7 @@ class ClockService:
         # on exactly this input (a quiet edge is written at once; the others at `_commit`,
         # which says so too).
         return effects, bool(effects or self.session.journal_error != alert
-                             or not _same_but_the_instant(before, self.session.engine.match))
+                             or not self.session.engine.match.differs_only_in_instant(before))
 
     def _no_match(self, event: Input) -> list[Effect]:
         """An input while no match is loaded: a press or a roll does nothing; a command is
@@ -797,9 +797,3 @@ def _release(presenter: Presenter) -> None:
             release()
     except Exception:   # a display fault never stops the clock
         log.exception("presenter %r cannot release its frames", presenter)
-
-
-def _same_but_the_instant(before: MatchState, after: MatchState) -> bool:
-    """Whether an input changed nothing but the match's instant (a button let go after a tap):
-    the panels, drawn at the press and redrawn when their digits change, show nothing new."""
-    return replace(after, now=before.now) == before

@@ -295,7 +295,7 @@ class Session:
             # As the engine says it: an edge of the PIN's entry without its button.
             recorded = self.engine.recorded or event
             quiet = (self.group and isinstance(event, ButtonEdge) and not effects
-                     and replace(engine.match, now=before.now) == before)
+                     and engine.match.differs_only_in_instant(before))
             self._write("input", event.t, {"input": input_data(recorded),
                                            "effects": effects_data(effects)}, quiet)
             # A press waits for one fsync: the snapshot goes with a tick unless long overdue.
