@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
@@ -348,5 +349,10 @@ def test_the_hall_waits_only_for_the_reply_of_the_table_it_asked(tmp_path: Path)
         hall.take(f"{P}/table-1/cmd/reply", json.dumps(
             {"id": ident, "ok": True, "outcome": "acted", "said": ["mine"]}).encode(), False, 2)
         return await asking
-    answer = asyncio.run(ask())
+    # On a thread of its own: Playwright's sync API (this module's browser) runs a loop here.
+    answers: list[dict[str, Any]] = []
+    runner = threading.Thread(target=lambda: answers.append(asyncio.run(ask())))
+    runner.start()
+    runner.join(30)
+    answer = answers[0]
     assert answer["reply"] is not None and answer["reply"]["said"] == ["mine"]
