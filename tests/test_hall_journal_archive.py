@@ -252,10 +252,10 @@ def test_a_tampered_journal_is_archived_and_said_not_verified(
             in caplog.text
 
 
-def test_a_table_has_one_journal_archived_at_a_time_and_one_waiting(tmp_path: Path) -> None:
+def test_a_table_has_one_journal_archived_at_a_time_and_a_few_waiting(tmp_path: Path) -> None:
     """Journals are large (up to 16 MiB, parsed and written off the loop): a table sending many
-    at once has one archived at a time and only the newest waiting; those dropped are sent
-    again by the table (nothing is acknowledged for them), so none is lost."""
+    at once has one archived at a time and the newest JOURNALS_WAITING waiting, in order; those
+    dropped are sent again by the table (nothing is acknowledged for them), so none is lost."""
     import asyncio
 
     from gammonclock.hall_mqtt import BrokerURL
@@ -275,7 +275,7 @@ def test_a_table_has_one_journal_archived_at_a_time_and_one_waiting(tmp_path: Pa
     hall._archive = slow_archive  # type: ignore[method-assign]
 
     async def flood() -> None:
-        for n in range(5):
+        for n in range(7):
             hall.take("gammonclock/table-1/journal", b"journal %d" % n, False, 0)
         hall.take("gammonclock/table-2/journal", b"other", False, 0)
         while hall._tasks:
@@ -285,5 +285,6 @@ def test_a_table_has_one_journal_archived_at_a_time_and_one_waiting(tmp_path: Pa
     runner.start()
     runner.join(30)
     assert most == 2                                   # one per table, the two tables together
-    assert [p for t, p in archived if t == "table-1"] == [b"journal 0", b"journal 4"]
+    assert [p for t, p in archived if t == "table-1"] == [
+        b"journal 0", b"journal 3", b"journal 4", b"journal 5", b"journal 6"]
     assert [p for t, p in archived if t == "table-2"] == [b"other"]

@@ -63,6 +63,7 @@ BAD_LOG_EVERY_S = 10.0       # a table's refused messages: one log line per this
 REPLY_WAIT_S = 10.0          # how long a command's HTTP request waits for the table's answer
 ACK_WAIT_S = 5.0             # how long a pushed match waits for the broker's acknowledgement
 MAX_COMMAND = 300
+JOURNALS_WAITING = 4         # a table's finished journals waiting while one is archived
 
 
 def now_ms() -> int:
@@ -119,10 +120,11 @@ class Hall:
         self._draining = False
         self.inbox_dropped = 0
         # One journal of a table archived at a time (each up to 16 MiB, parsed and written in a
-        # worker thread), and at most one more waiting: a newer one takes its place (the table
-        # sends what was not acknowledged again), so a table's journals never pile up.
+        # worker thread), and at most JOURNALS_WAITING more, in order: beyond that the oldest
+        # waiting is dropped (the table sends what was not acknowledged again), so a table's
+        # journals never pile up, and an honest table's few are all taken at once.
         self._archiving: set[str] = set()
-        self._journal_next: dict[str, tuple[bytes, dict[str, int]]] = {}
+        self._journal_next: dict[str, deque[tuple[bytes, dict[str, int]]]] = {}
 
     # --- life ----------------------------------------------------------------------------------
 
@@ -388,7 +390,8 @@ class Hall:
 
     def _journal_in(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
         if table in self._archiving:
-            self._journal_next[table] = (payload, highest)     # an older one waiting is dropped
+            self._journal_next.setdefault(table, deque(maxlen=JOURNALS_WAITING)).append(
+                (payload, highest))
             return
         self._archiving.add(table)
         self._spawn(self._archive_in_turn(table, payload, highest))
@@ -398,12 +401,13 @@ class Hall:
         try:
             while True:
                 await self._archive(table, payload, highest)
-                waiting = self._journal_next.pop(table, None)
-                if waiting is None:
+                waiting = self._journal_next.get(table)
+                if not waiting:
                     return
-                payload, highest = waiting
+                payload, highest = waiting.popleft()
         finally:
             self._archiving.discard(table)
+            self._journal_next.pop(table, None)
 
     async def _archive(self, table: str, payload: bytes, highest: dict[str, int]) -> None:
         """Write and verify a finished journal; acknowledged (listed as archived in the table's
