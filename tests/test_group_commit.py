@@ -391,14 +391,17 @@ def test_the_panels_render_beside_the_sync_and_reach_the_glass_after_it(tmp_path
 
     def fsync(fd: int) -> None:
         before = glass.left.frames + glass.right.frames
-        rendered.clear()
         real_fsync(fd)
-        overlapped = rendered.wait(WAIT_S)            # the frames are rendered meanwhile ...
+        # the frames are rendered before the sync returns (perhaps before it began: the render
+        # thread may finish while the records are written, so the event is cleared before the
+        # step, never here) ...
+        overlapped = rendered.wait(WAIT_S)
         writer.flush(timeout=WAIT_S)
         seen.append((overlapped, glass.left.frames + glass.right.frames - before))
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "fdatasync", fsync, raising=False)
 
+    rendered.clear()
     service.submit(ButtonEdge(ORIGIN + S, Button.LEFT, True))      # game 1 starts
     clock.ns = ORIGIN + S + GRACE_NS
     service.step()
