@@ -85,9 +85,11 @@ from bench_match import generate_match  # noqa: E402
 from luma.core.interface.serial import i2c as luma_i2c  # noqa: E402
 from luma.oled import device as oled  # noqa: E402
 
+from gammonclock.core.effects import Effect, GameStarted, TurnEnded  # noqa: E402
+from gammonclock.core.engine import ButtonEdge, Engine  # noqa: E402
+from gammonclock.core.match_state import Phase  # noqa: E402
+from gammonclock.core.rules import MatchRules  # noqa: E402
 from gammonclock.durations import NS_PER_S  # noqa: E402
-from gammonclock.effects import Effect, GameStarted, TurnEnded  # noqa: E402
-from gammonclock.engine import ButtonEdge, Engine  # noqa: E402
 from gammonclock.hardware import partial  # noqa: E402
 from gammonclock.hardware.bus_writer import BusWriter  # noqa: E402
 from gammonclock.hardware.i2c_emulator import (  # noqa: E402
@@ -99,8 +101,6 @@ from gammonclock.hardware.i2c_emulator import (  # noqa: E402
 from gammonclock.hardware.panels import Panel  # noqa: E402
 from gammonclock.hardware.presenters import PanelPresenter  # noqa: E402
 from gammonclock.hardware.screens import HEIGHT, WIDTH  # noqa: E402
-from gammonclock.match_state import Phase  # noqa: E402
-from gammonclock.rules import MatchRules  # noqa: E402
 from gammonclock.sides import Button, Pair, Side  # noqa: E402
 
 ADDRESSES = Pair(0x3C, 0x3D)

@@ -42,8 +42,8 @@ try:
 except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.session import replay
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.runtime.session import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,8 +52,8 @@ TARGET_PERCENT = 2.0
 # Runs in the child: `gammonclock run`, with the left button pressed once the loop has started.
 HELPER = r"""
 import os, sys, threading, time, traceback
-import gammonclock.device as device_module
-from gammonclock import cli
+import gammonclock.device.build as device_module
+from gammonclock.cli.main import main as cli
 from gammonclock.sides import Button
 
 build = device_module.build_device

@@ -31,11 +31,11 @@ from luma.core.device import dummy
 from luma.core.interface.serial import noop
 from luma.oled.device import ssd1306
 
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.match import MatchState
+from gammonclock.core.rules import MatchRules
 from gammonclock.hardware.panels import Panel
 from gammonclock.hardware.screens import HEIGHT, WIDTH, panel_view, render
-from gammonclock.match import MatchState
-from gammonclock.rules import MatchRules
 from gammonclock.sides import Button, Pair, Side
 
 NS_PER_S = 1_000_000_000

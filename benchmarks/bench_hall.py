@@ -89,16 +89,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # benchmarks/ too: the clocks' processes are spawned, and find `clocks_process` by importing this
 sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
-from gammonclock import hall_link  # noqa: E402
-from gammonclock.config import parse_device_config  # noqa: E402
-from gammonclock.device import Device, build_device  # noqa: E402
-from gammonclock.engine import ButtonEdge  # noqa: E402
-from gammonclock.hall_link import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
-from gammonclock.hall_mqtt import BrokerURL  # noqa: E402
-from gammonclock.hall_outbox import MEMORY_FILE, journals_in_order  # noqa: E402
-from gammonclock.hall_server import Hall, HallOptions  # noqa: E402
-from gammonclock.hall_web import make_app  # noqa: E402
-from gammonclock.journal import read_journal  # noqa: E402
+from gammonclock.config.loading import parse_device_config  # noqa: E402
+from gammonclock.core.engine import ButtonEdge  # noqa: E402
+from gammonclock.device.build import Device, build_device  # noqa: E402
+from gammonclock.hall.mqtt import BrokerURL  # noqa: E402
+from gammonclock.hall.server import Hall, HallOptions  # noqa: E402
+from gammonclock.hall.web import make_app  # noqa: E402
+from gammonclock.journal.journal import read_journal  # noqa: E402
+from gammonclock.link import client as hall_link  # noqa: E402
+from gammonclock.link.client import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
+from gammonclock.link.outbox import MEMORY_FILE, journals_in_order  # noqa: E402
 from gammonclock.sides import Button, Side  # noqa: E402
 from mqtt_helpers import DIRECTOR, Broker, free_port  # noqa: E402
 

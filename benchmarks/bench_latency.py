@@ -63,10 +63,10 @@ except ImportError:  # running from a checkout without the package installed
 
 from luma.core.device import dummy
 
-from gammonclock.config import parse_config
-from gammonclock.device import build_device
+from gammonclock.config.loading import parse_config
+from gammonclock.device.build import build_device
 from gammonclock.hardware.panels import Panel
-from gammonclock.service import GRACE_NS
+from gammonclock.runtime.service import GRACE_NS
 from gammonclock.sides import Button, Pair, Side
 
 ROOT = Path(__file__).resolve().parents[1]

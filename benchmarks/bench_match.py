@@ -36,12 +36,12 @@ try:
 except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 
-from gammonclock.effects import Effect, MatchEnded, TurnEnded, surviving
-from gammonclock.engine import ButtonEdge, Engine
-from gammonclock.rules import MatchRules
-from gammonclock.script import parse_script
+from gammonclock.core.effects import Effect, MatchEnded, TurnEnded, surviving
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.rules import MatchRules
 from gammonclock.sides import Button, Side
-from gammonclock.simulate import simulate
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import simulate
 
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000

@@ -45,22 +45,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_match import generate_match  # noqa: E402
 
-from gammonclock.arbiter import Pause  # noqa: E402
-from gammonclock.config import parse_config  # noqa: E402
-from gammonclock.effects import Effect, TurnEnded, surviving  # noqa: E402
-from gammonclock.engine import ButtonEdge, Engine, Input  # noqa: E402
-from gammonclock.journal import (  # noqa: E402
+from gammonclock.config.loading import parse_config  # noqa: E402
+from gammonclock.core.arbiter import Pause  # noqa: E402
+from gammonclock.core.effects import Effect, TurnEnded, surviving  # noqa: E402
+from gammonclock.core.engine import ButtonEdge, Engine, Input  # noqa: E402
+from gammonclock.core.match import ArbiterAction  # noqa: E402
+from gammonclock.journal.journal import (  # noqa: E402
     JOURNALS_DIR,
     SNAPSHOT_KIND,
     JournalWriter,
     Stamp,
     load_or_create_key,
 )
-from gammonclock.match import ArbiterAction  # noqa: E402
-from gammonclock.service import settle_memory  # noqa: E402
-from gammonclock.session import Session, journal_header  # noqa: E402
+from gammonclock.runtime.service import settle_memory  # noqa: E402
+from gammonclock.runtime.session import Session, journal_header  # noqa: E402
 from gammonclock.sides import Button  # noqa: E402
-from gammonclock.simulate import run_script  # noqa: E402
+from gammonclock.sim.simulate import run_script  # noqa: E402
 
 MS, S = 1_000_000, 1_000_000_000
 TARGET_RSS_MB, TARGET_SNAPSHOT_KB, TARGET_GC_MS, TARGET_EXPORT_MB = 40, 10, 10, 45

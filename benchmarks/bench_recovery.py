@@ -43,13 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_match import generate_match  # noqa: E402
 from bench_start import journal_in_progress, run_to_ready  # noqa: E402
 
-from gammonclock.arbiter import SetScore  # noqa: E402
-from gammonclock.config import parse_config  # noqa: E402
-from gammonclock.effects import Effect, GameEnded  # noqa: E402
-from gammonclock.engine import Engine, Input  # noqa: E402
-from gammonclock.journal import JOURNALS_DIR  # noqa: E402
-from gammonclock.match import ArbiterAction  # noqa: E402
-from gammonclock.simulate import simulate  # noqa: E402
+from gammonclock.config.loading import parse_config  # noqa: E402
+from gammonclock.core.arbiter import SetScore  # noqa: E402
+from gammonclock.core.effects import Effect, GameEnded  # noqa: E402
+from gammonclock.core.engine import Engine, Input  # noqa: E402
+from gammonclock.core.match import ArbiterAction  # noqa: E402
+from gammonclock.journal.journal import JOURNALS_DIR  # noqa: E402
+from gammonclock.sim.simulate import simulate  # noqa: E402
 
 KEPT = 0.95            # the share of the match's inputs journaled: it is still in progress
 RESET_AT = 80          # the arbiter sets the score back once a side has this many points
@@ -120,7 +120,7 @@ def cut(template: Path, records: int, state: Path) -> str:
 # `gammonclock ARGS` in a fresh interpreter that reports its own peak memory as it ends (VmHWM
 # of its own address space: the rusage of a child counts the parent's size before its exec).
 _MEASURED = ("import sys\n"
-             "from gammonclock.cli import main\n"
+             "from gammonclock.cli.main import main\n"
              "try:\n"
              "    code = main(sys.argv[1:])\n"
              "finally:\n"

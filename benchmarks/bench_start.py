@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_match import generate_benchmark_match  # noqa: E402
 
-from gammonclock.engine import Engine, Input  # noqa: E402
-from gammonclock.journal import JOURNALS_DIR, JournalWriter, Stamp, load_or_create_key  # noqa: E402
-from gammonclock.rules import MatchRules  # noqa: E402
-from gammonclock.session import Session, journal_header  # noqa: E402
-from gammonclock.simulate import run_script  # noqa: E402
+from gammonclock.core.engine import Engine, Input  # noqa: E402
+from gammonclock.core.rules import MatchRules  # noqa: E402
+from gammonclock.journal.journal import JOURNALS_DIR, JournalWriter, Stamp, load_or_create_key  # noqa: E402
+from gammonclock.runtime.session import Session, journal_header  # noqa: E402
+from gammonclock.sim.simulate import run_script  # noqa: E402
 
 CONFIG = ('[match]\ndiscipline = "backgammon"\nlength = 25\n\n'
           '[hardware]\npin_factory = "mock"\n')

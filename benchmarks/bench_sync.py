@@ -44,12 +44,12 @@ try:
 except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 
-from gammonclock.config import parse_config
-from gammonclock.effects import Effect
-from gammonclock.engine import ButtonEdge, Engine
-from gammonclock.journal import JournalWriter, Stamp, load_or_create_key
-from gammonclock.service import GRACE_NS, ClockService
-from gammonclock.session import Session, journal_header
+from gammonclock.config.loading import parse_config
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key
+from gammonclock.runtime.service import GRACE_NS, ClockService
+from gammonclock.runtime.session import Session, journal_header
 from gammonclock.sides import Button
 
 MS = 1_000_000

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from gammonclock.effects import Effect, surviving
-from gammonclock.engine import Engine
-from gammonclock.rules import MatchRules
-from gammonclock.script import parse_script
-from gammonclock.simulate import simulate
+from gammonclock.core.effects import Effect, surviving
+from gammonclock.core.engine import Engine
+from gammonclock.core.rules import MatchRules
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import simulate
 
 
 @dataclass

@@ -84,8 +84,8 @@ def running_device(text: str, state: Path) -> Iterator[tuple[Any, Path]]:
     socket, default limits), and its state directory; stopped and closed at the end."""
     import threading
 
-    from gammonclock.config import parse_config
-    from gammonclock.device import build_device
+    from gammonclock.config.loading import parse_config
+    from gammonclock.device.build import build_device
 
     device = build_device(parse_config(text, "mock.toml"), state)
     worker = threading.Thread(target=device.service.run, daemon=True)

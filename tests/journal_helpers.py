@@ -10,10 +10,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from gammonclock.config import Config, parse_config
-from gammonclock.device import open_match
-from gammonclock.engine import ButtonEdge, Engine
-from gammonclock.journal import (
+from gammonclock.config.loading import Config, parse_config
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.device.build import open_match
+from gammonclock.journal.journal import (
     GENESIS,
     JournalWriter,
     Stamp,
@@ -21,10 +21,10 @@ from gammonclock.journal import (
     load_or_create_key,
     read_key,
 )
-from gammonclock.script import parse_script
-from gammonclock.session import Session, journal_header
+from gammonclock.runtime.session import Session, journal_header
 from gammonclock.sides import Button
-from gammonclock.simulate import run_script
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import run_script
 
 S = 1_000_000_000
 

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ACL_FILE = ROOT / "hall" / "acl"
 SHIPPED_CONF = ROOT / "hall" / "mosquitto.conf"
 # The shipped config's settings every test broker has too (the rest is per test: port, files).
-from gammonclock.hall_demo import SHIPPED_OPTIONS, shipped_options  # noqa: E402, F401
+from gammonclock.sim.hall_demo import SHIPPED_OPTIONS, shipped_options  # noqa: E402, F401
 
 DIRECTOR = "hall"                       # the director's account in hall/acl
 WATCHER = "watcher"                     # the tests' own account: reads everything, writes nothing

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import play
-from gammonclock.effects import ArbiterCommand, Refused, Undone, Warned
+from gammonclock.core.effects import ArbiterCommand, Refused, Undone, Warned
 
 R14 = 14 * 60_000
 OPENING = """

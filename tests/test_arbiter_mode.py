@@ -10,17 +10,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import Played, play
-from gammonclock.effects import ArbiterCommand, Ignored, Refused, Shown, TurnEnded, TurnEndReason
-from gammonclock.engine import ButtonEdge, Engine, PinKey
+from gammonclock.core.effects import (
+    ArbiterCommand,
+    Ignored,
+    Refused,
+    Shown,
+    TurnEnded,
+    TurnEndReason,
+)
+from gammonclock.core.engine import ButtonEdge, Engine, PinKey
+from gammonclock.core.match import Recover
+from gammonclock.core.match_state import PanelStage
+from gammonclock.core.pin import hash_pin
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import MatchRules
 from gammonclock.hardware.screens import Layout, PanelView, panel_view
-from gammonclock.match import Recover
-from gammonclock.match_state import PanelStage
-from gammonclock.pin import hash_pin
-from gammonclock.reasons import Reason
-from gammonclock.rules import MatchRules
-from gammonclock.script import parse_script
+from gammonclock.journal.snapshot import engine_data, engine_from
 from gammonclock.sides import Button, Side
-from gammonclock.snapshot import engine_data, engine_from
+from gammonclock.sim.script import parse_script
 from property_helpers import property_settings
 
 S = 1_000_000_000
@@ -501,8 +508,8 @@ reached: set[PanelStage | None] = set()
 @property_settings(300)
 @given(STEPS)
 def test_any_edges_with_a_pin_keep_the_engine_whole(steps):
-    from gammonclock.arbiter import parse_command
-    from gammonclock.match import ArbiterAction
+    from gammonclock.core.arbiter import parse_command
+    from gammonclock.core.match import ArbiterAction
 
     rules = MatchRules.defaults(arbiter_pin=hash_pin("LRCL"), hold_ns=500_000_000, chord_ns=S,
                                 reserve_ns=60 * S)

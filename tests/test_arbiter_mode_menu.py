@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from conftest import Played
-from gammonclock.config import parse_device_config
-from gammonclock.device import build_device
-from gammonclock.effects import ArbiterCommand, Shown, TurnEnded, TurnEndReason
-from gammonclock.engine import ButtonEdge
+from gammonclock.config.loading import parse_device_config
+from gammonclock.core.effects import ArbiterCommand, Shown, TurnEnded, TurnEndReason
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.core.match import Recover
+from gammonclock.core.match_state import MenuItem, PanelStage
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import EndReason
+from gammonclock.device.build import build_device
 from gammonclock.hardware.screens import panel_view
 from gammonclock.hardware.views import TableInfo
-from gammonclock.journal import read_journal
-from gammonclock.match import Recover
-from gammonclock.match_state import MenuItem, PanelStage
-from gammonclock.reasons import Reason
-from gammonclock.rules import EndReason
+from gammonclock.journal.journal import read_journal
 from gammonclock.sides import Button, Side
 from test_arbiter_mode import OPENING, RIGHT_PIN_TAPS, chord, entry, reserve_ns, run, taps
 

@@ -6,12 +6,12 @@ import json
 import os
 from pathlib import Path
 
-from gammonclock.arbiter_socket import ask, socket_path
-from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.device import build_device
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.session import replay
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config
+from gammonclock.device.build import build_device
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.session import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
@@ -101,7 +101,7 @@ def test_a_socket_left_by_a_crash_is_replaced_and_the_socket_goes_at_close(tmp_p
 def test_an_undo_that_acted_exits_0_and_lists_what_no_longer_applies(running, capsys):
     import time
 
-    from gammonclock.engine import ButtonEdge
+    from gammonclock.core.engine import ButtonEdge
     from gammonclock.sides import Button
 
     device, state_dir = running
@@ -134,8 +134,12 @@ def test_the_arbiter_finds_this_logins_simulator_without_flags(tmp_path, monkeyp
     import socket
     import tempfile
 
-    from gammonclock import arbiter_socket
-    from gammonclock.arbiter_socket import asking_path, simulator_socket_path, someone_serves
+    from gammonclock.runtime import arbiter_socket
+    from gammonclock.runtime.arbiter_socket import (
+        asking_path,
+        simulator_socket_path,
+        someone_serves,
+    )
 
     short = Path(tempfile.mkdtemp(prefix="gc-"))      # a socket's path has at most 107 bytes
     monkeypatch.setattr(tempfile, "gettempdir", lambda: str(short))
@@ -164,7 +168,7 @@ def test_a_login_outside_the_sockets_group_is_told_it_is_a_permission_problem(
         running, capsys, monkeypatch):
     # The kernel's refusal, as `connect` gives it to a login outside the socket's group (the
     # tests run as root, whom the kernel never refuses, so the refusal is put in its place).
-    from gammonclock import arbiter_socket
+    from gammonclock.runtime import arbiter_socket
 
     _, state_dir = running
 

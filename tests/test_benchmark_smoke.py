@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from bench_helpers import load_benchmark
-from gammonclock.effects import TurnEnded, surviving
-from gammonclock.engine import ButtonEdge
-from gammonclock.script import parse_script
+from gammonclock.core.effects import TurnEnded, surviving
+from gammonclock.core.engine import ButtonEdge
 from gammonclock.sides import Side
+from gammonclock.sim.script import parse_script
 
 bench = load_benchmark("bench_match")
 

@@ -13,7 +13,10 @@ from fractions import Fraction
 
 import pytest
 
-from gammonclock.arbiter import (
+from gammonclock.cli.main import main
+from gammonclock.config.loading import ConfigError, parse_config
+from gammonclock.config.schema import FIELDS, Duration
+from gammonclock.core.arbiter import (
     Adjust,
     ArbiterSyntaxError,
     Forfeit,
@@ -22,9 +25,6 @@ from gammonclock.arbiter import (
     Warn,
     parse_command,
 )
-from gammonclock.cli import main
-from gammonclock.config import ConfigError, parse_config
-from gammonclock.config_schema import FIELDS, Duration
 from gammonclock.durations import (
     MAX_DURATION_NS,
     DurationError,
@@ -32,8 +32,8 @@ from gammonclock.durations import (
     parse_duration,
     seconds_to_ns,
 )
-from gammonclock.script import ScriptError, parse_script
 from gammonclock.sides import Side
+from gammonclock.sim.script import ScriptError, parse_script
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -355,6 +355,6 @@ def test_a_speed_beyond_the_bounds_is_an_argument_error(tmp_path, capsys, speed)
 
 @pytest.mark.parametrize("speed", ["0.01", "0.5", "10000"])
 def test_a_speed_within_the_bounds_is_taken(speed):
-    from gammonclock.cli import build_parser
+    from gammonclock.cli.main import build_parser
     args = build_parser().parse_args(["simulate", "--config", "x", "--speed", speed])
     assert args.speed == float(speed)

@@ -10,7 +10,7 @@ from luma.core.device import dummy
 from PIL import Image, ImageChops
 
 from conftest import play
-from gammonclock.engine import ButtonEdge
+from gammonclock.core.engine import ButtonEdge
 from gammonclock.hardware import panels
 from gammonclock.hardware.bus_writer import BusWriter
 from gammonclock.hardware.panels import FIRST_RETRY_NS, Panel

@@ -14,13 +14,13 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
-from gammonclock.config import DEFAULT_DEVICE
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.config.loading import DEFAULT_DEVICE
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.rules import MatchRules
 from gammonclock.hardware.buttons import ButtonBoard, make_pin_factory
 from gammonclock.hardware.errors import HardwareError
-from gammonclock.rules import MatchRules
-from gammonclock.script import parse_script
 from gammonclock.sides import Button
+from gammonclock.sim.script import parse_script
 from pin_helpers import clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
 
 PINS = DEFAULT_DEVICE.button_pins          # left 17, right 27, cube 22
@@ -295,9 +295,9 @@ def test_a_release_lost_in_bounce_is_delivered_once_the_button_settles():
 
     from gpiozero.pins.mock import MockFactory
 
-    from gammonclock.engine import Engine
+    from gammonclock.core.engine import Engine
+    from gammonclock.core.rules import MatchRules
     from gammonclock.hardware.buttons import ButtonBoard
-    from gammonclock.rules import MatchRules
     from gammonclock.sides import Button as _Button
 
     factory = MockFactory()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from gammonclock.config import DEFAULT_DEVICE
+from gammonclock.config.loading import DEFAULT_DEVICE
 from gammonclock.hardware.buzzer import (
     FLAG,
     LOW_TIME,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.cli import main
-from gammonclock.config import load_config
-from gammonclock.script import load_script
-from gammonclock.simulate import simulate
+from gammonclock.cli.main import main
+from gammonclock.config.loading import load_config
+from gammonclock.sim.script import load_script
+from gammonclock.sim.simulate import simulate
 
 CONFIG = """\
 [match]
@@ -292,7 +292,7 @@ def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_
         tmp_path, capsys, monkeypatch, speed, per_record):
     import os
 
-    import gammonclock.journal as journal_module
+    import gammonclock.journal.journal as journal_module
     root = Path(__file__).resolve().parents[1]
     synced: list[int] = []
     real_fsync = os.fsync
@@ -327,7 +327,7 @@ def test_only_one_shot_commands_die_on_a_closed_pipe(monkeypatch, argv, dies_on_
     import argparse
     import signal
 
-    import gammonclock.cli as cli
+    import gammonclock.cli.main as cli
 
     seen: list[object] = []
     real = cli.build_parser()

@@ -10,10 +10,10 @@ from fractions import Fraction
 
 import pytest
 
-from gammonclock.config import ConfigError, load_config, parse_config
-from gammonclock.rules import MatchRules
+from gammonclock.config.loading import ConfigError, load_config, parse_config
+from gammonclock.core.rules import MatchRules
+from gammonclock.core.timecontrol import FlagRule, TimeMode
 from gammonclock.sides import Pair
-from gammonclock.timecontrol import FlagRule, TimeMode
 
 S = 1_000_000_000
 MS = 1_000_000

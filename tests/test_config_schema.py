@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import gammonclock
-from gammonclock import config_schema
 from gammonclock.backoff import Backoff
-from gammonclock.config import (
+from gammonclock.config import schema as config_schema
+from gammonclock.config.loading import (
     DEFAULT_DEVICE,
     PANEL_DRIVERS,
     PIN_FACTORIES,
@@ -29,7 +29,7 @@ from gammonclock.config import (
     PanelConfig,
     parse_config,
 )
-from gammonclock.config_schema import (
+from gammonclock.config.schema import (
     DEVICE,
     FIELDS,
     MATCH,
@@ -40,9 +40,9 @@ from gammonclock.config_schema import (
     table_id_from_host,
     update_docs,
 )
+from gammonclock.core.pin import hash_pin
 from gammonclock.errors import GammonclockError
 from gammonclock.hardware.errors import HardwareError
-from gammonclock.pin import hash_pin
 from gammonclock.sides import Button, Pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -369,15 +369,15 @@ def test_every_error_of_the_package_derives_from_gammonclock_error():
 
 
 @pytest.mark.parametrize("module, name, builtin", [
-    ("gammonclock.config", "ConfigError", ValueError),
+    ("gammonclock.config.loading", "ConfigError", ValueError),
     ("gammonclock.durations", "DurationError", ValueError),
-    ("gammonclock.script", "ScriptError", ValueError),
-    ("gammonclock.dice", "DiceSyntaxError", ValueError),
-    ("gammonclock.arbiter", "ArbiterSyntaxError", ValueError),
-    ("gammonclock.session", "InputError", ValueError),
-    ("gammonclock.journal", "Damaged", ValueError),
-    ("gammonclock.arbiter_socket", "RequestError", ValueError),
-    ("gammonclock.arbiter_socket", "BadReply", ValueError),
+    ("gammonclock.sim.script", "ScriptError", ValueError),
+    ("gammonclock.core.dice", "DiceSyntaxError", ValueError),
+    ("gammonclock.core.arbiter", "ArbiterSyntaxError", ValueError),
+    ("gammonclock.runtime.session", "InputError", ValueError),
+    ("gammonclock.journal.journal", "Damaged", ValueError),
+    ("gammonclock.runtime.arbiter_socket", "RequestError", ValueError),
+    ("gammonclock.runtime.arbiter_socket", "BadReply", ValueError),
     ("gammonclock.hardware.errors", "HardwareError", RuntimeError),
 ])
 def test_an_error_keeps_its_builtin(module, name, builtin):

@@ -18,17 +18,17 @@ import pytest
 from PIL import Image, ImageChops
 
 from device_helpers import MOCK_TEXT, gammonclock, handles_sigterm, mock_config_text
-from gammonclock.cli import main
-from gammonclock.config import Config, parse_config
-from gammonclock.device import Device, build_device
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.cli.main import main
+from gammonclock.config.loading import Config, parse_config
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.match import Phase
+from gammonclock.core.rules import MatchRules
+from gammonclock.device.build import Device, build_device
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, shift_at, shifted
 from gammonclock.hardware.screens import panel_view, render
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.match import Phase
-from gammonclock.rules import MatchRules
-from gammonclock.service import GRACE_NS, ClockService
-from gammonclock.session import replay
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.runtime.service import GRACE_NS, ClockService
+from gammonclock.runtime.session import replay
 from gammonclock.sides import Button, Side
 from pin_helpers import FakeClock, fake_clock
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 import serial
 
-from gammonclock.dice import Roll, Void
+from gammonclock.core.dice import Roll, Void
+from gammonclock.core.match import DiceEvent
 from gammonclock.hardware.dice_reader import DiceReader
-from gammonclock.match import DiceEvent
 from gammonclock.sides import Side
 
 LOGGER = "gammonclock.hardware.dice"

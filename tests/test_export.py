@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config import parse_config
-from gammonclock.durations import NS_PER_S
-from gammonclock.effects import (
+from gammonclock.config.loading import parse_config
+from gammonclock.core.effects import (
     DiceRolled,
     Effect,
     Rewound,
@@ -32,17 +31,18 @@ from gammonclock.effects import (
     TurnStarted,
     surviving,
 )
-from gammonclock.engine import Engine
+from gammonclock.core.engine import Engine
+from gammonclock.durations import NS_PER_S
 from gammonclock.export import ExportError, export_journal, load_match
 from gammonclock.export.chart import reserve_series
 from gammonclock.export.json_out import document
 from gammonclock.export.stats import dice_stats
 from gammonclock.export.text import iso_utc
-from gammonclock.journal import JournalWriter, Stamp, read_journal, verify
-from gammonclock.script import parse_script
-from gammonclock.session import Session, journal_header, replay
+from gammonclock.journal.journal import JournalWriter, Stamp, read_journal, verify
+from gammonclock.runtime.session import Session, journal_header, replay
 from gammonclock.sides import Side
-from gammonclock.simulate import run_script
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import run_script
 
 KEY = bytes(range(32))
 WALL0 = 1_714_557_600_000_000_000          # 2024-05-01T10:00:00Z
@@ -656,7 +656,7 @@ def test_a_journal_whose_config_is_broken(tmp_path):
     header = json.loads(lines[0])
     body = {k: v for k, v in header.items() if k not in ("mac", "sum")}
     body["data"]["config"] = "[match]\nlength = 0\n"
-    from gammonclock.journal import encode
+    from gammonclock.journal.journal import encode
     broken = tmp_path / "broken.jsonl"
     broken.write_bytes(encode(KEY, body) + b"".join(lines[1:]))
     with pytest.raises(ExportError, match="broken.jsonl.*config in its header"):
@@ -831,7 +831,7 @@ def test_third_rejected_challenge(tmp_path):
 def test_wall_clock_times_across_a_power_cut(tmp_path):
     """After an outage the engine's clock goes on from the last record while the wall clock
     jumped: each turn's wall-clock start comes from the records of its own boot."""
-    from gammonclock.session import recover
+    from gammonclock.runtime.session import recover
 
     played = play_journal(tmp_path, CONFIG_11, "1 tap left\n15 tap right\n20 end\n")
     outage = 600 * NS_PER_S

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from bench_helpers import load_benchmark
-from gammonclock.arbiter import Pause, Undo
-from gammonclock.config import parse_config
-from gammonclock.effects import Effect
-from gammonclock.engine import ButtonEdge, Engine, Entry, Input
-from gammonclock.journal import (
+from gammonclock.config.loading import parse_config
+from gammonclock.core.arbiter import Pause, Undo
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import ButtonEdge, Engine, Entry, Input
+from gammonclock.core.match import ArbiterAction
+from gammonclock.journal.journal import (
     SNAPSHOT_KIND,
     JournalStream,
     JournalWriter,
@@ -24,9 +25,9 @@ from gammonclock.journal import (
     read_journal,
     verify,
 )
-from gammonclock.match import ArbiterAction
-from gammonclock.service import ClockService, settle_memory
-from gammonclock.session import (
+from gammonclock.journal.snapshot import engine_data
+from gammonclock.runtime.service import ClockService, settle_memory
+from gammonclock.runtime.session import (
     UNDO_KEPT,
     Session,
     journal_header,
@@ -36,8 +37,7 @@ from gammonclock.session import (
     verify_and_replay,
 )
 from gammonclock.sides import Button
-from gammonclock.simulate import run_script
-from gammonclock.snapshot import engine_data
+from gammonclock.sim.simulate import run_script
 from journal_helpers import fake_stamps
 
 bench = load_benchmark("bench_match")
@@ -158,7 +158,7 @@ def old_kept_history(state: Engine, actions: int = 1, settled: bool = False
 
 def test_a_journal_whose_snapshots_kept_the_ignored_taps_still_verifies_and_recovers(
         tmp_path, monkeypatch):
-    import gammonclock.snapshot as snapshot
+    import gammonclock.journal.snapshot as snapshot
     inputs, end = paused_taps(60)
     with monkeypatch.context() as patched:
         patched.setattr(snapshot, "kept_history", old_kept_history)
@@ -315,7 +315,7 @@ def test_snapshot_json_round_trips_after_the_cut(tmp_path):
 def whole_csv(path: Path) -> str:
     """The CSV as the export made it before issue 20: the whole history replayed, every effect
     numbered, then `effects.surviving`."""
-    from gammonclock.effects import surviving
+    from gammonclock.core.effects import surviving
     from gammonclock.export.csv_out import render_csv
     from gammonclock.export.stream import Place, Stamped, Stream
     from gammonclock.export.turns import derive
@@ -397,7 +397,7 @@ def test_undos_at_the_panel_past_the_cut_history_rebuild_it_too(tmp_path, every)
     """The arbiter's menu undoes (a button's press, not a socket command) twice in a row, the
     live history cut to one player action at each snapshot: the second rebuilds the history
     from the journal, as the socket's undo does, and both do what they do on the whole."""
-    from gammonclock.script import parse_script
+    from gammonclock.sim.script import parse_script
     from test_arbiter_mode import RIGHT_PIN_TAPS, chord, entry, taps
     text = CONFIG + '\n[arbiter]\npin = "LRCL"\n'
     rules = parse_config(text).rules
@@ -435,7 +435,7 @@ class FailingJournal:
         self.last_t: int | None = None
 
     def append(self, *_: object) -> None:
-        from gammonclock.journal import JournalError
+        from gammonclock.journal.journal import JournalError
         raise JournalError(f"{self.path}: cannot append: read-only file system")
 
     def close(self) -> None:

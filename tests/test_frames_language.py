@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from gammonclock.cli import main
-from gammonclock.config import load_config
-from gammonclock.engine import Engine
-from gammonclock.script import load_script
-from gammonclock.session import Session
-from gammonclock.simulate import run_script
-from gammonclock.simulator_ui import FrameRecorder
+from gammonclock.cli.main import main
+from gammonclock.config.loading import load_config
+from gammonclock.core.engine import Engine
+from gammonclock.runtime.session import Session
+from gammonclock.sim.script import load_script
+from gammonclock.sim.simulate import run_script
+from gammonclock.sim.ui import FrameRecorder
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_SCRIPT = ROOT / "examples" / "demo.script"

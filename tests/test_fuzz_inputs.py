@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, event, given
 from hypothesis import strategies as st
 
-from gammonclock.arbiter import (
+from gammonclock.config.loading import SCHEMA, ConfigError, parse_config
+from gammonclock.core.arbiter import (
     USAGE,
     AddTime,
     Adjust,
@@ -27,8 +28,9 @@ from gammonclock.arbiter import (
     Warn,
     parse_command,
 )
-from gammonclock.config import SCHEMA, ConfigError, parse_config
-from gammonclock.dice import DiceSyntaxError, parse_line, parse_words
+from gammonclock.core.dice import DiceSyntaxError, parse_line, parse_words
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.rules import MatchRules
 from gammonclock.durations import (
     MAX_CUBE,
     MAX_DURATION_NS,
@@ -36,10 +38,8 @@ from gammonclock.durations import (
     MAX_TEXT_LENGTH,
     has_control_characters,
 )
-from gammonclock.engine import ButtonEdge, Engine
-from gammonclock.rules import MatchRules
-from gammonclock.script import ACTIONS, ScriptError, parse_script
 from gammonclock.sides import Button
+from gammonclock.sim.script import ACTIONS, ScriptError, parse_script
 from property_helpers import property_settings
 
 MS = 1_000_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import play
-from gammonclock.effects import (
+from gammonclock.core.effects import (
     BreakStarted,
     DoubleOffered,
     GameStarted,
@@ -18,7 +18,7 @@ from gammonclock.effects import (
     Shown,
     TurnEnded,
 )
-from gammonclock.rules import ResultKind
+from gammonclock.core.rules import ResultKind
 
 R14 = 14 * 60_000          # a 7-point backgammon reserve, ms
 # A game under way: right won the opening roll (left taps), right moved, left moved; right's

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
 from conftest import play
-from gammonclock.effects import (
+from gammonclock.core.effects import (
     DiceRolled,
     Effect,
     GameEnded,
@@ -24,6 +24,7 @@ from gammonclock.effects import (
     RollVoided,
     TurnStarted,
 )
+from gammonclock.core.rules import GameResult, ResultKind
 from gammonclock.hardware import partial
 from gammonclock.hardware.drawing import RUN_CELL
 from gammonclock.hardware.notices import notice_for, opening_dice
@@ -31,7 +32,6 @@ from gammonclock.hardware.panels import SHIFTS, shifted
 from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.redraw import settled
 from gammonclock.hardware.screens import MARGIN, Clock, PanelView, panel_view, render
-from gammonclock.rules import GameResult, ResultKind
 from gammonclock.sides import Pair, Side
 from property_helpers import property_settings
 

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config import parse_config
-from gammonclock.effects import Effect
-from gammonclock.engine import ButtonEdge, ButtonState, Engine
-from gammonclock.journal import JournalWriter, Stamp, load_or_create_key, read_journal
-from gammonclock.match import MatchState
-from gammonclock.service import GRACE_NS, TIMER_GRACE_NS, ClockService
-from gammonclock.session import Session, journal_header, recover, replay_from_snapshot
+from gammonclock.config.loading import parse_config
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import ButtonEdge, ButtonState, Engine
+from gammonclock.core.match import MatchState
+from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key, read_journal
+from gammonclock.runtime.service import GRACE_NS, TIMER_GRACE_NS, ClockService
+from gammonclock.runtime.session import Session, journal_header, recover, replay_from_snapshot
 from gammonclock.sides import Button
 from pin_helpers import FakeClock  # the tests' one monotonic clock (ns = 1000 s)
 
@@ -416,7 +416,7 @@ def test_the_panels_render_beside_the_sync_and_reach_the_glass_after_it(tmp_path
 def test_the_hall_reads_only_what_a_sync_covered(rig):
     """The hall link's bound (`next_seq - 1`: the last record on the card) stops before a
     release written and not yet synced, and moves past it once the next sync covers it."""
-    from gammonclock.hall_outbox import JournalTail
+    from gammonclock.link.outbox import JournalTail
 
     play(rig, 2)
     writer = rig.session.journal

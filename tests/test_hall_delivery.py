@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_archive, hall_link
-from gammonclock.hall_archive import JOURNAL_NAME, store_journal
-from gammonclock.hall_delivery import EventKey, TablePosition, event_key
-from gammonclock.hall_outbox import MEMORY_FILE, Ack
+from gammonclock.hall import archive as hall_archive
+from gammonclock.hall.archive import JOURNAL_NAME, store_journal
+from gammonclock.hall.delivery import EventKey, TablePosition, event_key
+from gammonclock.link import client as hall_link
+from gammonclock.link.outbox import MEMORY_FILE, Ack
 from gammonclock.sides import Button
 from hall_helpers import HallRunner
 from mqtt_helpers import (  # noqa: F401  (the fixture)

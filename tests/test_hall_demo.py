@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_demo
-from gammonclock.hall_pairings import parse_pairings
+from gammonclock.hall.pairings import parse_pairings
+from gammonclock.sim import hall_demo
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = Path(sys.executable).with_name("gammonclock")

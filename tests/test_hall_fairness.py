@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_server
-from gammonclock.hall_mqtt import BrokerURL, HallClient
-from gammonclock.hall_server import Hall, HallOptions
+from gammonclock.hall import server as hall_server
+from gammonclock.hall.mqtt import BrokerURL, HallClient
+from gammonclock.hall.server import Hall, HallOptions
 
 P = "gammonclock"
 

@@ -16,16 +16,17 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_archive, hall_link
-from gammonclock.hall_archive import (
+from gammonclock.hall import archive as hall_archive
+from gammonclock.hall.archive import (
     MAX_JOURNAL_BYTES,
     ArchiveError,
     journal_message,
     store_journal,
     verify_archived,
 )
-from gammonclock.journal import SECRET_FILE
-from gammonclock.lifecycle import load_next_match, run_on_loop
+from gammonclock.journal.journal import SECRET_FILE
+from gammonclock.link import client as hall_link
+from gammonclock.runtime.lifecycle import load_next_match, run_on_loop
 from hall_helpers import HallRunner
 from mqtt_helpers import SHIPPED_CONF, Broker, broker_fixture  # noqa: F401  (the fixture)
 from test_hall_delivery import MATCH, acked, all_acknowledged, play
@@ -258,8 +259,8 @@ def test_a_table_has_one_journal_archived_at_a_time_and_a_few_waiting(tmp_path: 
     dropped are sent again by the table (nothing is acknowledged for them), so none is lost."""
     import asyncio
 
-    from gammonclock.hall_mqtt import BrokerURL
-    from gammonclock.hall_server import Hall, HallOptions
+    from gammonclock.hall.mqtt import BrokerURL
+    from gammonclock.hall.server import Hall, HallOptions
 
     hall = Hall(HallOptions(BrokerURL.parse("mqtt://127.0.0.1:1"), "hall", "pw",
                             archive=tmp_path / "archive"))

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 
 from device_helpers import mock_config_text, start_run, wait_until_running
-from gammonclock import hall_link
-from gammonclock.arbiter import parse_command
-from gammonclock.config import parse_device_config
-from gammonclock.device import Device, build_device
-from gammonclock.engine import ButtonEdge
-from gammonclock.hall_outbox import MEMORY_FILE, Ack, Event, JournalTail
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.match import ArbiterAction
-from gammonclock.service import Reply
+from gammonclock.config.loading import parse_device_config
+from gammonclock.core.arbiter import parse_command
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.core.match import ArbiterAction
+from gammonclock.device.build import Device, build_device
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.link import client as hall_link
+from gammonclock.link.outbox import MEMORY_FILE, Ack, Event, JournalTail
+from gammonclock.runtime.service import Reply
 from gammonclock.sides import Button
 from hall_helpers import HallRunner
 from mqtt_helpers import (  # noqa: F401  (the fixture)
@@ -606,7 +606,7 @@ def test_the_tail_waits_for_a_whole_line(tmp_path: Path) -> None:
 def test_pahos_not_connected_lines_are_not_repeated_in_the_log(caplog) -> None:
     import logging as logging_module
 
-    from gammonclock.hall_link import PAHO_LOG
+    from gammonclock.link.client import PAHO_LOG
     with caplog.at_level(logging_module.DEBUG, logger=PAHO_LOG.name):
         for _ in range(3):
             PAHO_LOG.error("Client is not connected. Socket: None). Last known Connection "

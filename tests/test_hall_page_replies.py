@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall_requests import match_digest
-from gammonclock.hall_view import HallView
-from gammonclock.journal import read_journal
+from gammonclock.hall.view import HallView
+from gammonclock.journal.journal import read_journal
+from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
 from mqtt_helpers import Broker, Collector, broker  # noqa: F401  (the fixture)
 from test_hall_link import (  # noqa: F401  (the fixture)
@@ -323,8 +323,8 @@ def test_the_hall_waits_only_for_the_reply_of_the_table_it_asked(tmp_path: Path)
     that sends a reply with the same id first (the page then shows only the right one)."""
     import asyncio
 
-    from gammonclock.hall_mqtt import BrokerURL
-    from gammonclock.hall_server import Hall, HallOptions
+    from gammonclock.hall.mqtt import BrokerURL
+    from gammonclock.hall.server import Hall, HallOptions
 
     hall = Hall(HallOptions(BrokerURL.parse("mqtt://127.0.0.1:1"), "hall", "pw",
                             archive=tmp_path / "archive"))

@@ -3,7 +3,7 @@
 матч, куб, перерыв, флажок, Кроуфорд, судья), counts in their plural forms (1 стол, 2 стола,
 5 столов); a switch on the page chooses the language for that browser, which remembers it.
 
-The page's texts are one catalogue per language (hall_static/texts.json, put in the page by the
+The page's texts are one catalogue per language (hall/static/texts.json, put in the page by the
 hall); the hall's alerts come with their catalogue id and parameters (`say`), and in English the
 page says exactly what the hall says. Against a real Mosquitto, tables' own MQTT clients, and the
 page in a headless Chromium (tests/test_hall_page.py)."""
@@ -19,17 +19,18 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_demo, hall_web
-from gammonclock.cli import build_parser
-from gammonclock.config import parse_match_config
-from gammonclock.hall_run import options_of
-from gammonclock.hall_view import HallView
-from gammonclock.hall_web import TOKEN, TextsError, make_app, page_html, page_texts
+from gammonclock.cli.main import build_parser
+from gammonclock.config.loading import parse_match_config
+from gammonclock.hall import web as hall_web
+from gammonclock.hall.run import options_of
+from gammonclock.hall.view import HallView
+from gammonclock.hall.web import TOKEN, TextsError, make_app, page_html, page_texts
+from gammonclock.sim import hall_demo
 from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
 from test_hall_page import DESKTOP, PHONE, browser  # noqa: F401  (the fixture)
 from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
-STATIC = Path(hall_web.__file__).with_name("hall_static")
+STATIC = Path(hall_web.__file__).with_name("static")
 SHA = "ab" * 32
 # Latin words a Russian page may show: the tables' ids and journals (names, not words), and
 # each language's name in the switch.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from gammonclock.engine import ButtonEdge
+from gammonclock.core.engine import ButtonEdge
 from gammonclock.sides import Button
 from hall_helpers import HallRunner
 from mqtt_helpers import (  # noqa: F401  (the fixture)

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_requests
-from gammonclock.effects import Refused
-from gammonclock.engine import Input
-from gammonclock.hall_outbox import HallMemory
-from gammonclock.hall_requests import HallRequests
-from gammonclock.lifecycle import LoadOutcome
-from gammonclock.reasons import Reason
-from gammonclock.service import Reply, Task
+from gammonclock.core.effects import Refused
+from gammonclock.core.engine import Input
+from gammonclock.core.reasons import Reason
+from gammonclock.link import requests as hall_requests
+from gammonclock.link.outbox import HallMemory
+from gammonclock.link.requests import HallRequests
+from gammonclock.runtime.lifecycle import LoadOutcome
+from gammonclock.runtime.service import Reply, Task
 
 
 class SilentLoop:

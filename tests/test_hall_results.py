@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from gammonclock import hall_link
-from gammonclock.hall_archive import verify_archived
-from gammonclock.hall_results import (
+from gammonclock.hall.archive import verify_archived
+from gammonclock.hall.results import (
     MAX_RESULTS,
     RESULT_COLUMNS,
     Result,
@@ -32,7 +31,8 @@ from gammonclock.hall_results import (
     collect,
     safe_cell,
 )
-from gammonclock.journal import SECRET_FILE
+from gammonclock.journal.journal import SECRET_FILE
+from gammonclock.link import client as hall_link
 from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
 from test_export import EDGE_CASES, play_journal
 from test_hall_delivery import MATCH, all_acknowledged, play
@@ -345,8 +345,8 @@ def test_without_the_key_a_broken_chain_is_tampered_and_a_torn_tail_is_not(
     """Without the table's key the archive checks the chain: a record altered without its
     checksum made again is TAMPERED in the results (not "unreadable"), while a last record
     torn by a power cut is no tampering."""
-    from gammonclock.hall_archive import verify_archived
-    from gammonclock.hall_results import TAMPERED, verdict_word
+    from gammonclock.hall.archive import verify_archived
+    from gammonclock.hall.results import TAMPERED, verdict_word
     from journal_helpers import journaled_run
 
     path, _, _ = journaled_run(tmp_path)

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gammonclock.hall_view import (
+from gammonclock.hall.view import (
     ALERTS_KEPT,
     JOURNALS_KEPT,
     MAX_LAG_MS,

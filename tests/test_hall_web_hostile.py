@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall_web import (
+from gammonclock.hall.web import (
     GuardedSite,
     Limits,
     PageHosts,
@@ -232,7 +232,7 @@ def test_the_hall_raises_its_open_file_limit_to_the_hard_one(broker: Broker,  # 
 
 
 def test_page_arguments(tmp_path: Path) -> None:
-    from gammonclock.hall_run import UsageError, options_of
+    from gammonclock.hall.run import UsageError, options_of
     from test_hall_web import _args
     _options, page = options_of(_args(tmp_path, page_host=["Hall.Local", "[fe80::1]",
                                                            "10.0.0.9"]))
@@ -634,7 +634,7 @@ def test_the_gate_counts_out_a_connection_admitted_by_evicting_its_addresss_last
     gate refused every connection."""
     import asyncio
 
-    from gammonclock.hall_web import Gate, GuardedConnection, Limits
+    from gammonclock.hall.web import Gate, GuardedConnection, Limits
 
     gate = Gate(lambda: asyncio.Protocol(), Limits(per_address=1, total=16))
 

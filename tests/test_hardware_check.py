@@ -26,14 +26,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
-from gammonclock import hardware_check
-from gammonclock.config import DEFAULT_DEVICE, DeviceConfig
-from gammonclock.device import dummy_panels
+from gammonclock.config.loading import DEFAULT_DEVICE, DeviceConfig
+from gammonclock.device import check as hardware_check
+from gammonclock.device.build import dummy_panels
+from gammonclock.device.check import check_hardware, check_screen, still_instant
 from gammonclock.hardware.buttons import ButtonBoard
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, Panel, shift_at
 from gammonclock.hardware.screens import HEIGHT, WIDTH
-from gammonclock.hardware_check import check_hardware, check_screen, still_instant
 from gammonclock.sides import Button, Pair, Side
 from pin_helpers import FakeClock, clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
 
@@ -436,7 +436,7 @@ def mock_device_toml(tmp_path: Path) -> Path:
 
 
 def test_the_command_measures_the_state_folders_card_unless_told_not_to(tmp_path, capsys):
-    from gammonclock.cli import main
+    from gammonclock.cli.main import main
     state = tmp_path / "state"
     state.mkdir()
     device = mock_device_toml(tmp_path)

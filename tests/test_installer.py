@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config import parse_config
-from gammonclock.config_schema import DEVICE, SECTIONS, default_table_id
-from gammonclock.config_schema import MATCH as MATCH_KIND
+from gammonclock.config.loading import parse_config
+from gammonclock.config.schema import DEVICE, SECTIONS, default_table_id
+from gammonclock.config.schema import MATCH as MATCH_KIND
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVICE_EXAMPLE = "config/device.toml"
@@ -198,7 +198,7 @@ def test_a_first_run_places_the_code_the_configs_the_units_and_the_usb_rule(chec
     assert os.readlink(tmp_path / COMMAND_LINK) == "/opt/gammonclock/.venv/bin/gammonclock"
     code = tmp_path / CODE
     assert (code / "pyproject.toml").read_bytes() == (ROOT / "pyproject.toml").read_bytes()
-    assert (code / "firmware/gammonclock/cli.py").is_file()
+    assert (code / "firmware/gammonclock/cli/main.py").is_file()
     assert not (code / ".git").exists() and not (code / ".venv").exists()
     assert "the virtual environment left out (--skip-venv)" in out
     assert "done: " in out and "already done" not in out and "WARNING" not in out

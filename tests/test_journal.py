@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
-from gammonclock.cli import main
-from gammonclock.engine import Engine
-from gammonclock.journal import (
+from gammonclock.cli.main import main
+from gammonclock.core.engine import Engine
+from gammonclock.journal.journal import (
     JournalError,
     JournalWriter,
     Stamp,
@@ -21,9 +21,9 @@ from gammonclock.journal import (
     read_key,
     verify,
 )
-from gammonclock.script import parse_script
-from gammonclock.session import input_from, replay
-from gammonclock.simulate import simulate
+from gammonclock.runtime.session import input_from, replay
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import simulate
 from journal_helpers import SCRIPT, journaled_run, line_offsets
 
 STAMP = Stamp(1, "b", 2)
@@ -249,7 +249,7 @@ def test_each_record_is_fsynced_before_the_observers_see_its_effects(tmp_path, m
     monkeypatch.setattr(os, "fsync", recording_fsync)
     seen: list[tuple[int, int]] = []       # (records on disk and synced, effects shown)
 
-    from gammonclock import session as session_module
+    from gammonclock.runtime import session as session_module
 
     real_tell = session_module.Session._tell
 
@@ -275,9 +275,9 @@ def test_records_kept_while_the_disk_fails_are_written_in_order_when_it_works_ag
         tmp_path, monkeypatch):
     import errno
 
-    from gammonclock.config import parse_config
-    from gammonclock.engine import ButtonEdge
-    from gammonclock.session import Session, journal_header
+    from gammonclock.config.loading import parse_config
+    from gammonclock.core.engine import ButtonEdge
+    from gammonclock.runtime.session import Session, journal_header
     from gammonclock.sides import Button
     from journal_helpers import fake_stamps
 

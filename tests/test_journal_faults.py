@@ -24,12 +24,13 @@ from hypothesis import strategies as st
 
 from device_helpers import MOCK_TEXT, start_run, wait_until_running
 from gammonclock import __version__
-from gammonclock.arbiter import Abandon
-from gammonclock.cli import main
-from gammonclock.config import ConfigError, parse_config
-from gammonclock.device import StartRefused, StateInUse, build_device, dummy_panels
+from gammonclock.cli.main import main
+from gammonclock.config.loading import ConfigError, parse_config
+from gammonclock.core.arbiter import Abandon
+from gammonclock.core.match import ArbiterAction
+from gammonclock.device.build import StartRefused, StateInUse, build_device, dummy_panels
 from gammonclock.hardware.screens import config_error_view, render
-from gammonclock.journal import (
+from gammonclock.journal.journal import (
     JOURNALS_DIR,
     DeferredJournal,
     JournalError,
@@ -43,8 +44,7 @@ from gammonclock.journal import (
     read_key,
     verify,
 )
-from gammonclock.match import ArbiterAction
-from gammonclock.session import (
+from gammonclock.runtime.session import (
     COPY_RETRY_NS,
     journal_header,
     latest_journal,
@@ -470,11 +470,11 @@ def test_a_read_only_card_at_start_builds_the_device_without_lock_or_socket(
     state = tmp_path / "state"
     state.mkdir()
     make_unwritable(monkeypatch, state, "read-only")
-    import gammonclock.arbiter_socket
+    import gammonclock.runtime.arbiter_socket
 
     def no_socket(*_: object, **__: object) -> None:
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
-    monkeypatch.setattr(gammonclock.arbiter_socket, "ArbiterServer", no_socket)
+    monkeypatch.setattr(gammonclock.runtime.arbiter_socket, "ArbiterServer", no_socket)
     device = build_device(parse_config(MOCK_TEXT, "mock.toml"), state, panels=dummy_panels())
     assert device.session.journal_error is not None
     assert "no arbiter socket: Read-only file system" in device.notes

@@ -13,9 +13,8 @@ import pytest
 from PIL import ImageChops
 
 from device_helpers import MOCK_TEXT
-from gammonclock.arbiter import parse_command
-from gammonclock.cli import main
-from gammonclock.config import (
+from gammonclock.cli.main import main
+from gammonclock.config.loading import (
     ConfigError,
     config_of_header,
     device_part,
@@ -23,9 +22,13 @@ from gammonclock.config import (
     parse_device_config,
     parse_match_config,
 )
-from gammonclock.device import Device, build_device
-from gammonclock.effects import MatchEnded, Refused
-from gammonclock.engine import ButtonEdge
+from gammonclock.core.arbiter import parse_command
+from gammonclock.core.effects import MatchEnded, Refused
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.core.match import ArbiterAction, Phase
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import EndReason
+from gammonclock.device.build import Device, build_device
 from gammonclock.hardware.screens import (
     config_error_view,
     idle_view,
@@ -34,20 +37,17 @@ from gammonclock.hardware.screens import (
     render,
 )
 from gammonclock.hardware.texts import Text
-from gammonclock.journal import JOURNALS_DIR, read_header, read_journal
-from gammonclock.lifecycle import (
+from gammonclock.journal.journal import JOURNALS_DIR, read_header, read_journal
+from gammonclock.runtime.lifecycle import (
     StickHandler,
     journal_path,
     load_next_match,
     match_words,
     run_on_loop,
 )
-from gammonclock.match import ArbiterAction, Phase
-from gammonclock.network import local_addresses
-from gammonclock.reasons import Reason
-from gammonclock.rules import EndReason
-from gammonclock.service import ClockService, Task
-from gammonclock.session import replay
+from gammonclock.runtime.network import local_addresses
+from gammonclock.runtime.service import ClockService, Task
+from gammonclock.runtime.session import replay
 from gammonclock.sides import Button, Side
 
 S = 1_000_000_000
@@ -424,7 +424,7 @@ def test_new_match_over_the_socket(running_device, tmp_path, capsys):
 
 
 def test_a_raw_new_match_request_needs_the_text_and_only_it_carries_text(running_device):
-    from gammonclock.arbiter_socket import ask, socket_path
+    from gammonclock.runtime.arbiter_socket import ask, socket_path
 
     device, state = running_device
     answer = ask(socket_path(state), ["new-match"])
@@ -560,7 +560,7 @@ def test_a_task_runs_on_the_loop_in_order_with_the_inputs(build):
 
 
 def test_a_task_that_fails_costs_its_reply_not_the_loop(build):
-    from gammonclock.service import Reply
+    from gammonclock.runtime.service import Reply
 
     device = build()
     service, reply = device.service, Reply()
@@ -583,7 +583,7 @@ def test_run_on_loop_waits_for_the_work_or_withdraws_it(build):
 
 
 def test_a_next_match_waits_while_the_current_journal_is_not_written(build, monkeypatch):
-    from gammonclock.journal import JournalError, JournalWriter
+    from gammonclock.journal.journal import JournalError, JournalWriter
 
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")
@@ -631,7 +631,7 @@ def test_run_on_a_device_file_starts_idle_and_takes_a_match(tmp_path, processes)
     import subprocess
 
     from device_helpers import gammonclock, wait_until_running
-    from gammonclock.arbiter_socket import ask, socket_path
+    from gammonclock.runtime.arbiter_socket import ask, socket_path
 
     state = tmp_path / "state"
     (tmp_path / "device.toml").write_text(DEVICE_TEXT, encoding="utf-8")
@@ -681,8 +681,8 @@ def test_a_one_file_config_keeps_its_own_device_whatever_its_text_says(tmp_path)
 
 def test_the_journal_header_says_whether_the_wall_clock_was_synchronised(build, tmp_path,
                                                                          monkeypatch):
-    from gammonclock import lifecycle
-    from gammonclock.wallclock import wall_clock_synchronized
+    from gammonclock.runtime import lifecycle
+    from gammonclock.runtime.wallclock import wall_clock_synchronized
 
     timesync = tmp_path / "timesync"
     assert wall_clock_synchronized(timesync) is None          # no time service says
@@ -735,7 +735,7 @@ def test_a_sticks_message_on_russian_panels(tmp_path):
 def test_a_forced_load_journals_its_abandon_with_who_asked(running_device, tmp_path):
     import pwd
 
-    from gammonclock.arbiter_socket import ask, socket_path
+    from gammonclock.runtime.arbiter_socket import ask, socket_path
 
     device, state = running_device
     assert ask(socket_path(state), ["new-match"], text=MATCH_TEXT, file="m.toml")["ok"]
@@ -753,7 +753,7 @@ def test_a_forced_load_journals_its_abandon_with_who_asked(running_device, tmp_p
 
 
 def test_the_menus_next_match_is_the_file_the_clock_booted_with(tmp_path):
-    from gammonclock.lifecycle import PanelRequests
+    from gammonclock.runtime.lifecycle import PanelRequests
 
     match_file = tmp_path / "m.toml"
     match_file.write_text(MATCH_TEXT, encoding="utf-8")
@@ -825,8 +825,8 @@ def _route_stick(device: Device, tmp_path: Path):
 
 def _route_hall(device: Device, tmp_path: Path):
     """The hall's retained match waits while a match is in progress, else it loads."""
-    from gammonclock.hall_outbox import HallMemory
-    from gammonclock.hall_requests import HallRequests
+    from gammonclock.link.outbox import HallMemory
+    from gammonclock.link.requests import HallRequests
 
     hall = HallRequests(device.service, device.table, HallMemory(tmp_path / "hall"),
                         lambda *_: None, match_topic="gammonclock/T12/match")
@@ -843,7 +843,7 @@ ROUTES = {"loop": _route_loop, "stick": _route_stick, "hall": _route_hall}
 @pytest.mark.parametrize(("words", "in_game", "score"), BEFORE_GAME_1)
 def test_a_game_counted_as_played_makes_the_match_in_progress_on_every_route(
         build, tmp_path, route, words, in_game, score):
-    from gammonclock.arbiter_mode import abandons_match
+    from gammonclock.core.arbiter_mode import abandons_match
 
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")

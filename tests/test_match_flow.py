@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from conftest import play
-from gammonclock.effects import (
+from gammonclock.core.effects import (
     BreakOverrun,
     DiceRolled,
     GameStarted,
@@ -18,9 +18,9 @@ from gammonclock.effects import (
     RollVoided,
     TurnEnded,
 )
-from gammonclock.rules import MatchRules
+from gammonclock.core.rules import MatchRules
+from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
 from gammonclock.sides import Pair
-from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
 
 S = 10**9
 

@@ -8,9 +8,9 @@ import json
 import shutil
 from pathlib import Path
 
-from gammonclock.cli import main
-from gammonclock.journal import read_journal
-from gammonclock.session import replay
+from gammonclock.cli.main import main
+from gammonclock.journal.journal import read_journal
+from gammonclock.runtime.session import replay
 from gammonclock.sides import Side
 
 DATA = Path(__file__).parent / "data" / "before-issue8"

@@ -11,8 +11,8 @@ from luma.core.device import dummy
 from PIL import Image, ImageChops
 
 from conftest import play
-from gammonclock.config import PanelConfig
-from gammonclock.engine import ButtonEdge
+from gammonclock.config.loading import PanelConfig
+from gammonclock.core.engine import ButtonEdge
 from gammonclock.hardware import panels
 from gammonclock.hardware.panels import (
     FIRST_RETRY_NS,

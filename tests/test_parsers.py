@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gammonclock.arbiter import (
+from gammonclock.core.arbiter import (
     AddTime,
     Adjust,
     ArbiterSyntaxError,
@@ -27,7 +27,7 @@ from gammonclock.arbiter import (
     Warn,
     parse_command,
 )
-from gammonclock.dice import DiceSyntaxError, Roll, Void, parse_line, parse_words
+from gammonclock.core.dice import DiceSyntaxError, Roll, Void, parse_line, parse_words
 from gammonclock.durations import (
     NS_PER_MS,
     DurationError,

@@ -15,26 +15,26 @@ from hypothesis import strategies as st
 
 from conftest import Played, play
 from device_helpers import MOCK_TEXT
-from gammonclock.arbiter import Undo
-from gammonclock.cli import main
-from gammonclock.config import (
+from gammonclock.cli.main import main
+from gammonclock.config.loading import (
     ConfigError,
     config_of_header,
     parse_config,
     parse_device_config,
     parse_match_config,
 )
-from gammonclock.effects import ArbiterCommand, Refused, Shown
-from gammonclock.engine import ButtonEdge, Engine, PinKey
-from gammonclock.journal import read_header, read_journal
-from gammonclock.match import ArbiterAction
-from gammonclock.match_state import PanelStage, Phase
-from gammonclock.pin import PinCheck, hash_pin, make_hash, redact_pin
-from gammonclock.reasons import Reason
-from gammonclock.rules import MatchRules
-from gammonclock.session import input_data, input_from, journal_header, replay
+from gammonclock.core.arbiter import Undo
+from gammonclock.core.effects import ArbiterCommand, Refused, Shown
+from gammonclock.core.engine import ButtonEdge, Engine, PinKey
+from gammonclock.core.match import ArbiterAction
+from gammonclock.core.match_state import PanelStage, Phase
+from gammonclock.core.pin import PinCheck, hash_pin, make_hash, redact_pin
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import MatchRules
+from gammonclock.journal.journal import read_header, read_journal
+from gammonclock.runtime.session import input_data, input_from, journal_header, replay
+from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side
-from gammonclock.usb_stick import export_to_stick
 from property_helpers import property_settings
 from test_arbiter_mode import OPENING, chord, taps
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
@@ -414,7 +414,7 @@ def main_pin(args: list[str]) -> str:
     import contextlib
     import io
 
-    from gammonclock.pin import main as pin_main
+    from gammonclock.core.pin import main as pin_main
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert pin_main(args) == 0

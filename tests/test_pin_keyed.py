@@ -25,22 +25,13 @@ import pytest
 
 from conftest import play
 from device_helpers import MOCK_TEXT
-from gammonclock.arbiter import Undo
-from gammonclock.cli import main
-from gammonclock.config import config_of_header, parse_config, parse_device_config
-from gammonclock.device import build_device
-from gammonclock.engine import ButtonEdge
-from gammonclock.journal import (
-    JOURNALS_DIR,
-    SECRET_FILE,
-    SNAPSHOT_KIND,
-    read_header,
-    read_journal,
-)
-from gammonclock.lifecycle import StickHandler, load_next_match
-from gammonclock.match import ArbiterAction
-from gammonclock.match_state import PanelStage, Phase
-from gammonclock.pin import (
+from gammonclock.cli.main import main
+from gammonclock.config.loading import config_of_header, parse_config, parse_device_config
+from gammonclock.core.arbiter import Undo
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.core.match import ArbiterAction
+from gammonclock.core.match_state import PanelStage, Phase
+from gammonclock.core.pin import (
     KEYED_SCHEME,
     PinCheck,
     PinKeyMissing,
@@ -51,11 +42,20 @@ from gammonclock.pin import (
     make_hash,
     pepper_of,
 )
-from gammonclock.pin import main as pin_main
-from gammonclock.rules import MatchRules
-from gammonclock.session import replay, verify_and_replay
+from gammonclock.core.pin import main as pin_main
+from gammonclock.core.rules import MatchRules
+from gammonclock.device.build import build_device
+from gammonclock.journal.journal import (
+    JOURNALS_DIR,
+    SECRET_FILE,
+    SNAPSHOT_KIND,
+    read_header,
+    read_journal,
+)
+from gammonclock.journal.snapshot import engine_data
+from gammonclock.runtime.lifecycle import StickHandler, load_next_match
+from gammonclock.runtime.session import replay, verify_and_replay
 from gammonclock.sides import Button
-from gammonclock.snapshot import engine_data
 from test_arbiter_mode import OPENING, chord, taps
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
     DOWN,
@@ -400,9 +400,9 @@ def test_undo_past_a_resumed_snapshot_keeps_the_pepper(request, tmp_path):
 def test_a_match_started_while_the_key_cannot_be_read_is_unkeyed_in_header_and_engine(tmp_path):
     """A card that cannot give the key yet (the journal then waits in memory): the hash is
     unkeyed in the header and the engine alike, so the arbiter is not locked out."""
-    from gammonclock.journal import JournalError
-    from gammonclock.lifecycle import Table
-    from gammonclock.session import system_stamps
+    from gammonclock.journal.journal import JournalError
+    from gammonclock.runtime.lifecycle import Table
+    from gammonclock.runtime.session import system_stamps
 
     def no_key() -> bytes:
         raise JournalError("device.key: cannot create the device key: Read-only file system")
@@ -419,8 +419,8 @@ def test_a_match_started_while_the_key_cannot_be_read_is_unkeyed_in_header_and_e
 
 
 def test_an_unkeyed_pin_hash_in_the_device_config_is_used_and_warned_of(tmp_path, caplog):
-    from gammonclock.lifecycle import Table
-    from gammonclock.session import system_stamps
+    from gammonclock.runtime.lifecycle import Table
+    from gammonclock.runtime.session import system_stamps
 
     hashed = make_hash(PIN)
     text = DEVICE_TEXT.replace(f'pin = "{PIN}"', f'pin_hash = "{hashed}"')
@@ -499,8 +499,8 @@ def test_a_keyed_check_without_its_pepper_judges_but_never_computes_a_digest():
 
 
 def test_a_keyed_config_and_header_hold_the_same_hash():
-    from gammonclock.config import keyed_config
-    from gammonclock.session import journal_header
+    from gammonclock.config.loading import keyed_config
+    from gammonclock.runtime.session import journal_header
 
     pepper = pepper_of(os.urandom(32))
     device = parse_device_config(f'[arbiter]\npin = "{PIN}"\n', "device.toml")
@@ -516,7 +516,7 @@ def test_a_keyed_config_and_header_hold_the_same_hash():
 
 
 def parse_config_on(device):
-    from gammonclock.config import parse_match_config
+    from gammonclock.config.loading import parse_match_config
     return parse_match_config("[match]\nlength = 5\n", "match.toml", device)
 
 

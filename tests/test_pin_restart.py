@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-import gammonclock.pin as pin_module
-from gammonclock.config import parse_device_config
-from gammonclock.device import build_device
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.lifecycle import load_next_match
-from gammonclock.pin import make_hash, pepper_of, redact_pin, redact_pin_as
-from gammonclock.rules import EndReason
-from gammonclock.session import replay
+import gammonclock.core.pin as pin_module
+from gammonclock.config.loading import parse_device_config
+from gammonclock.core.pin import make_hash, pepper_of, redact_pin, redact_pin_as
+from gammonclock.core.rules import EndReason
+from gammonclock.device.build import build_device
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.runtime.lifecycle import load_next_match
+from gammonclock.runtime.session import replay
 from test_pin_keyed import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check
 
 

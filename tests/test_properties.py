@@ -38,18 +38,10 @@ from hypothesis import HealthCheck, assume, example, given, note
 from hypothesis import event as tally
 from hypothesis import strategies as st
 
-from gammonclock import match as m
-from gammonclock.arbiter import parse_command
-from gammonclock.dice import Roll, Void
-from gammonclock.durations import (
-    DurationError,
-    format_clock,
-    format_seconds,
-    parse_duration,
-    parse_signed_duration,
-    seconds_to_ns,
-)
-from gammonclock.effects import (
+from gammonclock.core import match as m
+from gammonclock.core.arbiter import parse_command
+from gammonclock.core.dice import Roll, Void
+from gammonclock.core.effects import (
     BreakOverrun,
     BreakStarted,
     DoubleOffered,
@@ -72,12 +64,20 @@ from gammonclock.effects import (
     Undone,
     surviving,
 )
-from gammonclock.engine import ButtonEdge, Engine, Input
-from gammonclock.match import ArbiterAction, DiceEvent, Phase
-from gammonclock.rules import DISCIPLINES, EndReason, Family, MatchRules, ResultKind
-from gammonclock.script import parse_script
+from gammonclock.core.engine import ButtonEdge, Engine, Input
+from gammonclock.core.match import ArbiterAction, DiceEvent, Phase
+from gammonclock.core.rules import DISCIPLINES, EndReason, Family, MatchRules, ResultKind
+from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
+from gammonclock.durations import (
+    DurationError,
+    format_clock,
+    format_seconds,
+    parse_duration,
+    parse_signed_duration,
+    seconds_to_ns,
+)
 from gammonclock.sides import Button, Pair, Side
-from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
+from gammonclock.sim.script import parse_script
 from property_helpers import property_settings
 
 NS = 1_000_000_000

@@ -24,23 +24,23 @@ import pytest
 from paho.mqtt.enums import MQTTErrorCode
 
 from device_helpers import MOCK_TEXT
-from gammonclock import cli
-from gammonclock.arbiter import Pause, Resume
-from gammonclock.config import parse_config, parse_device_config
-from gammonclock.device import Device, build_device
-from gammonclock.engine import ButtonEdge, Engine
-from gammonclock.hall_link import HallLink
-from gammonclock.hall_outbox import JournalTail, journals_in_order
-from gammonclock.journal import (
+from gammonclock.cli import main as cli
+from gammonclock.config.loading import parse_config, parse_device_config
+from gammonclock.core.arbiter import Pause, Resume
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.match import ArbiterAction
+from gammonclock.device.build import Device, build_device
+from gammonclock.journal.journal import (
     JournalError,
     JournalWriter,
     load_or_create_key,
     read_journal,
     verify,
 )
-from gammonclock.match import ArbiterAction
-from gammonclock.service import ClockService
-from gammonclock.session import Session, journal_header, system_stamps
+from gammonclock.link.client import HallLink
+from gammonclock.link.outbox import JournalTail, journals_in_order
+from gammonclock.runtime.service import ClockService
+from gammonclock.runtime.session import Session, journal_header, system_stamps
 from gammonclock.sides import Button
 from mqtt_helpers import free_port
 from pin_helpers import FakeClock  # the tests' one monotonic clock (ns = 1000 s)
@@ -607,8 +607,8 @@ def test_the_simulator_closes_its_screen_and_raises_when_the_clock_loop_fails(tm
                                                                                monkeypatch):
     """The interactive simulator runs the loop on a thread: a failed loop closes the screen
     (instead of a live screen over a dead clock) and `simulate` exits as `run` does."""
-    from gammonclock import simulator_ui
-    from gammonclock.service import LoopFailed
+    from gammonclock.runtime.service import LoopFailed
+    from gammonclock.sim import ui as simulator_ui
     device = build_device(parse_config(MOCK_TEXT, "mock.toml"), tmp_path / "state")
     failure = LoopFailed("the clock's loop failed: KeyError: a bug")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.cli import main
-from gammonclock.config import parse_config, parse_device_config
-from gammonclock.readback import minutes_seconds, readback
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config, parse_device_config
+from gammonclock.config.readback import minutes_seconds, readback
 
 ROOT = Path(__file__).resolve().parents[1]
 M7 = '[match]\nlength = 7\n'
@@ -138,8 +138,8 @@ def test_a_match_file_with_device_sections_is_not_passed_as_a_next_match(tmp_pat
                                   (ROOT / "config" / "backgammon.toml").read_text("utf-8"),
                                   (ROOT / "config" / "match.toml").read_text("utf-8")])
 def test_check_config_as_match_agrees_with_the_clocks_loader(tmp_path, capsys, text):
-    from gammonclock.config import ConfigError
-    from gammonclock.lifecycle import Table
+    from gammonclock.config.loading import ConfigError
+    from gammonclock.runtime.lifecycle import Table
 
     path = tmp_path / "next.toml"
     path.write_text(text, encoding="utf-8")

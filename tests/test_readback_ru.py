@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.cli import main
-from gammonclock.config import parse_config, parse_device_config
-from gammonclock.readback import device_readback, readback
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config, parse_device_config
+from gammonclock.config.readback import device_readback, readback
 
 RU = '[display]\nlanguage = "ru"\n'
 M7 = '[match]\nlength = 7\n'

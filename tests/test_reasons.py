@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import play
-from gammonclock import session
-from gammonclock.arbiter import parse_command
-from gammonclock.dice import parse_line
-from gammonclock.effects import (
+from gammonclock.core.arbiter import parse_command
+from gammonclock.core.dice import parse_line
+from gammonclock.core.effects import (
     AnyEffect,
     ArbiterCommand,
     Effect,
@@ -26,12 +25,13 @@ from gammonclock.effects import (
     Shown,
     as_any,
 )
-from gammonclock.engine import ButtonEdge, Engine, PinKey, PinKeyKind
+from gammonclock.core.engine import ButtonEdge, Engine, PinKey, PinKeyKind
+from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover
+from gammonclock.core.reasons import ARBITER_REFUSALS, Reason
+from gammonclock.core.rules import MatchRules, json_points
 from gammonclock.export import text as export_text
 from gammonclock.hardware.screens import INFO_PAGE, notice_for
-from gammonclock.match import ArbiterAction, DiceDropped, DiceEvent, Recover
-from gammonclock.reasons import ARBITER_REFUSALS, Reason
-from gammonclock.rules import MatchRules, json_points
+from gammonclock.runtime import session
 from gammonclock.sides import Button, Pair
 
 FIRMWARE = Path(__file__).resolve().parent.parent / "firmware" / "gammonclock"
@@ -399,10 +399,10 @@ def test_points_as_json(points, expected):
 
 def test_points_have_one_json_form():
     assert export_text.points is json_points
-    # The conversion is written once, in rules.py.
+    # The conversion is written once, in core/rules.py.
     written = [path.relative_to(FIRMWARE).as_posix() for path in FIRMWARE.rglob("*.py")
                if re.search(r"denominator == 1 else float\(", path.read_text())]
-    assert written == ["rules.py"]
+    assert written == ["core/rules.py"]
 
 
 def test_every_refusal_a_player_meets_has_its_panel_words():

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config import parse_config
-from gammonclock.effects import Recovered, Resumed
-from gammonclock.engine import ButtonEdge
-from gammonclock.journal import load_or_create_key, read_journal, verify
-from gammonclock.script import parse_script
-from gammonclock.session import input_from, recover, replay
+from gammonclock.config.loading import parse_config
+from gammonclock.core.effects import Recovered, Resumed
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.journal.journal import load_or_create_key, read_journal, verify
+from gammonclock.runtime.session import input_from, recover, replay
 from gammonclock.sides import Button
-from gammonclock.simulate import simulate
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import simulate
 from journal_helpers import CONFIG, fake_stamps, journaled_run, line_offsets
 
 S = 10**9

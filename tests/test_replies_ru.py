@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from device_helpers import MOCK_TEXT, running_device
-from gammonclock.arbiter_socket import ask, socket_path
-from gammonclock.cli import main
-from gammonclock.device import Device
-from gammonclock.hall_outbox import HallMemory
-from gammonclock.hall_requests import HallRequests
+from gammonclock.cli.main import main
+from gammonclock.device.build import Device
+from gammonclock.link.outbox import HallMemory
+from gammonclock.link.requests import HallRequests
+from gammonclock.runtime.arbiter_socket import ask, socket_path
 
 RU = '\n[display]\nlanguage = "ru"\n'
 

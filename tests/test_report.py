@@ -19,18 +19,18 @@ from typing import Any
 
 import pytest
 
-from gammonclock.arbiter_socket import ask, socket_path
-from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.engine import Engine
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config
+from gammonclock.core.engine import Engine
+from gammonclock.core.match import ArbiterAction
 from gammonclock.export import export_journal, load_match
 from gammonclock.export import keys as export_keys
 from gammonclock.export.json_out import document
-from gammonclock.journal import JOURNALS_DIR, JournalWriter, Stamp, verify
-from gammonclock.match import ArbiterAction
-from gammonclock.script import parse_script
-from gammonclock.session import Session, journal_header
-from gammonclock.simulate import run_script
+from gammonclock.journal.journal import JOURNALS_DIR, JournalWriter, Stamp, verify
+from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.session import Session, journal_header
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import run_script
 
 KEY = bytes(range(32))
 WALL0 = 1_714_557_600_000_000_000          # 2024-05-01T10:00:00Z
@@ -405,8 +405,8 @@ def test_the_json_export_hides_the_arbiters_pin(tmp_path):
     import json as json_module
 
     from gammonclock.export import export_journal
-    from gammonclock.journal import JournalWriter, Stamp, load_or_create_key
-    from gammonclock.session import journal_header
+    from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key
+    from gammonclock.runtime.session import journal_header
 
     device = '[hardware]\npin_factory = "mock"\n[arbiter]\npin = "LRCLR"\n'
     match = '[match]\nlength = 3\n'

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from gammonclock.rules import (
+from gammonclock.core.rules import (
     DISCIPLINES,
     Family,
     GameResult,
@@ -25,8 +25,8 @@ from gammonclock.rules import (
     proposal_cycle,
     winner_by_score,
 )
+from gammonclock.core.timecontrol import FlagRule, TimeMode
 from gammonclock.sides import Pair, Side
-from gammonclock.timecontrol import FlagRule, TimeMode
 
 S = 1_000_000_000
 MIN = 60 * S

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from conftest import play
-from gammonclock.effects import (
+from gammonclock.core.effects import (
     ChallengeDecided,
     CubeSet,
     DiceRolled,
@@ -28,6 +28,9 @@ from gammonclock.effects import (
     Undone,
     Warned,
 )
+from gammonclock.core.match import Phase
+from gammonclock.core.pin import hash_pin
+from gammonclock.core.rules import ResultKind
 from gammonclock.hardware import drawing, glyphs, texts
 from gammonclock.hardware.glyphs import BIG, MEDIUM, SMALL, TINY
 from gammonclock.hardware.notices import JOURNAL_ALERT, journal_alert
@@ -47,9 +50,6 @@ from gammonclock.hardware.screens import (
     render,
 )
 from gammonclock.hardware.texts import TEXTS, Room, Text, localized, say
-from gammonclock.match import Phase
-from gammonclock.pin import hash_pin
-from gammonclock.rules import ResultKind
 from gammonclock.sides import Pair, Side
 from property_helpers import property_settings
 from test_screens import OPENING, check_screen
@@ -294,8 +294,8 @@ def test_flag() -> None:
 
 def test_abandoned() -> None:
     p = play(OPENING + "105.5 end", names=RU_NAMES)
-    from gammonclock.arbiter import Abandon
-    from gammonclock.match import ArbiterAction
+    from gammonclock.core.arbiter import Abandon
+    from gammonclock.core.match import ArbiterAction
     engine, _ = p.engine.feed(ArbiterAction(p.engine.now, Abandon()))
     m = engine.match
     assert m.phase is Phase.MATCH_OVER
@@ -409,7 +409,7 @@ SCRIPTS = {
 def test_nothing_on_a_russian_screen_is_cut(name: str) -> None:
     script, overrides = SCRIPTS[name]
     if name == "bronstein":
-        from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
+        from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
         overrides = {"time": TimeControl(TimeMode.BRONSTEIN, 12 * S, FlagRule.MATCH_LOSS,
                                          60 * S)}
     _, v = ru_views(script, **overrides)

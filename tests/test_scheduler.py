@@ -16,19 +16,19 @@ import gpiozero.pins.mock
 import pytest
 
 from device_helpers import MOCK_TEXT
-from gammonclock.config import parse_config
-from gammonclock.device import SETTLE_MARGIN_NS, Device, build_device
-from gammonclock.effects import Effect, FlagFell, GameStarted, Ignored, TurnStarted
-from gammonclock.engine import ButtonEdge, Engine, Input
+from gammonclock.config.loading import parse_config
+from gammonclock.core.effects import Effect, FlagFell, GameStarted, Ignored, TurnStarted
+from gammonclock.core.engine import ButtonEdge, Engine, Input
+from gammonclock.core.rules import MatchRules
+from gammonclock.device.build import SETTLE_MARGIN_NS, Device, build_device
 from gammonclock.export.stream import load_stream
 from gammonclock.hardware import buttons as buttons_module
-from gammonclock.journal import JournalRead, Record, read_journal
-from gammonclock.rules import MatchRules
-from gammonclock.script import parse_script
-from gammonclock.service import TIMER_GRACE_NS, ClockService
-from gammonclock.session import ReplayStep, Session, effects_data, effects_diverge, replay
+from gammonclock.journal.journal import JournalRead, Record, read_journal
+from gammonclock.runtime.service import TIMER_GRACE_NS, ClockService
+from gammonclock.runtime.session import ReplayStep, Session, effects_data, effects_diverge, replay
 from gammonclock.sides import Button, Side
-from gammonclock.simulate import VirtualClock, run_script
+from gammonclock.sim.script import parse_script
+from gammonclock.sim.simulate import VirtualClock, run_script
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
 from conftest import play
-from gammonclock.effects import (
+from gammonclock.core.effects import (
     ChallengeDecided,
     DiceRolled,
     Ignored,
@@ -34,6 +34,9 @@ from gammonclock.effects import (
     Shown,
     Warned,
 )
+from gammonclock.core.match import Phase, Recover
+from gammonclock.core.pin import hash_pin
+from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
 from gammonclock.hardware import glyphs, screens
 from gammonclock.hardware.screens import (
     HEIGHT,
@@ -51,10 +54,7 @@ from gammonclock.hardware.screens import (
     panel_view,
     render,
 )
-from gammonclock.match import Phase, Recover
-from gammonclock.pin import hash_pin
 from gammonclock.sides import Pair, Side
-from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
 from property_helpers import property_settings
 
 S = 10**9
@@ -489,7 +489,7 @@ def test_next_change_counts_the_delay_down_then_the_reserve():
 
 
 def test_next_change_without_a_delay_is_the_next_whole_second_of_the_reserve():
-    from gammonclock.timecontrol import FlagRule, TimeControl, TimeMode
+    from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
     tc = TimeControl(TimeMode.FISCHER, 5 * S, FlagRule.MATCH_LOSS, 60 * S)
     m = running_from_zero(time=tc)
     assert next_change_at(m, RIGHT, 0) == 1                      # 14:00 shows for an instant

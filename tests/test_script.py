@@ -11,12 +11,12 @@ from decimal import Decimal
 
 import pytest
 
-from gammonclock.arbiter import Adjust, Deduct, Pause, Resume, SetScore, Undo, Warn
-from gammonclock.dice import Roll, Void
-from gammonclock.engine import ButtonEdge
-from gammonclock.match import ArbiterAction, DiceEvent
-from gammonclock.script import ScriptError, load_script, parse_script
+from gammonclock.core.arbiter import Adjust, Deduct, Pause, Resume, SetScore, Undo, Warn
+from gammonclock.core.dice import Roll, Void
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.core.match import ArbiterAction, DiceEvent
 from gammonclock.sides import Side
+from gammonclock.sim.script import ScriptError, load_script, parse_script
 
 S = 1_000_000_000
 HOLD_NS = 2 * S        # the default hold_s

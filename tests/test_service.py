@@ -15,20 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config import parse_config
-from gammonclock.effects import Effect, FlagFell, GameStarted, Ignored, TurnEnded
-from gammonclock.engine import ButtonEdge, Engine
-from gammonclock.journal import (
+from gammonclock.config.loading import parse_config
+from gammonclock.core.effects import Effect, FlagFell, GameStarted, Ignored, TurnEnded
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.match import Phase
+from gammonclock.core.rules import MatchRules
+from gammonclock.journal.journal import (
     JournalError,
     JournalWriter,
     Stamp,
     load_or_create_key,
     read_journal,
 )
-from gammonclock.match import Phase
-from gammonclock.rules import MatchRules
-from gammonclock.service import GRACE_NS, LATE_NS, TIMER_GRACE_NS, ClockService
-from gammonclock.session import Session, journal_header, replay
+from gammonclock.runtime.service import GRACE_NS, LATE_NS, TIMER_GRACE_NS, ClockService
+from gammonclock.runtime.session import Session, journal_header, replay
 from gammonclock.sides import Button, Pair, Side
 
 S = 1_000_000_000

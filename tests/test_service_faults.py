@@ -17,23 +17,23 @@ import pytest
 import serial
 
 from device_helpers import MOCK_TEXT, start_run, wait_until_running
-from gammonclock.arbiter import Deduct
-from gammonclock.arbiter_socket import ask, socket_path
-from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.device import build_device
-from gammonclock.dice import Roll
-from gammonclock.effects import Ignored
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config
+from gammonclock.core.arbiter import Deduct
+from gammonclock.core.dice import Roll
+from gammonclock.core.effects import Ignored
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import MatchRules
+from gammonclock.device.build import build_device
 from gammonclock.hardware.dice_reader import BURST_LINES, LINES_PER_S, DiceReader
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.match import ArbiterAction, DiceDropped, DiceEvent
-from gammonclock.reasons import Reason
-from gammonclock.rules import MatchRules
-from gammonclock.service import MAX_WAITING_OTHERS, ClockService, Reply
-from gammonclock.session import Session, replay
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.service import MAX_WAITING_OTHERS, ClockService, Reply
+from gammonclock.runtime.session import Session, replay
 from gammonclock.sides import Button, Side
-from gammonclock.simulate import VirtualClock
+from gammonclock.sim.simulate import VirtualClock
 
 S = 1_000_000_000
 MS = 1_000_000

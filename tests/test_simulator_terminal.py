@@ -19,20 +19,20 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from gammonclock.config import load_config, parse_config
-from gammonclock.device import Device, build_device, dummy_panels
-from gammonclock.effects import Effect
-from gammonclock.engine import Engine
+from gammonclock.config.loading import load_config, parse_config
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import Engine
+from gammonclock.device.build import Device, build_device, dummy_panels
 from gammonclock.hardware.drawing import render
 from gammonclock.hardware.panels import shift_at, shifted
 from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.screens import config_error_view
 from gammonclock.hardware.views import Clock, Layout, PanelView
-from gammonclock.script import load_script
-from gammonclock.session import Session
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
-from gammonclock.simulate import run_script
-from gammonclock.simulator_ui import (
+from gammonclock.sim.script import load_script
+from gammonclock.sim.simulate import run_script
+from gammonclock.sim.ui import (
     DICE,
     KEYS_TEXT,
     MARKER,

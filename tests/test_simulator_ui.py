@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops
 
-from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.device import Device, build_device
-from gammonclock.engine import ButtonEdge
-from gammonclock.match import Phase
-from gammonclock.service import ClockService
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config
+from gammonclock.core.engine import ButtonEdge
+from gammonclock.core.match import Phase
+from gammonclock.device.build import Device, build_device
+from gammonclock.runtime.service import ClockService
 from gammonclock.sides import Button, Side
-from gammonclock.simulator_ui import (
+from gammonclock.sim.ui import (
     GAP,
     LABEL_H,
     compose,
@@ -198,7 +198,7 @@ def window_picture() -> Image.Image:
 def test_the_window_shows_both_panels_side_by_side(window: Window):
     import pygame
 
-    from gammonclock.simulator_ui import KEYS_HELP
+    from gammonclock.sim.ui import KEYS_HELP
 
     window.start()
     time.sleep(0.1)                                    # a few frames

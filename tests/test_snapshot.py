@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given
 
 from device_helpers import mock_config_text, start_run, wait_until_running
-from gammonclock.arbiter import Undo
-from gammonclock.arbiter_socket import ask, socket_path
-from gammonclock.cli import main
-from gammonclock.config import parse_config
-from gammonclock.effects import Effect
-from gammonclock.engine import ButtonEdge, Engine, Input
-from gammonclock.journal import (
+from gammonclock.cli.main import main
+from gammonclock.config.loading import parse_config
+from gammonclock.core.arbiter import Undo
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import ButtonEdge, Engine, Input
+from gammonclock.core.match import ArbiterAction
+from gammonclock.journal.journal import (
     JOURNALS_DIR,
     SNAPSHOT_KIND,
     JournalStream,
@@ -35,17 +35,7 @@ from gammonclock.journal import (
     read_journal,
     read_key,
 )
-from gammonclock.match import ArbiterAction
-from gammonclock.session import (
-    Session,
-    journal_header,
-    recover,
-    replay,
-    replay_from_snapshot,
-    verify_and_replay,
-)
-from gammonclock.sides import Button
-from gammonclock.snapshot import (
+from gammonclock.journal.snapshot import (
     SnapshotError,
     decode_value,
     encode_value,
@@ -54,6 +44,16 @@ from gammonclock.snapshot import (
     history_floor,
     undo_needs_more_history,
 )
+from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.session import (
+    Session,
+    journal_header,
+    recover,
+    replay,
+    replay_from_snapshot,
+    verify_and_replay,
+)
+from gammonclock.sides import Button
 from journal_helpers import CONFIG, SCRIPT, bodies_of, fake_stamps, journaled_run, sealed
 from property_helpers import property_settings
 from test_properties import random_case
@@ -187,8 +187,8 @@ def snapshot_session(tmp_path: Path, every: int, script: str = SCRIPT) -> Path:
                                   stamps())  # type: ignore[operator]
     session = Session(Engine.start(config.rules), writer, stamps,  # type: ignore[arg-type]
                       config.device.checkpoint_ns, snapshot_every=every)
-    from gammonclock.script import parse_script
-    from gammonclock.simulate import run_script
+    from gammonclock.sim.script import parse_script
+    from gammonclock.sim.simulate import run_script
     parsed = parse_script(script, config.rules.hold_ns)
     run_script(session, parsed.inputs, parsed.end)
     session.close()
@@ -377,7 +377,7 @@ def bench_journal(state: Path, cut: float, seed: int) -> Path:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from bench_match import generate_match
 
-    from gammonclock.simulate import run_script
+    from gammonclock.sim.simulate import run_script
 
     text = mock_config_text(("length = 7", "length = 25"))
     config = parse_config(text, "mock.toml")

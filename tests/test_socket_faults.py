@@ -18,8 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
-from gammonclock.arbiter import ArbiterSyntaxError, Command, Deduct, parse_command
-from gammonclock.arbiter_socket import (
+from gammonclock.cli.main import main
+from gammonclock.core.arbiter import ArbiterSyntaxError, Command, Deduct, parse_command
+from gammonclock.core.engine import Engine, Input
+from gammonclock.core.match import ArbiterAction
+from gammonclock.core.rules import MatchRules
+from gammonclock.device.build import Device
+from gammonclock.journal.journal import read_journal
+from gammonclock.runtime.arbiter_socket import (
     MAX_REQUEST,
     ArbiterServer,
     BadReply,
@@ -29,16 +35,10 @@ from gammonclock.arbiter_socket import (
     ask,
     socket_path,
 )
-from gammonclock.cli import main
-from gammonclock.device import Device
-from gammonclock.engine import Engine, Input
-from gammonclock.journal import read_journal
-from gammonclock.match import ArbiterAction
-from gammonclock.rules import MatchRules
-from gammonclock.service import ClockService, Reply
-from gammonclock.session import Session
+from gammonclock.runtime.service import ClockService, Reply
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
-from gammonclock.simulate import VirtualClock
+from gammonclock.sim.simulate import VirtualClock
 from property_helpers import property_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -597,7 +597,7 @@ def test_the_deduct_table_entry_is_a_deduct():   # the fuzz oracle's own sanity
 VANISHING_CLIENTS = """
 import signal, socket, sys, tempfile, time
 from pathlib import Path
-from gammonclock.arbiter_socket import ArbiterServer, ask
+from gammonclock.runtime.arbiter_socket import ArbiterServer, ask
 signal.signal(signal.SIGPIPE, signal.SIG_DFL)     # as a careless `main` might leave it
 
 class Service:

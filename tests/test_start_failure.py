@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from device_helpers import MOCK_TEXT
-from gammonclock.cli import main
+from gammonclock.cli.main import main
 
 
 @pytest.fixture

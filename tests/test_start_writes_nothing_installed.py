@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from device_helpers import wait_until_running
-from gammonclock.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_socket import ask, socket_path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "firmware" / "gammonclock"
 
@@ -41,7 +41,7 @@ def test_a_start_from_a_compiled_install_writes_nothing_into_it(tmp_path, proces
     state = tmp_path / "state"
     program = (f"import sys; sys.path.insert(0, {str(install)!r}); import gammonclock; "
                "print('from', gammonclock.__file__, file=sys.stderr); "
-               "from gammonclock.cli import main; sys.exit(main())")
+               "from gammonclock.cli.main import main; sys.exit(main())")
     proc = subprocess.Popen([sys.executable, "-I", "-c", program, "run", "--device",
                              str(tmp_path / "device.toml"), "--state-dir", str(state)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

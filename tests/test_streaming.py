@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import gammonclock.journal as journal_module
-from gammonclock.cli import main
-from gammonclock.effects import Effect, Rewound, TurnStarted, surviving
+import gammonclock.journal.journal as journal_module
+from gammonclock.cli.main import main
+from gammonclock.core.effects import Effect, Rewound, TurnStarted, surviving
 from gammonclock.export.stream import load_stream
-from gammonclock.journal import JournalStream, Torn, decode, read_journal, read_key, verify
-from gammonclock.session import replay, verify_and_replay
+from gammonclock.journal.journal import JournalStream, Torn, decode, read_journal, read_key, verify
+from gammonclock.runtime.session import replay, verify_and_replay
 from gammonclock.sides import Side
 from journal_helpers import bodies_of, journaled_run, sealed
 from property_helpers import property_settings

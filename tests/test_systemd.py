@@ -17,17 +17,23 @@ from typing import Any
 import pytest
 
 from device_helpers import MOCK_TEXT, ROOT, start_run
-from gammonclock.arbiter_socket import RUNTIME_DIR, ask, asking_path, serving_path, socket_path
-from gammonclock.config import parse_config
-from gammonclock.config_schema import PIN_FACTORIES, PinFactory
-from gammonclock.engine import ButtonEdge, Engine
+from gammonclock.config.loading import parse_config
+from gammonclock.config.schema import PIN_FACTORIES, PinFactory
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.rules import MatchRules
 from gammonclock.hardware.buttons import make_pin_factory
 from gammonclock.hardware.errors import HardwareError
-from gammonclock.journal import JOURNALS_DIR, read_journal
-from gammonclock.rules import MatchRules
-from gammonclock.sdnotify import Notifier
-from gammonclock.service import ClockService
-from gammonclock.session import Session
+from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.runtime.arbiter_socket import (
+    RUNTIME_DIR,
+    ask,
+    asking_path,
+    serving_path,
+    socket_path,
+)
+from gammonclock.runtime.sdnotify import Notifier
+from gammonclock.runtime.service import ClockService
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button
 from journal_helpers import journal_of_config, unknown_input_journal
 
@@ -333,8 +339,8 @@ def test_a_notify_socket_nobody_reads_never_blocks_the_loop(systemd):
 
 
 def test_a_login_that_may_not_use_the_socket_is_told_so(monkeypatch, capsys, tmp_path):
-    import gammonclock.arbiter_socket as arbiter_socket
-    from gammonclock.cli import main
+    import gammonclock.runtime.arbiter_socket as arbiter_socket
+    from gammonclock.cli.main import main
 
     def not_allowed(*_: object, **__: object) -> dict[str, object]:
         raise PermissionError(13, "Permission denied")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock import config_schema
-from gammonclock.config import parse_device_config
-from gammonclock.config_schema import default_table_id
-from gammonclock.device import _idle_state
+from gammonclock.config import schema as config_schema
+from gammonclock.config.loading import parse_device_config
+from gammonclock.config.schema import default_table_id
+from gammonclock.device.build import _idle_state
 from gammonclock.hardware.glyphs import SMALL
 from gammonclock.hardware.views import INNER_W, idle_view
 

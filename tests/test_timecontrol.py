@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gammonclock.core.timecontrol import TimeMode, Turn, TurnEnd
 from gammonclock.sides import Side
-from gammonclock.timecontrol import TimeMode, Turn, TurnEnd
 
 S = 1_000_000_000
 MS = 1_000_000

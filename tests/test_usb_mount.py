@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from gammonclock.arbiter_socket import ReplyLost
-from gammonclock.usb_mount import usb_stick_main
+from gammonclock.runtime.arbiter_socket import ReplyLost
+from gammonclock.runtime.usb_mount import usb_stick_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEVICE = "/dev/sda1"

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from gammonclock import usb_stick
-from gammonclock.cli import main
+from gammonclock.cli.main import main
 from gammonclock.export import ExportError
-from gammonclock.journal import read_key
-from gammonclock.usb_stick import (
+from gammonclock.journal.journal import read_key
+from gammonclock.runtime import usb_stick
+from gammonclock.runtime.usb_stick import (
     MAX_MATCH_FILE,
     StickError,
     StickReport,
@@ -505,10 +505,10 @@ def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language:
 
     from PIL import ImageChops
 
-    from gammonclock.config import parse_device_config
-    from gammonclock.device import build_device
+    from gammonclock.config.loading import parse_device_config
+    from gammonclock.device.build import build_device
     from gammonclock.hardware.screens import message_view, render
-    from gammonclock.lifecycle import StickHandler
+    from gammonclock.runtime.lifecycle import StickHandler
 
     text = (f'[hardware]\npin_factory = "mock"\n[table]\nid = "{TABLE}"\n'
             f'[display]\nlanguage = "{language}"\n')

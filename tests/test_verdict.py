@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.cli import main
-from gammonclock.hall_archive import verify_archived
-from gammonclock.journal import key_id, load_or_create_key, read_key
+from gammonclock.cli.main import main
+from gammonclock.hall.archive import verify_archived
+from gammonclock.journal.journal import key_id, load_or_create_key, read_key
 from journal_helpers import bodies_of, journaled_run, sealed
 
 Change = Callable[[list[bytes]], list[bytes]]

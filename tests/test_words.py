@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from gammonclock import words
-from gammonclock.cli import main
-from gammonclock.effects import ArbiterCommand, surviving
+from gammonclock.cli.main import main
+from gammonclock.core.effects import ArbiterCommand, surviving
 from gammonclock.export import export_journal, read_match, render
 from gammonclock.export.csv_out import COLUMNS
 from gammonclock.words import WORDS, fields

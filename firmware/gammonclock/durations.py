@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from enum import Enum
 from fractions import Fraction
 
-from .errors import GammonclockError
+from gammonclock.errors import GammonclockError
 
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000

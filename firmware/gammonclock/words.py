@@ -24,9 +24,9 @@ from string import Formatter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .config import Config
-    from .effects import Effect
-    from .sides import Pair
+    from gammonclock.config.loading import Config
+    from gammonclock.core.effects import Effect
+    from gammonclock.sides import Pair
 
 LANGUAGES = ("en", "ru")
 DEFAULT = "en"
@@ -563,7 +563,7 @@ def number(value: object, lang: str = DEFAULT) -> str:
     """A number, a score or a clock's time as text, with a decimal comma in Russian
     ("1,5", "9:41,3"); `value` may already be text."""
     if isinstance(value, Fraction):
-        from .rules import format_score
+        from gammonclock.core.rules import format_score
         value = format_score(value)
     text = str(value)
     return text.replace(".", ",") if language(lang) == "ru" else text
@@ -610,8 +610,8 @@ def describe(effect: Effect, lang: str = DEFAULT) -> str:
 
 def said(effect: Effect, lang: str) -> str:
     """`effect` in the catalogue's words (both languages)."""
-    from . import effects as fx
-    from .durations import format_clock, format_seconds
+    from gammonclock.core import effects as fx
+    from gammonclock.durations import format_clock, format_seconds
 
     def secs(ns: int) -> str:
         return seconds(format_seconds(ns), lang)
@@ -767,7 +767,7 @@ def _by(by: str, lang: str) -> str:
 
 def result(res: object, lang: str) -> str:
     """A game's result as the effects word it: "left wins gammon (2 points)"."""
-    from .rules import GameResult
+    from gammonclock.core.rules import GameResult
 
     assert isinstance(res, GameResult)
     points = counted("points", res.points, lang)

@@ -16,10 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from ..config import ConfigError
-from ..errors import GammonclockError
-from ..journal import JournalError, Verdict, verify
-from ..words import LANGUAGES
+from gammonclock.config.loading import ConfigError
+from gammonclock.errors import GammonclockError
+from gammonclock.journal.journal import JournalError, Verdict, verify
+from gammonclock.words import LANGUAGES
+
 from .model import MatchRecord
 from .text import NO_KEY_GIVEN
 from .turns import load_match

@@ -12,8 +12,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING
 
-from ..durations import NS_PER_MIN
-from ..effects import (
+from gammonclock.core.effects import (
     OvertimeGiven,
     Paused,
     ReserveChanged,
@@ -23,9 +22,11 @@ from ..effects import (
     TurnEnded,
     TurnStarted,
 )
-from ..sides import Side
-from ..timecontrol import Turn
-from ..words import language, number, say
+from gammonclock.core.timecontrol import Turn
+from gammonclock.durations import NS_PER_MIN
+from gammonclock.sides import Side
+from gammonclock.words import language, number, say
+
 from .model import MatchRecord
 from .stats import FACES, DiceStats
 

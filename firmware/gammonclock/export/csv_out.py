@@ -11,7 +11,8 @@ from __future__ import annotations
 import csv
 import io
 
-from ..words import language, match_language, say, word_or_self
+from gammonclock.words import language, match_language, say, word_or_self
+
 from .model import MatchRecord, Turn
 from .text import iso_utc, seconds
 

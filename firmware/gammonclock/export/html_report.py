@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from html import escape
 
+from gammonclock.core.effects import ReserveChanged
+from gammonclock.durations import NS_PER_S, format_clock
+from gammonclock.journal.journal import Verdict
+from gammonclock.sides import Pair, Side
+from gammonclock.words import match_language
+
 from .. import words
-from ..durations import NS_PER_S, format_clock
-from ..effects import ReserveChanged
-from ..journal import Verdict
-from ..sides import Pair, Side
-from ..words import match_language
 from .chart import dice_png, reserves_png
 from .csv_out import cube_text, dice_text
 from .model import AGAINST, SANCTIONS, ArbiterAct, Incident, MatchRecord

@@ -23,9 +23,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from gammonclock.journal.journal import Verdict
+from gammonclock.sides import Pair, Side
+
 from .. import __version__
-from ..journal import Verdict
-from ..sides import Pair, Side
 from .model import ArbiterAct, Break, Game, MatchRecord, Pause, Roll, Turn
 from .particulars import particulars
 from .stats import DiceStats, counted, dice_stats, time_stats

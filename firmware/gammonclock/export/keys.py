@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ConfigError, load_device_config
-from ..journal import SECRET_FILE, JournalError, KeyRefused, key_id, read_key
+from gammonclock.config.loading import ConfigError, load_device_config
+from gammonclock.journal.journal import SECRET_FILE, JournalError, KeyRefused, key_id, read_key
+
 from .text import NO_KEY_GIVEN
 
 DEVICE_CONFIG = Path("/etc/gammonclock/device.toml")

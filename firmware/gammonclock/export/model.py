@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ..config import Config
-from ..effects import Effect, MatchEnded
-from ..journal import JournalSource
-from ..reasons import Reason
-from ..rules import GameResult, MatchRules
-from ..session import Replayed
-from ..sides import Pair, Side
+from gammonclock.config.loading import Config
+from gammonclock.core.effects import Effect, MatchEnded
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import GameResult, MatchRules
+from gammonclock.journal.journal import JournalSource
+from gammonclock.runtime.session import Replayed
+from gammonclock.sides import Pair, Side
 
 if TYPE_CHECKING:     # the stream module builds on this one
     from .stream import Stamped

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gammonclock.config.readback import readback
+
 from .. import words
-from ..readback import readback
 from .model import MatchRecord
 
 NOT_RECORDED = "not recorded"

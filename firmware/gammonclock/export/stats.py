@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..sides import Side
-from ..words import number, percent, say
+from gammonclock.sides import Side
+from gammonclock.words import number, percent, say
+
 from .model import MatchRecord, Roll, Turn
 
 FACES = (1, 2, 3, 4, 5, 6)

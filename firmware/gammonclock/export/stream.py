@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..effects import Effect, Rewound
-from ..engine import Engine
-from ..errors import GammonclockError
-from ..journal import JournalSource, JournalStream, Record, decode
-from ..session import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
+from gammonclock.core.effects import Effect, Rewound
+from gammonclock.core.engine import Engine
+from gammonclock.errors import GammonclockError
+from gammonclock.journal.journal import JournalSource, JournalStream, Record, decode
+from gammonclock.runtime.session import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
 
 
 @dataclass(frozen=True, slots=True)

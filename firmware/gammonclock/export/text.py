@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 
+from gammonclock.core.rules import json_points
+from gammonclock.durations import NS_PER_S, format_seconds
+from gammonclock.journal.journal import NO_KEY_GIVEN as _NO_KEY_GIVEN
+from gammonclock.journal.journal import SEAL_CHECKED, SEAL_OTHER_DEVICE, Verdict
+
 from .. import words
-from ..durations import NS_PER_S, format_seconds
-from ..journal import NO_KEY_GIVEN as _NO_KEY_GIVEN
-from ..journal import SEAL_CHECKED, SEAL_OTHER_DEVICE, Verdict
-from ..rules import json_points
 
 
 def iso_utc(wall_ns: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import assert_never
 
-from ..effects import (
+from gammonclock.core.effects import (
     AnyEffect,
     ArbiterCommand,
     BreakEnded,
@@ -47,10 +47,11 @@ from ..effects import (
     Warned,
     as_any,
 )
-from ..journal import JournalSource
-from ..rules import ResultKind
-from ..session import UNDO_KEPT, Replayed
-from ..sides import Side
+from gammonclock.core.rules import ResultKind
+from gammonclock.journal.journal import JournalSource
+from gammonclock.runtime.session import UNDO_KEPT, Replayed
+from gammonclock.sides import Side
+
 from .model import (
     ArbiterAct,
     Author,

@@ -51,10 +51,11 @@ from typing import Any
 from gpiozero import InputDevice  # type: ignore[import-untyped]
 from gpiozero.pins import Factory  # type: ignore[import-untyped]
 
-from ..config import PIN_FACTORIES
-from ..durations import NS_PER_S
-from ..engine import ButtonEdge, Engine
-from ..sides import Button
+from gammonclock.config.loading import PIN_FACTORIES
+from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.durations import NS_PER_S
+from gammonclock.sides import Button
+
 from .errors import HardwareError
 
 # An edge older than this when its callback runs is a clock mix-up, not a slow callback.

@@ -30,9 +30,9 @@ from typing import Protocol
 
 import serial  # type: ignore[import-untyped]
 
-from ..backoff import Backoff
-from ..dice import DiceSyntaxError, parse_line
-from ..match import DiceDropped, DiceEvent
+from gammonclock.backoff import Backoff
+from gammonclock.core.dice import DiceSyntaxError, parse_line
+from gammonclock.core.match import DiceDropped, DiceEvent
 
 log = logging.getLogger("gammonclock.hardware.dice")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import GammonclockError
+from gammonclock.errors import GammonclockError
 
 
 class HardwareError(GammonclockError, RuntimeError):

@@ -11,7 +11,7 @@ opening roll needs no notice.
 
 from __future__ import annotations
 
-from ..effects import (
+from gammonclock.core.effects import (
     ChallengeDecided,
     CubeSet,
     DiceRolled,
@@ -30,7 +30,8 @@ from ..effects import (
     Undone,
     Warned,
 )
-from ..reasons import Reason
+from gammonclock.core.reasons import Reason
+
 from .glyphs import TINY
 from .texts import Text
 from .views import INFO_PAGE, INNER_W, format_countdown

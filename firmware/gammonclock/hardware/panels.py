@@ -22,9 +22,10 @@ from typing import Any
 
 from PIL import Image
 
-from ..backoff import Backoff
-from ..config import PANEL_DRIVERS, PanelConfig
-from ..durations import NS_PER_S
+from gammonclock.backoff import Backoff
+from gammonclock.config.loading import PANEL_DRIVERS, PanelConfig
+from gammonclock.durations import NS_PER_S
+
 from .bus_writer import BusWriter, writer_for_bus
 from .screens import HEIGHT, MARGIN, WIDTH
 

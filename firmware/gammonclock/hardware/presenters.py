@@ -11,10 +11,11 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from ..effects import Effect, FlagFell
-from ..engine import Engine
-from ..match_state import Phase
-from ..sides import Pair, Side
+from gammonclock.core.effects import Effect, FlagFell
+from gammonclock.core.engine import Engine
+from gammonclock.core.match_state import Phase
+from gammonclock.sides import Pair, Side
+
 from .bus_writer import BusWriter
 from .buzzer import Buzzer
 from .notices import opening_dice

@@ -7,10 +7,11 @@ content.
 
 from __future__ import annotations
 
-from ..durations import NS_PER_S
-from ..match import MatchState, Phase
-from ..sides import Side
-from ..timecontrol import Turn
+from gammonclock.core.match import MatchState, Phase
+from gammonclock.core.timecontrol import Turn
+from gammonclock.durations import NS_PER_S
+from gammonclock.sides import Side
+
 from .views import TENTH_NS, TENTHS_BELOW_NS, shown_sides
 
 # After a press, a picture that would stand for less than this is not drawn: no frame reaches the

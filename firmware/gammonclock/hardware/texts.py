@@ -303,7 +303,7 @@ def say_lines(key: str, lang: str = DEFAULT, **args: object) -> tuple[tuple[str,
 
 def points(amount: Fraction, lang: str = DEFAULT) -> str:
     """A number of points with its noun: "1 point", "2 points"; "1 очко", "3 очка", "5 очков"."""
-    from ..rules import format_score
+    from gammonclock.core.rules import format_score
 
     return say(_points_form(amount, language(lang)), lang, p=format_score(amount))
 

@@ -17,14 +17,15 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TypedDict
 
-from ..arbiter_mode import abandons_match
-from ..durations import NS_PER_S, format_seconds
-from ..match import MatchState, Phase
-from ..match_state import MenuItem, PanelMode, PanelStage
-from ..reasons import Reason
-from ..rules import EndReason, Family, GameResult, ResultKind, format_score
-from ..sides import Side
-from ..timecontrol import TimeControl, TimeMode, Turn
+from gammonclock.core.arbiter_mode import abandons_match
+from gammonclock.core.match import MatchState, Phase
+from gammonclock.core.match_state import MenuItem, PanelMode, PanelStage
+from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import EndReason, Family, GameResult, ResultKind, format_score
+from gammonclock.core.timecontrol import TimeControl, TimeMode, Turn
+from gammonclock.durations import NS_PER_S, format_seconds
+from gammonclock.sides import Side
+
 from . import glyphs
 from .glyphs import TINY
 from .texts import DEFAULT, TEXTS, localized, say, say_lines

@@ -1,0 +1,1 @@
+"""The command line: `gammonclock …` (`main`) and `gammonclock hall …` (`hall`)."""

@@ -1,0 +1,114 @@
+"""`gammonclock hall …`: the arguments only. aiohttp and paho-mqtt (the `hall` extra) are imported
+when the command runs, so the rest of the command line works without them.
+
+    gammonclock hall --broker mqtt://127.0.0.1:1883 --user hall --password-file hall.password \\
+        --http 127.0.0.1:8080 --archive ~/hall-archive [--keys-dir ~/hall-keys] \\
+        [--page-host hall.local] [--language ru]
+    gammonclock hall demo [--tables 6] [--http 127.0.0.1:8080] [--folder DIR] [--language ru]
+    gammonclock hall add-table table-12 --password-file passwords/table-12 \\
+        --mosquitto-passwd /etc/mosquitto/passwd [--broker mqtt://10.0.0.2:1883]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_BAD_INPUT = 2
+LANGUAGES = ("en", "ru")       # the page's (hall_web.LANGUAGES; aiohttp is not imported here)
+MISSING_EXTRA = ("gammonclock hall needs the `hall` extra: pip install 'gammonclock[hall]' "
+                 "(paho-mqtt and aiohttp)")
+
+
+def add_hall_parser(commands: Any) -> None:
+    """`hall` and `hall add-table` on the `gammonclock` command line."""
+    hall = commands.add_parser(
+        "hall", help="the director's page: every table on the MQTT broker (SPEC §14)",
+        description="Subscribe to every table on the broker and serve the director's page.")
+    hall.add_argument("--broker", help="mqtt://HOST[:PORT] or mqtts://HOST[:PORT]")
+    hall.add_argument("--user", default="hall",
+                      help="the director's account on the broker (default: %(default)s, as in "
+                           "hall/acl)")
+    hall.add_argument("--password-file", type=Path,
+                      help="the file holding that account's password")
+    hall.add_argument("--ca-file", help="with mqtts://: the CA certificate that signs the "
+                                        "broker's (default: the system's CAs)")
+    hall.add_argument("--prefix", default="gammonclock",
+                      help="topics are PREFIX/TABLE/… (default: %(default)s)")
+    hall.add_argument("--http", default="127.0.0.1:8080", metavar="HOST:PORT",
+                      help="where the page is served (default: %(default)s); any address "
+                           "other than loopback needs --page-password-file")
+    hall.add_argument("--page-password-file", type=Path,
+                      help="the page's password (HTTP basic authentication; any user name)")
+    hall.add_argument("--page-host", action="append", metavar="NAME",
+                      help="a name the page answers to besides the --http address (a "
+                           "loopback bind also answers to localhost and 127.x, 0.0.0.0 also to "
+                           "any IP address), e.g. hall.local; repeatable. Any other Host is "
+                           "refused (DNS rebinding)")
+    hall.add_argument("--page-header-timeout", type=float, metavar="SECONDS",
+                      help="the time a connection to the page has to send its request's "
+                           "headers (default: 10)")
+    hall.add_argument("--language", choices=LANGUAGES, default="en",
+                      help="the page's language (default: %(default)s); a switch on the page "
+                           "chooses another for that browser, which remembers it")
+    hall.add_argument("--archive", type=Path, default=Path("hall-archive"),
+                      help="the folder where finished journals land and are verified "
+                           "(default: %(default)s)")
+    hall.add_argument("--keys-dir", "--device-key-dir", type=Path, dest="keys_dir",
+                      help="a folder of TABLE.key files (copies of each table's device.key): "
+                           "their journals' seals are checked; without one: 'seal not checked'")
+    hall.set_defaults(handler=_hall, hall_command=None)
+    sub = hall.add_subparsers(dest="hall_command", metavar="add-table | demo")
+    add = sub.add_parser("add-table", help="create a table's broker account and print the "
+                                           "[hall] section for its device.toml")
+    add.add_argument("table", metavar="ID", help="the table id (its [table] id), the account name")
+    add.add_argument("--password-file", type=Path, required=True, dest="table_password_file",
+                     help="the table's password: read from this file, or made and written "
+                          "there (mode 0600) when it does not exist; copy it to the Pi as "
+                          "/etc/gammonclock/hall.password")
+    add.add_argument("--mosquitto-passwd", type=Path, required=True,
+                     help="Mosquitto's password file (its `password_file`), created if missing")
+    add.add_argument("--broker", dest="table_broker", default="mqtt://BROKER-ADDRESS:1883",
+                     help="the broker URL the table uses, for the printed section")
+    add.add_argument("--prefix", dest="table_prefix", default="gammonclock")
+    add.add_argument("--replace", action="store_true",
+                     help="the table's account is already in the password file: give it the "
+                          "password in --password-file (without this, an existing account is "
+                          "refused and left as it is)")
+
+
+    demo = sub.add_parser(
+        "demo", help="try the hall on this machine: a private Mosquitto, N clocks on mock pins "
+                     "played by robots, and the page",
+        description="A private Mosquitto (Debian's mosquitto package) on a free port with "
+                    "generated accounts and the shipped ACL, N real clocks on mock pins whose "
+                    "players are robots, and the director's page; prints the page's address. "
+                    "Ctrl-C stops it all.")
+    demo.add_argument("--tables", type=int, default=6, metavar="N",
+                      help="how many clocks (default: %(default)s, at most 24)")
+    demo.add_argument("--http", metavar="HOST:PORT",
+                      help="where the page is served, on loopback (default: 127.0.0.1:8080, "
+                           "or a free port when 8080 is taken)")
+    demo.add_argument("--folder", type=Path,
+                      help="keep the broker's files, the clocks' journals and the archive "
+                           "here (default: a temporary folder, removed at the end)")
+    demo.add_argument("--language", choices=LANGUAGES, dest="demo_language",
+                      help="the page's language and the clocks' panels' (default: hall's "
+                           "--language, else en)")
+
+
+def _hall(args: argparse.Namespace) -> int:
+    if args.hall_command == "demo":
+        from gammonclock.sim.hall_demo import demo
+        return demo(args)
+    if args.hall_command == "add-table":
+        from gammonclock.hall.accounts import add_table  # needs only mosquitto_passwd
+        return add_table(args)
+    try:
+        from gammonclock.hall.run import serve
+    except ImportError as exc:
+        print(f"gammonclock: {MISSING_EXTRA} ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return serve(args)

@@ -1,0 +1,3 @@
+"""The director's hall (SPEC §14), a program of its own: the MQTT intake (`server`, `mqtt`),
+the journals' archive, the web page (`web`, `view`, `static/`), accounts, pairings, results,
+and the broker's shipped ACL and config (`broker/`). It never imports the clock's runtime."""

@@ -1,0 +1,108 @@
+"""A round's pairings (SPEC §14): a CSV `table,left,right,length[,discipline]`, one match file per
+row, each checked by the same parser a clock uses before it is pushed to `P/TABLE/match`.
+
+A row with a problem is reported with its line and what is allowed; the good rows go out all the
+same (a typo at one table does not hold up the hall).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+
+from gammonclock.config.loading import ConfigError, parse_match_config
+
+from .accounts import TABLE_ID
+
+COLUMNS = ("table", "left", "right", "length")
+OPTIONAL = ("discipline",)
+MAX_ROWS = 1000
+
+
+@dataclass(frozen=True)
+class Pairing:
+    line: int
+    table: str
+    toml: str | None = None
+    error: str | None = None
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def match_toml(left: str, right: str, length: int, discipline: str | None,
+               event: str = "", round_name: str = "") -> str:
+    lines = ["# pushed by gammonclock hall", "[match]"]
+    if discipline:
+        lines.append(f"discipline = {toml_string(discipline)}")
+    lines += [f"length = {length}", "", "[players]", f"left = {toml_string(left)}",
+              f"right = {toml_string(right)}"]
+    if event or round_name:
+        lines += ["", "[event]", f"name = {toml_string(event)}",
+                  f"round = {toml_string(round_name)}"]
+    return "\n".join(lines) + "\n"
+
+
+def parse_pairings(text: str, event: str = "", round_name: str = "",
+                   known: set[str] | None = None) -> list[Pairing]:
+    """Every row of the CSV, each a match file or an error naming its line. `known` tables
+    let a bare number `12` stand for a known `table-12`."""
+    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    if not rows:
+        return [Pairing(1, "", error="the CSV is empty; its first line is the header "
+                                     "table,left,right,length[,discipline]")]
+    header = [h.strip().lower() for h in rows[0]]
+    missing = [c for c in COLUMNS if c not in header]
+    unknown = [h for h in header if h and h not in COLUMNS + OPTIONAL]
+    if missing or unknown:
+        what = (f"missing column(s) {', '.join(missing)}" if missing
+                else f"unknown column(s) {', '.join(unknown)}")
+        return [Pairing(1, "", error=f"line 1: {what}; the header is "
+                                     "table,left,right,length and optionally discipline")]
+    if len(rows) - 1 > MAX_ROWS:
+        return [Pairing(1, "", error=f"{len(rows) - 1} rows; at most {MAX_ROWS}")]
+    out: list[Pairing] = []
+    seen: dict[str, int] = {}
+    for number, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        out.append(_row(number, dict(zip(header, (c.strip() for c in row), strict=False)),
+                        len(row) - len(header), seen, event, round_name, known or set()))
+    if not out:
+        out.append(Pairing(2, "", error="no pairings under the header"))
+    return out
+
+
+def _row(number: int, cells: dict[str, str], extra: int, seen: dict[str, int], event: str,
+         round_name: str, known: set[str]) -> Pairing:
+    table = cells.get("table", "")
+    if table.isdigit() and table not in known and f"table-{table}" in known:
+        table = f"table-{table}"
+
+    def bad(why: str) -> Pairing:
+        return Pairing(number, table, error=f"line {number}: {why}")
+
+    if extra > 0:
+        return bad(f"{extra} cell(s) more than the header has")
+    if TABLE_ID.fullmatch(table) is None:
+        return bad(f"table {table!r} is not a table id (1–32 of A-Z a-z 0-9 _ -)")
+    if table in seen:
+        return bad(f"table {table} is paired twice (also on line {seen[table]})")
+    seen[table] = number
+    left, right = cells.get("left", ""), cells.get("right", "")
+    if not left or not right:
+        return bad("both players need a name (left, right)")
+    length_text = cells.get("length", "")
+    if not length_text.isdigit() or not 1 <= int(length_text) <= 99:
+        return bad(f"length {length_text!r} is not a match length; use a number from 1 to 99")
+    text = match_toml(left, right, int(length_text), cells.get("discipline") or None, event,
+                      round_name)
+    try:
+        parse_match_config(text, f"line {number}")
+    except ConfigError as exc:
+        return bad(str(exc).replace("\n", "; "))
+    return Pairing(number, table, toml=text)

@@ -1,0 +1,925 @@
+"""The director's view of the hall (SPEC §14): what every table last said, kept from the broker's
+messages. Pure bookkeeping: no network, no clock of its own (the caller passes `now_ms`, the
+hall's wall clock in milliseconds), so the tests and the benchmark drive it directly.
+
+Every table's message is untrusted (SPEC §14): it is parsed strictly (NaN and Infinity are not
+JSON, sizes, nesting and integers are bounded), its shape and bounds are checked, and only
+validated, normalised data is kept, so a card always serialises as JSON (`allow_nan=False`)
+whatever a table sent. A bad message spoils at most its own table's card: it is refused (the
+card keeps its last good state), counted, and shown on that card as one alert kept up to date.
+
+- Events are counted once per `(journal, seq)`: delivery is at least once, and a clock
+  republishes from its journal after a reconnect or a restart. Per journal the view keeps the
+  highest seq and a window of the seqs below it (`SeqWindow`), for a bounded number of
+  journals per table: memory stays bounded under any flood.
+- A state replaces the one before unless it is older: by the journal and seq it carries (the
+  journals in the order the table's states brought them), else by arrival (a retained state,
+  delivered at a reconnect, only if its `at` is not older). A live state is never silenced for
+  long by one outlier: after `REWIND_AFTER` live states in a row that look older, the card
+  takes them (the outlier was the card's).
+- Reserves count in the browser from the state's `at` translated to the hall's clock: a Pi
+  without a real-time clock may be off by minutes or days, so each table's offset is estimated
+  from its live (not retained) states as the smallest `received - at` (latency only adds to
+  it) among the samples near their median (one outlier cannot move it), and the result is
+  clamped to the moment the state was received (and at most `MAX_LAG_MS` before).
+- A table needs the director while its state says so (a flag, a break overrun, a paused clock,
+  offline) and for every alert (a flag that fell, a challenge, a refused command or match, a
+  failed arbiter PIN, a bad message) until the director marks it seen; at most `ALERTS_KEPT`
+  alerts are kept per table (the least urgent, then the oldest, go first; `alerts_dropped`
+  counts them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gammonclock.durations import MAX_CUBE, MAX_POINTS
+from gammonclock.errors import GammonclockError
+
+from .accounts import TABLE_ID
+
+RECENT_EVENTS = 8            # shown on a card
+OFFSET_SAMPLES = 10          # live states kept for a table's clock offset
+OFFSET_TOLERANCE_MS = 2_000  # a sample further below the median than this is an outlier
+MAX_LAG_MS = 30_000          # a state's reserves are never counted from further back than this
+REPLIES_KEPT = 20
+ALERTS_KEPT = 50             # per table; the rest are counted in `alerts_dropped`
+JOURNALS_KEPT = 16           # per table, for de-duplicating events (least recently used go)
+SEQ_WINDOW = 4096            # seqs remembered below a journal's highest
+JOURNAL_ORDER_KEPT = 64      # journals whose order (by the table's states) is remembered
+REWIND_AFTER = 3             # live states in a row that look older: the card was the outlier
+MAX_TABLES = 1000
+BAD_REFRESH_MS = 1_000       # a table's "bad message" alert is re-shown at most this often
+
+MAX_PAYLOAD = 64 * 1024      # bytes of a state, an event, a notice or a reply
+MAX_ONLINE = 16              # bytes of an `online`
+MAX_DEPTH = 8                # nesting of objects and arrays (a state needs 3)
+MAX_INT_DIGITS = 16          # |n| < 10**16: any integer a clock sends is far below
+MAX_SEQ = 10**9
+MAX_EFFECTS = 256            # per event
+MAX_KINDS_SHOWN = 20         # effect kinds kept per recent event
+
+MAX_NAME = 64                # a player's name (the config allows 24)
+MAX_TEXT = 200               # a reason, an error, a said line, an alert's detail
+MAX_SHORT = 64               # codes, ids, outcomes, `at`
+MAX_JOURNAL = 200            # a journal's file name
+MAX_EVENT_NAME = 120         # the table's event
+MAX_SAID = 10                # lines of a `said`
+MAX_RESERVE_MS = 10 * 86_400_000     # ten days either way
+MAX_GAME = 10_000
+MAX_BREAKS = 99
+MAX_SCORE = MAX_POINTS + 3 * MAX_CUBE    # a backgammon on the highest cube, from length - 1
+
+SIDES = ("left", "right")
+PHASES = frozenset({"between_games", "running", "cube_offered", "paused", "result_entry",
+                    "break", "match_over", "arbiter", "idle", "ready"})
+LIFECYCLES = frozenset({"idle", "ready", "in_progress", "match_over"})
+PIN_REASONS = {"pin_wrong": "wrong PIN", "pin_timeout": "no PIN in time"}
+MATCH_IN_PROGRESS = "match_in_progress"       # a notice's code: the match waits (PROTOCOL.md)
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+# What a table's card is sorted by: the lower, the sooner the director should look.
+SEVERITY = {"flag": 0, "refused": 1, "overrun": 1, "pin": 1, "challenge": 2, "offline": 2,
+            "bad": 2, "paused": 3, "notice": 3, "archive": 3}
+
+
+class Rejected(GammonclockError, ValueError):
+    """A message the view refused (naming its topic). `table` is the table whose card now shows
+    the problem (the caller shows that card again), or None when no card changed."""
+
+    def __init__(self, message: str, table: str | None = None) -> None:
+        super().__init__(message)
+        self.table = table
+
+
+class BadMessage(GammonclockError, ValueError):
+    """What is wrong with a message, naming the field."""
+
+
+Say = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Need:
+    """Why a table needs the director. `key` names an alert the director can mark seen (None:
+    it lasts as long as the state that causes it).
+
+    `text` is the hall's English words; `say` says the same for the page, in the director's
+    language: `(id, *parameters)`, the id a key of the page's catalogue (`alert.ID` in
+    hall/static/texts.json, whose English is this text) and its parameters in the order the
+    page's `SAY` names them: the hall's own words (a side, a reason's code, a count) or a
+    table's text bounded as in `text`, which the page puts in as text. A player is named by
+    side only (the page has the names in the card's state): an alert storm's card stays small."""
+
+    kind: str
+    text: str
+    key: str | None = None
+    journal: str | None = None     # the match (journal) a match's own alert is about
+    match: str | None = None       # a match refused mid-match that waits: its sha256 (the page
+                                   # offers to force it while the table's notice still says so)
+    say: Say = ()
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "text": self.text, "key": self.key}
+        if self.match is not None:
+            data["match"] = self.match
+        if self.say:
+            data["say"] = list(self.say)
+        return data
+
+
+class SeqWindow:
+    """The seqs of one journal seen so far: the highest, and a bitmap of the `SEQ_WINDOW` below
+    it (bit i: `high - i`). Events come in seq order; a resend starts from an earlier position,
+    within the window. A seq below the window counts as seen, unless `REWIND_AFTER` come in a
+    row: then the highest was an outlier and the window starts again from there."""
+
+    __slots__ = ("high", "mask", "strikes")
+
+    def __init__(self) -> None:
+        self.high = 0
+        self.mask = 0
+        self.strikes = 0
+
+    def add(self, seq: int) -> bool:
+        """Whether `seq` is new (and now seen)."""
+        if seq > self.high:
+            shift = seq - self.high
+            self.mask = 1 if shift >= SEQ_WINDOW else ((self.mask << shift) | 1) & _FULL
+            self.high, self.strikes = seq, 0
+            return True
+        back = self.high - seq
+        if back >= SEQ_WINDOW:
+            self.strikes += 1
+            if self.strikes < REWIND_AFTER:
+                return False
+            self.high, self.mask, self.strikes = seq, 1, 0
+            return True
+        self.strikes = 0
+        bit = 1 << back
+        if self.mask & bit:
+            return False
+        self.mask |= bit
+        return True
+
+
+_FULL = (1 << SEQ_WINDOW) - 1
+
+
+class SeenEvents(AbstractSet[tuple[str, int]]):
+    """The events of a table seen so far, as a set of `(journal, seq)` (the benchmark compares
+    it with what the clocks journaled), bounded: a `SeqWindow` for each of the last
+    `JOURNALS_KEPT` journals used. Its `len` is every distinct event seen, also those it no
+    longer holds (membership and iteration only know those it holds)."""
+
+    def __init__(self) -> None:
+        self.journals: OrderedDict[str, SeqWindow] = OrderedDict()
+        self.count = 0
+
+    def see(self, journal: str, seq: int) -> bool:
+        """Whether event `(journal, seq)` is new (and now seen)."""
+        window = self.journals.get(journal)
+        if window is None:
+            window = self.journals[journal] = SeqWindow()
+            while len(self.journals) > JOURNALS_KEPT:
+                self.journals.popitem(last=False)
+        else:
+            self.journals.move_to_end(journal)
+        new = window.add(seq)
+        self.count += new
+        return new
+
+    def size(self) -> int:
+        """How many seqs it holds at most now (the bound of its memory: at most
+        `JOURNALS_KEPT * SEQ_WINDOW`)."""
+        return sum(w.mask.bit_length() for w in self.journals.values())
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        window = self.journals.get(key[0])
+        if window is None or not isinstance(key[1], int):
+            return False
+        back = window.high - key[1]
+        return 0 <= back < SEQ_WINDOW and bool(window.mask >> back & 1)
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for journal, window in list(self.journals.items()):
+            mask, back = window.mask, 0
+            while mask:
+                if mask & 1:
+                    yield journal, window.high - back
+                mask >>= 1
+                back += 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> set[Any]:
+        return set(it)
+
+
+@dataclass
+class TableView:
+    table: str
+    online: bool | None = None                 # None: never heard from
+    state: dict[str, Any] | None = None        # validated and normalised (`state_of`)
+    state_at_ms: int | None = None             # the state's `at`, on the table's clock
+    received_ms: int | None = None
+    older_in_a_row: int = 0                    # live states that looked older than the card's
+    offsets: deque[int] = field(default_factory=lambda: deque(maxlen=OFFSET_SAMPLES))
+    journal_order: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    journals_seen: int = 0
+    seen: SeenEvents = field(default_factory=SeenEvents)
+    events: int = 0
+    duplicates: int = 0
+    recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
+    alerts: dict[str, Need] = field(default_factory=dict)
+    alerts_dropped: int = 0
+    replies: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=REPLIES_KEPT))
+    # The commands the hall sent this table whose reply has not come, by request id: a reply
+    # shows the command it answers (the hall's own words, never the table's).
+    sent: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    notice: dict[str, Any] | None = None
+    alert_serial: int = 0
+    bad_messages: int = 0
+    bad_key: str | None = None                 # the alert that shows them
+    bad_shown_ms: int | None = None
+    # The alerts' keys by severity, oldest first, for the cap (keys of alerts marked seen since
+    # linger until they reach the front or the queue is compacted): evicting is O(1), not a scan
+    # of every alert for every effect of a flood.
+    alert_queues: dict[int, deque[str]] = field(default_factory=dict)
+
+    def offset_ms(self) -> int:
+        """The table's clock offset (`hall - table`): the smallest sample near the median."""
+        if not self.offsets:
+            return 0
+        ordered = sorted(self.offsets)
+        median = ordered[(len(ordered) - 1) // 2]
+        return min(s for s in ordered if s >= median - OFFSET_TOLERANCE_MS)
+
+    def add_alert(self, kind: str, text: str, journal: str | None = None,
+                  match: str | None = None, say: Say = ()) -> str:
+        self.alert_serial += 1
+        key = f"{kind}-{self.alert_serial}"
+        self.alerts[key] = Need(kind, text, key, journal, match, say)
+        queue = self.alert_queues.setdefault(SEVERITY.get(kind, 9), deque())
+        queue.append(key)
+        if len(queue) > 4 * ALERTS_KEPT:          # mostly keys marked seen: compact
+            self.alert_queues[SEVERITY.get(kind, 9)] = deque(k for k in queue
+                                                             if k in self.alerts)
+        if len(self.alerts) > ALERTS_KEPT:
+            self._drop_one_alert()
+        return key
+
+    def _drop_one_alert(self) -> None:
+        """The least urgent alert goes first, then the oldest."""
+        for severity in sorted(self.alert_queues, reverse=True):
+            queue = self.alert_queues[severity]
+            while queue:
+                victim = queue.popleft()
+                if self.alerts.pop(victim, None) is not None:
+                    self.alerts_dropped += 1
+                    return
+
+    def journal_rank(self, journal: str) -> int:
+        """The order of a journal among the table's states (a journal never seen is newest)."""
+        rank = self.journal_order.get(journal)
+        if rank is None:
+            self.journals_seen += 1
+            rank = self.journal_order[journal] = self.journals_seen
+            while len(self.journal_order) > JOURNAL_ORDER_KEPT:
+                self.journal_order.popitem(last=False)
+        return rank
+
+
+class HallView:
+    """Every table's view, updated by `receive`; `card(table)` is what the page shows."""
+
+    def __init__(self, prefix: str = "gammonclock") -> None:
+        self.prefix = prefix.rstrip("/")
+        self.tables: dict[str, TableView] = {}
+        self.events_counted = 0
+        self.duplicates = 0
+        self.rejected = 0        # messages that were not what SPEC §14 says (logged by the caller)
+
+    def table(self, name: str) -> TableView:
+        view = self.tables.get(name)
+        if view is None:
+            view = self.tables[name] = TableView(name)
+        return view
+
+    def split_topic(self, topic: str) -> tuple[str, str] | None:
+        """(table, what) of `P/T/what`, or None for a topic of another shape (or a T that is
+        not a table id)."""
+        head = self.prefix + "/"
+        if not topic.startswith(head):
+            return None
+        table, _, what = topic[len(head):].partition("/")
+        if TABLE_ID.fullmatch(table) is None or what not in (
+                "online", "state", "events", "journal", "notice", "cmd/reply", "match", "cmd"):
+            return None
+        return table, what
+
+    def receive(self, topic: str, payload: bytes, now_ms: int, retained: bool = False
+                ) -> str | None:
+        """Take one message; the table whose card changed, or None. Raises `Rejected` (a
+        ValueError naming the topic) for a payload that is not what SPEC §14 says; its `table`
+        is the table whose card shows that (None: no card changed)."""
+        where = self.split_topic(topic)
+        if where is None:
+            return None
+        table, what = where
+        view = self.tables.get(table)
+        if view is None:
+            if len(self.tables) >= MAX_TABLES:
+                self.rejected += 1
+                raise Rejected(f"{topic}: the hall keeps at most {MAX_TABLES} tables")
+            view = self.table(table)
+        try:
+            changed = self._take(view, what, payload, now_ms, retained)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            self.rejected += 1
+            why = str(exc) or type(exc).__name__
+            shown = self._bad(view, what, why, now_ms)
+            raise Rejected(f"{topic}: {why}", table if shown else None) from None
+        return table if changed else None
+
+    def _take(self, view: TableView, what: str, payload: bytes, now_ms: int,
+              retained: bool) -> bool:
+        if what == "online":
+            return self._online(view, payload)
+        if what in ("match", "cmd", "journal"):
+            return False         # the director's own messages; journals go to the archive
+        data = strict_json(payload)
+        if not isinstance(data, dict):
+            raise BadMessage("the payload is not a JSON object")
+        if what == "state":
+            return self._state(view, state_of(data), now_ms, retained)
+        if what == "events":
+            return self._event(view, data)
+        if what == "notice":
+            return self._notice(view, notice_of(data))
+        return self._reply(view, reply_of(data), now_ms)
+
+    @staticmethod
+    def _online(view: TableView, payload: bytes) -> bool:
+        if len(payload) > MAX_ONLINE:
+            raise BadMessage(f"online is {len(payload)} bytes; it is \"1\" or \"0\"")
+        text = payload.decode("utf-8", "replace").strip().strip('"')
+        if text not in ("0", "1"):
+            raise BadMessage(f"online is {text[:20]!r}; it is \"1\" or \"0\"")
+        online = text == "1"
+        changed, view.online = view.online != online, online
+        return changed
+
+    @staticmethod
+    def _bad(view: TableView, what: str, why: str, now_ms: int) -> bool:
+        """Count a refused message and show it on its table's card: one alert, kept up to
+        date, shown again at most every `BAD_REFRESH_MS`. Whether the card changed."""
+        view.bad_messages += 1
+        count = f" ({view.bad_messages} so far)" if view.bad_messages > 1 else ""
+        detail = clip(why, MAX_TEXT)
+        text = f"bad message from the table ({what}): {detail}{count}"
+        say: Say = ("bad", what, detail, view.bad_messages)
+        key = view.bad_key
+        if key is not None and key in view.alerts:
+            view.alerts[key] = Need("bad", text, key, say=say)
+            if view.bad_shown_ms is not None and 0 <= now_ms - view.bad_shown_ms < BAD_REFRESH_MS:
+                return False
+        else:
+            view.bad_key = view.add_alert("bad", text, say=say)
+        view.bad_shown_ms = now_ms
+        return True
+
+    def _state(self, view: TableView, state: dict[str, Any], now_ms: int,
+               retained: bool) -> bool:
+        at_ms = iso_ms(state.get("at"))
+        if not self._newer(view, state, at_ms, retained):
+            return False         # an older state, delivered late
+        before = (view.state or {}).get("journal")
+        view.state, view.state_at_ms, view.received_ms = state, at_ms, now_ms
+        journal = state.get("journal")
+        if isinstance(journal, str) and journal != before:
+            # A next match on the table: the last match's flags, overruns and challenges are
+            # its journal's (and the archive's), no longer something the director must look at.
+            for key in [k for k, n in view.alerts.items()
+                        if n.journal is not None and n.journal != journal]:
+                del view.alerts[key]
+        if at_ms is not None and not retained:
+            view.offsets.append(now_ms - at_ms)
+        if state.get("online") is True and view.online is None:
+            view.online = True
+        return True
+
+    @staticmethod
+    def _newer(view: TableView, state: dict[str, Any], at_ms: int | None,
+               retained: bool) -> bool:
+        """Whether `state` is not older than the card's: by journal and seq, else by arrival
+        (a retained one by its `at`). Live states that look older take the card after
+        `REWIND_AFTER` in a row."""
+        current = view.state
+        journal, seq = state.get("journal"), state.get("seq")
+        if journal is not None:
+            rank = view.journal_rank(journal)
+        if current is None:
+            return True
+        was_journal, was_seq = current.get("journal"), current.get("seq")
+        if journal is not None and was_journal is not None and journal != was_journal:
+            newer = rank > view.journal_order.get(was_journal, 0)
+        elif journal is not None and journal == was_journal and seq is not None \
+                and was_seq is not None and seq != was_seq:
+            newer = seq > was_seq
+        elif not retained:
+            newer = True
+        else:
+            newer = at_ms is None or view.state_at_ms is None or at_ms >= view.state_at_ms
+        if newer or retained:
+            view.older_in_a_row = 0 if newer else view.older_in_a_row
+            return newer
+        view.older_in_a_row += 1
+        if view.older_in_a_row >= REWIND_AFTER:
+            view.older_in_a_row = 0
+            return True
+        return False
+
+    def _event(self, view: TableView, data: dict[str, Any]) -> bool:
+        journal = text_of("events.journal", data.get("journal"), MAX_JOURNAL, cut=False)
+        seq = int_of("events.seq", data.get("seq"), 1, MAX_SEQ)
+        if journal is None or seq is None:
+            raise BadMessage("an event needs a string `journal` and an integer `seq`")
+        effects = data.get("effects")
+        if effects is None:
+            effects = []
+        if not isinstance(effects, list) or len(effects) > MAX_EFFECTS:
+            raise BadMessage(f"events.effects: a list of at most {MAX_EFFECTS} objects")
+        kinds: list[str] = []
+        for i, effect in enumerate(effects):
+            if not isinstance(effect, dict):
+                raise BadMessage(f"events.effects[{i}]: {shown(effect)} is not an object")
+            kind = text_of(f"events.effects[{i}].kind", effect.get("kind"), MAX_SHORT)
+            if kind is None:
+                raise BadMessage(f"events.effects[{i}].kind: an effect needs a kind")
+            kinds.append(kind)
+        at = data.get("at")
+        at = clip(at, MAX_SHORT) if isinstance(at, str) else None
+        if not view.seen.see(journal, seq):
+            view.duplicates += 1
+            self.duplicates += 1
+            return False
+        view.events += 1
+        self.events_counted += 1
+        view.recent.appendleft({"seq": seq, "at": at, "kinds": kinds[:MAX_KINDS_SHOWN]})
+        for effect in effects:
+            self._alert_of(view, effect, journal)
+        return True
+
+    def _alert_of(self, view: TableView, effect: dict[str, Any], journal: str) -> None:
+        kind = effect.get("kind")
+        side = effect.get("side")
+        who = self.player(view, side) if side in SIDES else "a player"
+        whose = side if side in SIDES else ""
+        reason = effect.get("reason")
+        if kind == "flag_fell":
+            view.add_alert("flag", f"flag fell: {who}", journal, say=("flag", whose))
+        elif kind == "break_overrun":
+            view.add_alert("overrun", f"break overrun: {who}", journal, say=("overrun", whose))
+        elif kind == "challenge_decided":
+            verdict = "upheld" if effect.get("upheld") is True else "rejected"
+            view.add_alert("challenge", f"challenge by {who} {verdict}", journal,
+                           say=("challenge", whose, verdict))
+        elif kind == "refused" and isinstance(reason, str) and reason in PIN_REASONS:
+            why = effect.get("why")
+            told = clip(why, MAX_TEXT) if isinstance(why, str) and why else ""
+            view.add_alert("pin", f"arbiter PIN failed at the panels: "
+                                  f"{told or PIN_REASONS[reason]}",
+                           say=("pin", reason, told))
+        elif kind == "shown" and reason == "chord_locked":
+            said = effect.get("text")
+            told = clip(said, MAX_TEXT) if isinstance(said, str) and said else ""
+            view.add_alert("pin", "arbiter chord tried while locked after failed PINs: "
+                                  f"{told or 'locked'}",
+                           say=("chord", told))
+
+    @staticmethod
+    def player(view: TableView, side: str) -> str:
+        players = (view.state or {}).get("players")
+        name = players.get(side) if isinstance(players, dict) else None
+        return f"{side} ({name})" if name else side
+
+    @staticmethod
+    def _notice(view: TableView, data: dict[str, Any]) -> bool:
+        view.notice = data
+        if data.get("ok") is True:
+            # The match that waited has loaded (by itself, or forced): its refusal is over.
+            for key in [k for k, n in view.alerts.items()
+                        if n.match is not None and n.match == data.get("match")]:
+                del view.alerts[key]
+        if data.get("ok") is False:
+            said = data.get("said")
+            if isinstance(said, list):
+                said = "; ".join(said)
+            digest = data.get("match")
+            waits = (data.get("code") == MATCH_IN_PROGRESS and data.get("pending") is True
+                     and isinstance(digest, str) and SHA256.fullmatch(digest) is not None)
+            detail = clip(data.get("error") or said, MAX_TEXT)
+            view.add_alert("notice", f"match refused: {detail}",
+                           match=digest if waits else None, say=("notice", detail))
+        return True
+
+    @staticmethod
+    def _reply(view: TableView, data: dict[str, Any], now_ms: int) -> bool:
+        entry = {**data, "received_ms": now_ms}
+        command = view.sent.pop(data["id"], None) if isinstance(data.get("id"), str) else None
+        if command is not None:
+            entry["command"] = command
+        view.replies.appendleft(entry)
+        if data.get("ok") is False:
+            reason = data.get("reason") or ""
+            view.add_alert("refused", f"command refused: {reason or 'no reason'}",
+                           say=("refused", reason))
+        return True
+
+    def note_command(self, table: str, request_id: str, command: str) -> dict[str, Any] | None:
+        """The hall sent `command` to `table` as `request_id`: its reply shows it. The reply
+        of this table with that id when it has come (validated, as the card keeps it), else
+        None (the command is kept for the reply to come). A reply of another table, even with
+        this id, is never taken for it."""
+        view = self.tables.get(table)
+        if view is None:
+            return None
+        command = clip(command, MAX_TEXT)
+        for entry in view.replies:
+            if entry.get("id") == request_id:
+                entry["command"] = command
+                return entry
+        view.sent[request_id] = command
+        while len(view.sent) > REPLIES_KEPT:
+            view.sent.popitem(last=False)
+        return None
+
+    def dismiss(self, table: str, key: str) -> bool:
+        view = self.tables.get(table)
+        return view is not None and view.alerts.pop(key, None) is not None
+
+    def dismiss_all(self, table: str) -> int:
+        """Mark every alert of a table seen ("mark all seen"): how many that was, those shown
+        and those dropped over the cap. The caller shows the card again."""
+        view = self.tables.get(table)
+        if view is None:
+            return 0
+        count = len(view.alerts) + view.alerts_dropped
+        view.alerts.clear()
+        view.alert_queues.clear()
+        view.alerts_dropped = 0
+        return count
+
+    def note_archive(self, table: str, text: str) -> None:
+        """An archive problem shown on the table's card (a journal that does not verify)."""
+        detail = clip(text, 2 * MAX_TEXT)
+        self.table(table).add_alert("archive", detail, say=("archive", detail))
+
+    # --- what the page shows -----------------------------------------------------------------
+
+    def needs(self, view: TableView) -> list[Need]:
+        out: list[Need] = []
+        state = view.state or {}
+        if view.online is False:
+            out.append(Need("offline", "offline", say=("offline",)))
+        flag = state.get("flag")
+        if isinstance(flag, str):
+            out.append(Need("flag", f"lost on the clock: {self.player(view, flag)}",
+                            say=("lost", flag)))
+        if state.get("phase") == "break" and isinstance(state.get("running"), str):
+            out.append(Need("overrun", f"late from the break: "
+                                       f"{self.player(view, state['running'])}",
+                            say=("late", state["running"])))
+        if state.get("phase") == "paused":
+            out.append(Need("paused", "clock paused", say=("paused",)))
+        if state.get("phase") == "arbiter":          # the chord stopped the clocks (SPEC §13.4)
+            out.append(Need("paused", "clocks stopped: the arbiter at the panels",
+                            say=("arbiter",)))
+        out.extend(view.alerts.values())
+        return sorted(out, key=lambda n: SEVERITY.get(n.kind, 9))
+
+    def reserves_at_ms(self, view: TableView) -> int | None:
+        """When the state's reserves were, on the hall's clock: its `at` translated by the
+        table's offset, never after the state was received nor `MAX_LAG_MS` before."""
+        received = view.received_ms
+        if received is None:
+            return None
+        if view.state_at_ms is None:
+            return received
+        base = view.state_at_ms + view.offset_ms()
+        return min(received, max(received - MAX_LAG_MS, base))
+
+    def card(self, table: str) -> dict[str, Any]:
+        view = self.table(table)
+        needs = self.needs(view)
+        return {
+            "table": table,
+            "online": view.online,
+            "state": view.state or {},
+            "reserves_at_ms": self.reserves_at_ms(view),
+            "needs": [n.as_json() for n in needs],
+            "urgency": SEVERITY.get(needs[0].kind, 9) if needs else 99,
+            "recent": list(view.recent),
+            "events": view.events,
+            "duplicates": view.duplicates,
+            "replies": list(view.replies)[:3],
+            "notice": view.notice,
+            "alerts_dropped": view.alerts_dropped,
+            "bad_messages": view.bad_messages,
+        }
+
+    def cards(self) -> list[dict[str, Any]]:
+        return [self.card(t) for t in sorted(self.tables, key=natural_key)]
+
+
+# --- strict parsing ------------------------------------------------------------------------------
+
+def strict_json(payload: bytes, limit: int = MAX_PAYLOAD) -> Any:
+    """A payload as JSON, strictly: at most `limit` bytes, nested at most `MAX_DEPTH` deep,
+    integers of at most `MAX_INT_DIGITS` digits, finite numbers only (NaN and Infinity are not
+    JSON, and `1e999` is not a finite float). BadMessage (a ValueError) otherwise.
+
+    Parsed first and its depth measured after: the parser is linear in the payload, where a
+    pre-scan of its strings by a regular expression took seconds for one table's 32 KB of
+    escaped quotes, on the loop every table shares."""
+    if len(payload) > limit:
+        raise BadMessage(f"the payload is {len(payload)} bytes, more than {limit}")
+    try:
+        data = json.loads(payload, parse_constant=_no_constant, parse_float=_finite,
+                          parse_int=_bounded_int)
+    except RecursionError:
+        raise BadMessage(f"the payload is nested more than {MAX_DEPTH} deep") from None
+    _check_depth(data)
+    return data
+
+
+def _check_depth(data: Any) -> None:
+    containers: list[tuple[Any, int]] = [(data, 1)]
+    while containers:
+        value, depth = containers.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            raise BadMessage(f"the payload is nested more than {MAX_DEPTH} deep")
+        items = value.values() if isinstance(value, dict) else value
+        containers.extend((item, depth + 1) for item in items if isinstance(item, dict | list))
+
+
+def _no_constant(name: str) -> Any:
+    raise BadMessage(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadMessage(f"{clip(text, 20)} is not a finite number")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise BadMessage(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+# --- shapes and bounds ----------------------------------------------------------------------------
+
+def shown(value: object) -> str:
+    """A value for an error message, short."""
+    return clip(repr(value), 40)
+
+
+def clip(text: object, limit: int) -> str:
+    """Text as a card shows it: a string of at most `limit` characters, valid Unicode."""
+    value = text if isinstance(text, str) else "" if text is None else str(text)
+    if len(value) > limit:
+        value = value[:limit - 1] + "…"
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def text_of(where: str, value: object, limit: int, cut: bool = True) -> str | None:
+    """A string or null; longer than `limit`: cut (or refused)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadMessage(f"{where}: {shown(value)} is not a string")
+    if len(value) > limit and not cut:
+        raise BadMessage(f"{where}: longer than {limit} characters")
+    return clip(value, limit)
+
+
+def int_of(where: str, value: object, low: int, high: int) -> int | None:
+    """An integer from `low` to `high`, or null."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadMessage(f"{where}: {shown(value)} is not an integer")
+    if not low <= value <= high:
+        raise BadMessage(f"{where}: {value} is not from {low} to {high}")
+    return value
+
+
+def bool_of(where: str, value: object) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise BadMessage(f"{where}: {shown(value)} is not true or false")
+
+
+def side_of(where: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value in SIDES:
+        return value
+    raise BadMessage(f"{where}: {shown(value)} is not \"left\", \"right\" or null")
+
+
+def one_of(choices: frozenset[str]) -> Callable[[str, object], str | None]:
+    def check(where: str, value: object) -> str | None:
+        if value is None or (isinstance(value, str) and value in choices):
+            return value
+        raise BadMessage(f"{where}: {shown(value)} is not one of {', '.join(sorted(choices))}")
+    return check
+
+
+def points_of(where: str, value: object) -> int | float | None:
+    """A score: whole or half points, 0 to `MAX_SCORE`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadMessage(f"{where}: {shown(value)} is not a number of points")
+    if not (math.isfinite(value) and 0 <= value <= MAX_SCORE and float(value * 2).is_integer()):
+        raise BadMessage(f"{where}: {shown(value)} is not whole or half points "
+                         f"from 0 to {MAX_SCORE}")
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def iso_of(where: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_SHORT or iso_ms(value) is None:
+        raise BadMessage(f"{where}: {shown(value)} is not an ISO 8601 instant")
+    return value
+
+
+def pair_of(check: Callable[[str, object], Any]) -> Callable[[str, object], Any]:
+    """`{"left": …, "right": …}` (or null), each side checked."""
+    def pair(where: str, value: object) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise BadMessage(f"{where}: {shown(value)} is not an object")
+        return {side: check(f"{where}.{side}", value.get(side)) for side in SIDES}
+    return pair
+
+
+def _cube(where: str, value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadMessage(f"{where}: {shown(value)} is not an object")
+    number = int_of(f"{where}.value", value.get("value"), 1, MAX_CUBE)
+    if number is not None and number & (number - 1):
+        raise BadMessage(f"{where}.value: {number} is not a power of two")
+    return {"value": number, "owner": side_of(f"{where}.owner", value.get("owner")),
+            "enabled": bool_of(f"{where}.enabled", value.get("enabled"))}
+
+
+def _reserve(where: str, value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadMessage(f"{where}: {shown(value)} is not an object")
+    out = {"reserve_ms": int_of(f"{where}.reserve_ms", value.get("reserve_ms"),
+                                -MAX_RESERVE_MS, MAX_RESERVE_MS)}
+    if "delay_ms" in value:
+        out["delay_ms"] = int_of(f"{where}.delay_ms", value["delay_ms"], 0, MAX_RESERVE_MS)
+    return out
+
+
+def _name(where: str, value: object) -> str | None:
+    return text_of(where, value, MAX_NAME)
+
+
+# Every key of a state the hall keeps (PROTOCOL.md `state`), and how it is checked; any other
+# key is dropped. Only `phase` is required (an idle clock sends little).
+STATE_KEYS: dict[str, Callable[[str, object], Any]] = {
+    "phase": one_of(PHASES),
+    "lifecycle": one_of(LIFECYCLES),
+    "game": lambda w, v: int_of(w, v, 0, MAX_GAME),
+    "match_length": lambda w, v: int_of(w, v, 1, MAX_POINTS),
+    "score": pair_of(points_of),
+    "crawford_game": bool_of,
+    "cube": _cube,
+    "running": side_of,
+    "clock": pair_of(_reserve),
+    "breaks_left": pair_of(lambda w, v: int_of(w, v, 0, MAX_BREAKS)),
+    "winner": side_of,
+    "end_reason": lambda w, v: text_of(w, v, MAX_SHORT),
+    "flag": side_of,
+    "table": lambda w, v: text_of(w, v, MAX_SHORT),
+    "event": lambda w, v: text_of(w, v, MAX_EVENT_NAME),
+    "players": pair_of(_name),
+    "journal": lambda w, v: text_of(w, v, MAX_JOURNAL, cut=False),
+    "seq": lambda w, v: int_of(w, v, 0, MAX_SEQ),
+    "at": iso_of,
+    "online": bool_of,
+}
+
+
+def state_of(data: dict[str, Any]) -> dict[str, Any]:
+    """A table's state, checked and normalised (STATE_KEYS); BadMessage naming the field."""
+    if not isinstance(data.get("phase"), str):
+        raise BadMessage(f"state.phase: {shown(data.get('phase'))} is not a phase")
+    return {key: check(f"state.{key}", data[key]) for key, check in STATE_KEYS.items()
+            if key in data}
+
+
+def said_of(where: str, value: object) -> str | list[str] | None:
+    """A `said`: a line or a list of lines, each cut, at most `MAX_SAID`."""
+    if isinstance(value, list):
+        return [text_of(f"{where}[{i}]", line, MAX_TEXT) or ""
+                for i, line in enumerate(value[:MAX_SAID])]
+    return text_of(where, value, MAX_TEXT)
+
+
+def _answer_of(what: str, data: dict[str, Any], keys: dict[str, Callable[[str, object], Any]]
+               ) -> dict[str, Any]:
+    if not isinstance(data.get("ok"), bool):
+        raise BadMessage(f"{what}.ok: {shown(data.get('ok'))} is not true or false")
+    return {key: check(f"{what}.{key}", data[key]) for key, check in keys.items()
+            if key in data}
+
+
+def _short(where: str, value: object) -> str | None:
+    return text_of(where, value, MAX_SHORT)
+
+
+def _text(where: str, value: object) -> str | None:
+    return text_of(where, value, MAX_TEXT)
+
+
+NOTICE_KEYS: dict[str, Callable[[str, object], Any]] = {
+    "ok": bool_of, "said": said_of, "error": _text, "code": _short, "pending": bool_of,
+    "match": _short, "at": _short,
+}
+
+
+def _reply_state(where: str, value: object) -> dict[str, Any] | None:
+    """The state a `status` reply carries, checked as a `state` is."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise BadMessage(f"{where}: {shown(value)} is not an object")
+    return state_of(value)
+
+
+REPLY_KEYS: dict[str, Callable[[str, object], Any]] = {
+    "id": _short, "ok": bool_of, "outcome": _short, "reason": _text, "code": _short,
+    "said": said_of, "repeated": bool_of, "at": _short, "state": _reply_state,
+}
+
+
+def notice_of(data: dict[str, Any]) -> dict[str, Any]:
+    """A `notice` (the answer to a `match`), its known keys checked and cut."""
+    return _answer_of("notice", data, NOTICE_KEYS)
+
+
+def reply_of(data: dict[str, Any]) -> dict[str, Any]:
+    """A `cmd/reply`, its known keys checked and cut (the page shows no more)."""
+    return _answer_of("cmd/reply", data, REPLY_KEYS)
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+def natural_key(name: str) -> list[Any]:
+    """table-2 before table-10."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name)]
+
+
+def iso_ms(text: object) -> int | None:
+    """Milliseconds since the epoch of an ISO 8601 instant (`Z` or an offset), else None."""
+    if not isinstance(text, str) or len(text) > MAX_SHORT:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    try:
+        return int(moment.timestamp() * 1000)
+    except (OverflowError, ValueError):
+        return None

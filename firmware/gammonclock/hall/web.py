@@ -1,0 +1,776 @@
+"""The director's page (SPEC §14), served by aiohttp: one process, one asyncio loop shared with
+the MQTT hand-over, its own HTTP server (no separate ASGI server to pick and run), and server-sent
+events to the browser (one long GET per page; the browser's EventSource reconnects by itself).
+
+The page speaks English or Russian (`--language`, the default; a switch on the page overrides it
+in that browser): its texts are one catalogue per language, hall/static/texts.json, put in the
+page as data (`page_texts` checks that every text is in every language).
+
+Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
+actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
+`/api/results.json` and `/api/standings.csv` the results recomputed from the archived journals
+(hall_results; GETs: under the Host check and the password, no token).
+
+Security, outermost first:
+- The connections (`Gate`, started by `start_page`): a deadline for a request's headers from the
+  accept, for its body, and for a peer that reads nothing it is sent; an idle kept-alive
+  connection closes; connections are capped per client address and in all (beyond a cap the
+  oldest connection still waiting for its headers is closed, else the new one); the log says so
+  at most once per 10 s per kind (`QuietLog`).
+- The `Host` of every request must be one of the hall's own names (`PageHosts`): a page of
+  another name whose DNS now points at the hall (DNS rebinding) gets 421 for every route.
+- On a loopback address no password is asked (the director's own machine); bound to any other
+  address, every request needs HTTP basic authentication with the password from
+  `--page-password-file` (any user name; use it over a trusted network or behind TLS).
+- A POST must be JSON, from the page's own origin, and carry the page's token (`X-Hall-Token`),
+  a random value made at the hall's start that only the hall's own page can read (it is in the
+  page and in the stream's snapshot, both under the Host check and the same-origin policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hmac
+import html
+import ipaddress
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from gammonclock.errors import GammonclockError
+
+from .accounts import TABLE_ID
+from .archive import JOURNAL_NAME
+from .results import results_csv, standings_csv
+from .server import Hall, Listener, now_ms
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).with_name("static")
+KEEPALIVE_S = 15.0            # the stream's comment line, so proxies and browsers keep it open
+MAX_BODY = 2 << 20            # a pairings CSV of a few hundred rows is a few KiB
+FD_RESERVE = 256              # file descriptors the page may never take (archive, broker, logs)
+TOKEN_HEADER = "X-Hall-Token"
+TOKEN_META = '<meta name="hall-token" content="">'
+LANGUAGE_META = '<meta name="hall-language" content="en">'
+TEXTS_SCRIPT = '<script id="hall-texts" type="application/json">{}</script>'
+LANGUAGES = ("en", "ru")
+WILDCARDS = ("", "0.0.0.0", "::")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one connection to the page may take. The stream `/events` lives as long as the page
+    is open: only its request (headers) is timed, and a page that stops reading it is dropped."""
+
+    header_s: float = 10.0      # from the accept to the end of the first request's headers
+    idle_s: float = 10.0        # a kept-alive connection between requests, the next request's
+                                # headers included (aiohttp's keepalive_timeout)
+    body_s: float = 30.0        # a request's body, once its headers are in
+    stall_s: float = 30.0       # the peer reads nothing of what it was sent
+    per_address: int = 32       # open connections from one client address
+    total: int = 512            # and in all (lowered to leave FD_RESERVE of the open-file limit)
+
+
+@dataclass(frozen=True)
+class PageHosts:
+    """The names the page answers to (its `Host`). A name is only trusted when the director gave
+    it: the bind address itself, `--page-host` names, and on a loopback or wildcard bind the
+    machine's own loopback names. On a wildcard bind any address literal is taken too: an
+    address is never a rebinding name (a rebinding page has a name its owner's DNS resolves)."""
+
+    bind: str = "127.0.0.1"
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, bind: str, names: Iterable[str] = ()) -> PageHosts:
+        return cls(_normal(bind), frozenset(_normal(n) for n in names))
+
+    @property
+    def local(self) -> bool:
+        return self.bind in WILDCARDS or is_loopback(self.bind)
+
+    def allows(self, host_header: str | None) -> bool:
+        name = host_name(host_header or "")
+        if name is None:
+            return False
+        if name in self.names or (name == self.bind and self.bind not in WILDCARDS):
+            return True
+        if self.local and is_loopback(name):
+            return True
+        return self.bind in WILDCARDS and is_address(name)
+
+    def describe(self) -> str:
+        shown = sorted(self.names | ({self.bind} - set(WILDCARDS)))
+        if self.local:
+            shown.insert(0, "localhost and loopback addresses")
+        if self.bind in WILDCARDS:
+            shown.append("any IP address (never another name)")
+        return ", ".join(shown)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _normal(name: str) -> str:
+    return name.strip().strip("[]").rstrip(".").lower()
+
+
+def host_name(header: str) -> str | None:
+    """The name of a `Host` header without its port (`[::1]:8080` -> `::1`), lower case; None
+    for a header that is not a host."""
+    text = header.strip().lower()
+    if text.startswith("["):
+        end = text.find("]")
+        rest = text[end + 1:]
+        if end < 0 or (rest and not (rest[0] == ":" and rest[1:].isdigit())):
+            return None
+        return text[1:end] or None
+    if ":" in text:
+        text, _, port = text.rpartition(":")
+        if not port.isdigit() or ":" in text:
+            return None
+    name = text.rstrip(".")
+    return name if name and all(c.isalnum() or c in "-._" for c in name) else None
+
+
+# --- the app -----------------------------------------------------------------------------------
+
+HALL: web.AppKey[Hall] = web.AppKey("hall", Hall)
+PASSWORD: web.AppKey[str] = web.AppKey("password", str)   # "": none asked
+HOSTS: web.AppKey[PageHosts] = web.AppKey("hosts", PageHosts)
+TOKEN: web.AppKey[str] = web.AppKey("token", str)
+LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
+LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
+PAGE: web.AppKey[str] = web.AppKey("page", str)        # the page, made once (token, language)
+
+
+class TextsError(GammonclockError, ValueError):
+    """The page's catalogue is not whole: a text missing in a language, or not text."""
+
+
+def page_texts() -> dict[str, dict[str, Any]]:
+    """The page's texts, `{language: {key: text or {plural form: text}}}`, checked: every key in
+    every language, each a string, or (a count's) an object of plural forms with `other`."""
+    texts = json.loads((STATIC / "texts.json").read_text(encoding="utf-8"))
+    if not isinstance(texts, dict) or sorted(texts) != sorted(LANGUAGES):
+        raise TextsError(f"texts.json: languages {sorted(texts)}, not {sorted(LANGUAGES)}")
+    keys = set(texts["en"])
+    for language, table in texts.items():
+        if set(table) != keys:
+            raise TextsError(f"texts.json: {language} lacks {sorted(keys - set(table))} and "
+                             f"has {sorted(set(table) - keys)} only")
+        for key, text in table.items():
+            plural = isinstance(text, dict) and "other" in text and all(
+                isinstance(v, str) for v in text.values())
+            if not (isinstance(text, str) or plural):
+                raise TextsError(f"texts.json: {language} {key}: not a text")
+    return texts
+
+
+def page_html(language: str, token: str) -> str:
+    """The page for a browser: its token, its default language and the catalogue filled in."""
+    data = json.dumps(page_texts(), ensure_ascii=False, separators=(",", ":"))  # checked first
+    text = (STATIC / "index.html").read_text(encoding="utf-8")
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (text.replace(TOKEN_META, TOKEN_META.replace(
+                'content=""', f'content="{html.escape(token, quote=True)}"'))
+            .replace(LANGUAGE_META, LANGUAGE_META.replace('"en"', f'"{language}"'))
+            .replace('<html lang="en">', f'<html lang="{language}">')
+            .replace(TEXTS_SCRIPT.format(""), TEXTS_SCRIPT.format(data)))
+
+
+def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None = None,
+             limits: Limits | None = None, token: str | None = None,
+             language: str = "en") -> web.Application:
+    """The page's app. `hosts`: the names it answers to (default: a loopback bind's);
+    `token`: the page's token (default: a new random one); `language`: the page's language
+    where a browser has not chosen one (en or ru)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"the page's language {language!r} is not one of {', '.join(LANGUAGES)}")
+    app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
+    app[HALL], app[PASSWORD] = hall, password or ""
+    app[LANGUAGE] = language
+    app[HOSTS] = hosts or PageHosts()
+    app[LIMITS] = limits or Limits()
+    app[TOKEN] = token or secrets.token_urlsafe(32)
+    # Made once, off any request (a catalogue that is not whole stops the hall at its start).
+    app[PAGE] = page_html(language, app[TOKEN])
+    app.router.add_get("/", _page)
+    app.router.add_static("/static/", STATIC)
+    app.router.add_get("/events", _events)
+    app.router.add_get("/api/cards", _cards)
+    app.router.add_post("/api/round", _round)
+    app.router.add_post("/api/cmd", _command)
+    app.router.add_post("/api/dismiss", _dismiss)
+    app.router.add_post("/api/dismiss-all", _dismiss_all)
+    app.router.add_get("/api/archive", _archive_list)
+    app.router.add_get("/api/results.json", _results_json)
+    app.router.add_get("/api/results.csv", _results_csv)
+    app.router.add_get("/api/standings.csv", _standings_csv)
+    app.router.add_get("/archive/{table}/{name}", _archive_file)
+    return app
+
+
+async def start_page(app: web.Application, host: str, port: int) -> web.AppRunner:
+    """Serve APP on HOST:PORT behind the `Gate` (the app's `Limits`); clean up the runner."""
+    limits = app[LIMITS]
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=limits.idle_s)
+    await runner.setup()
+    try:
+        await GuardedSite(runner, host, port, limits).start()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    return runner
+
+
+# --- security ----------------------------------------------------------------------------------
+
+SECURITY_HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
+                    "Content-Security-Policy": "frame-ancestors 'none'",
+                    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"}
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    hosts = request.app[HOSTS]
+    host = request.headers.get("Host")
+    if not hosts.allows(host):
+        log.warning("page: a request for host %s refused (not one of the hall's names)",
+                    repr(host)[:80])
+        return web.Response(status=421, text=(
+            f"421: this hall answers to its own names only ({hosts.describe()}); this request "
+            f"was for {repr(host)[:80]}. To use another name, start the hall with "
+            "--page-host NAME.\n"))
+    password = request.app[PASSWORD]
+    if password and not _authorised(request, password):
+        return web.Response(status=401, text="the hall's password, please\n",
+                            headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
+    if request.method == "POST":
+        if request.content_type != "application/json":
+            return _error(415, "send JSON (Content-Type: application/json)")
+        origin = request.headers.get("Origin")
+        if origin is not None and origin.split("://", 1)[-1] != request.host:
+            return _error(403, f"a request from {origin} is refused: only the hall's own page "
+                               "may act")
+        given = request.headers.get(TOKEN_HEADER, "")
+        if not hmac.compare_digest(given.encode(), request.app[TOKEN].encode()):
+            return _error(403, "the page's token is missing or stale (the hall restarted?): "
+                               "reload the page", code="token")
+    response = await handler(request)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def _credentials(request: web.Request) -> tuple[str, str] | None:
+    """The (user, password) of the request's HTTP basic authentication, if it has one."""
+    scheme, _, encoded = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, _, given = base64.b64decode(encoded, validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return user, given
+
+
+def _authorised(request: web.Request, password: str) -> bool:
+    credentials = _credentials(request)
+    return credentials is not None and hmac.compare_digest(credentials[1].encode(),
+                                                           password.encode())
+
+
+def _error(status: int, message: str, code: str | None = None) -> web.Response:
+    """An error for the page: its message, and a `code` where the page says it in its own
+    language (`error.CODE` in texts.json)."""
+    body = {"error": message} if code is None else {"error": message, "code": code}
+    return web.json_response(body, status=status)
+
+
+def _by(request: web.Request) -> str:
+    """Who acts, for the clock's journal: the page's user name if it gave one, else the hall."""
+    credentials = _credentials(request)
+    user = credentials[0].strip() if credentials is not None else ""
+    return user[:40] if user else request.app[HALL].options.user
+
+
+# --- the page and its stream -------------------------------------------------------------------
+
+async def _page(request: web.Request) -> web.StreamResponse:
+    return web.Response(text=request.app[PAGE], content_type="text/html")
+
+
+async def _cards(request: web.Request) -> web.StreamResponse:
+    return web.Response(text=snapshot_json(request.app[HALL].snapshot()),
+                        content_type="application/json")
+
+
+def card_json(card: dict[str, Any]) -> str:
+    """One card as JSON; a card that is not JSON (NaN, Infinity, …) becomes a stub that says so,
+    so one table's bad data never breaks the page for the others."""
+    try:
+        return json.dumps(card, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError) as exc:
+        table = str(card.get("table", "?"))
+        log.warning("page: the card of table %s is not JSON (%s); shown as an error", table, exc)
+        text = f"this table's card cannot be shown: {exc}"
+        return json.dumps({"table": table, "online": None, "state": {}, "error": text,
+                           "needs": [{"kind": "bad", "text": text, "key": None,
+                                      "say": ["card", str(exc)[:200]]}],
+                           "urgency": 0, "recent": [], "events": 0, "replies": []},
+                          separators=(",", ":"))
+
+
+def snapshot_json(data: dict[str, Any]) -> str:
+    """A payload with a `cards` list as JSON, each card on its own (`card_json`)."""
+    rest = {k: v for k, v in data.items() if k != "cards"}
+    head = json.dumps(rest, separators=(",", ":"), allow_nan=False)
+    cards = ",".join(card_json(c) for c in data.get("cards", []))
+    return head[:-1] + ("," if rest else "") + f'"cards":[{cards}]}}'
+
+
+async def _events(request: web.Request) -> web.StreamResponse:
+    hall = request.app[HALL]
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-store",
+                                           "X-Accel-Buffering": "no"})
+    await response.prepare(request)
+    listener = Listener()
+    hall.listeners.append(listener)
+    try:
+        await _send(response, "snapshot", {**hall.snapshot(), "token": request.app[TOKEN]})
+        while True:
+            try:
+                await asyncio.wait_for(listener.wake.wait(), KEEPALIVE_S)
+            except TimeoutError:
+                await response.write(b": keepalive\n\n")
+                continue
+            listener.wake.clear()
+            if hall.closing:
+                break
+            await _flush(response, hall, listener)
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        hall.listeners.remove(listener)
+    return response
+
+
+async def _flush(response: web.StreamResponse, hall: Hall, listener: Listener) -> None:
+    tables, listener.tables = listener.tables, set()
+    archive, listener.archive = listener.archive, []
+    if tables:
+        await _send(response, "cards", {"server_now_ms": now_ms(),
+                                        "cards": [hall.view.card(t) for t in tables]})
+    if listener.broker:
+        listener.broker = False
+        await _send(response, "broker", {"server_now_ms": now_ms(),
+                                         "broker": hall.broker_json()})
+    for entry in archive:
+        await _send(response, "archive", entry)
+
+
+async def _send(response: web.StreamResponse, event: str, data: dict[str, Any]) -> None:
+    text = (snapshot_json(data) if "cards" in data
+            else json.dumps(data, separators=(",", ":"), allow_nan=False))
+    await response.write(f"event: {event}\ndata: {text}\n\n".encode())
+
+
+# --- the director's actions --------------------------------------------------------------------
+
+async def _json(request: web.Request) -> dict[str, Any]:
+    try:
+        async with asyncio.timeout(request.app[LIMITS].body_s):
+            raw = await request.read()
+    except TimeoutError:
+        raise web.HTTPRequestTimeout(text="the request's body came too slowly") from None
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise web.HTTPBadRequest(text="the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise web.HTTPBadRequest(text="the body is not a JSON object")
+    return body
+
+
+def _text(body: dict[str, Any], key: str, default: str = "") -> str:
+    value = body.get(key, default)
+    if not isinstance(value, str):
+        raise web.HTTPBadRequest(text=f"`{key}` must be a string")
+    return value
+
+
+async def _round(request: web.Request) -> web.StreamResponse:
+    body = await _json(request)
+    rows = await request.app[HALL].push_round(_text(body, "csv"), _text(body, "event"),
+                                              _text(body, "round"))
+    return web.json_response({"rows": rows,
+                              "pushed": sum(1 for r in rows if r["ok"]),
+                              "errors": sum(1 for r in rows if not r["ok"])})
+
+
+async def _command(request: web.Request) -> web.StreamResponse:
+    body = await _json(request)
+    wait = body.get("wait", 10)
+    if not isinstance(wait, int | float) or not 0 <= wait <= 30:
+        return _error(400, "`wait` is a number of seconds from 0 to 30")
+    text = body.get("text")
+    if text is not None and not isinstance(text, str):
+        return _error(400, "`text` (a match file for new-match) must be a string")
+    hall, table, command = request.app[HALL], _text(body, "table"), _text(body, "command")
+    try:
+        answer = await hall.command(table, command, _by(request), text, float(wait))
+    except ValueError as exc:
+        return _error(400, str(exc))
+    # The reply as the hall's view took it from THIS table (checked and bounded: what the card
+    # shows), never the raw payload (`Hall.command` waits only for this table's reply).
+    command = " ".join(command.split())
+    kept = hall.view.note_command(table, answer["id"], command)
+    hall.changed(table)
+    reply = None if kept is None else {k: v for k, v in kept.items()
+                                       if k not in ("received_ms", "command")}
+    return web.json_response({"id": answer["id"], "command": command, "reply": reply})
+
+
+async def _dismiss(request: web.Request) -> web.StreamResponse:
+    body = await _json(request)
+    hall, table = request.app[HALL], _text(body, "table")
+    if not hall.view.dismiss(table, _text(body, "key")):
+        return _error(404, "no such alert (already marked seen?)", code="no_alert")
+    hall.changed(table)
+    return web.json_response({"ok": True})
+
+
+async def _dismiss_all(request: web.Request) -> web.StreamResponse:
+    """Mark every alert of one table seen ("mark all seen"): the number marked."""
+    body = await _json(request)
+    hall, table = request.app[HALL], _text(body, "table")
+    if table not in hall.view.tables:
+        return _error(404, f"no table {table[:40]!r}", code="no_table")
+    count = hall.view.dismiss_all(table)
+    hall.changed(table)
+    return web.json_response({"ok": True, "dismissed": count})
+
+
+async def _archive_list(request: web.Request) -> web.StreamResponse:
+    return web.json_response({"archive": request.app[HALL].archive_list()})
+
+
+async def _results_json(request: web.Request) -> web.StreamResponse:
+    return web.json_response(request.app[HALL].results_json())
+
+
+def _csv_file(text: str, name: str) -> web.Response:
+    return web.Response(body=text.encode("utf-8"), headers={
+        "Content-Type": "text/csv; charset=utf-8",
+        "Content-Disposition": f'attachment; filename="{name}"'})
+
+
+async def _results_csv(request: web.Request) -> web.StreamResponse:
+    return _csv_file(results_csv(request.app[HALL].results.results()), "results.csv")
+
+
+async def _standings_csv(request: web.Request) -> web.StreamResponse:
+    return _csv_file(standings_csv(request.app[HALL].results.standings()), "standings.csv")
+
+
+async def _archive_file(request: web.Request) -> web.StreamResponse:
+    table, name = request.match_info["table"], request.match_info["name"]
+    if TABLE_ID.fullmatch(table) is None or JOURNAL_NAME.fullmatch(name) is None:
+        raise web.HTTPNotFound()
+    path = request.app[HALL].options.archive / table / name
+    if not path.is_file():
+        raise web.HTTPNotFound()
+    return web.FileResponse(path, headers={"Content-Type": "application/x-ndjson"})
+
+
+# --- the connections ---------------------------------------------------------------------------
+
+def open_files_limit() -> int:
+    """The process's soft limit of open files (a large number where there is none)."""
+    try:
+        import resource
+    except ImportError:                           # not on Unix
+        return 1 << 16
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 16
+
+
+@dataclass
+class GateCounts:
+    """What the gate did, for the log and the tests."""
+
+    admitted: int = 0
+    refused: int = 0          # beyond a cap, nobody to close in its place
+    evicted: int = 0          # closed in favour of a newer one (it still had no headers)
+    late: int = 0             # its headers did not come within the deadline
+    stalled: int = 0          # it read nothing it was sent for `stall_s`
+
+    @property
+    def turned_away(self) -> int:
+        return self.refused + self.evicted + self.late + self.stalled
+
+    def summary(self) -> str:
+        return (f"{self.admitted} connections taken; {self.refused} refused at a cap, "
+                f"{self.evicted} closed to make room, {self.late} closed for want of headers, "
+                f"{self.stalled} closed for reading nothing")
+
+
+@dataclass
+class Gate:
+    """aiohttp's protocol factory behind caps and deadlines: every accepted connection passes
+    here before aiohttp sees it (aiohttp itself has no deadline for a first request's headers and
+    no cap on connections)."""
+
+    server: Callable[[], asyncio.Protocol]
+    limits: Limits = field(default_factory=Limits)
+    counts: GateCounts = field(default_factory=GateCounts)
+
+    def __post_init__(self) -> None:
+        self.total = max(16, min(self.limits.total, open_files_limit() - FD_RESERVE))
+        self.per_address = min(self.limits.per_address, self.total)
+        self.by_address: dict[str, set[GuardedConnection]] = {}
+        self.open = 0
+        self.waiting: dict[GuardedConnection, None] = {}   # no headers yet, oldest first
+
+    def __call__(self) -> asyncio.Protocol:
+        return GuardedConnection(self)
+
+    def admit(self, connection: GuardedConnection) -> bool:
+        # The caps first, the set last: an eviction may empty this address's set and drop it
+        # from the map (`release`), and a connection added to a set no longer there was never
+        # counted out: `open` crept up until every connection was refused.
+        here = len(self.by_address.get(connection.address, ()))
+        if here >= self.per_address and not self._evict(connection.address):
+            return self._refuse(connection, f"{self.per_address} from this address")
+        if self.open >= self.total and not self._evict(None):
+            return self._refuse(connection, f"{self.total} in all")
+        self.by_address.setdefault(connection.address, set()).add(connection)
+        self.open += 1
+        self.waiting[connection] = None
+        self.counts.admitted += 1
+        return True
+
+    def _refuse(self, connection: GuardedConnection, cap: str) -> bool:
+        self.counts.refused += 1
+        log.warning("page: connections refused at the cap (%s)", cap)
+        return False
+
+    def _evict(self, address: str | None) -> bool:
+        for old in self.waiting:
+            if address is None or old.address == address:
+                self.counts.evicted += 1
+                log.warning("page: connections closed before their headers to make room")
+                old.drop()
+                return True
+        return False
+
+    def release(self, connection: GuardedConnection) -> None:
+        self.waiting.pop(connection, None)
+        mine = self.by_address.get(connection.address)
+        if mine is not None and connection in mine:
+            mine.discard(connection)
+            self.open -= 1
+            if not mine:
+                del self.by_address[connection.address]
+
+
+class GuardedConnection(asyncio.Protocol):
+    """One connection: aiohttp's protocol inside, with the header deadline, the stall deadline
+    and the gate's bookkeeping around it."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+        self.inner: asyncio.Protocol | None = None
+        self.transport: asyncio.Transport | None = None
+        self.address = "?"
+        self._tail = b""
+        self._begun = False          # a byte other than CR or LF came (the request line)
+        self._headers: asyncio.TimerHandle | None = None
+        self._stall: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        if not self.gate.admit(self):
+            transport.abort()
+            return
+        loop = asyncio.get_running_loop()
+        self._headers = loop.call_later(self.gate.limits.header_s, self._late)
+        self.inner = self.gate.server()
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        chunk = data
+        if self._headers is not None and not self._begun:   # blank lines before a request
+            chunk = chunk.lstrip(b"\r\n")
+            self._begun = bool(chunk)
+        if self._headers is not None and chunk:
+            seen = self._tail + chunk
+            if b"\n\r\n" in seen or b"\n\n" in seen:       # the end of the request's headers
+                self._headers.cancel()
+                self._headers = None
+                self.gate.waiting.pop(self, None)
+            else:
+                self._tail = seen[-2:]
+        if self.inner is not None:
+            self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self._stall is None:
+            self._stall = asyncio.get_running_loop().call_later(self.gate.limits.stall_s,
+                                                                 self._stalled)
+        if self.inner is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        if self.inner is not None:
+            self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_timers()
+        self.gate.release(self)
+        if self.inner is not None:
+            inner, self.inner = self.inner, None
+            inner.connection_lost(exc)
+
+    def drop(self) -> None:
+        """Close now, and count this connection out at once (not when the loop reports it)."""
+        self._cancel_timers()
+        self.gate.release(self)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _late(self) -> None:
+        self._headers = None
+        self.gate.counts.late += 1
+        log.warning("page: connections closed: no request headers within %g s",
+                    self.gate.limits.header_s)
+        self.drop()
+
+    def _stalled(self) -> None:
+        self._stall = None
+        self.gate.counts.stalled += 1
+        log.warning("page: connections closed: the peer read nothing for %g s",
+                    self.gate.limits.stall_s)
+        self.drop()
+
+    def _cancel_timers(self) -> None:
+        for timer in (self._headers, self._stall):
+            if timer is not None:
+                timer.cancel()
+        self._headers = self._stall = None
+
+
+class GuardedSite(web.BaseSite):
+    """A TCP site whose connections pass through a `Gate` (aiohttp's TCPSite, with the gate's
+    protocol factory in place of the runner's server)."""
+
+    __slots__ = ("_host", "_port", "gate")
+
+    def __init__(self, runner: web.BaseRunner, host: str, port: int,
+                 limits: Limits | None = None) -> None:
+        super().__init__(runner)
+        assert runner.server is not None
+        self._host, self._port = host, port
+        self.gate = Gate(runner.server, limits or Limits())
+
+    @property
+    def name(self) -> str:
+        shown = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{shown}:{self._port}"
+
+    async def start(self) -> None:
+        await super().start()
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(self.gate, self._host or None, self._port,
+                                                backlog=self._backlog, reuse_address=True)
+
+
+# --- the log -----------------------------------------------------------------------------------
+
+class QuietLog(logging.Filter):
+    """At most one record of a kind (logger and the first line of its message) per window; the
+    next one says how many were left out, and a traceback becomes one line. A flood of bad
+    connections then costs a few lines a minute, not megabytes."""
+
+    KINDS_KEPT = 256
+
+    def __init__(self, window_s: float = 10.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.window_s, self.clock = window_s, clock
+        self.kinds: dict[tuple[str, str], list[float]] = {}    # kind -> [last shown, left out]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        kind = (record.name, str(record.msg).split("\n", 1)[0][:200])
+        now = self.clock()
+        seen = self.kinds.get(kind)
+        if seen is not None and now - seen[0] < self.window_s:
+            seen[1] += 1
+            return False
+        if len(self.kinds) >= self.KINDS_KEPT:
+            self.kinds = {k: v for k, v in self.kinds.items() if now - v[0] < self.window_s}
+        left_out = int(seen[1]) if seen is not None else 0
+        self.kinds[kind] = [now, 0]
+        message = record.getMessage().split("\n", 1)[0]
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            message += f": {type(exc).__name__}: {exc}"
+        if left_out:
+            message += f" (and {left_out} more like this in the last {self.window_s:g} s)"
+        record.msg, record.args = message, None
+        record.exc_info = record.exc_text = None
+        record.stack_info = None
+        return True
+
+
+NOISY_LOGGERS = ("asyncio", "aiohttp.server", "aiohttp.web", "aiohttp.access",
+                 "aiohttp.internal", __name__)
+
+
+def quiet_logs(window_s: float = 10.0) -> QuietLog:
+    """Rate-limit the loggers a hostile network can make talk (accept errors, bad requests,
+    refused connections)."""
+    quiet = QuietLog(window_s)
+    for name in NOISY_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, QuietLog)]:
+            logger.removeFilter(old)
+        logger.addFilter(quiet)
+    return quiet

@@ -1,0 +1,235 @@
+"""What the hall link keeps on the card (SPEC §14): how far the HALL has acknowledged the
+journal's events (its retained `P/T/ack`, never the broker's PUBACK), and the journal records
+still to publish, read from the journal files.
+
+The journal is the outbox: nothing waits in memory for the broker. `HallMemory` is
+`STATE/hall-acked.json`, written atomically (a temporary file, fsync, rename, fsync of the
+folder), so a power cut leaves the old position or the new one, never half of one. It holds the
+last acknowledged event `(journal, seq)`, whether that journal's whole text went to `journal`,
+the digest of the last retained `match` loaded, and the answers to the last `cmd` ids.
+
+`JournalTail` reads one journal's records after a sequence number, in the file's order, as whole
+JSON lines (a half-written last line waits for its end); it relies on the `seq`, `kind`, `wall`
+and `data` keys only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gammonclock.journal.journal import JOURNALS_DIR, write_atomically
+from gammonclock.runtime.session import journal_heads, journal_order
+
+log = logging.getLogger(__name__)
+
+MEMORY_FILE = "hall-acked.json"
+REMEMBERED_IDS = 256          # `cmd` request ids whose answers are kept (a redelivery is answered)
+EVENT_KINDS = ("input", "tick")
+
+
+def iso_utc(wall_ns: int) -> str:
+    """An instant on the wall clock as ISO 8601 UTC with milliseconds: 2025-05-01T14:03:07.250Z."""
+    at = datetime.fromtimestamp(wall_ns / 1e9, tz=UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+# --- the memory -------------------------------------------------------------------------------
+
+class HallMemory:
+    """The link's position and recent answers, in the state folder; any thread (one lock)."""
+
+    def __init__(self, state_dir: str | Path) -> None:
+        self.path = Path(state_dir) / MEMORY_FILE
+        self.lock = threading.Lock()
+        self.journal: str | None = None      # the journal of the last acknowledged event
+        self.seq = 0                         # ... its seq (0: none of that journal yet)
+        self.journal_sent = False            # that journal's text went to `journal`
+        self.match: str | None = None        # sha256 of the last retained `match` handled
+        self.answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.found = self._load()
+        self._save_failed = False
+
+    def _load(self) -> bool:
+        """Read the file; False when there is none (a first start with the hall)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:
+            log.warning("%s: cannot read the hall's position (%s); starting again from the "
+                        "current match's journal (the director de-duplicates)", self.path, exc)
+            return False
+        if not isinstance(data, dict):
+            log.warning("%s: not a JSON object; starting again from the current match's "
+                        "journal", self.path)
+            return False
+        journal, seq = data.get("journal"), data.get("seq")
+        self.journal = journal if isinstance(journal, str) else None
+        self.seq = seq if type(seq) is int and seq >= 0 else 0
+        self.journal_sent = data.get("journal_sent") is True
+        match = data.get("match")
+        self.match = match if isinstance(match, str) else None
+        answers = data.get("answers")
+        if isinstance(answers, list):
+            for item in answers[-REMEMBERED_IDS:]:
+                if isinstance(item, dict) and isinstance(item.get("id"), str):
+                    self.answers[item["id"]] = item
+        return self.journal is not None
+
+    def remember_answer(self, answer: dict[str, Any]) -> None:
+        """Keep a `cmd` answer under its id (the caller holds `lock`, then calls `save`)."""
+        self.answers[answer["id"]] = answer
+        self.answers.move_to_end(answer["id"])
+        while len(self.answers) > REMEMBERED_IDS:
+            self.answers.popitem(last=False)
+
+    def save(self) -> None:
+        """Write the file atomically (the caller holds `lock`). A card that cannot be written
+        costs at most re-publishing after a restart: logged once, never raised."""
+        data = {"journal": self.journal, "seq": self.seq, "journal_sent": self.journal_sent,
+                "match": self.match, "answers": list(self.answers.values())}
+        try:
+            write_atomically(self.path, json.dumps(data, ensure_ascii=False,
+                                                    separators=(",", ":")).encode("utf-8"))
+        except OSError as exc:
+            if not self._save_failed:
+                log.error("%s: cannot keep the hall's position (%s); after a restart events "
+                          "already acknowledged may be published again", self.path,
+                          exc.strerror or exc)
+            self._save_failed = True
+            return
+        if self._save_failed:
+            log.warning("%s: the hall's position is kept again", self.path)
+        self._save_failed = False
+
+
+# --- the journal, read as it grows ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Event:
+    """One journal record with effects, as `P/T/events` carries it. `after` is the seq of the
+    event of the same journal published before it (0 for the first): the hall acknowledges only
+    a gap-free chain."""
+
+    journal: str
+    seq: int
+    wall: int
+    effects: list[Any]
+    after: int = 0
+
+    def payload(self) -> dict[str, Any]:
+        return {"journal": self.journal, "seq": self.seq, "after": self.after,
+                "at": iso_utc(self.wall), "effects": self.effects}
+
+
+MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The hall's `P/T/ack`: the journal and seq up to which it holds this table's events
+    without a gap (journal None: none yet), and the finished journals its archive has written
+    and verified (the newest few)."""
+
+    journal: str | None
+    seq: int
+    archived: frozenset[str]
+
+    @staticmethod
+    def parse(payload: bytes) -> Ack:
+        """The ack in PAYLOAD; ValueError naming the field when it is not one."""
+        try:
+            data = json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"ack: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError("ack: not a JSON object")
+        journal, seq, archived = data.get("journal"), data.get("seq"), data.get("archived", [])
+        if journal is not None and (not isinstance(journal, str) or not journal):
+            raise ValueError("ack: `journal` must be a journal name or null")
+        if type(seq) is not int or seq < 0:
+            raise ValueError("ack: `seq` must be a whole number >= 0")
+        if not isinstance(archived, list) or not all(isinstance(n, str) for n in archived):
+            raise ValueError("ack: `archived` must be a list of journal names")
+        return Ack(journal, seq, frozenset(archived[-4 * MAX_ARCHIVED:]))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class JournalTail:
+    """One journal's event records after `after_seq`, read in order as the file grows."""
+
+    def __init__(self, path: Path, after_seq: int) -> None:
+        self.path = path
+        self.after_seq = after_seq
+        self.last_seq = after_seq     # the last record read (any kind)
+        self.last_event = after_seq   # the last event read (`after` of the next one)
+        self._offset = 0
+
+    def read(self, limit: int, upto: int | None = None) -> list[Event]:
+        """Up to `limit` event records not yet read, none past seq `upto` (the last record the
+        journal's writer has on the card: a line written and not yet synced may still be cut
+        back, and what the hall holds must always be the journal's). Raises OSError when the
+        file cannot be read (the caller tries again later). Reads line by line: a clock behind
+        by a whole outage reads a window at a time, never its backlog again at each
+        acknowledgement."""
+        events: list[Event] = []
+        with open(self.path, "rb") as f:
+            f.seek(self._offset)
+            while len(events) < limit:
+                line = f.readline()
+                if not line.endswith(b"\n"):
+                    return events                     # the end, or a line still being written
+                record = _record(line[:-1])
+                seq = record.get("seq") if record is not None else None
+                if upto is not None and type(seq) is int and seq > upto:
+                    return events                     # not on the card yet: read it again
+                self._offset += len(line)
+                event = self._event(record)
+                if event is not None:
+                    events.append(event)
+        return events
+
+    def _event(self, record: dict[str, Any] | None) -> Event | None:
+        if record is None:
+            return None       # a torn line (a power cut), acknowledged by a `torn` record
+        seq, kind, data, wall = (record.get("seq"), record.get("kind"), record.get("data"),
+                                 record.get("wall"))
+        if type(seq) is not int or seq <= self.after_seq:
+            return None
+        self.last_seq = max(self.last_seq, seq)
+        if kind not in EVENT_KINDS or not isinstance(data, dict):
+            return None
+        effects = data.get("effects")
+        if not isinstance(effects, list) or not effects:
+            return None
+        event = Event(self.path.name, seq, wall if type(wall) is int else 0, effects,
+                      self.last_event)
+        self.last_event = seq
+        return event
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def journals_in_order(state_dir: str | Path) -> list[Path]:
+    """Every journal of the state folder, oldest first (the order a resumed clock uses)."""
+    return [head.path for head in journal_order(journal_heads(state_dir))]
+
+
+def journal_file(state_dir: str | Path, name: str) -> Path:
+    return Path(state_dir) / JOURNALS_DIR / name

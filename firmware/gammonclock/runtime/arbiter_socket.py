@@ -1,0 +1,906 @@
+"""The arbiter's interface on the device (SPEC §7): a local control socket and its client.
+
+`gammonclock run` listens on a Unix socket in its state directory (`arbiter.sock`, mode 0660: the
+service's user and group only). One connection carries one request line and gets one JSON reply.
+The line is the command's words, or a JSON object with a request id (what `gammonclock arbiter`
+sends):
+
+    deduct left 30s                                  (for socat/nc users: no id)
+    {"id": "5f0c…", "command": "deduct left 30s"}
+
+and the reply says which of these it is (`outcome`), so a client never has to guess:
+
+    acted        {"ok": true, "outcome": "acted", "said": ["arbiter: deduct left 30s", …],
+                  "state": {...}}
+    refused      {"ok": false, "outcome": "refused", "refused": true, "error": "deduct: …",
+                  "said": [...], "state": {...}}       (the engine's reasons; journaled)
+    not applied  {"ok": false, "outcome": "not applied", "applied": false, "error": "…"}
+                  (the clock was busy, or did not take it in time: it never will)
+    unknown      {"ok": false, "outcome": "unknown", "error": "queued, outcome unknown: …"}
+                  (the clock took it but did not say what it did in time: check `status`)
+    status       {"ok": true, "state": {...}}          (the SPEC §9 state, now; idle: the table)
+    bad request  {"ok": false, "error": "unknown arbiter command 'dedct'; …"}   (nothing done)
+
+The next match (SPEC §13.2) comes as `{"id", "command": "new-match [--force]", "text": TOML,
+"file": NAME}`: the match file's text, read on the device's config and loaded on the clock's loop
+in order with the presses; refused mid-match unless `--force`. `usb-stick DIR` (from the root
+helper that mounted a stick at DIR) exports the journals to the stick and loads its next match.
+
+A request with an id gets it back (`"id"`), and a repeated id gets the first answer again
+(`"repeated": true`) without acting twice: the server remembers the last `remembered_ids` ids.
+
+Limits, so that no client can hold up the clock or another client: each connection is served on
+its own thread, at most `max_handlers` at once (beyond that, after a short wait, a "busy" reply
+that acted on nothing); the whole request line must arrive within `request_deadline_s` of the
+connection; a line longer than `max_request` bytes, or not UTF-8 text, or holding a control
+character, is refused whole. Only the first line is a request: what follows its newline is
+ignored. Replies are sent with MSG_NOSIGNAL: a client gone away is a warning, never a SIGPIPE.
+
+A command is stamped when it arrives and goes through the service's queue like a press, so it is
+journaled before it acts and its reply says what it did (or why it was refused).
+
+`gammonclock arbiter WORDS…` is the client (`ask`). Its exit status:
+    0  the clock acted (or answered `status`)
+    1  the clock refused the command (the reason is printed)
+    2  bad words (not a command, not UTF-8, too long), or a reply that is not one
+    3  no clock answers at the socket
+    4  the command was not applied (the clock was busy or did not take it in time), or its outcome
+       is unknown: check with `gammonclock arbiter status` before repeating it
+    5  this login may not use the socket (not in the service's or the arbiters' group)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import tempfile
+import threading
+import time
+import unicodedata
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from gammonclock import words
+from gammonclock.core.arbiter import Command, parse_command
+from gammonclock.core.effects import ArbiterCommand, Effect, Refused, Undone
+from gammonclock.core.match import ArbiterAction
+from gammonclock.durations import has_control_characters
+from gammonclock.errors import GammonclockError
+
+from .lifecycle import MAX_MATCH_FILE, LoadOutcome, Table, load_next_match
+from .service import ClockService, Reply, Task
+
+log = logging.getLogger(__name__)
+
+SOCKET_NAME = "arbiter.sock"
+# Bytes in a request line, without its newline: a command is short, a new-match request carries
+# a whole match file (non-ASCII text is sent as UTF-8, not escaped).
+MAX_REQUEST = 2 * MAX_MATCH_FILE + 4096
+MAX_ID = 64                   # characters in a request id
+MAX_REPLY = 1 << 20           # bytes the client reads at most
+LISTEN_BACKLOG = 128
+# Never a SIGPIPE from a socket whatever the process's disposition: a write to a client that
+# went away is an error on that one write.
+NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
+
+EXIT_ACTED, EXIT_REFUSED, EXIT_BAD, EXIT_NO_CLOCK, EXIT_NOT_DONE = 0, 1, 2, 3, 4
+EXIT_NOT_ALLOWED = 5          # a login outside the socket's group
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long and how much one client may take (seconds, bytes, connections)."""
+
+    request_deadline_s: float = 2.0   # from accept to the end of the request line
+    reply_timeout_s: float = 5.0      # the loop's answer; then the command is withdrawn …
+    outcome_grace_s: float = 5.0      # … or, if the loop has already taken it, its outcome
+    max_request: int = MAX_REQUEST
+    max_handlers: int = 32            # connections served at once
+    slot_wait_s: float = 0.25         # how long a new connection may wait for a free handler
+    send_timeout_s: float = 1.0       # a reply not taken by then is dropped
+    remembered_ids: int = 256
+
+    @property
+    def longest_answer_s(self) -> float:
+        """The longest a request can take once its line is in (both waits)."""
+        return self.reply_timeout_s + self.outcome_grace_s
+
+
+RUNTIME_DIR = "/run/gammonclock"     # the unit's RuntimeDirectory=
+
+
+def socket_path(state_dir: str | Path) -> Path:
+    return Path(state_dir) / SOCKET_NAME
+
+
+def _runtime_directory() -> str:
+    """systemd's `$RUNTIME_DIRECTORY` (the first, if the unit names several), or ""."""
+    return os.environ.get("RUNTIME_DIRECTORY", "").split(":")[0]
+
+
+def serving_path(state_dir: str | Path) -> Path:
+    """Where the clock serves its socket: the unit's runtime directory (`/run/gammonclock`, made
+    by systemd for the service and gone when it stops), else the state folder."""
+    return socket_path(_runtime_directory() or state_dir)
+
+
+def simulator_socket_path() -> Path:
+    """Where this login's interactive simulator serves its socket (its journals are in a
+    temporary folder, but `gammonclock arbiter` finds it here without being told)."""
+    return Path(tempfile.gettempdir()) / f"gammonclock-simulator-{os.getuid()}" / SOCKET_NAME
+
+
+def someone_serves(path: Path) -> bool:
+    """Whether a clock answers at `path` now."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(0.5)
+            probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+
+
+def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> Path:
+    """Where `gammonclock arbiter` asks: the state folder it is told, else the service's runtime
+    directory when a clock serves there, else this login's interactive simulator when one
+    runs, else the default state folder."""
+    if state_dir is not None:
+        return socket_path(state_dir)
+    runtime = _runtime_directory()
+    if runtime:
+        return socket_path(runtime)
+    try:
+        if socket_path(RUNTIME_DIR).exists():
+            return socket_path(RUNTIME_DIR)
+    except PermissionError:           # it is there, but this login may not look in: say so
+        return socket_path(RUNTIME_DIR)
+    simulator = simulator_socket_path()
+    if simulator.exists():
+        return simulator
+    return socket_path(default_state_dir)
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+class RequestError(GammonclockError, ValueError):
+    """A request line the server will not act on; the message says why and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Request:
+    words: list[str]
+    id: str | None = None
+    match_text: str | None = None  # new-match: the match file's text
+    file: str | None = None       # … and its name, for the errors
+
+
+def parse_request(line: bytes, max_request: int = MAX_REQUEST) -> Request:
+    """One request line (without its newline): the words of a command, or a JSON object
+    `{"id": "…", "command": "…"}`. Raises RequestError; nothing is ever cut or guessed."""
+    if len(line) > max_request:
+        raise RequestError(f"the request is longer than {max_request} bytes; nothing was done")
+    try:
+        text = line.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"the request is not UTF-8 text (byte 0x{line[exc.start]:02x} at "
+                           f"offset {exc.start}); nothing was done") from None
+    if not text.startswith("{"):
+        return Request(_words(text))
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise RequestError(f"the request starts with '{{' but is not a JSON object ({exc}); "
+                           "nothing was done") from None
+    if not isinstance(obj, dict):
+        raise RequestError("the request is JSON but not an object; nothing was done")
+    unknown = sorted(set(obj) - {"id", "command", "text", "file"})
+    if unknown:
+        raise RequestError(f"unknown key {unknown[0]!r} in the request; allowed: 'id', "
+                           "'command', 'text', 'file'; nothing was done")
+    for key in ("text", "file"):
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise RequestError(f"the request's {key!r} must be a string; nothing was done")
+    command, request_id = obj.get("command"), obj.get("id")
+    if not isinstance(command, str):
+        raise RequestError("the request's 'command' must be a string of words, e.g. "
+                           "\"deduct left 30s\"; nothing was done")
+    if request_id is not None and not _valid_id(request_id):
+        raise RequestError(f"the request's 'id' must be 1 to {MAX_ID} ASCII letters, digits, "
+                           "'-', '_', '.' or ':'; nothing was done")
+    return Request(_words(command), request_id, obj.get("text"), obj.get("file"))
+
+
+def _words(text: str) -> list[str]:
+    refused = [char for char in text if char != "\t" and has_control_characters(char)]
+    if not refused:
+        return text.split()
+    # A JSON "\udcff" escape decodes to a lone surrogate (category Cs): not text at all.
+    if any(unicodedata.category(char) == "Cs" for char in refused):
+        raise RequestError("the request is not UTF-8 text (a lone surrogate); nothing was "
+                           "done")
+    raise RequestError(f"the request holds a control character (U+{ord(refused[0]):04X}); "
+                       "nothing was done")
+
+
+def _valid_id(value: object) -> bool:
+    return (isinstance(value, str) and 0 < len(value) <= MAX_ID and value.isascii()
+            and all(c.isalnum() or c in "-_.:" for c in value))
+
+
+# --- waiting for the loop (the socket's requests and the hall's `cmd`, hall_requests.py) -------
+
+class NotTaken(Enum):
+    """Why the loop certainly never applies a request."""
+
+    BUSY = "busy"        # too many inputs were waiting: turned away at once
+    LATE = "late"        # not taken in time, and withdrawn: the loop will skip it
+
+
+@dataclass(frozen=True)
+class Awaited:
+    """A request the loop took: its Reply, and what turns that Reply into the answer once the
+    loop has said what it did. One whose outcome was unknown when answered is kept under its
+    request id, so that a retry is answered with what the clock did, not "unknown" again."""
+
+    reply: Reply
+    answer: Callable[[Reply], dict[str, Any]]
+
+    def settled(self) -> dict[str, Any] | None:
+        """The answer once the loop has delivered the outcome; None while it is unknown."""
+        return self.answer(self.reply) if self.reply.done.is_set() else None
+
+
+def submit_and_wait(service: ClockService, item: ArbiterAction | Task,
+                    answer: Callable[[Reply], dict[str, Any]], taken_s: float,
+                    grace_s: float) -> Awaited | NotTaken:
+    """Submit `item` to the loop and wait, bounded, for it: why it was certainly not applied,
+    or its Awaited (`settled()` None: taken, and no word of its outcome within `grace_s`)."""
+    reply = Reply()
+    if not service.submit(item, reply):
+        return NotTaken.BUSY
+    if not reply.wait_taken(taken_s, grace_s):
+        return NotTaken.LATE
+    return Awaited(reply, answer)
+
+
+def refusals(effects: list[Effect]) -> list[Refused]:
+    """The refusals that make a command's outcome "refused"; none when it was an undo that acted
+    (the commands it replayed and that no longer apply are not a refusal of the undo)."""
+    if any(isinstance(e, Undone) for e in effects):
+        return []
+    return [e for e in effects if isinstance(e, Refused)]
+
+
+# --- answers ----------------------------------------------------------------------------------
+
+@dataclass
+class _Outcome:
+    """What became of the command sent under one request id."""
+
+    words: list[str]
+    done: threading.Event = field(default_factory=threading.Event)
+    answer: dict[str, Any] | None = None
+    awaited: Awaited | None = None    # while its outcome may still arrive
+
+
+class _Outcomes:
+    """The last ids' outcomes, so that a retried request is answered, not applied again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._by_id: OrderedDict[str, _Outcome] = OrderedDict()
+
+    def claim(self, request_id: str, words: list[str]) -> tuple[_Outcome, bool]:
+        """The outcome for this id, and whether this request is its first."""
+        with self._lock:
+            known = self._by_id.get(request_id)
+            if known is not None:
+                return known, False
+            outcome = self._by_id[request_id] = _Outcome(words)
+            if len(self._by_id) > self.size:
+                self._forget_oldest_finished()
+            return outcome, True
+
+    def forget(self, request_id: str) -> None:
+        """The command was not applied: a retry with this id may apply it."""
+        with self._lock:
+            self._by_id.pop(request_id, None)
+
+    def _forget_oldest_finished(self) -> None:
+        # One in flight is never forgotten: its retry must still find it.
+        for request_id, outcome in self._by_id.items():
+            if outcome.done.is_set():
+                del self._by_id[request_id]
+                return
+
+
+class Responder:
+    """The answer to one request line; any thread (one per connection)."""
+
+    def __init__(self, service: ClockService, limits: Limits = Limits(),
+                 clock_ns: Callable[[], int] = time.monotonic_ns, table: Table | None = None,
+                 on_stick: Callable[[Path], dict[str, Any]] | None = None) -> None:
+        self.service = service
+        self.limits = limits
+        self.clock_ns = clock_ns
+        self.table = table                # None: this clock takes no next match (a test rig)
+        self.on_stick = on_stick
+        self._outcomes = _Outcomes(limits.remembered_ids)
+
+    def respond(self, line: bytes, peer: str | None = None) -> dict[str, Any]:
+        """The answer to one request line; `peer` is the login that sent it (journaled as the
+        command's author)."""
+        try:
+            request = parse_request(line, self.limits.max_request)
+        except RequestError as exc:
+            return {"ok": False, "error": str(exc)}
+        answer = self._answer(request, peer)
+        if request.id is not None:
+            answer["id"] = request.id
+        return answer
+
+    def _answer(self, request: Request, peer: str | None = None) -> dict[str, Any]:
+        if request.words == ["status"]:
+            return {"ok": True, "state": self.service.status()}
+        if request.match_text is not None and request.words[:1] != ["new-match"]:
+            return {"ok": False, "error": "only new-match carries a match file ('text'); "
+                                          "nothing was done"}
+        if request.words[:1] == ["usb-stick"]:
+            return self._stick(request.words[1:])
+        action: Callable[[], tuple[dict[str, Any], Awaited | None]]
+        if request.words[:1] == ["new-match"]:
+            problem = self._new_match_problem(request)
+            if problem is not None:
+                return {"ok": False, "error": problem}
+            action = lambda: self._load(request, peer)      # noqa: E731
+        else:
+            try:
+                command = parse_command(request.words)
+            except ValueError as exc:     # ArbiterSyntaxError, and any number `int` refuses
+                return {"ok": False, "error": str(exc)}
+            action = lambda: self._apply(command, peer)     # noqa: E731
+        if request.id is None:
+            return action()[0]
+        outcome, first = self._outcomes.claim(request.id, request.words)
+        if not first:
+            return self._repeat(request, outcome)
+        try:
+            answer, outcome.awaited = action()
+            if answer.get("applied") is False:
+                self._outcomes.forget(request.id)
+            outcome.answer = answer
+            return dict(answer)
+        finally:
+            outcome.done.set()
+
+    def _apply(self, command: Command, peer: str | None = None
+               ) -> tuple[dict[str, Any], Awaited | None]:
+        """Submit the command to the loop and wait, bounded, for what it did: the answer, and
+        the Awaited still to deliver the outcome when that is unknown yet (else None)."""
+        action = ArbiterAction(self.clock_ns(), command, "socket", peer)
+        return self._on_loop(action, "the command was NOT applied", command.describe(),
+                             lambda reply: self._acted(reply.effects,
+                                                       reply_language(self.service)))
+
+    def _on_loop(self, item: ArbiterAction | Task, not_done: str, what: str,
+                 answer: Callable[[Reply], dict[str, Any]]
+                 ) -> tuple[dict[str, Any], Awaited | None]:
+        """Submit `item` to the loop and wait, bounded, for it: the answer (`not_done` says
+        what did not happen when the loop turned it away or never took it), and the Awaited
+        still to deliver the outcome when that is unknown yet (else None)."""
+        waited = submit_and_wait(self.service, item, answer, self.limits.reply_timeout_s,
+                                 self.limits.outcome_grace_s)
+        if waited is NotTaken.BUSY:
+            return _not_applied(f"the clock is busy (too many inputs waiting); {not_done}: "
+                                "try again", busy=True), None
+        if isinstance(waited, NotTaken):
+            return _not_applied(f"the clock did not answer in time; {not_done}"), None
+        settled = waited.settled()
+        if settled is None:
+            return _unknown(what), waited
+        return settled, None
+
+    # --- the next match (SPEC §13.2) ------------------------------------------------------------
+
+    def _new_match_problem(self, request: Request) -> str | None:
+        if self.table is None:
+            return "this clock takes no next match"
+        if request.words[1:] not in ([], ["--force"]):
+            return "usage: new-match [--force] (the match file's text in the request's 'text')"
+        if request.match_text is None:
+            return ("new-match needs the match file's text: `gammonclock arbiter new-match "
+                    "FILE` sends it")
+        return None
+
+    def _load(self, request: Request, peer: str | None = None
+              ) -> tuple[dict[str, Any], Awaited | None]:
+        """Load the match file of a new-match request on the clock's loop."""
+        assert self.table is not None and request.match_text is not None
+        table, text = self.table, request.match_text
+        name, force, at = request.file or "<new-match>", "--force" in request.words, \
+            self.clock_ns()
+        return self.run_loading(lambda: load_next_match(self.service, table, text, name,
+                                                        force=force, at=at, source="socket",
+                                                        by=peer), at)
+
+    def run_loading(self, load: Callable[[], LoadOutcome], at: int
+                    ) -> tuple[dict[str, Any], Awaited | None]:
+        """Run a load on the clock's loop and wait for what it did."""
+        return self._on_loop(Task(at, load), "the match was NOT loaded", "new-match",
+                             self._loaded)
+
+    def _loaded(self, reply: Reply) -> dict[str, Any]:
+        outcome = reply.value
+        if not isinstance(outcome, LoadOutcome):      # the load failed (its bug is in the log)
+            return {"ok": False, "outcome": "unknown",
+                    "error": f"the clock failed loading the match ({outcome!r}); check with "
+                             "`gammonclock arbiter status` before repeating it"}
+        answer: dict[str, Any] = {"ok": outcome.ok,
+                                  "outcome": "acted" if outcome.ok else "refused",
+                                  "said": outcome.said, "state": self.service.status()}
+        if not outcome.ok:
+            answer["refused"] = True
+            answer["error"] = outcome.error
+            answer["reason"] = outcome.reason.value if outcome.reason else None
+        return answer
+
+    def _stick(self, words: list[str]) -> dict[str, Any]:
+        if self.on_stick is None:
+            return {"ok": False, "error": "this clock takes no USB stick"}
+        if len(words) != 1:
+            return {"ok": False, "error": "usage: usb-stick DIR (the folder the stick is "
+                                          "mounted at)"}
+        return self.on_stick(Path(words[0]))
+
+    def _repeat(self, request: Request, outcome: _Outcome) -> dict[str, Any]:
+        if outcome.words != request.words:
+            return {"ok": False, "error": f"request id {request.id!r} was already used for "
+                                          "another command; nothing was done: use a fresh id"}
+        if not outcome.done.wait(self.limits.longest_answer_s + 1) or outcome.answer is None:
+            return {"ok": False, "outcome": "unknown", "repeated": True,
+                    "error": "queued, outcome unknown: the first request with this id is still "
+                             "waiting for the clock; check with `gammonclock arbiter status` "
+                             "before repeating it"}
+        if outcome.awaited is not None:         # it was unknown: has its outcome come since?
+            settled = outcome.awaited.settled()
+            if settled is not None:
+                outcome.answer, outcome.awaited = settled, None
+        return {**outcome.answer, "repeated": True}
+
+    def _acted(self, effects: list[Effect], lang: str = "en") -> dict[str, Any]:
+        """The answer to a command the loop applied; its words in `lang` (the match's)."""
+        if any(isinstance(e, Undone) for e in effects):
+            return self._undone(effects, lang)
+        refused = refusals(effects)
+        answer: dict[str, Any] = {"ok": not refused, "outcome": "refused" if refused else "acted",
+                                  "said": said_lines(effects, lang),
+                                  "state": self.service.status()}
+        if refused:
+            answer["refused"] = True
+            answer["error"] = refusal_text(refused, lang)
+        return answer
+
+    def _undone(self, effects: list[Effect], lang: str = "en") -> dict[str, Any]:
+        """An undo acted: the arbiter's commands made after the undone action were applied
+        again; those that no longer apply there (a `resume` of a pause that is gone) are listed
+        apart. Neither makes the undo a refusal."""
+        again, dropped = _replayed_commands(effects, lang)
+        return {"ok": True, "outcome": "acted", "said": said_lines(effects, lang),
+                "reapplied": again, "no_longer_applied": dropped,
+                "state": self.service.status()}
+
+
+def reply_language(service: ClockService) -> str:
+    """The language of the replies about a match: the match's `[display] language` (SPEC §15;
+    the session keeps it), English without a match."""
+    session = service.session
+    return words.language(session.language if session is not None else None)
+
+
+def said_lines(effects: list[Effect], lang: str) -> list[str]:
+    """A reply's "said": what each effect did, in `lang`. The command's own line stays as it
+    was given ("arbiter: deduct left 30s"): the hall's page picks it out by its "arbiter: "."""
+    return [words.describe(e, lang) for e in effects]
+
+
+def refusal_text(refused: list[Refused], lang: str) -> str:
+    """Why commands were refused: "deduct left 20m: больше половины оставшегося резерва"."""
+    return "; ".join(f"{e.what}: {words.why(e.reason, e.why, lang)}" for e in refused)
+
+
+def _replayed_commands(effects: list[Effect], lang: str = "en"
+                       ) -> tuple[list[str], list[str]]:
+    """The commands an undo applied again, and why those that no longer apply were refused.
+    The effects are the replay's, then the undo's own command and `Undone`: each replayed
+    command is its `ArbiterCommand` and what follows it up to the next one."""
+    starts = [i for i, e in enumerate(effects) if isinstance(e, ArbiterCommand)][:-1]
+    again, dropped = [], []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(effects)
+        command = effects[start]
+        assert isinstance(command, ArbiterCommand)
+        refusals = [e for e in effects[start + 1:end] if isinstance(e, Refused)]
+        if refusals:
+            dropped += [f"{e.what}: {words.why(e.reason, e.why, lang)}" for e in refusals]
+        else:
+            again.append(command.text)
+    return again, dropped
+
+
+def _not_applied(error: str, busy: bool = False) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ok": False, "outcome": "not applied", "applied": False,
+                              "error": error}
+    if busy:
+        answer["busy"] = True
+    return answer
+
+
+def _unknown(what: str) -> dict[str, Any]:
+    return {"ok": False, "outcome": "unknown",
+            "error": f"queued, outcome unknown: the clock took `{what}` but did not "
+                     "say what it did in time; check with `gammonclock arbiter status` before "
+                     "repeating it"}
+
+
+def exit_status(answer: dict[str, Any]) -> int:
+    """The `gammonclock arbiter` exit status for a reply (see the module's docstring)."""
+    outcome = answer.get("outcome")
+    if outcome in ("not applied", "unknown"):
+        return EXIT_NOT_DONE
+    if outcome == "refused" or (not answer.get("ok") and answer.get("refused")):
+        return EXIT_REFUSED
+    return EXIT_ACTED if answer.get("ok") is True else EXIT_BAD
+
+
+# --- the server -------------------------------------------------------------------------------
+
+class RequestTimeout(GammonclockError):
+    """The request line did not arrive whole within the connection's deadline."""
+
+
+def _give_to_group(path: Path, group: str) -> None:
+    """Let `group` (config `arbiter.socket_group`: the arbiters' logins) use the socket. The
+    service's user must be in that group; if it cannot be done, the clock serves its own group
+    only and says why."""
+    import grp
+
+    try:
+        os.chown(path, -1, grp.getgrnam(group).gr_gid)
+    except KeyError:
+        log.error("arbiter socket: no group %r on this system (arbiter.socket_group); only the "
+                  "service's group may use %s", group, path)
+    except OSError as exc:
+        log.error("arbiter socket: cannot give %s to group %r (%s); is the service's user in "
+                  "that group?", path, group, exc.strerror)
+
+
+class ArbiterServer:
+    """Serves the control socket until `close()`: one thread accepts, each connection is served
+    on its own short-lived thread (at most `limits.max_handlers` at once)."""
+
+    def __init__(self, path: Path, service: ClockService, limits: Limits = Limits(),
+                 clock_ns: Callable[[], int] = time.monotonic_ns, group: str | None = None,
+                 table: Table | None = None,
+                 on_stick: Callable[[Path], dict[str, Any]] | None = None) -> None:
+        self.path = path
+        self.limits = limits
+        self.responder = Responder(service, limits, clock_ns, table, on_stick)
+        self.turned_away = 0
+        if path.exists() or path.is_symlink():
+            path.unlink()          # a socket left by a previous run (a crash, a power cut)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(str(path))
+        os.chmod(path, 0o660)
+        if group is not None:
+            _give_to_group(path, group)
+        self._sock.listen(LISTEN_BACKLOG)
+        self._sock.settimeout(0.5)   # so close() is noticed; accept() waits, it does not spin
+        self._slots = threading.BoundedSemaphore(limits.max_handlers)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, name="arbiter-socket", daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return                 # closed
+            if self._stop.is_set():
+                conn.close()
+                return
+            deadline = time.monotonic() + self.limits.request_deadline_s
+            if not self._slots.acquire(timeout=self.limits.slot_wait_s):
+                self._turn_away(conn)
+                continue
+            try:
+                threading.Thread(target=self._serve, args=(conn, deadline),
+                                 name="arbiter-client", daemon=True).start()
+            except RuntimeError:       # no thread to be had: the client hears it, no more
+                self._slots.release()
+                self._turn_away(conn)
+
+    def _turn_away(self, conn: socket.socket) -> None:
+        self.turned_away += 1
+        if self.turned_away == 1 or self.turned_away % 100 == 0:
+            log.warning("arbiter socket: %d clients at once; turned one away (%d so far)",
+                        self.limits.max_handlers, self.turned_away)
+        with conn:
+            self._send_quietly(conn, _not_applied(f"the clock is busy serving "
+                                                  f"{self.limits.max_handlers} clients; nothing "
+                                                  "was done: try again", busy=True))
+
+    def _serve(self, conn: socket.socket, deadline: float) -> None:
+        request = b""
+        try:
+            with conn:
+                try:
+                    request = _read_line(conn, deadline, self.limits.max_request)
+                    answer = self.responder.respond(request, peer_login(conn))
+                except RequestTimeout:
+                    answer = {"ok": False, "error": "the request line did not arrive within "
+                              f"{self.limits.request_deadline_s:g} s of connecting; nothing "
+                              "was done"}
+                except RequestError as exc:
+                    answer = {"ok": False, "error": str(exc)}
+                except OSError:
+                    raise
+                except Exception as exc:   # a bug must cost one reply, never the server
+                    log.exception("arbiter socket: the request %s failed", _shown(request))
+                    answer = {"ok": False, "outcome": "unknown",
+                              "error": f"the clock failed to answer ({exc!r}); check with "
+                                       "`gammonclock arbiter status` before repeating it"}
+                log.info("arbiter: %s -> %s", _shown(request),
+                         answer.get("outcome", "ok" if answer["ok"] else answer.get("error")))
+                _send(conn, answer, self.limits.send_timeout_s)
+        except OSError as exc:
+            log.warning("arbiter socket: the client of %s went away before its reply: %s",
+                        _shown(request), exc)
+        except Exception:
+            log.exception("arbiter socket: the reply to %s failed", _shown(request))
+        finally:
+            self._slots.release()
+
+    def _send_quietly(self, conn: socket.socket, answer: dict[str, Any]) -> None:
+        try:
+            _send(conn, answer, self.limits.send_timeout_s)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._stop.set()
+        try:        # wake accept() now rather than at its next timeout
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as wake:
+                wake.settimeout(0.1)
+                wake.connect(str(self.path))
+        except OSError:
+            pass
+        self._thread.join(timeout=2)
+        self._sock.close()                           # after the join: its descriptor is free
+        try:
+            self.path.unlink()
+        except OSError:
+            pass
+
+
+def peer_login(conn: socket.socket) -> str | None:
+    """The login of the process at the other end of a Unix socket (SO_PEERCRED: the kernel's
+    word, not the client's), or its uid when it has no name; None where the kernel cannot say."""
+    import pwd
+    import struct
+
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    _, uid, _ = struct.unpack("3i", creds)
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _read_line(conn: socket.socket, deadline: float, max_request: int) -> bytes:
+    """The request up to its first newline (or the client's end of sending), all of it within
+    `deadline` (time.monotonic), however slowly its bytes come."""
+    data = b""
+    while True:
+        newline = data.find(b"\n")
+        if newline >= 0:
+            return data[:newline]
+        if len(data) > max_request:
+            raise RequestError(f"the request is longer than {max_request} bytes; nothing was "
+                               "done")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RequestTimeout
+        conn.settimeout(remaining)
+        try:
+            chunk = conn.recv(max_request + 1)
+        except TimeoutError:
+            raise RequestTimeout from None
+        if not chunk:
+            return data
+        data += chunk
+
+
+def _send(conn: socket.socket, answer: dict[str, Any], timeout_s: float) -> None:
+    conn.settimeout(timeout_s)
+    data = json.dumps(answer).encode() + b"\n"
+    while data:
+        sent = conn.send(data, NO_SIGNAL)
+        data = data[sent:]
+    try:
+        conn.shutdown(socket.SHUT_WR)   # the reply is whole, even if the request was not read
+    except OSError:
+        pass
+
+
+def _shown(request: bytes) -> str:
+    """A request as the log shows it: short, and safe whatever its bytes."""
+    text = request[:480].decode("utf-8", "replace")    # whole characters, then cut
+    return repr(text[:120]) + ("…" if len(text) > 120 else "")
+
+
+# --- the client -------------------------------------------------------------------------------
+
+CLIENT_TIMEOUT_S = Limits().request_deadline_s + Limits().longest_answer_s + 3
+CONNECT_RETRY_S = 1.0         # a full backlog (EAGAIN), or a busy reply: try again this long
+
+
+class ClientError(GammonclockError):
+    """`ask` could not get a usable answer; the message says what happened and what to do."""
+
+    exit_status = EXIT_BAD
+
+
+class UnsendableRequest(ClientError, ValueError):
+    """The words cannot be sent (not UTF-8, too long); nothing was sent."""
+
+
+class BadReply(ClientError, ValueError):
+    """What came back is not a reply of the clock."""
+
+
+class ReplyLost(ClientError):
+    """The request was sent, and no reply came even to one retry: its outcome is unknown."""
+
+    exit_status = EXIT_NOT_DONE
+
+
+class _NoReply(GammonclockError):
+    """The connection failed after the request was sent (reset, timeout, empty reply)."""
+
+    def __init__(self, why: str, empty: bool) -> None:
+        super().__init__(why)
+        self.empty = empty
+
+
+def encode_request(words: list[str], request_id: str, text: str | None = None,
+                   file: str | None = None) -> bytes:
+    """The JSON request line for these words (and a match file's `text`, named `file`); raises
+    UnsendableRequest."""
+    for number, word in enumerate(words, 1):
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnsendableRequest(f"word {number} ({word!r}) is not UTF-8 text; nothing was "
+                                    "sent") from None
+    request: dict[str, str] = {"id": request_id, "command": " ".join(words)}
+    if text is not None:
+        request["text"] = text
+        if file is not None:
+            request["file"] = file
+    try:
+        line = json.dumps(request, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnsendableRequest("the file is not UTF-8 text; nothing was sent") from None
+    if len(line) > MAX_REQUEST:
+        raise UnsendableRequest(f"the request is longer than the socket takes ({MAX_REQUEST} "
+                                "bytes as JSON); nothing was sent")
+    return line + b"\n"
+
+
+def ask(path: Path, words: list[str], timeout_s: float = CLIENT_TIMEOUT_S,
+        request_id: str | None = None, text: str | None = None,
+        file: str | None = None) -> dict[str, Any]:
+    """Send one request to a running clock and return its reply (without the id).
+
+    Raises OSError when no clock listens at `path` (nothing sent), and ClientError when the words
+    cannot be sent, the reply is not one, or no reply came. A connection that fails after the
+    request went out is retried once with the same id, which the clock never applies twice."""
+    request_id = request_id or uuid.uuid4().hex
+    request = encode_request(words, request_id, text, file)
+    give_up_busy = time.monotonic() + CONNECT_RETRY_S
+    while True:
+        data = _exchange_with_a_retry(path, request, timeout_s, " ".join(words))
+        answer = _decode_reply(data, request_id)
+        if not (answer.get("busy") and time.monotonic() < give_up_busy):
+            return answer
+        time.sleep(0.05)        # not applied: the same id again is safe
+
+
+def _exchange_with_a_retry(path: Path, request: bytes, timeout_s: float, what: str) -> bytes:
+    try:
+        return _exchange(path, request, timeout_s)
+    except _NoReply as first:
+        log.info("arbiter: no reply (%s); asking once more with the same id", first)
+    try:
+        return _exchange(path, request, timeout_s)
+    except (_NoReply, OSError) as again:
+        unknown = (f"whether `{what}` was applied is unknown: check with `gammonclock arbiter "
+                   "status` before repeating it")
+        if isinstance(again, _NoReply) and again.empty:
+            raise BadReply(f"the clock closed the connection without a reply, twice; {unknown}"
+                           ) from None
+        raise ReplyLost(f"the clock took the request but no reply came ({again}), twice; "
+                        f"{unknown}") from None
+
+
+def _exchange(path: Path, request: bytes, timeout_s: float) -> bytes:
+    """One connection: the reply line. OSError before the request went out; _NoReply after."""
+    with _connect(path, timeout_s) as conn:
+        deadline = time.monotonic() + timeout_s
+        try:
+            conn.sendall(request, NO_SIGNAL)
+        except OSError:
+            pass     # it may have answered before it read (a busy reply): read what came
+        data = b""
+        try:
+            while not data.endswith(b"\n") and len(data) <= MAX_REPLY:
+                conn.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as exc:
+            if not data.endswith(b"\n"):
+                raise _NoReply(str(exc) or type(exc).__name__, empty=False) from None
+        if not data.endswith(b"\n") and len(data) <= MAX_REPLY:
+            raise _NoReply("the connection closed " + ("before a reply" if not data else
+                                                       "in the middle of the reply"),
+                           empty=not data)
+        return data
+
+
+def _connect(path: Path, timeout_s: float) -> socket.socket:
+    """A connection to the clock; a full backlog (EAGAIN) is retried for CONNECT_RETRY_S, while
+    no listener (ENOENT, ECONNREFUSED) is an OSError at once."""
+    give_up = time.monotonic() + CONNECT_RETRY_S
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(timeout_s)
+        try:
+            conn.connect(str(path))
+            return conn
+        except BlockingIOError:
+            conn.close()
+            if time.monotonic() >= give_up:
+                raise
+            time.sleep(0.01)
+        except BaseException:
+            conn.close()
+            raise
+
+
+def _decode_reply(data: bytes, request_id: str) -> dict[str, Any]:
+    try:
+        answer = json.loads(data)
+    except (ValueError, RecursionError):
+        raise BadReply(f"the reply is not JSON: {_shown(data)}") from None
+    if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
+        raise BadReply(f"the reply is not an answer of the clock: {_shown(data)}")
+    if answer.pop("id", request_id) != request_id:
+        raise BadReply("the reply is for another request")
+    return answer
