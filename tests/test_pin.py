@@ -414,7 +414,7 @@ def main_pin(args: list[str]) -> str:
     import contextlib
     import io
 
-    from gammonclock.core.pin import main as pin_main
+    from gammonclock.pin import main as pin_main
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert pin_main(args) == 0

@@ -42,7 +42,7 @@ from gammonclock.core.pin import (
     make_hash,
     pepper_of,
 )
-from gammonclock.core.pin import main as pin_main
+from gammonclock.pin import main as pin_main
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import build_device
 from gammonclock.journal.journal import (

@@ -27,8 +27,8 @@ a fresh random salt each time the process starts. Whether a clear PIN is the one
 (the same match file again, after a restart) is verified against that hash (`redact_pin_as`),
 never by hashing it again with a new salt: the hash verified is then the one `hash_pin` gives.
 
-    python -m gammonclock.pin LRCLR --key /var/lib/gammonclock/device.key   # a keyed pin_hash
-    python -m gammonclock.pin LRCLR                                         # unkeyed
+`python -m gammonclock.pin` (gammonclock/pin.py, outside the core: it reads the device key)
+prints a hash for the device config.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ import hashlib
 import hmac
 import re
 import secrets
-import sys
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -322,48 +321,3 @@ def _table_at(text: str, offset: int) -> str | None:
     for m in _TABLE.finditer(text, 0, offset):
         name = m[1].replace(" ", "").replace('"', "")
     return name
-
-
-USAGE = ("usage: python -m gammonclock.pin PIN [--key FILE]   (PIN: 4-8 letters of L, R, C; "
-         "FILE: the clock's device.key, in its state folder)")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print a pin_hash for the device config: keyed by the device key in `--key FILE` (the
-    clock's state folder's device.key: the hash is then useless on any other clock), unkeyed
-    without it (said on stderr)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    pins, key_file = [], None
-    while args:
-        word = args.pop(0)
-        if word == "--key" and args and key_file is None:
-            key_file = args.pop(0)
-        else:
-            pins.append(word)
-    if len(pins) != 1 or not re.fullmatch(r"[LRC]{4,8}", pins[0].upper()):
-        print(USAGE, file=sys.stderr)
-        return 2
-    pepper = None
-    if key_file is not None:
-        from pathlib import Path
-
-        from gammonclock.journal.journal import KeyRefused, key_in_file
-        try:
-            pepper = pepper_of(key_in_file(Path(key_file)))
-        except OSError as exc:
-            print(f"gammonclock.pin: {key_file}: cannot read the device key: "
-                  f"{exc.strerror or exc}", file=sys.stderr)
-            return 1
-        except KeyRefused as exc:
-            print(f"gammonclock.pin: {exc}", file=sys.stderr)
-            return 1
-    else:
-        print("gammonclock.pin: no --key: this hash is NOT keyed by the device key, so anyone "
-              "with a journal can search the 9 801 PINs for it; give --key "
-              "STATE_DIR/device.key for a keyed one", file=sys.stderr)
-    print(f'pin_hash = "{make_hash(pins[0].upper(), pepper=pepper)}"')
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
