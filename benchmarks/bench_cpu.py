@@ -43,7 +43,7 @@ except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 
 from gammonclock.journal.journal import JOURNALS_DIR, read_journal
-from gammonclock.runtime.session import replay
+from gammonclock.journal.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +53,7 @@ TARGET_PERCENT = 2.0
 HELPER = r"""
 import os, sys, threading, time, traceback
 import gammonclock.device.build as device_module
-from gammonclock.cli.main import main as cli
+from gammonclock.cli import main as cli
 from gammonclock.sides import Button
 
 build = device_module.build_device

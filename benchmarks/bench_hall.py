@@ -92,7 +92,6 @@ sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchma
 from gammonclock.config.loading import parse_device_config  # noqa: E402
 from gammonclock.core.engine import ButtonEdge  # noqa: E402
 from gammonclock.device.build import Device, build_device  # noqa: E402
-from gammonclock.hall.mqtt import BrokerURL  # noqa: E402
 from gammonclock.hall.server import Hall, HallOptions  # noqa: E402
 from gammonclock.hall.web import make_app  # noqa: E402
 from gammonclock.journal.journal import read_journal  # noqa: E402
@@ -100,6 +99,7 @@ from gammonclock.link import client as hall_link  # noqa: E402
 from gammonclock.link.client import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
 from gammonclock.link.outbox import MEMORY_FILE, journals_in_order  # noqa: E402
 from gammonclock.sides import Button, Side  # noqa: E402
+from gammonclock.wire import BrokerURL  # noqa: E402
 from mqtt_helpers import DIRECTOR, Broker, free_port  # noqa: E402
 
 P = "gammonclock"

@@ -35,8 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_match import generate_benchmark_match  # noqa: E402
 
 from gammonclock.core.engine import Engine  # noqa: E402
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key, read_journal  # noqa: E402
-from gammonclock.runtime.session import Session, journal_header, replay  # noqa: E402
+from gammonclock.journal.replay import replay
+from gammonclock.runtime.session import Session
 from gammonclock.sim.simulate import run_script  # noqa: E402
 
 TARGET_REPLAY_S = 0.5

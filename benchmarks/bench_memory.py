@@ -50,6 +50,7 @@ from gammonclock.core.arbiter import Pause  # noqa: E402
 from gammonclock.core.effects import Effect, TurnEnded, surviving  # noqa: E402
 from gammonclock.core.engine import ButtonEdge, Engine, Input  # noqa: E402
 from gammonclock.core.match import ArbiterAction  # noqa: E402
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (  # noqa: E402
     JOURNALS_DIR,
     SNAPSHOT_KIND,
@@ -58,7 +59,7 @@ from gammonclock.journal.journal import (  # noqa: E402
     load_or_create_key,
 )
 from gammonclock.runtime.service import settle_memory  # noqa: E402
-from gammonclock.runtime.session import Session, journal_header  # noqa: E402
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button  # noqa: E402
 from gammonclock.sim.simulate import run_script  # noqa: E402
 

@@ -39,8 +39,9 @@ from bench_match import generate_benchmark_match  # noqa: E402
 
 from gammonclock.core.engine import Engine, Input  # noqa: E402
 from gammonclock.core.rules import MatchRules  # noqa: E402
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import JOURNALS_DIR, JournalWriter, Stamp, load_or_create_key  # noqa: E402
-from gammonclock.runtime.session import Session, journal_header  # noqa: E402
+from gammonclock.runtime.session import Session
 from gammonclock.sim.simulate import run_script  # noqa: E402
 
 CONFIG = ('[match]\ndiscipline = "backgammon"\nlength = 25\n\n'

@@ -47,9 +47,10 @@ except ImportError:  # running from a checkout without the package installed
 from gammonclock.config.loading import parse_config
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key
 from gammonclock.runtime.service import GRACE_NS, ClockService
-from gammonclock.runtime.session import Session, journal_header
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button
 
 MS = 1_000_000

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gammonclock.hall.mqtt import BrokerURL
 from gammonclock.hall.server import Hall, HallOptions
+from gammonclock.wire import BrokerURL
 from mqtt_helpers import DIRECTOR, Broker
 
 P = "gammonclock"

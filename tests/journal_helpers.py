@@ -13,6 +13,7 @@ from typing import Any
 from gammonclock.config.loading import Config, parse_config
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.device.build import open_match
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (
     GENESIS,
     JournalWriter,
@@ -21,7 +22,7 @@ from gammonclock.journal.journal import (
     load_or_create_key,
     read_key,
 )
-from gammonclock.runtime.session import Session, journal_header
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import run_script

@@ -10,8 +10,8 @@ from gammonclock.cli.main import main
 from gammonclock.config.loading import parse_config
 from gammonclock.device.build import build_device
 from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.replay import replay
 from gammonclock.runtime.arbiter_socket import ask, socket_path
-from gammonclock.runtime.session import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(

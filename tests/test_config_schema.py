@@ -374,7 +374,7 @@ def test_every_error_of_the_package_derives_from_gammonclock_error():
     ("gammonclock.sim.script", "ScriptError", ValueError),
     ("gammonclock.core.dice", "DiceSyntaxError", ValueError),
     ("gammonclock.core.arbiter", "ArbiterSyntaxError", ValueError),
-    ("gammonclock.runtime.session", "InputError", ValueError),
+    ("gammonclock.journal.inputs", "InputError", ValueError),
     ("gammonclock.journal.journal", "Damaged", ValueError),
     ("gammonclock.runtime.arbiter_socket", "RequestError", ValueError),
     ("gammonclock.runtime.arbiter_socket", "BadReply", ValueError),

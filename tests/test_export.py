@@ -38,8 +38,10 @@ from gammonclock.export.chart import reserve_series
 from gammonclock.export.json_out import document
 from gammonclock.export.stats import dice_stats
 from gammonclock.export.text import iso_utc
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import JournalWriter, Stamp, read_journal, verify
-from gammonclock.runtime.session import Session, journal_header, replay
+from gammonclock.journal.replay import replay
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import run_script

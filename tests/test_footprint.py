@@ -17,6 +17,7 @@ from gammonclock.core.arbiter import Pause, Undo
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine, Entry, Input
 from gammonclock.core.match import ArbiterAction
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (
     SNAPSHOT_KIND,
     JournalStream,
@@ -25,17 +26,10 @@ from gammonclock.journal.journal import (
     read_journal,
     verify,
 )
+from gammonclock.journal.replay import UNDO_KEPT, replay, replay_from_snapshot, verify_and_replay
 from gammonclock.journal.snapshot import engine_data
 from gammonclock.runtime.service import ClockService, settle_memory
-from gammonclock.runtime.session import (
-    UNDO_KEPT,
-    Session,
-    journal_header,
-    recover,
-    replay,
-    replay_from_snapshot,
-    verify_and_replay,
-)
+from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button
 from gammonclock.sim.simulate import run_script
 from journal_helpers import fake_stamps

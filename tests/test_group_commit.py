@@ -27,9 +27,11 @@ from gammonclock.config.loading import parse_config
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, ButtonState, Engine
 from gammonclock.core.match import MatchState
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key, read_journal
+from gammonclock.journal.replay import replay_from_snapshot
 from gammonclock.runtime.service import GRACE_NS, TIMER_GRACE_NS, ClockService
-from gammonclock.runtime.session import Session, journal_header, recover, replay_from_snapshot
+from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button
 from pin_helpers import FakeClock  # the tests' one monotonic clock (ns = 1000 s)
 

@@ -21,8 +21,9 @@ from gammonclock.hall import archive as hall_archive
 from gammonclock.hall.archive import JOURNAL_NAME, store_journal
 from gammonclock.hall.delivery import EventKey, TablePosition, event_key
 from gammonclock.link import client as hall_link
-from gammonclock.link.outbox import MEMORY_FILE, Ack
+from gammonclock.link.outbox import MEMORY_FILE
 from gammonclock.sides import Button
+from gammonclock.wire import Ack
 from hall_helpers import HallRunner
 from mqtt_helpers import (  # noqa: F401  (the fixture)
     WATCHER,

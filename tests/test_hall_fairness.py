@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from gammonclock.hall import server as hall_server
-from gammonclock.hall.mqtt import BrokerURL, HallClient
+from gammonclock.hall.mqtt import HallClient
 from gammonclock.hall.server import Hall, HallOptions
+from gammonclock.wire import BrokerURL
 
 P = "gammonclock"
 

@@ -259,8 +259,8 @@ def test_a_table_has_one_journal_archived_at_a_time_and_a_few_waiting(tmp_path: 
     dropped are sent again by the table (nothing is acknowledged for them), so none is lost."""
     import asyncio
 
-    from gammonclock.hall.mqtt import BrokerURL
     from gammonclock.hall.server import Hall, HallOptions
+    from gammonclock.wire import BrokerURL
 
     hall = Hall(HallOptions(BrokerURL.parse("mqtt://127.0.0.1:1"), "hall", "pw",
                             archive=tmp_path / "archive"))

@@ -24,9 +24,10 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.device.build import Device, build_device
 from gammonclock.journal.journal import JOURNALS_DIR, read_journal
 from gammonclock.link import client as hall_link
-from gammonclock.link.outbox import MEMORY_FILE, Ack, Event, JournalTail
+from gammonclock.link.outbox import MEMORY_FILE, JournalTail
 from gammonclock.runtime.service import Reply
 from gammonclock.sides import Button
+from gammonclock.wire import Ack, Event
 from hall_helpers import HallRunner
 from mqtt_helpers import (  # noqa: F401  (the fixture)
     WATCHER,

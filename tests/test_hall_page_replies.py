@@ -323,8 +323,8 @@ def test_the_hall_waits_only_for_the_reply_of_the_table_it_asked(tmp_path: Path)
     that sends a reply with the same id first (the page then shows only the right one)."""
     import asyncio
 
-    from gammonclock.hall.mqtt import BrokerURL
     from gammonclock.hall.server import Hall, HallOptions
+    from gammonclock.wire import BrokerURL
 
     hall = Hall(HallOptions(BrokerURL.parse("mqtt://127.0.0.1:1"), "hall", "pw",
                             archive=tmp_path / "archive"))

@@ -22,12 +22,12 @@ import pytest
 from aiohttp import web
 
 from gammonclock.hall.archive import ArchiveError, store, verify_archived
-from gammonclock.hall.mqtt import BrokerURL, BrokerURLError
 from gammonclock.hall.pairings import parse_pairings
 from gammonclock.hall.run import UsageError, http_address, options_of
 from gammonclock.hall.server import Hall, HallOptions
 from gammonclock.hall.view import HallView
 from gammonclock.hall.web import TOKEN, Limits, PageHosts, make_app, start_page
+from gammonclock.wire import BrokerURL, BrokerURLError
 from mqtt_helpers import DIRECTOR, Broker, Collector, broker, free_port  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,6 +10,7 @@ import pytest
 
 from gammonclock.cli.main import main
 from gammonclock.core.engine import Engine
+from gammonclock.journal.inputs import input_from
 from gammonclock.journal.journal import (
     JournalError,
     JournalWriter,
@@ -21,7 +22,7 @@ from gammonclock.journal.journal import (
     read_key,
     verify,
 )
-from gammonclock.runtime.session import input_from, replay
+from gammonclock.journal.replay import replay
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import simulate
 from journal_helpers import SCRIPT, journaled_run, line_offsets
@@ -277,7 +278,8 @@ def test_records_kept_while_the_disk_fails_are_written_in_order_when_it_works_ag
 
     from gammonclock.config.loading import parse_config
     from gammonclock.core.engine import ButtonEdge
-    from gammonclock.runtime.session import Session, journal_header
+    from gammonclock.journal.files import journal_header
+    from gammonclock.runtime.session import Session
     from gammonclock.sides import Button
     from journal_helpers import fake_stamps
 

@@ -30,6 +30,7 @@ from gammonclock.core.arbiter import Abandon
 from gammonclock.core.match import ArbiterAction
 from gammonclock.device.build import StartRefused, StateInUse, build_device, dummy_panels
 from gammonclock.hardware.screens import config_error_view, render
+from gammonclock.journal.files import journal_header, latest_journal
 from gammonclock.journal.journal import (
     JOURNALS_DIR,
     DeferredJournal,
@@ -44,12 +45,8 @@ from gammonclock.journal.journal import (
     read_key,
     verify,
 )
-from gammonclock.runtime.session import (
-    COPY_RETRY_NS,
-    journal_header,
-    latest_journal,
-    replay,
-)
+from gammonclock.journal.replay import replay
+from gammonclock.runtime.session import COPY_RETRY_NS
 from gammonclock.sides import Button, Side
 from journal_helpers import (
     CONFIG,

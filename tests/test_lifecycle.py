@@ -38,6 +38,7 @@ from gammonclock.hardware.screens import (
 )
 from gammonclock.hardware.texts import Text
 from gammonclock.journal.journal import JOURNALS_DIR, read_header, read_journal
+from gammonclock.journal.replay import replay
 from gammonclock.runtime.lifecycle import (
     StickHandler,
     journal_path,
@@ -47,7 +48,6 @@ from gammonclock.runtime.lifecycle import (
 )
 from gammonclock.runtime.network import local_addresses
 from gammonclock.runtime.service import ClockService, Task
-from gammonclock.runtime.session import replay
 from gammonclock.sides import Button, Side
 
 S = 1_000_000_000

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gammonclock.cli.main import main
 from gammonclock.journal.journal import read_journal
-from gammonclock.runtime.session import replay
+from gammonclock.journal.replay import replay
 from gammonclock.sides import Side
 
 DATA = Path(__file__).parent / "data" / "before-issue8"

@@ -31,8 +31,10 @@ from gammonclock.core.match_state import PanelStage, Phase
 from gammonclock.core.pin import PinCheck, hash_pin, make_hash, redact_pin
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import MatchRules
+from gammonclock.journal.files import journal_header
+from gammonclock.journal.inputs import input_data, input_from
 from gammonclock.journal.journal import read_header, read_journal
-from gammonclock.runtime.session import input_data, input_from, journal_header, replay
+from gammonclock.journal.replay import replay
 from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side
 from property_helpers import property_settings

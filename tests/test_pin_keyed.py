@@ -42,7 +42,6 @@ from gammonclock.core.pin import (
     make_hash,
     pepper_of,
 )
-from gammonclock.pin import main as pin_main
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import build_device
 from gammonclock.journal.journal import (
@@ -52,9 +51,10 @@ from gammonclock.journal.journal import (
     read_header,
     read_journal,
 )
+from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.journal.snapshot import engine_data
+from gammonclock.pin import main as pin_main
 from gammonclock.runtime.lifecycle import StickHandler, load_next_match
-from gammonclock.runtime.session import replay, verify_and_replay
 from gammonclock.sides import Button
 from test_arbiter_mode import OPENING, chord, taps
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
@@ -500,7 +500,7 @@ def test_a_keyed_check_without_its_pepper_judges_but_never_computes_a_digest():
 
 def test_a_keyed_config_and_header_hold_the_same_hash():
     from gammonclock.config.loading import keyed_config
-    from gammonclock.runtime.session import journal_header
+    from gammonclock.journal.files import journal_header
 
     pepper = pepper_of(os.urandom(32))
     device = parse_device_config(f'[arbiter]\npin = "{PIN}"\n', "device.toml")

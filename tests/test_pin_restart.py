@@ -17,8 +17,8 @@ from gammonclock.core.pin import make_hash, pepper_of, redact_pin, redact_pin_as
 from gammonclock.core.rules import EndReason
 from gammonclock.device.build import build_device
 from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.replay import replay
 from gammonclock.runtime.lifecycle import load_next_match
-from gammonclock.runtime.session import replay
 from test_pin_keyed import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check
 
 

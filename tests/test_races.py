@@ -30,6 +30,7 @@ from gammonclock.core.arbiter import Pause, Resume
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.core.match import ArbiterAction
 from gammonclock.device.build import Device, build_device
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (
     JournalError,
     JournalWriter,
@@ -40,7 +41,7 @@ from gammonclock.journal.journal import (
 from gammonclock.link.client import HallLink
 from gammonclock.link.outbox import JournalTail, journals_in_order
 from gammonclock.runtime.service import ClockService
-from gammonclock.runtime.session import Session, journal_header, system_stamps
+from gammonclock.runtime.session import Session, system_stamps
 from gammonclock.sides import Button
 from mqtt_helpers import free_port
 from pin_helpers import FakeClock  # the tests' one monotonic clock (ns = 1000 s)

@@ -31,7 +31,7 @@ from gammonclock.core.reasons import ARBITER_REFUSALS, Reason
 from gammonclock.core.rules import MatchRules, json_points
 from gammonclock.export import text as export_text
 from gammonclock.hardware.screens import INFO_PAGE, notice_for
-from gammonclock.runtime import session
+from gammonclock.journal import inputs as journal_inputs
 from gammonclock.sides import Button, Pair
 
 FIRMWARE = Path(__file__).resolve().parent.parent / "firmware" / "gammonclock"
@@ -380,12 +380,13 @@ INPUTS = [
 
 
 def test_each_journaled_input_type_has_its_reader():
-    assert {session.input_data(event)["type"] for event in INPUTS} == set(session.INPUT_TYPES)
+    assert {journal_inputs.input_data(event)["type"] for event in INPUTS} == \
+        set(journal_inputs.INPUT_TYPES)
 
 
 @pytest.mark.parametrize("event", INPUTS, ids=lambda e: type(e).__name__)
 def test_an_input_reads_back_as_it_was_journaled(event):
-    assert session.input_from(event.t, session.input_data(event)) == event
+    assert journal_inputs.input_from(event.t, journal_inputs.input_data(event)) == event
 
 
 # --- one Fraction-to-JSON ------------------------------------------------------------------

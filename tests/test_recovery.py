@@ -17,8 +17,10 @@ import pytest
 from gammonclock.config.loading import parse_config
 from gammonclock.core.effects import Recovered, Resumed
 from gammonclock.core.engine import ButtonEdge
+from gammonclock.journal.inputs import input_from
 from gammonclock.journal.journal import load_or_create_key, read_journal, verify
-from gammonclock.runtime.session import input_from, recover, replay
+from gammonclock.journal.replay import replay
+from gammonclock.runtime.session import recover
 from gammonclock.sides import Button
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import simulate

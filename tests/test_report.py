@@ -26,9 +26,10 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.export import export_journal, load_match
 from gammonclock.export import keys as export_keys
 from gammonclock.export.json_out import document
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import JOURNALS_DIR, JournalWriter, Stamp, verify
 from gammonclock.runtime.arbiter_socket import ask, socket_path
-from gammonclock.runtime.session import Session, journal_header
+from gammonclock.runtime.session import Session
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import run_script
 
@@ -405,8 +406,8 @@ def test_the_json_export_hides_the_arbiters_pin(tmp_path):
     import json as json_module
 
     from gammonclock.export import export_journal
+    from gammonclock.journal.files import journal_header
     from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key
-    from gammonclock.runtime.session import journal_header
 
     device = '[hardware]\npin_factory = "mock"\n[arbiter]\npin = "LRCLR"\n'
     match = '[match]\nlength = 3\n'

@@ -23,9 +23,11 @@ from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import SETTLE_MARGIN_NS, Device, build_device
 from gammonclock.export.stream import load_stream
 from gammonclock.hardware import buttons as buttons_module
+from gammonclock.journal.inputs import effects_data, effects_diverge
 from gammonclock.journal.journal import JournalRead, Record, read_journal
+from gammonclock.journal.replay import ReplayStep, replay
 from gammonclock.runtime.service import TIMER_GRACE_NS, ClockService
-from gammonclock.runtime.session import ReplayStep, Session, effects_data, effects_diverge, replay
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button, Side
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import VirtualClock, run_script

@@ -20,6 +20,7 @@ from gammonclock.core.effects import Effect, FlagFell, GameStarted, Ignored, Tur
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.core.match import Phase
 from gammonclock.core.rules import MatchRules
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (
     JournalError,
     JournalWriter,
@@ -27,8 +28,9 @@ from gammonclock.journal.journal import (
     load_or_create_key,
     read_journal,
 )
+from gammonclock.journal.replay import replay
 from gammonclock.runtime.service import GRACE_NS, LATE_NS, TIMER_GRACE_NS, ClockService
-from gammonclock.runtime.session import Session, journal_header, replay
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button, Pair, Side
 
 S = 1_000_000_000

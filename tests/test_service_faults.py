@@ -29,9 +29,10 @@ from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import build_device
 from gammonclock.hardware.dice_reader import BURST_LINES, LINES_PER_S, DiceReader
 from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.replay import replay
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 from gammonclock.runtime.service import MAX_WAITING_OTHERS, ClockService, Reply
-from gammonclock.runtime.session import Session, replay
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Button, Side
 from gammonclock.sim.simulate import VirtualClock
 

@@ -24,6 +24,7 @@ from gammonclock.core.arbiter import Undo
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine, Input
 from gammonclock.core.match import ArbiterAction
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (
     JOURNALS_DIR,
     SNAPSHOT_KIND,
@@ -35,6 +36,7 @@ from gammonclock.journal.journal import (
     read_journal,
     read_key,
 )
+from gammonclock.journal.replay import replay, replay_from_snapshot, verify_and_replay
 from gammonclock.journal.snapshot import (
     SnapshotError,
     decode_value,
@@ -45,14 +47,7 @@ from gammonclock.journal.snapshot import (
     undo_needs_more_history,
 )
 from gammonclock.runtime.arbiter_socket import ask, socket_path
-from gammonclock.runtime.session import (
-    Session,
-    journal_header,
-    recover,
-    replay,
-    replay_from_snapshot,
-    verify_and_replay,
-)
+from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button
 from journal_helpers import CONFIG, SCRIPT, bodies_of, fake_stamps, journaled_run, sealed
 from property_helpers import property_settings

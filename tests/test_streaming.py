@@ -17,7 +17,7 @@ from gammonclock.cli.main import main
 from gammonclock.core.effects import Effect, Rewound, TurnStarted, surviving
 from gammonclock.export.stream import load_stream
 from gammonclock.journal.journal import JournalStream, Torn, decode, read_journal, read_key, verify
-from gammonclock.runtime.session import replay, verify_and_replay
+from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.sides import Side
 from journal_helpers import bodies_of, journaled_run, sealed
 from property_helpers import property_settings

@@ -5,7 +5,8 @@ by a stable id, each entry in English and Russian, `{placeholders}` filled by `s
 that fails when a text exists in one language and not the other.
 
 What belongs to a match (its report, its read-back, its replies) is said in the match's
-`[display] language` (`match_language`); `gammonclock export --language` overrides it.
+`[display] language` (the match file's, else its device config's: `config.device.language`);
+`gammonclock export --language` overrides it.
 
 Russian follows the Russian tournament rules' words (партия, матч, куб, перерыв, флажок, правило
 Кроуфорда, судья, резерв, задержка) and Russian conventions: plural forms by the number (1 очко,
@@ -24,7 +25,6 @@ from string import Formatter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gammonclock.config.loading import Config
     from gammonclock.core.effects import Effect
     from gammonclock.sides import Pair
 
@@ -509,12 +509,6 @@ del E
 def language(lang: str | None) -> str:
     """`lang` if the clock speaks it, else English."""
     return lang if lang in LANGUAGES else DEFAULT
-
-
-def match_language(config: Config) -> str:
-    """The language of what belongs to a match: its `[display] language` (SPEC §15), the
-    match file's, else its device config's."""
-    return language(config.device.language)
 
 
 def say(key: str, lang: str = DEFAULT, **args: object) -> str:

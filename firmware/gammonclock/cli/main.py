@@ -28,6 +28,7 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import Engine
 from gammonclock.core.pin import pepper_of
 from gammonclock.durations import MAX_SPEED, MIN_SPEED, quoted
+from gammonclock.journal.files import journal_header
 from gammonclock.journal.journal import (
     JournalError,
     JournalStream,
@@ -38,18 +39,9 @@ from gammonclock.journal.journal import (
     load_or_create_key,
     read_key,
 )
+from gammonclock.journal.replay import SNAPSHOT_EVERY, UNDO_KEPT, Checked, replay, verify_and_replay
 from gammonclock.runtime.sdnotify import Notifier
-from gammonclock.runtime.session import (
-    SNAPSHOT_EVERY,
-    UNDO_KEPT,
-    Checked,
-    Session,
-    StampSource,
-    journal_header,
-    replay,
-    system_stamps,
-    verify_and_replay,
-)
+from gammonclock.runtime.session import Session, StampSource, system_stamps
 from gammonclock.sim.script import ScriptError, load_script
 from gammonclock.sim.simulate import Pacer, account_line, run_script
 
@@ -389,7 +381,7 @@ def _check_config(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from gammonclock.export import ExportError, export_journal
     from gammonclock.export.keys import choose_key
-    from gammonclock.runtime.session import latest_journal
+    from gammonclock.journal.files import latest_journal
 
     logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
     # --state-dir, $GAMMONCLOCK_STATE_DIR, the device config's, the default (export/keys.py).

@@ -46,7 +46,7 @@ def minutes_seconds(ns: int) -> str:
 def readback(config: Config, lang: str | None = None) -> list[tuple[str, str]]:
     """(label, words) lines of the match a config sets up, in `lang` (None: the match's
     `[display] language`, SPEC §15)."""
-    lang = words.language(lang or words.match_language(config))
+    lang = words.language(lang or config.device.language)
     say = partial(words.say, lang=lang)
     rules = config.rules
     d = rules.discipline

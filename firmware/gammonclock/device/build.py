@@ -26,6 +26,7 @@ from gammonclock.config.loading import (
     ConfigError,
     DeviceConfig,
     DeviceFile,
+    HallConfig,
     device_part,
     load_match_config,
 )
@@ -304,9 +305,8 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
         log.error("%s: cannot serve the arbiter's socket: %s", socket_at, exc.strerror or exc)
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
     if hall_signal is not None and device_config.hall is not None:
-        from gammonclock.link.signal import start_hall_link
-        device.closers.append(start_hall_link(service, table, device_config.hall, state_dir,
-                                              hall_signal))
+        device.closers.append(_start_hall_link(service, table, device_config.hall, state_dir,
+                                               hall_signal))
     # A bounced button's level is read by the service's loop, in its time (never a wall timer).
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
                           settle_ns=device_config.debounce_ns + SETTLE_MARGIN_NS,
@@ -327,6 +327,19 @@ def _menu_match_file(source: Config | DeviceFile, match_path: str | None) -> str
     if isinstance(source, Config):
         return None
     return match_path or source.device.match_file
+
+
+def _start_hall_link(service: ClockService, table: Table, hall: HallConfig,
+                     state_dir: str | Path, signal: Any) -> Callable[[], None]:
+    """Start the table's link to the hall; return what stops it. Without paho-mqtt the table
+    plays on without the hall, and the log says what to install."""
+    try:
+        from gammonclock.link.client import HallLink
+    except ImportError as exc:
+        log.error("hall: cannot connect to %s: %s; install paho-mqtt (pip install "
+                  "'gammonclock[hall]'). The table plays on without the hall", hall.broker, exc)
+        return lambda: None
+    return HallLink(service, table, hall, state_dir, signal=signal).start().close
 
 
 def _hall_signal(device_config: DeviceConfig) -> Any:

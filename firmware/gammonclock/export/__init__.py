@@ -2,7 +2,7 @@
 
     export_journal("journals/match-20240501-101500.jsonl", "html", "report.html")
 
-Everything comes from replaying the journal through the engine (`session.replay`), so the export
+Everything comes from replaying the journal through the engine (`replay`), so the export
 shows exactly the match the clock kept: turns that a hold or an undo retracted are not in it, and
 the final state is the replay's. CSV and JSON need nothing beyond the firmware; the HTML report
 and the dice statistics need the `report` extra (matplotlib, scipy).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
-from gammonclock.words import language, match_language, say, word_or_self
+from gammonclock.words import language, say, word_or_self
 
 from .model import MatchRecord, Turn
 from .text import iso_utc, seconds
@@ -60,7 +60,7 @@ def render_csv(match: MatchRecord, lang: str | None = None) -> str:
     the header in Russian, ";" between fields and a decimal comma, as a Russian Excel or
     LibreOffice opens a CSV by a double click, and the words in the cells (side, end, cube,
     dice) in Russian; the instants stay ISO 8601 UTC."""
-    lang = language(lang or match_language(match.config))
+    lang = language(lang or match.config.device.language)
     russian = lang == "ru"
     out = io.StringIO()
     if russian:

@@ -18,7 +18,6 @@ from gammonclock.core.effects import ReserveChanged
 from gammonclock.durations import NS_PER_S, format_clock
 from gammonclock.journal.journal import Verdict
 from gammonclock.sides import Pair, Side
-from gammonclock.words import match_language
 
 from .. import words
 from .chart import dice_png, reserves_png
@@ -127,7 +126,7 @@ class _Page:
         self.m = match
         self.verdict = verdict
         self.no_check = no_check
-        self.lang = words.language(lang or match_language(match.config))
+        self.lang = words.language(lang or match.config.device.language)
 
     def t(self, key: str, **args: object) -> str:
         """The catalogue's text `key` in the report's language (not escaped)."""

@@ -14,7 +14,7 @@ from gammonclock.core.effects import Effect, MatchEnded
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import GameResult, MatchRules
 from gammonclock.journal.journal import JournalSource
-from gammonclock.runtime.session import Replayed
+from gammonclock.journal.replay import Replayed
 from gammonclock.sides import Pair, Side
 
 if TYPE_CHECKING:     # the stream module builds on this one

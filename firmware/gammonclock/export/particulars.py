@@ -57,7 +57,7 @@ def _end_wall(match: MatchRecord) -> int:
 
 def particulars(match: MatchRecord, lang: str | None = None) -> Particulars:
     """The particulars in `lang` (None: the match's `[display] language`)."""
-    lang = words.language(lang or words.match_language(match.config))
+    lang = words.language(lang or match.config.device.language)
     config, rules, header = match.config, match.rules, match.read.header.data
     said = dict(readback(config, lang))
     table = header.get("table")

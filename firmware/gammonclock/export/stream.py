@@ -1,6 +1,6 @@
 """A journal's effects as they finally stand, each with its place in the real world.
 
-The journal is replayed through the engine (`session.replay`, the one source of truth) as it is
+The journal is replayed through the engine (`replay`, the one source of truth) as it is
 read, record by record; the whole effect stream is numbered, and every `Rewound` retracts what
 it names (`effects.surviving`). Each surviving effect keeps the place of the journal record that
 produced it (its instant and stamps, not its data: memory grows with the match's effects, not
@@ -8,7 +8,7 @@ with the journal), so its wall-clock instant can be told: the record's wall stam
 far the effect's instant lies from the record's (a hold restates effects at its down edge, an
 undo restates earlier actions at their own instants).
 
-The replay keeps only the history an undo can reach (`session.replay`'s `keep`), so the effects
+The replay keeps only the history an undo can reach (`replay`'s `keep`), so the effects
 older than its oldest entry can no longer be retracted: `stream_effects` hands each surviving
 effect over as soon as that is so, and keeps only the few that a hold or an undo may still
 retract. An undo that reaches further back (past what the replay kept) makes it start again on
@@ -28,7 +28,7 @@ from gammonclock.core.effects import Effect, Rewound
 from gammonclock.core.engine import Engine
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.journal import JournalSource, JournalStream, Record, decode
-from gammonclock.runtime.session import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
+from gammonclock.journal.replay import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
 
 
 @dataclass(frozen=True, slots=True)

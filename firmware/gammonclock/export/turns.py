@@ -49,7 +49,7 @@ from gammonclock.core.effects import (
 )
 from gammonclock.core.rules import ResultKind
 from gammonclock.journal.journal import JournalSource
-from gammonclock.runtime.session import UNDO_KEPT, Replayed
+from gammonclock.journal.replay import UNDO_KEPT, Replayed
 from gammonclock.sides import Side
 
 from .model import (

@@ -38,7 +38,7 @@ from typing import Any
 from gammonclock.config.loading import ConfigError
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.journal import KeyRefused, fsync_dir, key_in_file, read_journal, verify
-from gammonclock.runtime.session import replay, verify_and_replay
+from gammonclock.journal.replay import replay, verify_and_replay
 
 from .accounts import TABLE_ID
 from .view import strict_json

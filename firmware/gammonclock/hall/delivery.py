@@ -23,7 +23,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from gammonclock.link.outbox import MAX_ARCHIVED, Ack
+from gammonclock.wire import MAX_ARCHIVED, Ack
 
 from .view import strict_json
 

@@ -24,47 +24,17 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from gammonclock.errors import GammonclockError
+from gammonclock.wire import BrokerURL
 
 log = logging.getLogger("gammonclock.hall")
 
 SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack")
-DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 RECONNECT_S = (1, 2)        # the hall's reconnect back-off, from and to (seconds)
-
-
-class BrokerURLError(GammonclockError, ValueError):
-    """A --broker URL that is not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]."""
-
-
-@dataclass(frozen=True)
-class BrokerURL:
-    tls: bool
-    host: str
-    port: int
-
-    @staticmethod
-    def parse(text: str) -> BrokerURL:
-        parts = urlsplit(text)
-        if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
-            raise BrokerURLError(f"broker {text!r} is not a broker URL; use mqtt://HOST[:PORT] "
-                                 "or mqtts://HOST[:PORT] (TLS, with --ca-file)")
-        try:
-            port = parts.port or DEFAULT_PORTS[parts.scheme]
-        except ValueError:
-            raise BrokerURLError(f"broker {text!r}: the port is not a number from 1 to "
-                                 "65535") from None
-        if parts.path not in ("", "/") or parts.query or parts.username:
-            raise BrokerURLError(f"broker {text!r}: only a scheme, a host and a port; the "
-                                 "account is --user and --password-file")
-        return BrokerURL(parts.scheme == "mqtts", parts.hostname, port)
 
 
 MessageHandler = Callable[[str, bytes, bool, int], None]

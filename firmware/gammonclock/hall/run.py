@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gammonclock.errors import GammonclockError
+from gammonclock.wire import BrokerURL, BrokerURLError
 
-from .mqtt import BrokerURL, BrokerURLError
 from .server import Hall, HallOptions
 from .web import (
     Gate,

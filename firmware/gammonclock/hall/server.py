@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gammonclock.link.outbox import Ack, iso_utc
+from gammonclock.wire import Ack, BrokerURL, iso_utc
 
 from .accounts import TABLE_ID
 from .archive import (
@@ -48,7 +48,7 @@ from .delivery import (
     TablePosition,
     event_key,
 )
-from .mqtt import BrokerURL, HallClient
+from .mqtt import HallClient
 from .pairings import parse_pairings
 from .results import Result, Results, collect
 from .view import HallView

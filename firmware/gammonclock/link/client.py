@@ -48,19 +48,11 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from gammonclock.config.loading import HallConfig
 from gammonclock.core.match import Phase
-from gammonclock.hall.mqtt import BrokerURL
 from gammonclock.runtime.lifecycle import Table
 from gammonclock.runtime.service import ClockService
+from gammonclock.wire import Ack, BrokerURL, Event, iso_utc
 
-from .outbox import (
-    Ack,
-    Event,
-    HallMemory,
-    JournalTail,
-    iso_utc,
-    journal_file,
-    journals_in_order,
-)
+from .outbox import HallMemory, JournalTail, journal_file, journals_in_order
 from .requests import HallRequests
 from .signal import HallSignal
 

@@ -19,25 +19,18 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gammonclock.journal.files import journal_heads, journal_order
 from gammonclock.journal.journal import JOURNALS_DIR, write_atomically
-from gammonclock.runtime.session import journal_heads, journal_order
+from gammonclock.wire import Event
 
 log = logging.getLogger(__name__)
 
 MEMORY_FILE = "hall-acked.json"
 REMEMBERED_IDS = 256          # `cmd` request ids whose answers are kept (a redelivery is answered)
 EVENT_KINDS = ("input", "tick")
-
-
-def iso_utc(wall_ns: int) -> str:
-    """An instant on the wall clock as ISO 8601 UTC with milliseconds: 2025-05-01T14:03:07.250Z."""
-    at = datetime.fromtimestamp(wall_ns / 1e9, tz=UTC)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 # --- the memory -------------------------------------------------------------------------------
@@ -111,58 +104,6 @@ class HallMemory:
 
 
 # --- the journal, read as it grows ------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Event:
-    """One journal record with effects, as `P/T/events` carries it. `after` is the seq of the
-    event of the same journal published before it (0 for the first): the hall acknowledges only
-    a gap-free chain."""
-
-    journal: str
-    seq: int
-    wall: int
-    effects: list[Any]
-    after: int = 0
-
-    def payload(self) -> dict[str, Any]:
-        return {"journal": self.journal, "seq": self.seq, "after": self.after,
-                "at": iso_utc(self.wall), "effects": self.effects}
-
-
-MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
-
-
-@dataclass(frozen=True)
-class Ack:
-    """The hall's `P/T/ack`: the journal and seq up to which it holds this table's events
-    without a gap (journal None: none yet), and the finished journals its archive has written
-    and verified (the newest few)."""
-
-    journal: str | None
-    seq: int
-    archived: frozenset[str]
-
-    @staticmethod
-    def parse(payload: bytes) -> Ack:
-        """The ack in PAYLOAD; ValueError naming the field when it is not one."""
-        try:
-            data = json.loads(payload, parse_constant=_no_constant)
-        except (ValueError, RecursionError) as exc:
-            raise ValueError(f"ack: not JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise ValueError("ack: not a JSON object")
-        journal, seq, archived = data.get("journal"), data.get("seq"), data.get("archived", [])
-        if journal is not None and (not isinstance(journal, str) or not journal):
-            raise ValueError("ack: `journal` must be a journal name or null")
-        if type(seq) is not int or seq < 0:
-            raise ValueError("ack: `seq` must be a whole number >= 0")
-        if not isinstance(archived, list) or not all(isinstance(n, str) for n in archived):
-            raise ValueError("ack: `archived` must be a list of journal names")
-        return Ack(journal, seq, frozenset(archived[-4 * MAX_ARCHIVED:]))
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 class JournalTail:

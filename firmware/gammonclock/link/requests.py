@@ -35,6 +35,7 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.core.reasons import Reason
 from gammonclock.durations import has_control_characters
 from gammonclock.errors import GammonclockError
+from gammonclock.journal.inputs import effects_data
 from gammonclock.runtime.arbiter_socket import (
     Awaited,
     NotTaken,
@@ -52,9 +53,9 @@ from gammonclock.runtime.lifecycle import (
     load_next_match,
 )
 from gammonclock.runtime.service import ClockService, Reply, Task
-from gammonclock.runtime.session import effects_data
+from gammonclock.wire import iso_utc
 
-from .outbox import REMEMBERED_IDS, HallMemory, iso_utc
+from .outbox import REMEMBERED_IDS, HallMemory
 
 log = logging.getLogger(__name__)
 

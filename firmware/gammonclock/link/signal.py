@@ -1,23 +1,18 @@
 """The hall link's hook on the clock (SPEC §14), importable without paho-mqtt.
 
 `HallSignal` is one of the service's presenters: on the clock's loop it only notes that
-something changed and wakes the link's publisher. `start_hall_link` starts the link when paho is
-installed; without it the table plays on and the log says what to install.
+something changed and wakes the link's publisher (`client.HallLink`, which the device starts
+when paho is installed: `device.build`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gammonclock.config.loading import HallConfig
     from gammonclock.core.engine import Engine
-    from gammonclock.runtime.lifecycle import Table
-    from gammonclock.runtime.service import ClockService
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +45,3 @@ class HallSignal:
     def close(self) -> None:
         pass
 
-
-def start_hall_link(service: ClockService, table: Table, hall: HallConfig,
-                    state_dir: str | Path, signal: HallSignal) -> Callable[[], None]:
-    """Start the link; return what stops it."""
-    try:
-        from .client import HallLink
-    except ImportError as exc:
-        log.error("hall: cannot connect to %s: %s; install paho-mqtt (pip install "
-                  "'gammonclock[hall]'). The table plays on without the hall", hall.broker, exc)
-        return lambda: None
-    return HallLink(service, table, hall, state_dir, signal=signal).start().close

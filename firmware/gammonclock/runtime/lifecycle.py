@@ -37,6 +37,14 @@ from gammonclock.core.pin import RedactError, pepper_of, redact_pin_as
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import format_score
 from gammonclock.hardware.texts import Text
+from gammonclock.journal.files import (
+    JournalHead,
+    journal_header,
+    journal_heads,
+    journal_order,
+    new_journal_path,
+    next_match_no,
+)
 from gammonclock.journal.journal import (
     SECRET_FILE,
     JournalError,
@@ -47,21 +55,9 @@ from gammonclock.journal.journal import (
     open_or_defer,
     read_header,
 )
+from gammonclock.journal.replay import Replayed, replay_from_snapshot
 
-from .session import (
-    JournalHead,
-    KeySource,
-    Replayed,
-    Session,
-    StampSource,
-    journal_header,
-    journal_heads,
-    journal_order,
-    new_journal_path,
-    next_match_no,
-    replay_from_snapshot,
-    resume,
-)
+from .session import KeySource, Session, StampSource, resume
 from .wallclock import wall_clock_synchronized
 
 if TYPE_CHECKING:

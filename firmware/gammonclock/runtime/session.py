@@ -16,25 +16,18 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any
 
-from gammonclock import __version__
-from gammonclock.config.loading import Config, ConfigError, config_of_header
-from gammonclock.core.arbiter import parse_command
-from gammonclock.core.dice import parse_line
-from gammonclock.core.effects import Effect, Refused
-from gammonclock.core.engine import ButtonEdge, Engine, Input, PinKey, PinKeyKind
-from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover
-from gammonclock.core.pin import RedactError, pepper_of, redact_pin
-from gammonclock.core.reasons import Reason
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import ButtonEdge, Engine, Input
+from gammonclock.core.match import Recover
+from gammonclock.core.pin import pepper_of
 from gammonclock.errors import GammonclockError
+from gammonclock.journal.inputs import effects_data, input_data
 from gammonclock.journal.journal import (
-    JOURNALS_DIR,
-    MAX_SEQ,
-    NO_KEY_GIVEN,
     SNAPSHOT_KIND,
     DeferredJournal,
     JournalError,
@@ -43,185 +36,31 @@ from gammonclock.journal.journal import (
     JournalStream,
     JournalWriter,
     Record,
-    RecordError,
     Stamp,
-    Verdict,
     fsync_dir,
-    header_data_unchecked,
-    open_from_snapshot,
     open_or_defer,
-    read_header,
-    verify,
+)
+from gammonclock.journal.replay import (
+    SNAPSHOT_EVERY,
+    UNDO_KEPT,
+    Observer,
+    Replayed,
+    oldest_serial,
+    replay,
+    replay_from_snapshot,
+    replay_step,
+    undo_fell_short,
 )
 from gammonclock.journal.snapshot import (
-    SnapshotError,
     engine_data,
-    engine_from,
     history_floor,
-    same_snapshot,
     trimmed,
 )
-from gammonclock.sides import Button
 
 log = logging.getLogger(__name__)
 
-Observer = Callable[[Engine, list[Effect]], None]
-
-# Records between two snapshots. Recovery replays at most this many (≈ 80 µs each here, 6-10
-# times that on a Pi: well under a tenth of a second here); a snapshot (a few KB, one fsync) per
-# this many records adds about 4 % to the journal. Counted in records, not seconds: recovery
-# costs records, and while a clock runs a checkpoint is a record every 5 s anyway.
-SNAPSHOT_EVERY = 200
-
-
-# Player actions whose history the live engine keeps, so that as many undos in a row (at the
-# panels or the socket) need nothing but memory; a deeper one rebuilds the history from the
-# journal first. The history is cut to them at each snapshot (every SNAPSHOT_EVERY records), so
-# a match's memory does not grow with its length.
-UNDO_KEPT = 8
-
-
-def _undo_fell_short(effects: list[Effect]) -> bool:
-    """Whether these effects hold an undo refused for finding no player action (in a history
-    that may have been cut: the journal may still hold one)."""
-    return any(isinstance(e, Refused) and e.reason is Reason.UNDO_NOTHING for e in effects)
-
 
 StampSource = Callable[[], Stamp]
-
-
-# --- the journal's view of inputs and effects ------------------------------------------------
-
-def input_data(event: Input) -> dict[str, Any]:
-    """An input as the journal records it (`input_from` reads it back)."""
-    match event:
-        case ButtonEdge():
-            return {"type": "edge", "button": event.button.value, "pressed": event.pressed}
-        case PinKey():
-            data: dict[str, Any] = {"type": "pin", "key": event.key.value}
-            if event.digest is not None:
-                data["digest"] = event.digest
-            return data
-        case ArbiterAction():
-            data = {"type": "arbiter", "command": event.command.describe()}
-            data.update({key: value for key, value in (("source", event.source),
-                                                       ("by", event.by)) if value is not None})
-            return data
-        case DiceEvent():
-            return {"type": "dice", "line": event.message.to_line()}
-        case DiceDropped():
-            return {"type": "dice_dropped", "count": event.count}
-        case Recover():
-            return {"type": "recover"}
-        case _:
-            assert_never(event)
-
-
-class InputError(GammonclockError, ValueError):
-    """A journaled input this firmware cannot take: an unknown type, a field missing or of the
-    wrong type, text it cannot parse."""
-
-
-MAX_INPUT_TEXT = 1000     # a command or a dice line the clock wrote is far shorter
-
-def input_from(t: int, data: dict[str, Any]) -> Input:
-    """The input a journal record holds; raises InputError for one this firmware cannot take."""
-    kind = _input_type(data)
-    return INPUT_TYPES[kind].read(t, data)
-
-
-def _edge_from(t: int, data: dict[str, Any]) -> Input:
-    return ButtonEdge(t, _button(data["button"]), data["pressed"])
-
-
-def _pin_from(t: int, data: dict[str, Any]) -> Input:
-    try:
-        key = PinKeyKind(data["key"])
-    except ValueError:
-        raise InputError(f"PIN key {data['key'][:40]!r} is unknown; one of "
-                         f"{', '.join(k.value for k in PinKeyKind)} is due") from None
-    digest = data.get("digest")
-    if (key is PinKeyKind.END) != (digest is not None):
-        raise InputError("a PIN input has a digest exactly when its key is end")
-    return PinKey(t, key, digest)
-
-
-def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
-    try:
-        return ArbiterAction(t, parse_command(data["command"].split()), data.get("source"),
-                             data.get("by"))
-    except ValueError as exc:       # ArbiterSyntaxError
-        raise InputError(f"the arbiter input {data['command'][:60]!r} cannot be read: "
-                         f"{exc}") from None
-
-
-def _dice_from(t: int, data: dict[str, Any]) -> Input:
-    try:
-        return DiceEvent(t, parse_line(data["line"]))
-    except ValueError as exc:       # DiceSyntaxError
-        raise InputError(f"the dice input {data['line'][:60]!r} cannot be read: {exc}") from None
-
-
-def _dice_dropped_from(t: int, data: dict[str, Any]) -> Input:
-    if not 0 <= data["count"] <= MAX_SEQ:
-        raise InputError(f"a count of {data['count']} dropped dice lines is out of range")
-    return DiceDropped(t, data["count"])
-
-
-def _recover_from(t: int, _: dict[str, Any]) -> Input:
-    return Recover(t)
-
-
-@dataclass(frozen=True)
-class _InputType:
-    fields: dict[str, type]                           # each field's JSON type (bool is no int)
-    read: Callable[[int, dict[str, Any]], Input]      # once `_input_type` has checked the fields
-    optional: dict[str, type] = field(default_factory=dict)   # checked when present
-
-
-# Every input type a journal holds: its fields, and how it is read back.
-INPUT_TYPES: dict[str, _InputType] = {
-    "edge": _InputType({"button": str, "pressed": bool}, _edge_from),
-    "pin": _InputType({"key": str}, _pin_from, {"digest": str}),
-    "arbiter": _InputType({"command": str}, _arbiter_from, {"source": str, "by": str}),
-    "dice": _InputType({"line": str}, _dice_from),
-    "dice_dropped": _InputType({"count": int}, _dice_dropped_from),
-    "recover": _InputType({}, _recover_from),
-}
-
-
-def _input_type(data: dict[str, Any]) -> str:
-    """The input's type, once it and its fields are what this firmware knows."""
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        raise InputError("the input has no type")
-    input_type = INPUT_TYPES.get(kind)
-    if input_type is None:
-        raise InputError(f"input type {kind[:40]!r} is unknown to this firmware (version "
-                         f"{__version__}); the journal may come from a newer version")
-    present = {name: t for name, t in input_type.optional.items() if name in data}
-    for name, json_type in {**input_type.fields, **present}.items():
-        value = data.get(name)
-        if type(value) is not json_type:
-            raise InputError(f"the {kind} input's {name!r} is "
-                             f"{'missing' if value is None else type(value).__name__}; "
-                             f"{json_type.__name__} is due")
-        if isinstance(value, str) and len(value) > MAX_INPUT_TEXT:
-            raise InputError(f"the {kind} input's {name!r} is longer than {MAX_INPUT_TEXT} "
-                             f"characters")
-    return kind
-
-
-def _button(name: str) -> Button:
-    try:
-        return Button(name)
-    except ValueError:
-        raise InputError(f"button {name[:40]!r} is unknown; one of "
-                         f"{', '.join(b.value for b in Button)} is due") from None
-
-
-def effects_data(effects: Iterable[Effect]) -> list[dict[str, Any]]:
-    return [e.as_dict() for e in effects]
 
 
 def boot_id() -> str:
@@ -286,7 +125,7 @@ class Session:
         others."""
         before = self.engine.match
         engine, effects = self.engine.feed(event)
-        if self.history_floor is not None and _undo_fell_short(effects):
+        if self.history_floor is not None and undo_fell_short(effects):
             # An undo (the socket's or the panel's) looked past the history kept in memory.
             self._rebuild_history()
             engine, effects = self.engine.feed(event)
@@ -431,7 +270,7 @@ class Session:
         if not self.backlog:
             self.engine, left_out = trimmed(self.engine, self.undo_kept)
             if left_out and self.engine.log is not None:
-                self.history_floor = _oldest_serial(self.engine)
+                self.history_floor = oldest_serial(self.engine)
         if self.after_snapshot is not None:
             self.after_snapshot()
 
@@ -453,7 +292,7 @@ class Session:
                           pepper=check.pepper if check is not None else None).engine
             for kind, t, data, _ in self.backlog:
                 if kind in ("input", "tick"):
-                    full, _ = _replay_step(full, kind, t, data)
+                    full, _ = replay_step(full, kind, t, data)
             full, _ = full.advance(self.engine.now)
         except (GammonclockError, OSError) as exc:
             log.error("cannot rebuild the match's history from %s, so undo reaches only as far "
@@ -535,312 +374,6 @@ def _writes_without_sync(journal: JournalSink) -> bool:
 
 
 # --- starting, replaying and recovering a match ----------------------------------------------
-
-def journal_header(config_text: str, config_path: str, match_no: int | None = None, *,
-                   device_text: str | None = None, table: str | None = None,
-                   pepper: bytes | None = None) -> dict[str, Any]:
-    """A new journal's header; `match_no` orders the journals of a state folder by their own
-    content (see `journal_order`), not by the wall clock. A match file read on a device config
-    keeps that config's text too (`device`): the match's buttons and panels' language are in
-    it, and a replay must read the match as the clock did. `pepper` (`pin.pepper_of` the key
-    that seals the journal): a clear PIN's hash is keyed with it (`config.keyed_config` with
-    the same pepper gives the engine the very same hash)."""
-    host = os.uname().nodename if hasattr(os, "uname") else "unknown"
-    header: dict[str, Any] = {"config": header_text(config_text, config_path, pepper),
-                              "config_path": config_path, "version": __version__, "host": host}
-    if device_text is not None:
-        header["device"] = header_text(device_text, f"{config_path} (device config)", pepper)
-    if table is not None:
-        header["table"] = table
-    if match_no is not None:
-        header["match_no"] = match_no
-    return header
-
-
-def header_text(text: str, path: str, pepper: bytes | None = None) -> str:
-    """A config text as a journal's header keeps it: a clear `[arbiter] pin` replaced by the
-    hash the engine uses (SPEC §13.4: the PIN never leaves the arbiter), keyed with `pepper`
-    when given. ConfigError when it cannot be replaced safely (the config's check refuses such
-    a file before this)."""
-    try:
-        return redact_pin(text, pepper)
-    except RedactError as exc:
-        raise ConfigError(path, [f"arbiter.pin: {exc}"]) from None
-
-
-def new_journal_path(state_dir: str | Path, wall_ns: int, suffix: str = "") -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(wall_ns // 1_000_000_000))
-    directory = Path(state_dir) / JOURNALS_DIR
-    path = directory / f"match-{stamp}{suffix}.jsonl"
-    n = 1
-    try:
-        while path.exists():
-            n += 1
-            path = directory / f"match-{stamp}{suffix}-{n}.jsonl"
-    except OSError as exc:        # a dying card: EIO on a lookup
-        raise JournalError(f"{directory}: cannot look for journals: {exc.strerror}") from None
-    return path
-
-
-@dataclass(frozen=True)
-class JournalHead:
-    """What a journal's header says about it (read from its first line only). `problem` says
-    why a whole header is not understood (a newer format...): such a journal still takes its
-    place, so that it is never passed over silently."""
-
-    path: Path
-    match_no: int                 # 0 for older journals, which have none
-    config: str | None
-    continues: str | None         # the file name of the damaged journal this one goes on from
-    problem: str | None = None
-
-    @staticmethod
-    def of(path: Path, data: dict[str, Any], problem: str | None = None) -> JournalHead:
-        match_no, config, continues = data.get("match_no"), data.get("config"), \
-            data.get("continues")
-        return JournalHead(
-            path, match_no if type(match_no) is int and match_no >= 0 else 0,
-            config if isinstance(config, str) else None,
-            str(continues["file"]) if isinstance(continues, dict)
-            and isinstance(continues.get("file"), str) else None,
-            problem)
-
-
-def journal_heads(state_dir: str | Path) -> list[JournalHead]:
-    """The headers of every journal in the state folder; one with no whole header (never
-    resumable) is logged and left out."""
-    heads = []
-    for path in (Path(state_dir) / JOURNALS_DIR).glob("match-*.jsonl"):
-        try:
-            heads.append(JournalHead.of(path, read_header(path).data))
-        except RecordError as exc:
-            heads.append(JournalHead.of(path, header_data_unchecked(path), str(exc)))
-        except JournalError as exc:
-            log.warning("%s", exc)
-    return heads
-
-
-def journal_order(heads: list[JournalHead]) -> list[JournalHead]:
-    """The journals oldest first by their own content: `match_no`, then the name. A journal
-    that another `continues` (the damaged original) is left out: its match goes on there."""
-    continued = {head.continues for head in heads}
-    return sorted((head for head in heads if head.path.name not in continued),
-                  key=lambda head: (head.match_no, head.path.name))
-
-
-def next_match_no(heads: list[JournalHead]) -> int:
-    return 1 + max((head.match_no for head in heads), default=0)
-
-
-def latest_journal(state_dir: str | Path) -> Path | None:
-    """The newest journal by its own content (`journal_order`), not by the file's mtime."""
-    ordered = journal_order(journal_heads(state_dir))
-    return ordered[-1].path if ordered else None
-
-
-@dataclass
-class Replayed:
-    engine: Engine
-    config: Config
-    read: JournalSource
-    diverged: list[str]        # records whose effects the engine now computes differently
-    # Snapshots whose engine is not the replay's at their record (a full replay checks them).
-    snapshots_differ: list[str] = field(default_factory=list)
-    # The engine came from a snapshot that left out the history before this serial.
-    history_floor: int | None = None
-
-
-@dataclass(frozen=True)
-class ReplayStep:
-    """One journal record replayed: the engine after it, the effects the engine computes for
-    it now, and the record itself (its instant, its stamps, what it recorded)."""
-
-    engine: Engine
-    effects: list[Effect]
-    record: Record
-
-
-# Sees every input and tick record replayed, effects or none, with its record.
-StepObserver = Callable[[ReplayStep], None]
-
-
-class _Replay:
-    """A replay in progress, fed one record at a time (by `replay`, or by `verify`'s walk).
-
-    `keep`: the history is cut to that many player actions every SNAPSHOT_EVERY records, so
-    that the replay's memory does not grow with the journal (None: the whole history is kept);
-    an undo that finds no player action in what is kept is replayed again on the whole history,
-    read once more from the journal's header."""
-
-    def __init__(self, read: JournalSource, config: Config, engine: Engine,
-                 observe: Observer | None, observe_steps: StepObserver | None,
-                 keep: int | None = None, cut: bool = False) -> None:
-        self.read, self.config, self.engine = read, config, engine
-        self.observe, self.observe_steps = observe, observe_steps
-        self.diverged: list[str] = []
-        self.snapshots_differ: list[str] = []
-        self.keep = keep
-        self.cut = cut              # the history leaves out entries that acted
-        self.since_trim = 0
-
-    def step(self, record: Record) -> None:
-        if record.kind == SNAPSHOT_KIND:
-            if not same_snapshot(record.data, self.engine, self.config.rules, self.cut):
-                self.snapshots_differ.append(f"record {record.seq}")
-            return
-        if record.kind not in ("input", "tick"):
-            return
-        try:
-            self.engine, effects = _replay_step(self.engine, record.kind, record.t, record.data)
-            if self.cut and record.kind == "input" and _undo_fell_short(effects):
-                self.engine, effects = _replay_step(self._whole_before(record), record.kind,
-                                                    record.t, record.data)
-                self.cut = False
-        except InputError as exc:   # a record this firmware cannot take: the journal's fault
-            raise RecordError(f"{self.read.path}: record {record.seq} (line "
-                              f"{self.read.line_of(record)}): {exc}") from None
-        self.since_trim += 1
-        if self.keep is not None and self.since_trim >= SNAPSHOT_EVERY:
-            self.engine, left_out = trimmed(self.engine, self.keep)
-            self.cut = self.cut or left_out
-            self.since_trim = 0
-        if effects_diverge(effects, record.data.get("effects")):
-            self.diverged.append(f"record {record.seq}")
-        if self.observe_steps is not None:
-            self.observe_steps(ReplayStep(self.engine, effects, record))
-        if self.observe and effects:
-            self.observe(self.engine, effects)
-
-    def _whole_before(self, record: Record) -> Engine:
-        """The engine just before `record` with its whole history: the journal replayed again
-        from its header (an undo reached past what this replay kept)."""
-        whole = _Replay(self.read, self.config, Engine.start(self.config.rules,
-                                                              at=self.read.header.t), None, None)
-        for earlier in self.read.from_start():
-            if earlier.seq >= record.seq:
-                break
-            if earlier.seq > 0:
-                whole.step(earlier)
-        return whole.engine
-
-    def result(self, history_floor: int | None = None) -> Replayed:
-        if history_floor is None and self.cut and self.engine.log is not None:
-            history_floor = _oldest_serial(self.engine)
-        return Replayed(self.engine, self.config, self.read, self.diverged,
-                        self.snapshots_differ, history_floor)
-
-
-def _oldest_serial(engine: Engine) -> int:
-    entry = engine.log
-    assert entry is not None
-    while entry.prev is not None:
-        entry = entry.prev
-    return entry.serial
-
-
-def replay(read: JournalSource, observe: Observer | None = None, *,
-           observe_steps: StepObserver | None = None, pepper: bytes | None = None,
-           keep: int | None = None) -> Replayed:
-    """The match a journal holds, rebuilt by the same engine (one source of truth), record by
-    record from its header. A record this firmware cannot take raises RecordError naming the
-    file, the record and its line. Each snapshot on the way is compared with the replay.
-
-    `observe` sees the engine and the effects of each record that has some (as a session's
-    observers do); `observe_steps` sees every record replayed, with its effects. `pepper`: the
-    clock's own, to go on playing (a replay needs none: it compares the journaled digests).
-    `keep`: the history the engine keeps, in player actions (`_Replay`; None: all of it), so a
-    tool's memory does not grow with the journal; `Replayed.history_floor` then says it was
-    cut."""
-    header = read.header
-    config = config_of_header(header.data, str(read.path), pepper)
-    run = _Replay(read, config, Engine.start(config.rules, at=header.t), observe, observe_steps,
-                  keep)
-    for record in read.each():
-        run.step(record)
-    return run.result()
-
-
-def replay_from_snapshot(path: str | Path, pepper: bytes | None = None) -> Replayed:
-    """The match a journal holds, from its last snapshot and the records after it (the whole
-    journal when it has none): what recovery needs, in a time that does not grow with the
-    journal. RecordError for a snapshot or a record this firmware cannot take. `pepper`
-    (`pin.pepper_of` the device key): a keyed PIN hash can judge new entries."""
-    read = open_from_snapshot(path)
-    config = config_of_header(read.header.data, read.path, pepper)
-    engine, floor = Engine.start(config.rules, at=read.header.t), None
-    if read.start.kind == SNAPSHOT_KIND:
-        try:
-            engine, floor = engine_from(read.start.data, config.rules)
-        except (SnapshotError, TypeError, ValueError) as exc:
-            raise RecordError(f"{read.path}: record {read.start.seq} (line "
-                              f"{read.line_of(read.start)}): the snapshot cannot be read back: "
-                              f"{exc}") from None
-    run = _Replay(read, config, engine, None, None, cut=floor is not None)
-    for record in read.each():
-        run.step(record)
-    return run.result(floor)
-
-
-@dataclass
-class Checked:
-    """`gammonclock verify`: the journal's verdict, and the match replayed in the same walk (None
-    when its header's config cannot be read: `config_problem` says why)."""
-
-    verdict: Verdict
-    replayed: Replayed | None
-    config_problem: str | None = None
-
-
-def verify_and_replay(path: str | Path, key: bytes | None, *,
-                      no_key: str = NO_KEY_GIVEN) -> Checked:
-    """Check the chain, and every seal when `key` made them, and replay the match in one walk
-    through the journal: `journal.verify`'s verdict (intact, tampered, sealed by another device,
-    or seal not checked: `no_key` says why there is no key). A snapshot that is not the replay's
-    engine at its record fails the check like an altered record. RecordError as `journal.verify`
-    (a record not understood, the chain and seals all good)."""
-    try:
-        read = JournalStream.open(path)    # the header, for the config; then one walk
-        config = config_of_header(read.header.data, read.path)
-    except (JournalError, ConfigError) as exc:
-        # The chain says what is wrong with a header that cannot be read (altered, another key).
-        return Checked(verify(path, key, no_key=no_key), None, str(exc))
-    run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None,
-                  keep=UNDO_KEPT)      # its memory does not grow with the journal
-
-    def observe(record: Record) -> None:
-        if record.seq > 0:
-            run.step(record)
-            read.last = record
-    verdict = verify(path, key, observe, no_key=no_key)
-    if verdict.intact and run.snapshots_differ:
-        verdict = replace(verdict, intact=False,
-                          message=f"{run.snapshots_differ[0]}: its snapshot is not the replay's "
-                                  f"match at that record")
-    return Checked(verdict, run.result())
-
-
-def effects_diverge(effects: list[Effect], recorded: object) -> bool:
-    """Whether the effects computed now differ from those a record holds. Each recorded effect
-    is compared on the keys it has only, so a journal written before a field was added to an
-    effect still replays the same; a recorded key with another value, or an effect missing or
-    extra, is a divergence."""
-    if not isinstance(recorded, list) or len(recorded) != len(effects):
-        return True
-    for now, then in zip(effects_data(effects), recorded, strict=True):
-        if not isinstance(then, dict) or any(key not in now or now[key] != value
-                                             for key, value in then.items()):
-            return True
-    return False
-
-
-def _replay_step(engine: Engine, kind: str, t: int, data: dict[str, Any]
-                 ) -> tuple[Engine, list[Effect]]:
-    if t < engine.now:
-        raise InputError(f"its instant ({t} ns) is before the match's ({engine.now} ns): "
-                         f"instants never go back")
-    if kind == "input":
-        return engine.feed(input_from(t, data["input"]))
-    return engine.advance(t)
 
 
 KeySource = Callable[[], bytes]

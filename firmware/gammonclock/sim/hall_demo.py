@@ -396,10 +396,10 @@ def demo(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        from gammonclock.hall.mqtt import BrokerURL
         from gammonclock.hall.run import PageOptions, http_address, serve_until_stopped
         from gammonclock.hall.server import HallOptions
         from gammonclock.hall.web import PageHosts, is_loopback
+        from gammonclock.wire import BrokerURL
     except ImportError as exc:
         print(f"gammonclock hall demo: needs the `hall` extra: pip install -e '.[hall]' in the "
               f"checkout ({exc})", file=sys.stderr)

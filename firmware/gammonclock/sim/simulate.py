@@ -19,8 +19,9 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import Engine, Input
 from gammonclock.core.rules import MatchRules
 from gammonclock.durations import NS_PER_S, format_clock, format_seconds
+from gammonclock.journal.replay import Observer
 from gammonclock.runtime.service import ClockService, Presenter
-from gammonclock.runtime.session import Observer, Session
+from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
 
 

@@ -1,0 +1,154 @@
+"""The journal's view of inputs and effects (SPEC §11): an input as a record holds it and read back
+(`input_data`, `input_from`: bounded and type-checked, a record this firmware cannot take is an
+`InputError`), and whether the effects computed now are those a record holds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from gammonclock import __version__
+from gammonclock.core.arbiter import parse_command
+from gammonclock.core.dice import parse_line
+from gammonclock.core.effects import Effect
+from gammonclock.core.engine import ButtonEdge, Input, PinKey, PinKeyKind
+from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover
+from gammonclock.errors import GammonclockError
+from gammonclock.sides import Button
+
+from .journal import (
+    MAX_SEQ,
+)
+
+
+def input_data(event: Input) -> dict[str, Any]:
+    """An input as the journal records it (`input_from` reads it back)."""
+    match event:
+        case ButtonEdge():
+            return {"type": "edge", "button": event.button.value, "pressed": event.pressed}
+        case PinKey():
+            data: dict[str, Any] = {"type": "pin", "key": event.key.value}
+            if event.digest is not None:
+                data["digest"] = event.digest
+            return data
+        case ArbiterAction():
+            data = {"type": "arbiter", "command": event.command.describe()}
+            data.update({key: value for key, value in (("source", event.source),
+                                                       ("by", event.by)) if value is not None})
+            return data
+        case DiceEvent():
+            return {"type": "dice", "line": event.message.to_line()}
+        case DiceDropped():
+            return {"type": "dice_dropped", "count": event.count}
+        case Recover():
+            return {"type": "recover"}
+        case _:
+            assert_never(event)
+
+class InputError(GammonclockError, ValueError):
+    """A journaled input this firmware cannot take: an unknown type, a field missing or of the
+    wrong type, text it cannot parse."""
+
+MAX_INPUT_TEXT = 1000     # a command or a dice line the clock wrote is far shorter
+
+def input_from(t: int, data: dict[str, Any]) -> Input:
+    """The input a journal record holds; raises InputError for one this firmware cannot take."""
+    kind = _input_type(data)
+    return INPUT_TYPES[kind].read(t, data)
+
+def _edge_from(t: int, data: dict[str, Any]) -> Input:
+    return ButtonEdge(t, _button(data["button"]), data["pressed"])
+
+def _pin_from(t: int, data: dict[str, Any]) -> Input:
+    try:
+        key = PinKeyKind(data["key"])
+    except ValueError:
+        raise InputError(f"PIN key {data['key'][:40]!r} is unknown; one of "
+                         f"{', '.join(k.value for k in PinKeyKind)} is due") from None
+    digest = data.get("digest")
+    if (key is PinKeyKind.END) != (digest is not None):
+        raise InputError("a PIN input has a digest exactly when its key is end")
+    return PinKey(t, key, digest)
+
+def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
+    try:
+        return ArbiterAction(t, parse_command(data["command"].split()), data.get("source"),
+                             data.get("by"))
+    except ValueError as exc:       # ArbiterSyntaxError
+        raise InputError(f"the arbiter input {data['command'][:60]!r} cannot be read: "
+                         f"{exc}") from None
+
+def _dice_from(t: int, data: dict[str, Any]) -> Input:
+    try:
+        return DiceEvent(t, parse_line(data["line"]))
+    except ValueError as exc:       # DiceSyntaxError
+        raise InputError(f"the dice input {data['line'][:60]!r} cannot be read: {exc}") from None
+
+def _dice_dropped_from(t: int, data: dict[str, Any]) -> Input:
+    if not 0 <= data["count"] <= MAX_SEQ:
+        raise InputError(f"a count of {data['count']} dropped dice lines is out of range")
+    return DiceDropped(t, data["count"])
+
+def _recover_from(t: int, _: dict[str, Any]) -> Input:
+    return Recover(t)
+
+@dataclass(frozen=True)
+class _InputType:
+    fields: dict[str, type]                           # each field's JSON type (bool is no int)
+    read: Callable[[int, dict[str, Any]], Input]      # once `_input_type` has checked the fields
+    optional: dict[str, type] = field(default_factory=dict)   # checked when present
+
+# Every input type a journal holds: its fields, and how it is read back.
+INPUT_TYPES: dict[str, _InputType] = {
+    "edge": _InputType({"button": str, "pressed": bool}, _edge_from),
+    "pin": _InputType({"key": str}, _pin_from, {"digest": str}),
+    "arbiter": _InputType({"command": str}, _arbiter_from, {"source": str, "by": str}),
+    "dice": _InputType({"line": str}, _dice_from),
+    "dice_dropped": _InputType({"count": int}, _dice_dropped_from),
+    "recover": _InputType({}, _recover_from),
+}
+
+def _input_type(data: dict[str, Any]) -> str:
+    """The input's type, once it and its fields are what this firmware knows."""
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise InputError("the input has no type")
+    input_type = INPUT_TYPES.get(kind)
+    if input_type is None:
+        raise InputError(f"input type {kind[:40]!r} is unknown to this firmware (version "
+                         f"{__version__}); the journal may come from a newer version")
+    present = {name: t for name, t in input_type.optional.items() if name in data}
+    for name, json_type in {**input_type.fields, **present}.items():
+        value = data.get(name)
+        if type(value) is not json_type:
+            raise InputError(f"the {kind} input's {name!r} is "
+                             f"{'missing' if value is None else type(value).__name__}; "
+                             f"{json_type.__name__} is due")
+        if isinstance(value, str) and len(value) > MAX_INPUT_TEXT:
+            raise InputError(f"the {kind} input's {name!r} is longer than {MAX_INPUT_TEXT} "
+                             f"characters")
+    return kind
+
+def _button(name: str) -> Button:
+    try:
+        return Button(name)
+    except ValueError:
+        raise InputError(f"button {name[:40]!r} is unknown; one of "
+                         f"{', '.join(b.value for b in Button)} is due") from None
+
+def effects_data(effects: Iterable[Effect]) -> list[dict[str, Any]]:
+    return [e.as_dict() for e in effects]
+
+def effects_diverge(effects: list[Effect], recorded: object) -> bool:
+    """Whether the effects computed now differ from those a record holds. Each recorded effect
+    is compared on the keys it has only, so a journal written before a field was added to an
+    effect still replays the same; a recorded key with another value, or an effect missing or
+    extra, is a divergence."""
+    if not isinstance(recorded, list) or len(recorded) != len(effects):
+        return True
+    for now, then in zip(effects_data(effects), recorded, strict=True):
+        if not isinstance(then, dict) or any(key not in now or now[key] != value
+                                             for key, value in then.items()):
+            return True
+    return False

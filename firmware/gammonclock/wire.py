@@ -1,0 +1,100 @@
+"""What the table and the hall say to each other on the broker (SPEC §14; hall/PROTOCOL.md has
+every payload): the broker's URL, an event as `P/T/events` carries it, the hall's `P/T/ack`, and
+instants as ISO 8601 UTC. Both sides import it; neither imports the other."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from gammonclock.errors import GammonclockError
+
+# --- the broker -------------------------------------------------------------------------------
+
+DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
+
+class BrokerURLError(GammonclockError, ValueError):
+    """A --broker URL that is not mqtt://HOST[:PORT] or mqtts://HOST[:PORT]."""
+
+@dataclass(frozen=True)
+class BrokerURL:
+    tls: bool
+    host: str
+    port: int
+
+    @staticmethod
+    def parse(text: str) -> BrokerURL:
+        parts = urlsplit(text)
+        if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+            raise BrokerURLError(f"broker {text!r} is not a broker URL; use mqtt://HOST[:PORT] "
+                                 "or mqtts://HOST[:PORT] (TLS, with --ca-file)")
+        try:
+            port = parts.port or DEFAULT_PORTS[parts.scheme]
+        except ValueError:
+            raise BrokerURLError(f"broker {text!r}: the port is not a number from 1 to "
+                                 "65535") from None
+        if parts.path not in ("", "/") or parts.query or parts.username:
+            raise BrokerURLError(f"broker {text!r}: only a scheme, a host and a port; the "
+                                 "account is --user and --password-file")
+        return BrokerURL(parts.scheme == "mqtts", parts.hostname, port)
+
+
+# --- the journal's events and the hall's ack ---------------------------------------------------
+
+def iso_utc(wall_ns: int) -> str:
+    """An instant on the wall clock as ISO 8601 UTC with milliseconds: 2025-05-01T14:03:07.250Z."""
+    at = datetime.fromtimestamp(wall_ns / 1e9, tz=UTC)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One journal record with effects, as `P/T/events` carries it. `after` is the seq of the
+    event of the same journal published before it (0 for the first): the hall acknowledges only
+    a gap-free chain."""
+
+    journal: str
+    seq: int
+    wall: int
+    effects: list[Any]
+    after: int = 0
+
+    def payload(self) -> dict[str, Any]:
+        return {"journal": self.journal, "seq": self.seq, "after": self.after,
+                "at": iso_utc(self.wall), "effects": self.effects}
+
+MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
+
+@dataclass(frozen=True)
+class Ack:
+    """The hall's `P/T/ack`: the journal and seq up to which it holds this table's events
+    without a gap (journal None: none yet), and the finished journals its archive has written
+    and verified (the newest few)."""
+
+    journal: str | None
+    seq: int
+    archived: frozenset[str]
+
+    @staticmethod
+    def parse(payload: bytes) -> Ack:
+        """The ack in PAYLOAD; ValueError naming the field when it is not one."""
+        try:
+            data = json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"ack: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError("ack: not a JSON object")
+        journal, seq, archived = data.get("journal"), data.get("seq"), data.get("archived", [])
+        if journal is not None and (not isinstance(journal, str) or not journal):
+            raise ValueError("ack: `journal` must be a journal name or null")
+        if type(seq) is not int or seq < 0:
+            raise ValueError("ack: `seq` must be a whole number >= 0")
+        if not isinstance(archived, list) or not all(isinstance(n, str) for n in archived):
+            raise ValueError("ack: `archived` must be a list of journal names")
+        return Ack(journal, seq, frozenset(archived[-4 * MAX_ARCHIVED:]))
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
