@@ -42,7 +42,8 @@ try:
 except ImportError:  # running from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
 
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -94,7 +94,7 @@ from gammonclock.core.engine import ButtonEdge  # noqa: E402
 from gammonclock.device.build import Device, build_device  # noqa: E402
 from gammonclock.hall.server import Hall, HallOptions  # noqa: E402
 from gammonclock.hall.web import make_app  # noqa: E402
-from gammonclock.journal.journal import read_journal  # noqa: E402
+from gammonclock.journal.reader import read_journal  # noqa: E402
 from gammonclock.link import client as hall_link  # noqa: E402
 from gammonclock.link.client import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
 from gammonclock.link.outbox import MEMORY_FILE, journals_in_order  # noqa: E402

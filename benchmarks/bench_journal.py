@@ -36,8 +36,11 @@ from bench_match import generate_benchmark_match  # noqa: E402
 
 from gammonclock.core.engine import Engine  # noqa: E402
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key, read_journal  # noqa: E402
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import Stamp
 from gammonclock.journal.replay import replay
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.session import Session
 from gammonclock.sim.simulate import run_script  # noqa: E402
 

@@ -51,13 +51,9 @@ from gammonclock.core.effects import Effect, TurnEnded, surviving  # noqa: E402
 from gammonclock.core.engine import ButtonEdge, Engine, Input  # noqa: E402
 from gammonclock.core.match import ArbiterAction  # noqa: E402
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (  # noqa: E402
-    JOURNALS_DIR,
-    SNAPSHOT_KIND,
-    JournalWriter,
-    Stamp,
-    load_or_create_key,
-)
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.records import JOURNALS_DIR, SNAPSHOT_KIND, Stamp
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.service import settle_memory  # noqa: E402
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Button  # noqa: E402

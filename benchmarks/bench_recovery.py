@@ -48,7 +48,7 @@ from gammonclock.core.arbiter import SetScore  # noqa: E402
 from gammonclock.core.effects import Effect, GameEnded  # noqa: E402
 from gammonclock.core.engine import Engine, Input  # noqa: E402
 from gammonclock.core.match import ArbiterAction  # noqa: E402
-from gammonclock.journal.journal import JOURNALS_DIR  # noqa: E402
+from gammonclock.journal.records import JOURNALS_DIR  # noqa: E402
 from gammonclock.sim.simulate import simulate  # noqa: E402
 
 KEPT = 0.95            # the share of the match's inputs journaled: it is still in progress

@@ -40,7 +40,9 @@ from bench_match import generate_benchmark_match  # noqa: E402
 from gammonclock.core.engine import Engine, Input  # noqa: E402
 from gammonclock.core.rules import MatchRules  # noqa: E402
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import JOURNALS_DIR, JournalWriter, Stamp, load_or_create_key  # noqa: E402
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.records import JOURNALS_DIR, Stamp
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.session import Session
 from gammonclock.sim.simulate import run_script  # noqa: E402
 

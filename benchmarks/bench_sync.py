@@ -48,7 +48,9 @@ from gammonclock.config.loading import parse_config
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.records import Stamp
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.service import GRACE_NS, ClockService
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Button

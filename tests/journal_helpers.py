@@ -14,14 +14,9 @@ from gammonclock.config.loading import Config, parse_config
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.device.build import open_match
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (
-    GENESIS,
-    JournalWriter,
-    Stamp,
-    encode,
-    load_or_create_key,
-    read_key,
-)
+from gammonclock.journal.key import load_or_create_key, read_key
+from gammonclock.journal.records import GENESIS, Stamp, encode
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Button
 from gammonclock.sim.script import parse_script

@@ -8,7 +8,7 @@ import pytest
 
 from device_helpers import MOCK_TEXT
 from gammonclock.core.match_state import PanelStage
-from gammonclock.journal.journal import read_journal
+from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.sides import Button, Side
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)

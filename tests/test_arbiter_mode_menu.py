@@ -20,7 +20,7 @@ from gammonclock.core.rules import EndReason
 from gammonclock.device.build import build_device
 from gammonclock.hardware.screens import panel_view
 from gammonclock.hardware.views import TableInfo
-from gammonclock.journal.journal import read_journal
+from gammonclock.journal.reader import read_journal
 from gammonclock.sides import Button, Side
 from test_arbiter_mode import OPENING, RIGHT_PIN_TAPS, chord, entry, reserve_ns, run, taps
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from gammonclock.cli.main import main
 from gammonclock.config.loading import parse_config
 from gammonclock.device.build import build_device
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 

@@ -292,7 +292,7 @@ def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_
         tmp_path, capsys, monkeypatch, speed, per_record):
     import os
 
-    import gammonclock.journal.journal as journal_module
+    import gammonclock.journal.writer as journal_module
     root = Path(__file__).resolve().parents[1]
     synced: list[int] = []
     real_fsync = os.fsync

@@ -287,7 +287,7 @@ def test_the_docs_key_tables_are_generated_from_the_table(doc, kinds):
     assert marked_kinds(text) == kinds
     assert update_docs(text) == text, (
         f"{doc} is not in step with config_schema.py; run "
-        f"`python -m gammonclock.config_schema --update {doc}`")
+        f"`python -m gammonclock.config.schema --update {doc}`")
 
 
 def test_every_key_is_in_the_docs():
@@ -375,7 +375,7 @@ def test_every_error_of_the_package_derives_from_gammonclock_error():
     ("gammonclock.core.dice", "DiceSyntaxError", ValueError),
     ("gammonclock.core.arbiter", "ArbiterSyntaxError", ValueError),
     ("gammonclock.journal.inputs", "InputError", ValueError),
-    ("gammonclock.journal.journal", "Damaged", ValueError),
+    ("gammonclock.journal.records", "Damaged", ValueError),
     ("gammonclock.runtime.arbiter_socket", "RequestError", ValueError),
     ("gammonclock.runtime.arbiter_socket", "BadReply", ValueError),
     ("gammonclock.hardware.errors", "HardwareError", RuntimeError),

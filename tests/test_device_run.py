@@ -26,7 +26,8 @@ from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import Device, build_device
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, shift_at, shifted
 from gammonclock.hardware.screens import panel_view, render
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.service import GRACE_NS, ClockService
 from gammonclock.sides import Button, Side

@@ -39,8 +39,11 @@ from gammonclock.export.json_out import document
 from gammonclock.export.stats import dice_stats
 from gammonclock.export.text import iso_utc
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import JournalWriter, Stamp, read_journal, verify
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import Stamp
 from gammonclock.journal.replay import replay
+from gammonclock.journal.verify import verify
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
 from gammonclock.sim.script import parse_script
@@ -658,7 +661,7 @@ def test_a_journal_whose_config_is_broken(tmp_path):
     header = json.loads(lines[0])
     body = {k: v for k, v in header.items() if k not in ("mac", "sum")}
     body["data"]["config"] = "[match]\nlength = 0\n"
-    from gammonclock.journal.journal import encode
+    from gammonclock.journal.records import encode
     broken = tmp_path / "broken.jsonl"
     broken.write_bytes(encode(KEY, body) + b"".join(lines[1:]))
     with pytest.raises(ExportError, match="broken.jsonl.*config in its header"):

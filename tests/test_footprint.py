@@ -18,16 +18,13 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine, Entry, Input
 from gammonclock.core.match import ArbiterAction
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (
-    SNAPSHOT_KIND,
-    JournalStream,
-    JournalWriter,
-    load_or_create_key,
-    read_journal,
-    verify,
-)
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.reader import JournalStream, read_journal
+from gammonclock.journal.records import SNAPSHOT_KIND
 from gammonclock.journal.replay import UNDO_KEPT, replay, replay_from_snapshot, verify_and_replay
 from gammonclock.journal.snapshot import engine_data
+from gammonclock.journal.verify import verify
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.service import ClockService, settle_memory
 from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button
@@ -429,7 +426,7 @@ class FailingJournal:
         self.last_t: int | None = None
 
     def append(self, *_: object) -> None:
-        from gammonclock.journal.journal import JournalError
+        from gammonclock.journal.records import JournalError
         raise JournalError(f"{self.path}: cannot append: read-only file system")
 
     def close(self) -> None:

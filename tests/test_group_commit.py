@@ -28,8 +28,11 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, ButtonState, Engine
 from gammonclock.core.match import MatchState
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key, read_journal
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import Stamp
 from gammonclock.journal.replay import replay_from_snapshot
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.service import GRACE_NS, TIMER_GRACE_NS, ClockService
 from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button

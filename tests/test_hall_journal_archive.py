@@ -24,7 +24,7 @@ from gammonclock.hall.archive import (
     store_journal,
     verify_archived,
 )
-from gammonclock.journal.journal import SECRET_FILE
+from gammonclock.journal.key import SECRET_FILE
 from gammonclock.link import client as hall_link
 from gammonclock.runtime.lifecycle import load_next_match, run_on_loop
 from hall_helpers import HallRunner

@@ -22,7 +22,8 @@ from gammonclock.core.arbiter import parse_command
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.core.match import ArbiterAction
 from gammonclock.device.build import Device, build_device
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.link import client as hall_link
 from gammonclock.link.outbox import MEMORY_FILE, JournalTail
 from gammonclock.runtime.service import Reply

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from gammonclock.hall.view import HallView
-from gammonclock.journal.journal import read_journal
+from gammonclock.journal.reader import read_journal
 from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
 from mqtt_helpers import Broker, Collector, broker  # noqa: F401  (the fixture)

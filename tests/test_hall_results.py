@@ -31,7 +31,7 @@ from gammonclock.hall.results import (
     collect,
     safe_cell,
 )
-from gammonclock.journal.journal import SECRET_FILE
+from gammonclock.journal.key import SECRET_FILE
 from gammonclock.link import client as hall_link
 from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
 from test_export import EDGE_CASES, play_journal

@@ -11,18 +11,12 @@ import pytest
 from gammonclock.cli.main import main
 from gammonclock.core.engine import Engine
 from gammonclock.journal.inputs import input_from
-from gammonclock.journal.journal import (
-    JournalError,
-    JournalWriter,
-    Stamp,
-    encode,
-    key_id,
-    load_or_create_key,
-    read_journal,
-    read_key,
-    verify,
-)
+from gammonclock.journal.key import key_id, load_or_create_key, read_key
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JournalError, Stamp, encode
 from gammonclock.journal.replay import replay
+from gammonclock.journal.verify import verify
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import simulate
 from journal_helpers import SCRIPT, journaled_run, line_offsets

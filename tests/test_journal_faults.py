@@ -31,21 +31,12 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.device.build import StartRefused, StateInUse, build_device, dummy_panels
 from gammonclock.hardware.screens import config_error_view, render
 from gammonclock.journal.files import journal_header, latest_journal
-from gammonclock.journal.journal import (
-    JOURNALS_DIR,
-    DeferredJournal,
-    JournalError,
-    JournalWriter,
-    KeyRefused,
-    RecordError,
-    Stamp,
-    load_or_create_key,
-    read_header,
-    read_journal,
-    read_key,
-    verify,
-)
+from gammonclock.journal.key import KeyRefused, load_or_create_key, read_key
+from gammonclock.journal.reader import read_header, read_journal
+from gammonclock.journal.records import JOURNALS_DIR, JournalError, RecordError, Stamp
 from gammonclock.journal.replay import replay
+from gammonclock.journal.verify import verify
+from gammonclock.journal.writer import DeferredJournal, JournalWriter
 from gammonclock.runtime.session import COPY_RETRY_NS
 from gammonclock.sides import Button, Side
 from journal_helpers import (

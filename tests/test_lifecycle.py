@@ -37,7 +37,8 @@ from gammonclock.hardware.screens import (
     render,
 )
 from gammonclock.hardware.texts import Text
-from gammonclock.journal.journal import JOURNALS_DIR, read_header, read_journal
+from gammonclock.journal.reader import read_header, read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.lifecycle import (
     StickHandler,
@@ -583,7 +584,8 @@ def test_run_on_loop_waits_for_the_work_or_withdraws_it(build):
 
 
 def test_a_next_match_waits_while_the_current_journal_is_not_written(build, monkeypatch):
-    from gammonclock.journal.journal import JournalError, JournalWriter
+    from gammonclock.journal.records import JournalError
+    from gammonclock.journal.writer import JournalWriter
 
     device = build()
     load_next_match(device.service, device.table, MATCH_TEXT, "match.toml")

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from gammonclock.cli.main import main
-from gammonclock.journal.journal import read_journal
+from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.sides import Side
 

@@ -33,7 +33,7 @@ from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import MatchRules
 from gammonclock.journal.files import journal_header
 from gammonclock.journal.inputs import input_data, input_from
-from gammonclock.journal.journal import read_header, read_journal
+from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side

@@ -44,13 +44,9 @@ from gammonclock.core.pin import (
 )
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import build_device
-from gammonclock.journal.journal import (
-    JOURNALS_DIR,
-    SECRET_FILE,
-    SNAPSHOT_KIND,
-    read_header,
-    read_journal,
-)
+from gammonclock.journal.key import SECRET_FILE
+from gammonclock.journal.reader import read_header, read_journal
+from gammonclock.journal.records import JOURNALS_DIR, SNAPSHOT_KIND
 from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.journal.snapshot import engine_data
 from gammonclock.pin import main as pin_main
@@ -400,7 +396,7 @@ def test_undo_past_a_resumed_snapshot_keeps_the_pepper(request, tmp_path):
 def test_a_match_started_while_the_key_cannot_be_read_is_unkeyed_in_header_and_engine(tmp_path):
     """A card that cannot give the key yet (the journal then waits in memory): the hash is
     unkeyed in the header and the engine alike, so the arbiter is not locked out."""
-    from gammonclock.journal.journal import JournalError
+    from gammonclock.journal.records import JournalError
     from gammonclock.runtime.lifecycle import Table
     from gammonclock.runtime.session import system_stamps
 

@@ -16,7 +16,8 @@ from gammonclock.config.loading import parse_device_config
 from gammonclock.core.pin import make_hash, pepper_of, redact_pin, redact_pin_as
 from gammonclock.core.rules import EndReason
 from gammonclock.device.build import build_device
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.lifecycle import load_next_match
 from test_pin_keyed import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check

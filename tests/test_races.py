@@ -31,13 +31,11 @@ from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.core.match import ArbiterAction
 from gammonclock.device.build import Device, build_device
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (
-    JournalError,
-    JournalWriter,
-    load_or_create_key,
-    read_journal,
-    verify,
-)
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JournalError
+from gammonclock.journal.verify import verify
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.link.client import HallLink
 from gammonclock.link.outbox import JournalTail, journals_in_order
 from gammonclock.runtime.service import ClockService

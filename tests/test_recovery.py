@@ -18,8 +18,10 @@ from gammonclock.config.loading import parse_config
 from gammonclock.core.effects import Recovered, Resumed
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.journal.inputs import input_from
-from gammonclock.journal.journal import load_or_create_key, read_journal, verify
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
+from gammonclock.journal.verify import verify
 from gammonclock.runtime.session import recover
 from gammonclock.sides import Button
 from gammonclock.sim.script import parse_script

@@ -27,7 +27,9 @@ from gammonclock.export import export_journal, load_match
 from gammonclock.export import keys as export_keys
 from gammonclock.export.json_out import document
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import JOURNALS_DIR, JournalWriter, Stamp, verify
+from gammonclock.journal.records import JOURNALS_DIR, Stamp
+from gammonclock.journal.verify import verify
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 from gammonclock.runtime.session import Session
 from gammonclock.sim.script import parse_script
@@ -407,7 +409,9 @@ def test_the_json_export_hides_the_arbiters_pin(tmp_path):
 
     from gammonclock.export import export_journal
     from gammonclock.journal.files import journal_header
-    from gammonclock.journal.journal import JournalWriter, Stamp, load_or_create_key
+    from gammonclock.journal.key import load_or_create_key
+    from gammonclock.journal.records import Stamp
+    from gammonclock.journal.writer import JournalWriter
 
     device = '[hardware]\npin_factory = "mock"\n[arbiter]\npin = "LRCLR"\n'
     match = '[match]\nlength = 3\n'

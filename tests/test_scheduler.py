@@ -24,7 +24,8 @@ from gammonclock.device.build import SETTLE_MARGIN_NS, Device, build_device
 from gammonclock.export.stream import load_stream
 from gammonclock.hardware import buttons as buttons_module
 from gammonclock.journal.inputs import effects_data, effects_diverge
-from gammonclock.journal.journal import JournalRead, Record, read_journal
+from gammonclock.journal.reader import JournalRead, read_journal
+from gammonclock.journal.records import Record
 from gammonclock.journal.replay import ReplayStep, replay
 from gammonclock.runtime.service import TIMER_GRACE_NS, ClockService
 from gammonclock.runtime.session import Session

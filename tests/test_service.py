@@ -21,14 +21,11 @@ from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.core.match import Phase
 from gammonclock.core.rules import MatchRules
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (
-    JournalError,
-    JournalWriter,
-    Stamp,
-    load_or_create_key,
-    read_journal,
-)
+from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JournalError, Stamp
 from gammonclock.journal.replay import replay
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.service import GRACE_NS, LATE_NS, TIMER_GRACE_NS, ClockService
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Button, Pair, Side

@@ -28,7 +28,8 @@ from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import build_device
 from gammonclock.hardware.dice_reader import BURST_LINES, LINES_PER_S, DiceReader
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 from gammonclock.runtime.service import MAX_WAITING_OTHERS, ClockService, Reply

@@ -25,17 +25,9 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine, Input
 from gammonclock.core.match import ArbiterAction
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (
-    JOURNALS_DIR,
-    SNAPSHOT_KIND,
-    JournalStream,
-    JournalWriter,
-    RecordError,
-    load_or_create_key,
-    open_from_snapshot,
-    read_journal,
-    read_key,
-)
+from gammonclock.journal.key import load_or_create_key, read_key
+from gammonclock.journal.reader import JournalStream, open_from_snapshot, read_journal
+from gammonclock.journal.records import JOURNALS_DIR, SNAPSHOT_KIND, RecordError
 from gammonclock.journal.replay import replay, replay_from_snapshot, verify_and_replay
 from gammonclock.journal.snapshot import (
     SnapshotError,
@@ -46,6 +38,7 @@ from gammonclock.journal.snapshot import (
     history_floor,
     undo_needs_more_history,
 )
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button

@@ -24,7 +24,7 @@ from gammonclock.core.engine import Engine, Input
 from gammonclock.core.match import ArbiterAction
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import Device
-from gammonclock.journal.journal import read_journal
+from gammonclock.journal.reader import read_journal
 from gammonclock.runtime.arbiter_socket import (
     MAX_REQUEST,
     ArbiterServer,

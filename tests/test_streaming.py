@@ -12,12 +12,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import gammonclock.journal.journal as journal_module
+import gammonclock.journal.reader as journal_reader
+import gammonclock.journal.verify as journal_verify
 from gammonclock.cli.main import main
 from gammonclock.core.effects import Effect, Rewound, TurnStarted, surviving
 from gammonclock.export.stream import load_stream
-from gammonclock.journal.journal import JournalStream, Torn, decode, read_journal, read_key, verify
+from gammonclock.journal.key import read_key
+from gammonclock.journal.reader import JournalStream, Torn, read_journal
+from gammonclock.journal.records import decode
 from gammonclock.journal.replay import replay, verify_and_replay
+from gammonclock.journal.verify import verify
 from gammonclock.sides import Side
 from journal_helpers import bodies_of, journaled_run, sealed
 from property_helpers import property_settings
@@ -135,12 +139,13 @@ def test_reading_a_journal_takes_memory_that_does_not_grow_with_it(tmp_path):
 def test_verify_walks_the_journal_once_and_replays_on_the_way(tmp_path, monkeypatch, capsys):
     path, session, _ = journaled_run(tmp_path, LONG)
     walks = []
-    real = journal_module._file_lines
+    real = journal_reader._file_lines
 
     def counted(*args):
         walks.append(args[1:])
         return real(*args)
-    monkeypatch.setattr(journal_module, "_file_lines", counted)
+    monkeypatch.setattr(journal_reader, "_file_lines", counted)    # the reader's walks ...
+    monkeypatch.setattr(journal_verify, "_file_lines", counted)    # ... and the seals' walk
     checked = verify_and_replay(path, read_key(tmp_path / "state"))
     assert len(walks) == 1
     assert checked.verdict.intact and checked.replayed is not None

@@ -23,7 +23,8 @@ from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.core.rules import MatchRules
 from gammonclock.hardware.buttons import make_pin_factory
 from gammonclock.hardware.errors import HardwareError
-from gammonclock.journal.journal import JOURNALS_DIR, read_journal
+from gammonclock.journal.reader import read_journal
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.runtime.arbiter_socket import (
     RUNTIME_DIR,
     ask,

@@ -19,7 +19,7 @@ import pytest
 
 from gammonclock.cli.main import main
 from gammonclock.export import ExportError
-from gammonclock.journal.journal import read_key
+from gammonclock.journal.key import read_key
 from gammonclock.runtime import usb_stick
 from gammonclock.runtime.usb_stick import (
     MAX_MATCH_FILE,

@@ -13,7 +13,7 @@ import pytest
 
 from gammonclock.cli.main import main
 from gammonclock.hall.archive import verify_archived
-from gammonclock.journal.journal import key_id, load_or_create_key, read_key
+from gammonclock.journal.key import key_id, load_or_create_key, read_key
 from journal_helpers import bodies_of, journaled_run, sealed
 
 Change = Callable[[list[bytes]], list[bytes]]

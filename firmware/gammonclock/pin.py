@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gammonclock.core.pin import make_hash, pepper_of
-from gammonclock.journal.journal import KeyRefused, key_in_file
+from gammonclock.journal.key import KeyRefused, key_in_file
 
 USAGE = ("usage: python -m gammonclock.pin PIN [--key FILE]   (PIN: 4-8 letters of L, R, C; "
          "FILE: the clock's device.key, in its state folder)")

@@ -28,18 +28,13 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import Engine
 from gammonclock.core.pin import pepper_of
 from gammonclock.durations import MAX_SPEED, MIN_SPEED, quoted
+from gammonclock.journal.durable import fsync_dir
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.journal import (
-    JournalError,
-    JournalStream,
-    JournalWriter,
-    KeyRefused,
-    Stamp,
-    fsync_dir,
-    load_or_create_key,
-    read_key,
-)
+from gammonclock.journal.key import KeyRefused, load_or_create_key, read_key
+from gammonclock.journal.reader import JournalStream
+from gammonclock.journal.records import JournalError, Stamp
 from gammonclock.journal.replay import SNAPSHOT_EVERY, UNDO_KEPT, Checked, replay, verify_and_replay
+from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.sdnotify import Notifier
 from gammonclock.runtime.session import Session, StampSource, system_stamps
 from gammonclock.sim.script import ScriptError, load_script

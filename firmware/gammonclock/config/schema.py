@@ -6,8 +6,8 @@ which checks a value, says what is wrong with it and what it allows), its defaul
 table come the unknown-key check (`SCHEMA`), the reads with their defaults and range checks
 (config.py), the device defaults (`config.DEFAULT_DEVICE`) and the key tables of the docs:
 
-    python -m gammonclock.config_schema --markdown match|device   # print a table
-    python -m gammonclock.config_schema --update README.md hardware_docs/config.md
+    python -m gammonclock.config.schema --markdown match|device   # print a table
+    python -m gammonclock.config.schema --update README.md hardware_docs/config.md
 
 `--update` rewrites the tables between `<!-- config-keys KIND … -->` and
 `<!-- end config-keys KIND -->` in place; a test fails when the docs are not in step.
@@ -732,7 +732,7 @@ def marked_kinds(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gammonclock.config_schema",
+    parser = argparse.ArgumentParser(prog="python -m gammonclock.config.schema",
                                      description="The config's key tables for the docs.")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--markdown", choices=(MATCH, DEVICE), help="print the key table")

@@ -30,7 +30,7 @@ from gammonclock.config.loading import (
     device_part,
     load_match_config,
 )
-from gammonclock.journal.journal import JournalError
+from gammonclock.journal.records import JournalError
 from gammonclock.runtime.lifecycle import (
     PanelRequests,
     StartRefused,

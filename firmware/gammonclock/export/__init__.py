@@ -18,7 +18,8 @@ from typing import Literal
 
 from gammonclock.config.loading import ConfigError
 from gammonclock.errors import GammonclockError
-from gammonclock.journal.journal import JournalError, Verdict, verify
+from gammonclock.journal.records import JournalError
+from gammonclock.journal.verify import Verdict, verify
 from gammonclock.words import LANGUAGES
 
 from .model import MatchRecord

@@ -16,7 +16,7 @@ from html import escape
 
 from gammonclock.core.effects import ReserveChanged
 from gammonclock.durations import NS_PER_S, format_clock
-from gammonclock.journal.journal import Verdict
+from gammonclock.journal.verify import Verdict
 from gammonclock.sides import Pair, Side
 
 from .. import words

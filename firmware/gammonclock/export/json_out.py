@@ -23,7 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from gammonclock.journal.journal import Verdict
+from gammonclock.journal.verify import Verdict
 from gammonclock.sides import Pair, Side
 
 from .. import __version__

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gammonclock.config.loading import ConfigError, load_device_config
-from gammonclock.journal.journal import SECRET_FILE, JournalError, KeyRefused, key_id, read_key
+from gammonclock.journal.key import SECRET_FILE, KeyRefused, key_id, read_key
+from gammonclock.journal.records import JournalError
 
 from .text import NO_KEY_GIVEN
 

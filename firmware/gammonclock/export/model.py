@@ -13,7 +13,7 @@ from gammonclock.config.loading import Config
 from gammonclock.core.effects import Effect, MatchEnded
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import GameResult, MatchRules
-from gammonclock.journal.journal import JournalSource
+from gammonclock.journal.reader import JournalSource
 from gammonclock.journal.replay import Replayed
 from gammonclock.sides import Pair, Side
 

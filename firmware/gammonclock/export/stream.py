@@ -27,7 +27,8 @@ from pathlib import Path
 from gammonclock.core.effects import Effect, Rewound
 from gammonclock.core.engine import Engine
 from gammonclock.errors import GammonclockError
-from gammonclock.journal.journal import JournalSource, JournalStream, Record, decode
+from gammonclock.journal.reader import JournalSource, JournalStream
+from gammonclock.journal.records import Record, decode
 from gammonclock.journal.replay import SNAPSHOT_EVERY, UNDO_KEPT, Replayed, ReplayStep, replay
 
 

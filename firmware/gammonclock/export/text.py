@@ -6,8 +6,8 @@ import time
 
 from gammonclock.core.rules import json_points
 from gammonclock.durations import NS_PER_S, format_seconds
-from gammonclock.journal.journal import NO_KEY_GIVEN as _NO_KEY_GIVEN
-from gammonclock.journal.journal import SEAL_CHECKED, SEAL_OTHER_DEVICE, Verdict
+from gammonclock.journal.verify import NO_KEY_GIVEN as _NO_KEY_GIVEN
+from gammonclock.journal.verify import SEAL_CHECKED, SEAL_OTHER_DEVICE, Verdict
 
 from .. import words
 

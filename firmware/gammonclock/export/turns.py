@@ -48,7 +48,7 @@ from gammonclock.core.effects import (
     as_any,
 )
 from gammonclock.core.rules import ResultKind
-from gammonclock.journal.journal import JournalSource
+from gammonclock.journal.reader import JournalSource
 from gammonclock.journal.replay import UNDO_KEPT, Replayed
 from gammonclock.sides import Side
 

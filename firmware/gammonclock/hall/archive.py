@@ -37,8 +37,11 @@ from typing import Any
 
 from gammonclock.config.loading import ConfigError
 from gammonclock.errors import GammonclockError
-from gammonclock.journal.journal import KeyRefused, fsync_dir, key_in_file, read_journal, verify
+from gammonclock.journal.durable import fsync_dir
+from gammonclock.journal.key import KeyRefused, key_in_file
+from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay, verify_and_replay
+from gammonclock.journal.verify import verify
 
 from .accounts import TABLE_ID
 from .view import strict_json

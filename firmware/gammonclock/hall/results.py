@@ -39,7 +39,8 @@ from gammonclock.core.effects import MatchEnded
 from gammonclock.core.rules import json_points
 from gammonclock.errors import GammonclockError
 from gammonclock.export import ExportError, read_match  # the export's reading: no parser of our own
-from gammonclock.journal.journal import JournalError, write_atomically
+from gammonclock.journal.durable import write_atomically
+from gammonclock.journal.records import JournalError
 
 from .accounts import TABLE_ID
 from .archive import Verified, journal_of

@@ -14,13 +14,8 @@ from gammonclock import __version__
 from gammonclock.config.loading import ConfigError
 from gammonclock.core.pin import RedactError, redact_pin
 
-from .journal import (
-    JOURNALS_DIR,
-    JournalError,
-    RecordError,
-    header_data_unchecked,
-    read_header,
-)
+from .reader import header_data_unchecked, read_header
+from .records import JOURNALS_DIR, JournalError, RecordError
 
 log = logging.getLogger(__name__)
 

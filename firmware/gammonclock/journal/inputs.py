@@ -17,7 +17,7 @@ from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recove
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button
 
-from .journal import (
+from .records import (
     MAX_SEQ,
 )
 

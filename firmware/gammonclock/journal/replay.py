@@ -18,24 +18,15 @@ from gammonclock.core.engine import Engine
 from gammonclock.core.reasons import Reason
 
 from .inputs import InputError, effects_diverge, input_from
-from .journal import (
-    NO_KEY_GIVEN,
-    SNAPSHOT_KIND,
-    JournalError,
-    JournalSource,
-    JournalStream,
-    Record,
-    RecordError,
-    Verdict,
-    open_from_snapshot,
-    verify,
-)
+from .reader import JournalSource, JournalStream, open_from_snapshot
+from .records import SNAPSHOT_KIND, JournalError, Record, RecordError
 from .snapshot import (
     SnapshotError,
     engine_from,
     same_snapshot,
     trimmed,
 )
+from .verify import NO_KEY_GIVEN, Verdict, verify
 
 Observer = Callable[[Engine, list[Effect]], None]
 

@@ -45,7 +45,7 @@ from gammonclock.core.engine import ButtonState, Engine, Entry
 from gammonclock.core.rules import MatchRules
 from gammonclock.errors import GammonclockError
 
-from .journal import SNAPSHOT_FORMAT, snapshot_problem
+from .records import SNAPSHOT_FORMAT, snapshot_problem
 
 
 class SnapshotError(GammonclockError, ValueError):

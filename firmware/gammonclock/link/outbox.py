@@ -22,8 +22,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.files import journal_heads, journal_order
-from gammonclock.journal.journal import JOURNALS_DIR, write_atomically
+from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.wire import Event
 
 log = logging.getLogger(__name__)

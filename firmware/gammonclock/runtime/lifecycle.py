@@ -45,17 +45,11 @@ from gammonclock.journal.files import (
     new_journal_path,
     next_match_no,
 )
-from gammonclock.journal.journal import (
-    SECRET_FILE,
-    JournalError,
-    JournalWriter,
-    KeyRefused,
-    Stamp,
-    load_or_create_key,
-    open_or_defer,
-    read_header,
-)
+from gammonclock.journal.key import SECRET_FILE, KeyRefused, load_or_create_key
+from gammonclock.journal.reader import read_header
+from gammonclock.journal.records import JournalError, Stamp
 from gammonclock.journal.replay import Replayed, replay_from_snapshot
+from gammonclock.journal.writer import JournalWriter, open_or_defer
 
 from .session import KeySource, Session, StampSource, resume
 from .wallclock import wall_clock_synchronized

@@ -26,20 +26,10 @@ from gammonclock.core.engine import ButtonEdge, Engine, Input
 from gammonclock.core.match import Recover
 from gammonclock.core.pin import pepper_of
 from gammonclock.errors import GammonclockError
+from gammonclock.journal.durable import fsync_dir
 from gammonclock.journal.inputs import effects_data, input_data
-from gammonclock.journal.journal import (
-    SNAPSHOT_KIND,
-    DeferredJournal,
-    JournalError,
-    JournalSink,
-    JournalSource,
-    JournalStream,
-    JournalWriter,
-    Record,
-    Stamp,
-    fsync_dir,
-    open_or_defer,
-)
+from gammonclock.journal.reader import JournalSource, JournalStream
+from gammonclock.journal.records import SNAPSHOT_KIND, JournalError, Record, Stamp
 from gammonclock.journal.replay import (
     SNAPSHOT_EVERY,
     UNDO_KEPT,
@@ -56,6 +46,7 @@ from gammonclock.journal.snapshot import (
     history_floor,
     trimmed,
 )
+from gammonclock.journal.writer import DeferredJournal, JournalSink, JournalWriter, open_or_defer
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from gammonclock.errors import GammonclockError
 from gammonclock.export import ExportError, read_match, render
-from gammonclock.journal.journal import JournalError, Verdict, verify
+from gammonclock.journal.records import JournalError
+from gammonclock.journal.verify import Verdict, verify
 
 __all__ = ["EXPORTS_DIR", "MAX_MATCH_FILE", "StickError", "StickReport", "export_to_stick",
            "next_match_on_stick"]
