@@ -48,6 +48,7 @@ from typing import Any, BinaryIO, Protocol, TypeGuard
 from . import __version__
 from .backoff import Backoff
 from .errors import GammonclockError
+from .fsync_times import FSYNC_TIMES, FsyncTimes
 
 FORMAT = 1
 SECRET_FILE = "device.key"
@@ -733,6 +734,8 @@ class JournalWriter:
     a sync fails, the file is cut back to the end of the last sync, every unsynced record with
     it (`next_seq` unchanged), so the caller writes them all again and the chain stays whole."""
 
+    sync_times: FsyncTimes = FSYNC_TIMES      # every writer of the process, unless a test's own
+
     def __init__(self, path: Path, key: bytes, fd: int, next_seq: int, prev: str,
                  fsync: bool = True) -> None:
         check_key(key)
@@ -901,8 +904,11 @@ class JournalWriter:
         self._synced_end = None          # read again at the next write
 
     def _sync_data(self) -> None:
-        """Make what was written durable (the data, and the size it needs to be read back)."""
+        """Make what was written durable (the data, and the size it needs to be read back).
+        Its duration goes to `sync_times` (the card's health: the fsync p99 of the hour)."""
+        started = time.monotonic_ns()
         os.fsync(self.fd)
+        self.sync_times.add(time.monotonic_ns() - started)
 
     def _buffered_write(self, line: bytes) -> None:
         self._buffer.append(line)
