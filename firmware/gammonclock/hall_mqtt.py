@@ -35,7 +35,7 @@ from .errors import GammonclockError
 
 log = logging.getLogger("gammonclock.hall")
 
-SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack")
+SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack", "health")
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
 RECONNECT_S = (1, 2)        # the hall's reconnect back-off, from and to (seconds)
 

@@ -59,6 +59,7 @@ MAX_TABLES = 1000
 BAD_REFRESH_MS = 1_000       # a table's "bad message" alert is re-shown at most this often
 
 MAX_PAYLOAD = 64 * 1024      # bytes of a state, an event, a notice or a reply
+MAX_HEALTH = 4096            # bytes of a `health` (an honest one is ~600: hall_health.py)
 MAX_ONLINE = 16              # bytes of an `online`
 MAX_DEPTH = 8                # nesting of objects and arrays (a state needs 3)
 MAX_INT_DIGITS = 16          # |n| < 10**16: any integer a clock sends is far below
@@ -257,6 +258,8 @@ class TableView:
     # linger until they reach the front or the queue is compacted): evicting is O(1), not a scan
     # of every alert for every effect of a flood.
     alert_queues: dict[int, deque[str]] = field(default_factory=dict)
+    health: dict[str, Any] | None = None       # the last good `health` (hall_health.health_of)
+    health_received_ms: int | None = None
 
     def offset_ms(self) -> int:
         """The table's clock offset (`hall - table`): the smallest sample near the median."""
@@ -325,7 +328,8 @@ class HallView:
             return None
         table, _, what = topic[len(head):].partition("/")
         if TABLE_ID.fullmatch(table) is None or what not in (
-                "online", "state", "events", "journal", "notice", "cmd/reply", "match", "cmd"):
+                "online", "state", "events", "journal", "notice", "cmd/reply", "match", "cmd",
+                "health"):
             return None
         return table, what
 
@@ -359,7 +363,7 @@ class HallView:
             return self._online(view, payload)
         if what in ("match", "cmd", "journal"):
             return False         # the director's own messages; journals go to the archive
-        data = strict_json(payload)
+        data = strict_json(payload, MAX_HEALTH if what == "health" else MAX_PAYLOAD)
         if not isinstance(data, dict):
             raise BadMessage("the payload is not a JSON object")
         if what == "state":
@@ -368,6 +372,8 @@ class HallView:
             return self._event(view, data)
         if what == "notice":
             return self._notice(view, notice_of(data))
+        if what == "health":
+            return self._health(view, data, now_ms)
         return self._reply(view, reply_of(data), now_ms)
 
     @staticmethod
@@ -516,6 +522,13 @@ class HallView:
         return f"{side} ({name})" if name else side
 
     @staticmethod
+    def _health(view: TableView, data: dict[str, Any], now_ms: int) -> bool:
+        # hall_health checks with this module's helpers: imported here, not at the top
+        from .hall_health import health_of
+        view.health, view.health_received_ms = health_of(data), now_ms
+        return True
+
+    @staticmethod
     def _notice(view: TableView, data: dict[str, Any]) -> bool:
         view.notice = data
         if data.get("ok") is True:
@@ -638,7 +651,17 @@ class HallView:
             "notice": view.notice,
             "alerts_dropped": view.alerts_dropped,
             "bad_messages": view.bad_messages,
+            "health": self.health_card(view),
         }
+
+    @staticmethod
+    def health_card(view: TableView) -> dict[str, Any] | None:
+        """The table's last health, when it came (hall clock), and the hall's marks."""
+        if view.health is None:
+            return None
+        from .hall_health import marks
+        return {**view.health, "received_ms": view.health_received_ms,
+                "marks": marks(view.health)}
 
     def cards(self) -> list[dict[str, Any]]:
         return [self.card(t) for t in sorted(self.tables, key=natural_key)]
