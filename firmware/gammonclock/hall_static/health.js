@@ -7,7 +7,8 @@
 "use strict";
 
 const HEALTH_STALE_MS = 180000;
-const HEALTH_RED = new Set(["supply"]);
+// Red: a supply that sags now (the clock may reset mid-match); every other mark is amber.
+const red = (kind, health) => kind === "supply" && (health.throttled || {}).under_voltage === true;
 
 // The version most tables with a health run: null when none has a strict plurality.
 function majorityVersion() {
@@ -86,9 +87,11 @@ function healthRow(card) {
     figures.push(t("health.backlog", { n: backlog.records }));
   }
   return el("div", { class: "health", "data-marks": marks.map(([kind]) => kind).join(" ") },
-    marks.map(([kind, text]) => el("span", { class: "hmark" + (HEALTH_RED.has(kind) ? " red" : ""),
+    marks.map(([kind, text]) => el("span", { class: "hmark" + (red(kind, health) ? " red" : ""),
                                              "data-mark": kind }, text)),
-    el("span", { class: "hfigures" }, figures.join(" · ")));
+    // Each figure whole on its line: a line breaks between them, never inside one.
+    el("span", { class: "hfigures" },
+       figures.flatMap((text, i) => [i ? " · " : null, el("span", { class: "hfig" }, text)])));
 }
 
 // The health's lines in the table's dialog: every figure, in words.
