@@ -118,7 +118,7 @@ def test_in_russian(browser: Any, hall: RunningHall, fleet: None,  # noqa: F811
 
 
 def test_a_health_older_than_3_minutes_is_marked_stale(browser: Any, hall: RunningHall,  # noqa: F811
-                                                       fleet: None) -> None:
+                                                       fleet: None, tmp_path: Path) -> None:
     page = browser.new_page(viewport=DESKTOP)
     try:
         page.clock.install()                 # the page's own clock, moved on below
@@ -134,5 +134,7 @@ def test_a_health_older_than_3_minutes_is_marked_stale(browser: Any, hall: Runni
             ".dataset.marks.includes('stale')", timeout=5000)
         assert all("stale" in marks.split() for marks in marks_of(page).values())
         assert "no health for 3 min" in page.inner_text('.card[data-table="table-1"] .health')
+        page.screenshot(path=str(Path(os.environ.get("GAMMONCLOCK_SCREENSHOTS", tmp_path))
+                                 / "hall-health-stale.png"))
     finally:
         page.close()

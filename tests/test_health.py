@@ -160,6 +160,15 @@ def test_the_timesyncd_flag_file_alone_says_synchronised():
     assert (sync.synchronized, sync.source) == (True, "systemd-timesyncd")
 
 
+def test_a_command_that_is_missing_or_fails_reads_as_absent(tmp_path):
+    host = HostSystem()
+    assert host.run(["gammonclock-no-such-command"]) is None
+    assert host.run(["false"]) is None
+    assert host.run(["echo", "throttled=0x0"]) == "throttled=0x0\n"
+    assert host.read_text(str(tmp_path / "absent")) is None
+    assert host.disk(str(tmp_path / "absent")) is None
+
+
 def test_this_machine_is_read_without_failing(tmp_path):
     health = read_health(HostSystem(), tmp_path, fsync_times=FsyncTimes(Clock()))
     h = health.as_json()
