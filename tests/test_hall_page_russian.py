@@ -102,7 +102,8 @@ EN_FORMS = {"one", "other"}
 
 def keys_used() -> set[str]:
     """Every catalogue key the page's script and HTML name."""
-    script = (STATIC / "hall.js").read_text(encoding="utf-8")
+    script = "".join((STATIC / name).read_text(encoding="utf-8")
+                     for name in ("hall.js", "health.js"))
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     used = set(re.findall(r"\btn?\(\s*\"([\w.]+)\"", script))
     used |= set(re.findall(r"\"([a-z_]+\.[\w.]+)\"", script)) - {"gammonclock.hall.language"}

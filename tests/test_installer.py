@@ -557,7 +557,7 @@ def test_the_usage_is_the_documented_one():
     assert run.returncode == 0
     assert run.stdout.splitlines()[0] == (
         "usage: sudo scripts/install [--root DIR] [--dry-run] [--arbiter LOGIN]... [--skip-venv] "
-        "[--offline BUNDLE]")
+        "[--offline BUNDLE] [--time-server HOST]")
 
 
 # --- the docs follow the installer ---------------------------------------------------------------

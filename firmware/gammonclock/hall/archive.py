@@ -44,7 +44,7 @@ from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.journal.verify import verify
 
 from .accounts import TABLE_ID
-from .view import strict_json
+from .messages import strict_json
 
 # The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
 # no leading `.`, no `..`. hall_web serves `/archive/TABLE/NAME` under the same pattern.

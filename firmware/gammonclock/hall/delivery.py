@@ -25,7 +25,7 @@ from typing import Any
 
 from gammonclock.wire import MAX_ARCHIVED, Ack
 
-from .view import strict_json
+from .messages import strict_json
 
 log = logging.getLogger("gammonclock.hall")
 

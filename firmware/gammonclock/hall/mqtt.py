@@ -33,7 +33,7 @@ from gammonclock.wire import BrokerURL
 
 log = logging.getLogger("gammonclock.hall")
 
-SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack")
+SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack", "health")
 RECONNECT_S = (1, 2)        # the hall's reconnect back-off, from and to (seconds)
 
 

@@ -44,7 +44,7 @@ from gammonclock.journal.records import JournalError
 
 from .accounts import TABLE_ID
 from .archive import Verified, journal_of
-from .view import MAX_EVENT_NAME, natural_key
+from .messages import MAX_EVENT_NAME, natural_key
 
 RESULT_COLUMNS = ("round", "table", "left", "right", "length", "left_score", "right_score",
                   "winner", "ended_by", "journal")

@@ -1,5 +1,5 @@
 """`gammonclock hall` (SPEC §14): the director's side. It subscribes to every table on the broker,
-keeps the hall's view (hall_view), archives and verifies finished journals (hall_archive) and
+keeps the hall's view (view), archives and verifies finished journals (archive) and
 collects each one's result from it (hall_results), pushes a round's pairings (hall_pairings)
 and commands, and serves the page (hall_web).
 
@@ -239,7 +239,7 @@ class Hall:
             self._log_bad(table, str(exc))
             if key is not None:
                 self._rejected(table, key)
-            shown = getattr(exc, "table", None)       # the card now says so (hall_view.Rejected)
+            shown = getattr(exc, "table", None)       # the card now says so (view.Rejected)
             if shown is not None:
                 self.changed(shown, received_ms)
             return

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from gammonclock.backoff import Backoff
 
 from .durable import fsync_dir, write_all
+from .fsync_times import FSYNC_TIMES, FsyncTimes
 from .key import KeyRefused, check_key, key_id
 from .reader import JournalSource
 from .records import FORMAT, GENESIS, JournalError, Record, Stamp, _body, encode
@@ -32,6 +33,8 @@ class JournalWriter:
     covered: the hall link reads `next_seq - 1` as the last record on the card. When a write or
     a sync fails, the file is cut back to the end of the last sync, every unsynced record with
     it (`next_seq` unchanged), so the caller writes them all again and the chain stays whole."""
+
+    sync_times: FsyncTimes = FSYNC_TIMES      # every writer of the process, unless a test's own
 
     def __init__(self, path: Path, key: bytes, fd: int, next_seq: int, prev: str,
                  fsync: bool = True) -> None:
@@ -201,8 +204,11 @@ class JournalWriter:
         self._synced_end = None          # read again at the next write
 
     def _sync_data(self) -> None:
-        """Make what was written durable (the data, and the size it needs to be read back)."""
+        """Make what was written durable (the data, and the size it needs to be read back).
+        Its duration goes to `sync_times` (the card's health: the fsync p99 of the hour)."""
+        started = time.monotonic_ns()
         os.fsync(self.fd)
+        self.sync_times.add(time.monotonic_ns() - started)
 
     def _buffered_write(self, line: bytes) -> None:
         self._buffer.append(line)

@@ -48,6 +48,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from gammonclock.config.loading import HallConfig
 from gammonclock.core.match import Phase
+from gammonclock.runtime.health import Backlog, HostSystem, System, read_health
 from gammonclock.runtime.lifecycle import Table
 from gammonclock.runtime.service import ClockService
 from gammonclock.wire import Ack, BrokerURL, Event, iso_utc
@@ -73,6 +74,7 @@ SUBSCRIBED = ("match", "cmd", "ack")
 REQUESTS = ("match", "cmd")     # the worker's; `ack` is taken on paho's thread
 RESEND_MIN_S = 5.0          # no progress of the hall's ack this long after publishing: again
 RESEND_MAX_S = 60.0         # ... the wait doubling while the hall stays silent, up to this
+HEALTH_EVERY_S = 60.0       # `health` (retained) this often, and at each connection
 
 
 def read_password(path: str | None) -> str | None:
@@ -107,7 +109,9 @@ class HallLink:
     def __init__(self, service: ClockService, table: Table, hall: HallConfig,
                  state_dir: str | Path, *, signal: HallSignal | None = None,
                  wall_ns: Callable[[], int] = time.time_ns,
-                 state_every_s: float = STATE_EVERY_S) -> None:
+                 state_every_s: float = STATE_EVERY_S,
+                 health_system: System | None = None,
+                 health_every_s: float = HEALTH_EVERY_S) -> None:
         self.service = service
         self.table = table
         self.hall = hall
@@ -148,10 +152,17 @@ class HallLink:
         self._inbox: queue.Queue[tuple[str, bytes]] = queue.Queue(REQUESTS_WAITING)
         self._retry_asked = threading.Event()      # a RETRY is in the worker's queue
         self._dropped = 0
+        self.health_system: System = health_system or HostSystem()
+        self.health_every_s = health_every_s
+        self._health_now = threading.Event()     # set at each connection (and at a stop)
         self.client = self._make_client()
         self._threads = [threading.Thread(target=self._publishing, name="hall-publisher",
                                           daemon=True),
                          threading.Thread(target=self._serving, name="hall-requests",
+                                          daemon=True),
+                         # Its own thread: a command it runs (vcgencmd, chronyc) that hangs
+                         # up to its deadline never holds up the events.
+                         threading.Thread(target=self._health_publishing, name="hall-health",
                                           daemon=True)]
 
     # --- the client ---------------------------------------------------------------------------
@@ -193,6 +204,7 @@ class HallLink:
         stop for long."""
         self._stop.set()
         self.signal.wake.set()
+        self._health_now.set()
         with contextlib.suppress(queue.Full):
             self._inbox.put_nowait(("stop", b""))       # the worker stops waiting at once
         for thread in self._threads:
@@ -229,6 +241,7 @@ class HallLink:
         self.signal.changed.set()          # the retained state may be old: publish it now
         self._reconnected.set()            # what the hall has not acknowledged goes again
         self._connected.set()
+        self._health_now.set()             # the card's health at once, not in a minute
         self.signal.wake.set()
 
     def _on_connect_fail(self, _client: mqtt.Client, _userdata: Any) -> None:
@@ -364,6 +377,39 @@ class HallLink:
         due = min(self._next_state_at, self._resend_at if self._inflight else float("inf"),
                   self._journal_resend_at if self._journal_info else float("inf"))
         return max(0.05, min(IDLE_WAKE_S, due - time.monotonic()))
+
+    # health (issue 24): its own thread, every HEALTH_EVERY_S and at each connection
+
+    def _health_publishing(self) -> None:
+        while not self._stop.is_set():
+            self._health_now.wait(self.health_every_s)
+            self._health_now.clear()
+            if self._stop.is_set() or not self._connected.is_set():
+                continue
+            self._guard(self.publish_health)
+
+    def publish_health(self) -> None:
+        self._publish_json("health", self.health_payload(), retain=True)
+
+    def health_payload(self) -> dict[str, Any]:
+        """The table's health now (health.py; hall/PROTOCOL.md `health`)."""
+        return read_health(self.health_system, self.state_dir, backlog=self.backlog,
+                           at=iso_utc(self.wall_ns())).as_json()
+
+    def backlog(self) -> Backlog:
+        """The journal records the hall has not acknowledged: of the journal the outbox is on
+        when the clock is writing it (else None: its end is not known without reading it), and
+        how many journals after it wait."""
+        with self.memory.lock:
+            journal, seq = self.memory.journal, self.memory.seq
+        current = self._current_journal()
+        if journal is None:
+            return Backlog(0, 0)
+        on_card = self._on_card(journal) if journal == current else None
+        records = max(0, on_card - seq) if on_card is not None else None
+        order = [path.name for path in journals_in_order(self.state_dir)]
+        after = len(order) - 1 - order.index(journal) if journal in order else 0
+        return Backlog(records, after)
 
     # state
 

@@ -264,6 +264,7 @@ function renderCard(card) {
        el("span", { class: "phase" }, phase)),
     el("div", { class: "players" }, sideRow("left"), sideRow("right")),
     el("div", { class: "facts" }, facts),
+    healthRow(card),                                    // health.js
     needsRow(card, needs),
     badMessages(card));
   return node;
@@ -450,6 +451,7 @@ function fillTableDialog(table) {
                                       onclick: (e) => dismissAll(table, e.currentTarget) },
                           t("alerts.seen_all", { n: alertCount(card) })) : null,
     ...alerts, more(dropped(card)), badMessages(card), notice,
+    card.health ? el("h3", {}, t("health.title")) : null, ...healthLines(card),   // health.js
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
