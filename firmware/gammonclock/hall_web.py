@@ -49,6 +49,7 @@ from aiohttp import web
 from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
 from .hall_archive import JOURNAL_NAME
+from .hall_public import is_public_path
 from .hall_results import results_csv, standings_csv
 from .hall_server import Hall, Listener, now_ms
 
@@ -173,22 +174,23 @@ class TextsError(GammonclockError, ValueError):
     """The page's catalogue is not whole: a text missing in a language, or not text."""
 
 
-def page_texts() -> dict[str, dict[str, Any]]:
-    """The page's texts, `{language: {key: text or {plural form: text}}}`, checked: every key in
-    every language, each a string, or (a count's) an object of plural forms with `other`."""
-    texts = json.loads((STATIC / "texts.json").read_text(encoding="utf-8"))
+def page_texts(name: str = "texts.json") -> dict[str, dict[str, Any]]:
+    """The page's texts (or another catalogue of hall_static/, NAME), `{language: {key: text
+    or {plural form: text}}}`, checked: every key in every language, each a string, or (a
+    count's) an object of plural forms with `other`."""
+    texts = json.loads((STATIC / name).read_text(encoding="utf-8"))
     if not isinstance(texts, dict) or sorted(texts) != sorted(LANGUAGES):
-        raise TextsError(f"texts.json: languages {sorted(texts)}, not {sorted(LANGUAGES)}")
+        raise TextsError(f"{name}: languages {sorted(texts)}, not {sorted(LANGUAGES)}")
     keys = set(texts["en"])
     for language, table in texts.items():
         if set(table) != keys:
-            raise TextsError(f"texts.json: {language} lacks {sorted(keys - set(table))} and "
+            raise TextsError(f"{name}: {language} lacks {sorted(keys - set(table))} and "
                              f"has {sorted(set(table) - keys)} only")
         for key, text in table.items():
             plural = isinstance(text, dict) and "other" in text and all(
                 isinstance(v, str) for v in text.values())
             if not (isinstance(text, str) or plural):
-                raise TextsError(f"texts.json: {language} {key}: not a text")
+                raise TextsError(f"{name}: {language} {key}: not a text")
     return texts
 
 
@@ -206,10 +208,11 @@ def page_html(language: str, token: str) -> str:
 
 def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None = None,
              limits: Limits | None = None, token: str | None = None,
-             language: str = "en") -> web.Application:
+             language: str = "en", public: Any = None) -> web.Application:
     """The page's app. `hosts`: the names it answers to (default: a loopback bind's);
     `token`: the page's token (default: a new random one); `language`: the page's language
-    where a browser has not chosen one (en or ru)."""
+    where a browser has not chosen one (en or ru); `public`: the spectators' pages'
+    settings (hall_public_web.PublicPage; default: not published)."""
     if language not in LANGUAGES:
         raise ValueError(f"the page's language {language!r} is not one of {', '.join(LANGUAGES)}")
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
@@ -233,6 +236,8 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app.router.add_get("/api/results.csv", _results_csv)
     app.router.add_get("/api/standings.csv", _standings_csv)
     app.router.add_get("/archive/{table}/{name}", _archive_file)
+    from .hall_public_web import add_public_routes  # /public, /overlay/TABLE: no password
+    add_public_routes(app, public, language)
     return app
 
 
@@ -268,7 +273,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             f"was for {repr(host)[:80]}. To use another name, start the hall with "
             "--page-host NAME.\n"))
     password = request.app[PASSWORD]
-    if password and not _authorised(request, password):
+    if password and not is_public_path(request.path) and not _authorised(request, password):
         return web.Response(status=401, text="the hall's password, please\n",
                             headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
     if request.method == "POST":
