@@ -430,6 +430,15 @@ def demo(args: argparse.Namespace) -> int:
             print(f"gammonclock hall demo: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         stack.callback(broker.stop)
+        from .hall_public import demo_public_broker  # the spectators' (hall_public)
+        public = demo_public_broker(folder / "public-broker")
+        public.folder.mkdir(exist_ok=True)
+        try:
+            public.start()
+        except DemoError as exc:
+            print(f"gammonclock hall demo: the spectators' broker: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        stack.callback(public.stop)
         keys = folder / "keys"
         keys.mkdir(exist_ok=True)
         robots = []
@@ -454,10 +463,14 @@ def demo(args: argparse.Namespace) -> int:
             "  Ctrl-C stops it all."]).replace("\n\n", "\n"), flush=True)
         options = HallOptions(BrokerURL.parse(broker.url), DIRECTOR, broker.passwords[DIRECTOR],
                               "gammonclock", None, folder / "archive", keys)
-        page = PageOptions(host, port, None, PageHosts.of(host), language=language)
+        from .hall_public import PUBLIC_USER, PublicOptions
+        from .hall_public_web import PublicPage
+        page = PageOptions(host, port, None, PageHosts.of(host), language=language,
+                           public=PublicPage(True, public.websocket))
+        spectators = PublicOptions(BrokerURL.parse(public.url), public.passwords[PUBLIC_USER])
         previous = signal.getsignal(signal.SIGINT)
         try:
-            if serve_until_stopped(options, page, "gammonclock hall demo") != 0:
+            if serve_until_stopped(options, page, "gammonclock hall demo", spectators) != 0:
                 return 1
         finally:
             signal.signal(signal.SIGINT, previous)

@@ -356,3 +356,32 @@ class PublicPublisher:
         retained view across its restart)."""
         for table, made in sorted(self.shown.items()):
             self._publish(table, made)
+
+
+def demo_public_broker(folder: Any) -> Any:
+    """The demo's spectators' broker (`gammonclock hall demo`): hall_demo's private Mosquitto
+    with the shipped public.conf's listeners, limits and public.acl, on two free ports."""
+    from pathlib import Path
+
+    from .hall_demo import PrivateBroker, free_port, shipped
+
+    class PublicDemoBroker(PrivateBroker):
+        def __init__(self, where: Path) -> None:
+            super().__init__(where, [PUBLIC_USER])
+            self.websocket_port = free_port()
+
+        @property
+        def websocket(self) -> str:
+            return f"ws://127.0.0.1:{self.websocket_port}/"
+
+        def config_text(self) -> str:
+            acl = self.folder / "public.acl"
+            acl.write_text(shipped("public.acl"), encoding="utf-8")
+            import getpass
+            return "\n".join([
+                *public_broker_config(self.port, self.websocket_port,
+                                      str(self.folder / "passwd"), str(acl)),
+                f"log_dest file {self.folder / 'mosquitto.log'}",
+                f"user {getpass.getuser()}", ""])
+
+    return PublicDemoBroker(Path(folder))
