@@ -373,6 +373,7 @@ function connect() {
     clock(data);
     cards.clear();
     for (const card of data.cards) cards.set(card.table, card);
+    hearCards(data.cards, true);
     setBroker(data.broker);
     if (data.token) token = data.token;
     archive.clear();
@@ -383,6 +384,7 @@ function connect() {
     const data = JSON.parse(e.data);
     clock(data);
     for (const card of data.cards) cards.set(card.table, card);
+    hearCards(data.cards, false);
     scheduleRender();
   });
   source.addEventListener("broker", (e) => setBroker(JSON.parse(e.data).broker));
@@ -748,6 +750,7 @@ function setup() {
     name.textContent = file ? file.name : t("round.no_file");
     if (file) $("round-csv").value = await file.text();
   });
+  setupAlerts();
   connect();
   setInterval(tickReserves, 200);
 }
