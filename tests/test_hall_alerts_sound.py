@@ -23,7 +23,9 @@ window.__notes = [];
 window.__beeps = 0;
 window.__asked = 0;
 class FakeNotification {
-  constructor(title, options) { window.__notes.push({ title, body: options.body, tag: options.tag }); }
+  constructor(title, options) {
+    window.__notes.push({ title, body: options.body, tag: options.tag });
+  }
   static requestPermission() { window.__asked += 1; return Promise.resolve("granted"); }
 }
 FakeNotification.permission = "granted";
@@ -31,9 +33,14 @@ window.Notification = FakeNotification;
 class FakeAudio {
   constructor() { this.currentTime = 0; this.destination = {}; }
   resume() { return Promise.resolve(); }
-  createGain() { const ramp = () => {}; return { gain: { setValueAtTime: ramp, exponentialRampToValueAtTime: ramp }, connect: (x) => x }; }
+  createGain() {
+    const ramp = () => {};
+    return { gain: { setValueAtTime: ramp, exponentialRampToValueAtTime: ramp },
+             connect: (x) => x };
+  }
   createOscillator() {
-    return { frequency: {}, connect: (x) => x, start: () => { window.__beeps += 1; }, stop: () => {} };
+    return { frequency: {}, connect: (x) => x, start: () => { window.__beeps += 1; },
+             stop: () => {} };
   }
 }
 window.AudioContext = FakeAudio;

@@ -265,3 +265,27 @@ def test_the_public_page_needs_no_password_and_the_directors_still_does(
         with pytest.raises(urllib.error.HTTPError) as bad:
             urllib.request.urlopen(hall.base + "/overlay/..%2Fhall", timeout=10)
         assert bad.value.code == 404
+
+
+@pytest.mark.parametrize("given, said", [
+    (["--public-delay", "30"], "need --public-broker"),
+    (["--public-websocket", "ws://hall.local:9001"], "need --public-broker"),
+    (["--public-broker", "http://x"], "--public-broker 'http://x' is not a broker URL"),
+    (["--public-broker", "mqtt://127.0.0.1:1884"], "--public-password-file"),
+    (["--public-broker", "mqtt://127.0.0.1:1884", "--public-password-file", "PW",
+      "--public-delay", "7200"], "--public-delay 7200: give seconds from 0 to 3600"),
+    (["--public-broker", "mqtt://127.0.0.1:1884", "--public-password-file", "PW",
+      "--public-websocket", "javascript:alert(1)"], "is not ws://HOST:PORT"),
+])
+def test_bad_public_options_are_refused_before_anything_starts(
+        given: list[str], said: str, tmp_path: Path, capsys: Any) -> None:
+    from gammonclock.cli import main
+    secret = tmp_path / "pw"
+    secret.write_text("secret\n")
+    argv = ["hall", "--broker", "mqtt://127.0.0.1:1", "--password-file", str(secret),
+            "--archive", str(tmp_path / "archive"),
+            *[str(secret) if a == "PW" else a for a in given]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err, err
+    assert not (tmp_path / "archive").exists()
