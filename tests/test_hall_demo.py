@@ -59,6 +59,8 @@ def test_the_broker_has_the_shipped_settings_and_listens_on_loopback_only(tmp_pa
 def test_the_shipped_broker_files_are_in_the_package_and_in_hall() -> None:
     assert hall_demo.shipped("acl") == (ROOT / "hall" / "acl").read_text(encoding="utf-8")
     assert "pattern write gammonclock/%u/state" in hall_demo.shipped("acl")
+    for name in ("public.conf", "public.acl"):       # the spectators' broker (hall_public)
+        assert hall_demo.shipped(name) == (ROOT / "hall" / name).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("given, said", [

@@ -289,3 +289,46 @@ def test_bad_public_options_are_refused_before_anything_starts(
     err = capsys.readouterr().err
     assert said in err, err
     assert not (tmp_path / "archive").exists()
+
+
+def test_the_shipped_public_conf_runs_as_it_is(tmp_path: Path) -> None:
+    """hall/public.conf, its paths and ports moved into the test's folder, is a broker that
+    lets the hall's account publish and an anonymous WebSocket client read."""
+    import subprocess
+
+    from gammonclock.hall_demo import shipped
+    from mqtt_helpers import find_binary, free_port
+    passwd, acl = tmp_path / "passwd", tmp_path / "public.acl"
+    subprocess.run([find_binary("mosquitto_passwd"), "-c", "-b", str(passwd), PUBLIC_USER,
+                    "pw"], check=True, capture_output=True)
+    acl.write_text(shipped("public.acl"))
+    ports = {"1884": str(free_port()), "9001": str(free_port())}
+    text = (shipped("public.conf")
+            .replace("/etc/mosquitto/gammonclock-public.passwd", str(passwd))
+            .replace("/etc/mosquitto/gammonclock-public.acl", str(acl))
+            .replace("listener 1884 ", f"listener {ports['1884']} ")
+            .replace("listener 9001", f"listener {ports['9001']} 127.0.0.1"))
+    conf = tmp_path / "public.conf"
+    conf.write_text(text + f"\nuser {__import__('getpass').getuser()}\n")
+    broker = PublicBroker(tmp_path)
+    broker.publish_port, broker.websocket_port, broker.password = (
+        int(ports["1884"]), int(ports["9001"]), "pw")
+    process = subprocess.Popen([find_binary("mosquitto"), "-c", str(conf)],
+                               stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        hall = PublicClient(broker.options())
+        hall.start()
+        while not hall.connected and time.monotonic() < deadline:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.05)
+        assert hall.connected
+        hall.publish(f"{ROOT}/table-1", b'{"v":1}')
+        spectator = Spectator(broker)
+        spectator.subscribe(f"{ROOT}/+")
+        spectator.wait_for(lambda m: m.topic == f"{ROOT}/table-1")
+        spectator.close()
+        hall.stop()
+    finally:
+        process.terminate()
+        process.wait(10)
