@@ -310,21 +310,21 @@ def test_the_shipped_public_conf_runs_as_it_is(tmp_path: Path) -> None:
             .replace("listener 9001", f"listener {ports['9001']} 127.0.0.1"))
     conf = tmp_path / "public.conf"
     conf.write_text(text + f"\nuser {__import__('getpass').getuser()}\n")
-    broker = PublicBroker(tmp_path)
-    broker.publish_port, broker.websocket_port, broker.password = (
+    shipped_broker = PublicBroker(tmp_path)
+    shipped_broker.publish_port, shipped_broker.websocket_port, shipped_broker.password = (
         int(ports["1884"]), int(ports["9001"]), "pw")
     process = subprocess.Popen([find_binary("mosquitto"), "-c", str(conf)],
                                stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 10
-        hall = PublicClient(broker.options())
+        hall = PublicClient(shipped_broker.options())
         hall.start()
         while not hall.connected and time.monotonic() < deadline:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             time.sleep(0.05)
         assert hall.connected
         hall.publish(f"{ROOT}/table-1", b'{"v":1}')
-        spectator = Spectator(broker)
+        spectator = Spectator(shipped_broker)
         spectator.subscribe(f"{ROOT}/+")
         spectator.wait_for(lambda m: m.topic == f"{ROOT}/table-1")
         spectator.close()
