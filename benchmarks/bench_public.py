@@ -11,8 +11,8 @@ The tables are light (one MQTT connection of a bench account allowed to write ev
 topics, publishing the §14 state a clock publishes after each press: a turn of 2 to 14 s each);
 the hall is the real command, `python -m gammonclock hall … --public-broker …`, in a process of
 its own whose CPU is read from /proc. The spectators are raw MQTT 3.1.1-over-WebSocket clients on
-asyncio sockets (the browser page's protocol: anonymous, subscribe to PREFIX-public/+), spread
-over a few processes; `--measuring` of them decode every view and time it, the rest read and
+asyncio sockets (the browser page's protocol: anonymous, subscribe to PREFIX-public/live, the
+hall's stream of changed views), spread over a few processes; `--measuring` of them decode every view and time it, the rest read and
 count what they are sent (the broker's work is the same for each).
 
 Latency is press to public page: from the instant a table publishes the state of a press to the
@@ -109,7 +109,7 @@ class Spectator:
         cid = f"bench-{secrets.token_hex(6)}"
         writer.write(_ws_frame(_packet(0x10, _mqtt_string("MQTT") + bytes([4, 2, 0, 60])
                                        + _mqtt_string(cid))))
-        writer.write(_ws_frame(_packet(0x82, b"\x00\x01" + _mqtt_string(f"{ROOT_TOPIC}/+")
+        writer.write(_ws_frame(_packet(0x82, b"\x00\x01" + _mqtt_string(f"{ROOT_TOPIC}/live")
                                        + b"\x00")))
         await writer.drain()
         frames = b""                                   # WebSocket bytes not yet a frame
@@ -156,13 +156,12 @@ class Spectator:
             first, body, stream = stream[0], stream[at:at + length], stream[at + length:]
             if first >> 4 == 9:
                 self.ready.set()
-            elif first >> 4 == 3 and not first & 1:    # a live view (retained ones are old)
+            elif first >> 4 == 3:                      # the stream: the views of a flush
                 topic_n = struct.unpack("!H", body[:2])[0]
-                table = body[2:2 + topic_n].decode().rsplit("/", 1)[1]
-                view = json.loads(body[2 + topic_n:])
-                left = (view.get("clock") or {}).get("left") or {}
-                if isinstance(left.get("reserve_ms"), int):
-                    self.got.append((table, BASE_MS - left["reserve_ms"], now))
+                for view in json.loads(body[2 + topic_n:])["views"]:
+                    left = (view.get("clock") or {}).get("left") or {}
+                    if isinstance(left.get("reserve_ms"), int):
+                        self.got.append((view["table"], BASE_MS - left["reserve_ms"], now))
         return stream
 
 

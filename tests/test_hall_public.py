@@ -188,7 +188,7 @@ def test_a_press_reaches_the_spectators_and_nothing_private_does(
             publish(table, f"{P}/table-1/online", "1", retain=True)
             publish(table, f"{P}/table-1/state",
                     {**clock_state(seq=5), "pin_hash": SECRET_PIN_HASH, "by": ARBITER})
-            first = view_of(watcher.wait_for(lambda m: m.topic == f"{ROOT}/table-1"))
+            first = view_of(watcher.wait_for(lambda m: m.topic == f"{ROOT}/t/table-1"))
             assert first["running"] == "left" and first["score"] == {"left": 3, "right": 2}
             # An arbiter's action with its PIN data, and a PIN failure at the panels.
             publish(table, f"{P}/table-1/events", {
@@ -204,14 +204,20 @@ def test_a_press_reaches_the_spectators_and_nothing_private_does(
                     {**clock_state(seq=7, running="right", left_ms=590_000),
                      "pin_hash": SECRET_PIN_HASH})
             pressed = view_of(watcher.wait_for(
-                lambda m: b'"running":"right"' in m.payload, what="the press"))
+                lambda m: m.topic.endswith("/t/table-1") and b'"running":"right"' in m.payload,
+                what="the press"))
+            live = watcher.wait_for(lambda m: m.topic == f"{ROOT}/live"
+                                    and b'"running":"right"' in m.payload, what="the stream")
+            assert json.loads(live.payload)["views"] == [pressed]
             assert pressed["clock"]["left"]["reserve_ms"] == 590_000
             published = hall.publisher.published
             assert published >= 2
         with watcher.lock:
-            payloads = [m.payload for m in watcher.messages]
+            payloads = [m.payload for m in watcher.messages if "/t/" in m.topic]
+            everything = [m.payload for m in watcher.messages]
         for payload in payloads:
             assert len(payload) <= MAX_VIEW_BYTES
+        for payload in everything:
             for private in (SECRET_PIN_HASH, ARBITER, "PIN", "journal", "seq", "needs",
                             "alert", "pin", "hall"):
                 assert private.encode() not in payload, (private, payload)
@@ -233,7 +239,7 @@ def test_the_public_delay_holds_every_view_back(broker: Broker, public: PublicBr
             publish(table, f"{P}/table-1/online", "1", retain=True)
             sent = time.monotonic()
             publish(table, f"{P}/table-1/state", clock_state(seq=5))
-            message = watcher.wait_for(lambda m: m.topic == f"{ROOT}/table-1", timeout=10)
+            message = watcher.wait_for(lambda m: m.topic == f"{ROOT}/t/table-1", timeout=10)
             came = time.monotonic()
             view = view_of(message)
             card = hall.card("table-1")

@@ -155,8 +155,6 @@ def test_the_page_bounds_what_it_takes_from_the_broker(browser: Any, hall: Publi
     page = browser.new_page(viewport=PHONE)
     try:
         hall.wait(lambda: raw.connected, "the raw publisher connected")
-        page.goto(hall.base + "/public")
-        page.wait_for_selector('.table[data-view="table-2"]', timeout=5000)
         good = {"v": 1, "table": "x", "players": {"left": "L", "right": "R"}, "phase": "running"}
         bad = {
             "bad-json": b"{not json",
@@ -165,22 +163,32 @@ def test_the_page_bounds_what_it_takes_from_the_broker(browser: Any, hall: Publi
             "bad-table": json.dumps({**good, "table": "someone-else"}).encode(),
             "bad-utf8": b'{"v":1,"table":"bad-utf8","players":{"left":"\xff\xfe"}}',
         }
-        for table, payload in bad.items():
-            raw.publish(f"{ROOT}/{table}", payload)
+        for table, payload in bad.items():     # retained views: the page's first look
+            raw.publish(f"{ROOT}/t/{table}", payload)
+        raw.publish(f"{ROOT}/t/zz-last", json.dumps({**good, "table": "zz-last"}).encode())
+        page.goto(hall.base + "/public")
+        page.wait_for_selector('.table[data-view="zz-last"]', timeout=5000)
+        assert not page.query_selector_all('.table[data-view^="bad-"]')
         odd = {**good, "table": "odd", "players": {"left": "N" * 500, "right": 42},
                "score": {"left": "3", "right": 1e308}, "phase": "<img src=x onerror=alert(1)>",
                "cube": {"value": 3.5, "owner": "middle"}, "reserves_at_ms": "soon",
                "clock": {"left": {"reserve_ms": "lots"}, "right": {"reserve_ms": 5000}}}
-        raw.publish(f"{ROOT}/odd", json.dumps(odd).encode())
-        for i in range(520):
-            raw.publish(f"{ROOT}/many-{i:03d}",
-                        json.dumps({**good, "table": f"many-{i:03d}"}).encode())
+        raw.publish(f"{ROOT}/live", json.dumps({"v": 1, "views": [odd]}).encode(), retain=False)
+        # The stream: a message that is not a batch; a batch of 300 views (256 taken); then
+        # batches of 20 up to 560 tables (500 kept). Longer messages the broker itself refuses
+        # (max_packet_size).
+        raw.publish(f"{ROOT}/live", b'{"v":1,"views":{"table":"bad-batch"}}', retain=False)
+        for start, count in [(0, 300)] + [(n, 20) for n in range(300, 560, 20)]:
+            raw.publish(f"{ROOT}/live", json.dumps({"v": 1, "views": [
+                {**good, "table": f"many-{i:03d}"} for i in range(start, start + count)]}
+            ).encode(), retain=False)
         page.wait_for_function("() => document.querySelectorAll('.table').length >= 500",
                                timeout=10000)
         shown = page.eval_on_selector_all(".table", "ts => ts.map(t => t.dataset.view)")
         assert len(shown) == 500
         assert not any(name.startswith("bad-") for name in shown)
         assert "table-1" in shown and "odd" in shown
+        assert "many-255" in shown and "many-256" not in shown and "many-299" not in shown
         odd_text = page.inner_text('.table[data-view="odd"]')
         assert "N" * 64 in odd_text and "N" * 65 not in odd_text      # a name cut to 64
         assert "Right" in odd_text and "onerror" not in odd_text       # a bad name, a bad phase

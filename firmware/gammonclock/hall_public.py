@@ -1,5 +1,6 @@
 """The spectators' view (SPEC §14): every table's public view, published by the hall on its own
-topic tree (`PREFIX-public/TABLE`, retained) to a second Mosquitto that serves it to browsers
+topic tree (`PREFIX-public/t/TABLE` retained, and every change of a flush together on
+`PREFIX-public/live`) to a second Mosquitto that serves it to browsers
 over MQTT-over-WebSockets, read-only and anonymous (hall_broker/public.conf and public.acl).
 The hall publishes once per change, whatever the number of spectators: a thousand phones cost
 the broker, not the hall.
@@ -41,7 +42,8 @@ log = logging.getLogger("gammonclock.hall")
 VERSION = 1
 MAX_VIEW_BYTES = 4096            # a view is a few hundred bytes; the page refuses more
 MAX_DELAY_S = 3600.0
-FLUSH_S = 0.05                   # views of tables that changed are made at most this often
+FLUSH_S = 0.25                   # views of tables that changed are made at most this often
+MAX_BATCH_BYTES = 32768          # a `live` message: the views that changed in one flush
 MAX_PENDING = 200_000            # delayed views waiting (a delay of an hour at 50 a second)
 PUBLIC_USER = "hall-public"      # the hall's account on the spectators' broker (public.acl)
 PUBLIC_PORT = 1884               # where the hall publishes (public.conf, loopback)
@@ -235,9 +237,9 @@ class PublicClient:
         self.client.disconnect()
         self.client.loop_stop()
 
-    def publish(self, topic: str, payload: bytes) -> None:
+    def publish(self, topic: str, payload: bytes, retain: bool = True) -> None:
         if self.connected:
-            self.client.publish(topic, payload, qos=0, retain=True)
+            self.client.publish(topic, payload, qos=0, retain=retain)
 
     def _on_connect(self, _client: Any, _userdata: Any, _flags: Any, reason: Any,
                     _properties: Any) -> None:
@@ -296,7 +298,11 @@ class PublicPublisher:
         self.client.stop()
 
     def topic(self, table: str) -> str:
-        return f"{self.root}/{table}"
+        return f"{self.root}/t/{table}"
+
+    @property
+    def live_topic(self) -> str:
+        return f"{self.root}/live"
 
     def changed(self, table: str, _received_ms: int) -> None:
         if TABLE_ID.fullmatch(table) is None:
@@ -334,28 +340,51 @@ class PublicPublisher:
             self._release.cancel()
             self._release = None
         now = time.monotonic()
+        due: list[tuple[str, dict[str, Any]]] = []
         while self.pending and self.pending[0][0] <= now:
             _due, table, made = self.pending.popleft()
             self.shown[table] = made
-            self._publish(table, made)
+            due.append((table, made))
+        if due:
+            self._publish(due)
         if self.pending and self._loop is not None:
             self._release = self._loop.call_later(max(0.0, self.pending[0][0] - now),
                                                   self._release_due)
 
-    def _publish(self, table: str, made: dict[str, Any]) -> None:
-        payload = view_payload(made, self.delay_ms, time.time_ns() // 1_000_000)
-        if len(payload) > MAX_VIEW_BYTES:
-            log.warning("%s: its public view is %d bytes, more than %d; not published",
-                        table, len(payload), MAX_VIEW_BYTES)
-            return
-        self.published += 1
-        self.client.publish(self.topic(table), payload)
+    def _publish(self, views: list[tuple[str, dict[str, Any]]], live: bool = True) -> None:
+        """Each view retained on its table's topic (a page's first look, an overlay), and the
+        lot as few `live` messages (the public page's stream: a spectator's browser gets a
+        message per flush, not one per table: Mosquitto's WebSocket listener sends each client
+        a message or so per turn of its loop)."""
+        sent_ms = time.time_ns() // 1_000_000
+        batch: list[bytes] = []
+        size = 0
+        for table, made in views:
+            payload = view_payload(made, self.delay_ms, sent_ms)
+            if len(payload) > MAX_VIEW_BYTES:
+                log.warning("%s: its public view is %d bytes, more than %d; not published",
+                            table, len(payload), MAX_VIEW_BYTES)
+                continue
+            self.published += 1
+            self.client.publish(self.topic(table), payload)
+            if not live:
+                continue
+            if size + len(payload) > MAX_BATCH_BYTES:
+                self._send_batch(batch, sent_ms)
+                batch, size = [], 0
+            batch.append(payload)
+            size += len(payload) + 1
+        if batch:
+            self._send_batch(batch, sent_ms)
+
+    def _send_batch(self, views: list[bytes], sent_ms: int) -> None:
+        self.client.publish(self.live_topic, b'{"v":%d,"sent_ms":%d,"views":[%s]}' % (
+            VERSION, sent_ms, b",".join(views)), retain=False)
 
     def republish(self) -> None:
         """Every table's view as last published (after a reconnect: the broker keeps no
         retained view across its restart)."""
-        for table, made in sorted(self.shown.items()):
-            self._publish(table, made)
+        self._publish(sorted(self.shown.items()), live=False)
 
 
 def demo_public_broker(folder: Any) -> Any:

@@ -1,17 +1,18 @@
 // A minimal MQTT 3.1.1 client over WebSocket (subprotocol "mqtt"), for the spectators' pages:
 // it connects anonymously with a random client id and a clean session, subscribes to the given
-// filters at QoS 0, pings, and reconnects with a growing pause. It publishes nothing. Every
+// filters at QoS 0 (and to `snapshot` filters only for their retained messages: subscribed and
+// at once unsubscribed), pings, and reconnects with a growing pause. It publishes nothing. Every
 // byte from the network is bounded: a packet longer than MQTT_MAX_PACKET, a length field of
 // more than 4 bytes, a topic that is not UTF-8 or runs past its packet, an unknown packet type,
 // a text frame or a buffer beyond MQTT_MAX_BUFFER closes the connection (and it reconnects).
 "use strict";
 
-const MQTT_MAX_PACKET = 16384;       // a public view is under 4 KiB
-const MQTT_MAX_BUFFER = 65536;       // bytes read and not yet a whole packet
+const MQTT_MAX_PACKET = 65536;       // a `live` message of views is at most 32 KiB
+const MQTT_MAX_BUFFER = 262144;      // bytes read and not yet a whole packet
 const MQTT_KEEPALIVE_S = 60;
 const MQTT_RETRY_MS = [1000, 30000]; // the pause before a reconnect, from and to
 
-function mqttSubscriber({ url, filters, onMessage, onStatus }) {
+function mqttSubscriber({ url, filters, snapshot = [], onMessage, onStatus }) {
   const encoder = new TextEncoder();
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let socket = null, buffer = new Uint8Array(0), pinger = null, retry = MQTT_RETRY_MS[0];
@@ -110,6 +111,14 @@ function mqttSubscriber({ url, filters, onMessage, onStatus }) {
       const subscribe = [0, 1];
       for (const filter of filters) subscribe.push(...utf8(filter), 0);
       send(packet(0x82, subscribe));
+      if (snapshot.length) {
+        // The broker sends a filter's retained messages at the SUBSCRIBE, before it reads the
+        // UNSUBSCRIBE: one look at every table, then only the stream of `filters`.
+        const look = [0, 2], leave = [0, 3];
+        for (const filter of snapshot) { look.push(...utf8(filter), 0); leave.push(...utf8(filter)); }
+        send(packet(0x82, look));
+        send(packet(0xa2, leave));
+      }
       retry = MQTT_RETRY_MS[0];
       pinger = setInterval(() => send(new Uint8Array([0xc0, 0])), MQTT_KEEPALIVE_S * 500);
       onStatus("connected");
@@ -129,6 +138,8 @@ function mqttSubscriber({ url, filters, onMessage, onStatus }) {
         at += 2;
       }
       onMessage(topic, body.subarray(at), (first & 1) === 1);
+    } else if (type === 11) {                         // UNSUBACK
+      /* the snapshot is in */
     } else if (type === 13) {                         // PINGRESP
       /* alive */
     } else {

@@ -7,6 +7,8 @@
 
 const MAX_TABLES = 500;            // views kept; more tables are not shown
 const MAX_VIEW_BYTES = 4096;       // hall_public.MAX_VIEW_BYTES
+const MAX_LIVE_BYTES = 65536;      // a `live` message (hall_public.MAX_BATCH_BYTES, with room)
+const MAX_LIVE_VIEWS = 256;
 const STALE_MS = 30000;            // a running clock is counted this long past its view, no more
 const TABLE_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const SIDES = ["left", "right"];
@@ -101,22 +103,43 @@ function cleanView(table, raw) {
   };
 }
 
+// A message of the public tree: a table's retained view (`ROOT/t/TABLE`) or the hall's
+// stream of the views that changed (`ROOT/live`, `{"v": 1, "sent_ms", "views": [...]}`).
 function received(topic, payload, retained) {
-  const head = SETTINGS.root + "/";
-  if (typeof topic !== "string" || !topic.startsWith(head)) return;
-  const table = topic.slice(head.length);
-  if (!TABLE_NAME.test(table) || (ONLY && table !== ONLY)) return;
-  if (payload.length > MAX_VIEW_BYTES) return;
-  if (!views.has(table) && views.size >= MAX_TABLES) return;
-  if (payload.length === 0) { views.delete(table); scheduleRender(); return; }
+  if (typeof topic !== "string") return;
+  const tableHead = `${SETTINGS.root}/t/`;
   let raw;
-  try { raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(payload)); } catch (err) { return; }
+  const parse = (limit) => {
+    if (payload.length > limit) return false;
+    try { raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(payload)); } catch (err) { return false; }
+    return true;
+  };
+  if (topic === `${SETTINGS.root}/live`) {
+    if (!parse(MAX_LIVE_BYTES) || !isObject(raw) || raw.v !== 1 || !Array.isArray(raw.views)) return;
+    if (!retained && int(raw.sent_ms, 0, 1e14) !== null) skewMs = raw.sent_ms - Date.now();
+    for (const one of raw.views.slice(0, MAX_LIVE_VIEWS)) {
+      if (isObject(one) && typeof one.table === "string") take(one.table, one);
+    }
+  } else if (topic.startsWith(tableHead)) {
+    const table = topic.slice(tableHead.length);
+    if (payload.length === 0 && TABLE_NAME.test(table)) { views.delete(table); scheduleRender(); return; }
+    if (!parse(MAX_VIEW_BYTES)) return;
+    const view = take(table, raw);
+    // A live view was sent just now: its clock is the hall's. A retained one may be old.
+    if (view && !retained && view.sent_ms !== null) skewMs = view.sent_ms - Date.now();
+  }
+}
+
+function take(table, raw) {
+  if (!TABLE_NAME.test(table) || (ONLY && table !== ONLY)) return null;
+  if (!views.has(table) && views.size >= MAX_TABLES) return null;
   const view = cleanView(table, raw);
-  if (!view) return;
-  // A live view was sent just now: its clock is the hall's. A retained one may be old.
-  if (!retained && view.sent_ms !== null) skewMs = view.sent_ms - Date.now();
+  if (!view) return null;
+  const had = views.get(table);
+  if (had && had.sent_ms !== null && view.sent_ms !== null && view.sent_ms < had.sent_ms) return null;
   views.set(table, view);
   scheduleRender();
+  return view;
 }
 
 // --- the clocks ------------------------------------------------------------------------------
@@ -297,8 +320,11 @@ function setup() {
     setStatus("lost");
     return;
   }
-  const filter = `${SETTINGS.root}/${ONLY || "+"}`;
-  mqttSubscriber({ url: brokerUrl(), filters: [filter], onMessage: received,
+  // An overlay follows its table's topic; the public page takes every table's retained view
+  // once, then the hall's stream of changes (one message per flush, whatever the tables).
+  const filters = ONLY ? [`${SETTINGS.root}/t/${ONLY}`] : [`${SETTINGS.root}/live`];
+  const snapshot = ONLY ? [] : [`${SETTINGS.root}/t/+`];
+  mqttSubscriber({ url: brokerUrl(), filters, snapshot, onMessage: received,
                    onStatus: (now) => setStatus(now) });
   setInterval(tick, 200);
 }
