@@ -12,8 +12,9 @@ topics, publishing the §14 state a clock publishes after each press: a turn of 
 the hall is the real command, `python -m gammonclock hall … --public-broker …`, in a process of
 its own whose CPU is read from /proc. The spectators are raw MQTT 3.1.1-over-WebSocket clients on
 asyncio sockets (the browser page's protocol: anonymous, subscribe to PREFIX-public/live, the
-hall's stream of changed views), spread over a few processes; `--measuring` of them decode every view and time it, the rest read and
-count what they are sent (the broker's work is the same for each).
+hall's stream of changed views), spread over a few processes; `--measuring` of them decode
+every view and time it, the rest read and count what they are sent (the broker's work is the
+same for each).
 
 Latency is press to public page: from the instant a table publishes the state of a press to the
 instant a spectator has the view of that press (the press's number is in the view: the left
