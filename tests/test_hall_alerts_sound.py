@@ -70,7 +70,7 @@ def notes(page: Any) -> list[dict[str, str]]:
 
 
 def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
-        browser: Any, hall: RunningHall, table: Any) -> None:  # noqa: F811
+        browser: Any, hall: RunningHall, table: Any, tmp_path: Path) -> None:  # noqa: F811
     publish(table, f"{P}/table-1/online", "1", retain=True)
     publish(table, f"{P}/table-1/state", clock_state(seq=5), retain=True)
     context = browser.new_context(viewport=DESKTOP)
@@ -87,6 +87,7 @@ def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
         page.click("#alerts-toggle")
         assert page.get_attribute("#alerts-toggle", "aria-pressed") == "true"
         assert page.evaluate("() => localStorage.getItem('gammonclock.hall.alerts')") == "on"
+        page.screenshot(path=str(tmp_path / "director-sound-on.png"))
         # A challenge decided, then the flag: each once, with its words.
         publish(table, f"{P}/table-1/events", event(7, {"kind": "challenge_decided",
                                                         "side": "right", "upheld": True}))
