@@ -202,3 +202,20 @@ def test_the_page_bounds_what_it_takes_from_the_broker(browser: Any, hall: Publi
 
 def reserve_of(page: Any, table: str, side: str) -> str:
     return str(page.inner_text(f'.table[data-view="{table}"] .reserve[data-side="{side}"]'))
+
+
+def test_a_delayed_view_says_so_and_an_overlay_waits_for_its_table(
+        browser: Any, broker: Broker, public: PublicBroker,  # noqa: F811
+        tmp_path: Path) -> None:
+    with PublicHall(broker, public, tmp_path / "archive", delay_s=30) as hall:
+        page = browser.new_page(viewport=PHONE)
+        try:
+            page.goto(hall.base + "/public?lang=ru")
+            page.wait_for_selector('body[data-status="connected"]', timeout=5000)
+            assert page.inner_text("#status") == "в эфире, задержка 30 с"
+            assert page.inner_text("#message") == "Столов пока нет."
+            page.goto(hall.base + "/overlay/table-9")
+            page.wait_for_selector(".panel.waiting", timeout=5000)
+            assert page.inner_text(".panel") == "Table table-9: waiting for the hall…"
+        finally:
+            page.close()
