@@ -1,4 +1,4 @@
-"""The real hall (`gammonclock.hall_server.Hall`) on its own asyncio loop in a thread, for the
+"""The real hall (`gammonclock.hall.server.Hall`) on its own asyncio loop in a thread, for the
 delivery tests: what it received, what it holds of each table, what its archive has.
 
     with HallRunner(broker, tmp_path / "archive") as hall:

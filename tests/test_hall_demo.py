@@ -59,6 +59,8 @@ def test_the_broker_has_the_shipped_settings_and_listens_on_loopback_only(tmp_pa
 def test_the_shipped_broker_files_are_in_the_package_and_in_hall() -> None:
     assert hall_demo.shipped("acl") == (ROOT / "hall" / "acl").read_text(encoding="utf-8")
     assert "pattern write gammonclock/%u/state" in hall_demo.shipped("acl")
+    for name in ("public.conf", "public.acl"):       # the spectators' broker (hall_public)
+        assert hall_demo.shipped(name) == (ROOT / "hall" / name).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("given, said", [
@@ -150,7 +152,14 @@ def test_one_command_gives_a_broker_playing_clocks_and_the_page(tmp_path: Path) 
             tab.wait_for_selector("text=Ильдар", timeout=10_000)
             shown = tab.inner_text("body")
             tab.screenshot(path=str(tmp_path / "demo-page.png"))
+            # The spectators' page, over the demo's own spectators' broker (WebSockets).
+            tab.goto(page + "public")
+            tab.wait_for_selector('.table[data-view="table-3"]', timeout=10_000)
+            spectators = tab.inner_text("#tables")
+            tab.screenshot(path=str(tmp_path / "demo-public.png"))
             browser.close()
+        for name in ("table-1", "table-3", "Анна", "Борис", "Ильдар"):
+            assert name in spectators
         for name in ("table-1", "table-2", "table-3", "Анна", "Борис", "Chen", "Dora"):
             assert name in shown
         broker = subprocess.run(["pgrep", "-f", f"mosquitto -c {folder}"],

@@ -21,10 +21,12 @@ import pytest
 
 from gammonclock.cli.main import build_parser
 from gammonclock.config.loading import parse_match_config
+from gammonclock.hall import page as hall_page
 from gammonclock.hall import web as hall_web
+from gammonclock.hall.page import TextsError, page_texts
 from gammonclock.hall.run import options_of
 from gammonclock.hall.view import HallView
-from gammonclock.hall.web import TOKEN, TextsError, make_app, page_html, page_texts
+from gammonclock.hall.web import TOKEN, make_app, page_html
 from gammonclock.sim import hall_demo
 from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
 from test_hall_page import DESKTOP, PHONE, browser  # noqa: F401  (the fixture)
@@ -140,7 +142,7 @@ def test_a_text_in_one_language_only_stops_the_hall(tmp_path: Path,
     texts = json.loads((STATIC / "texts.json").read_text(encoding="utf-8"))
     texts["en"]["only.english"] = "only in English"
     (tmp_path / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
-    monkeypatch.setattr(hall_web, "STATIC", tmp_path)
+    monkeypatch.setattr(hall_page, "STATIC", tmp_path)
     with pytest.raises(TextsError, match=r"ru lacks \['only.english'\]"):
         page_texts()
     with pytest.raises(TextsError):

@@ -59,6 +59,23 @@ def add_hall_parser(commands: Any) -> None:
     hall.add_argument("--keys-dir", "--device-key-dir", type=Path, dest="keys_dir",
                       help="a folder of TABLE.key files (copies of each table's device.key): "
                            "their journals' seals are checked; without one: 'seal not checked'")
+    public = hall.add_argument_group(
+        "spectators", "the public view (/public, /overlay/TABLE) published to a second "
+        "Mosquitto that serves browsers over WebSockets (hall/broker/public.conf)")
+    public.add_argument("--public-broker", metavar="URL",
+                        help="the spectators' broker, where the hall publishes, e.g. "
+                             "mqtt://127.0.0.1:1884 (default: no public view)")
+    public.add_argument("--public-user", default="hall-public",
+                        help="the hall's account there (default: %(default)s, as in "
+                             "hall/broker/public.acl)")
+    public.add_argument("--public-password-file", type=Path,
+                        help="the file holding that account's password")
+    public.add_argument("--public-websocket", metavar="URL",
+                        help="the broker's WebSocket as the browsers reach it (default: "
+                             "ws://THE-PAGE'S-HOST:9001/)")
+    public.add_argument("--public-delay", type=float, default=0.0, metavar="SECONDS",
+                        help="hold the public view back this long, e.g. 30 (live coverage's "
+                             "delay against cheating; default: none)")
     hall.set_defaults(handler=_hall, hall_command=None)
     sub = hall.add_subparsers(dest="hall_command", metavar="add-table | demo")
     add = sub.add_parser("add-table", help="create a table's broker account and print the "

@@ -9,12 +9,14 @@ import contextlib
 import logging
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from gammonclock.errors import GammonclockError
 from gammonclock.wire import BrokerURL, BrokerURLError
 
+from .public import PublicError, PublicOptions, PublicPublisher, websocket_url
 from .server import Hall, HallOptions
 from .web import (
     Gate,
@@ -70,6 +72,7 @@ class PageOptions:
     hosts: PageHosts = field(default_factory=PageHosts)
     limits: Limits = field(default_factory=Limits)
     language: str = "en"           # the page's, where a browser has not chosen one
+    public: Any = None             # the spectators' pages (public_web.PublicPage)
 
 
 def page_hosts(bind: str, names: list[str] | None) -> PageHosts:
@@ -127,9 +130,34 @@ def options_of(args: argparse.Namespace) -> tuple[HallOptions, PageOptions]:
     return options, page
 
 
+def public_of(args: argparse.Namespace) -> tuple[PublicOptions | None, Any]:
+    """The public view's options (None: not published) and what its pages are told."""
+    from .public_web import PublicPage
+    url = getattr(args, "public_broker", None)
+    delay = getattr(args, "public_delay", 0.0) or 0.0
+    socket = getattr(args, "public_websocket", None)
+    try:
+        shown = websocket_url(socket) if socket else None
+        if url is None:
+            if socket or delay:
+                raise UsageError("--public-websocket and --public-delay need --public-broker "
+                                 "(the spectators' Mosquitto, e.g. mqtt://127.0.0.1:1884)")
+            return None, PublicPage()
+        broker = BrokerURL.parse(url)
+        public = PublicOptions(broker, read_secret(args.public_password_file,
+                                                   "the public broker's password "
+                                                   "(--public-password-file)"),
+                               args.public_user, args.ca_file, delay)
+    except (BrokerURLError, PublicError) as exc:
+        raise UsageError(str(exc).replace("broker ", "--public-broker ", 1)) from None
+    return public, PublicPage(True, shown, delay)
+
+
 def serve(args: argparse.Namespace) -> int:
     try:
         options, page = options_of(args)
+        public, shown = public_of(args)
+        page = replace(page, public=shown)
     except UsageError as exc:
         print(f"gammonclock hall: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -140,14 +168,15 @@ def serve(args: argparse.Namespace) -> int:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     quiet_logs()
     raise_open_files_limit()
-    return serve_until_stopped(options, page, "gammonclock hall")
+    return serve_until_stopped(options, page, "gammonclock hall", public)
 
 
-def serve_until_stopped(options: HallOptions, page: PageOptions, who: str) -> int:
+def serve_until_stopped(options: HallOptions, page: PageOptions, who: str,
+                        public: PublicOptions | None = None) -> int:
     """Run the hall and its page until SIGINT or SIGTERM: 0, or 1 (said) when the page's
     address cannot be served."""
     try:
-        asyncio.run(run(options, page))
+        asyncio.run(run(options, page, public))
     except OSError as exc:
         print(f"{who}: cannot serve on {page.host}:{page.port}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -155,17 +184,28 @@ def serve_until_stopped(options: HallOptions, page: PageOptions, who: str) -> in
     return 0
 
 
-async def run(options: HallOptions, page: PageOptions) -> None:
+async def run(options: HallOptions, page: PageOptions,
+              public: PublicOptions | None = None) -> None:
     hall = Hall(options)
     await hall.start()
+    publisher = PublicPublisher(hall, public) if public is not None else None
+    if publisher is not None:
+        publisher.start()
     runner = None
     try:
         runner = await start_page(make_app(hall, page.password, hosts=page.hosts,
-                                           limits=page.limits, language=page.language),
+                                           limits=page.limits, language=page.language,
+                                           public=page.public),
                                   page.host, page.port)
         shown = f"[{page.host}]" if ":" in page.host else page.host
         print(f"gammonclock hall: the page is http://{shown}:{page.port}/"
               + (" (password asked)" if page.password else ""), flush=True)
+        if public is not None:
+            print(f"gammonclock hall: spectators: http://{shown}:{page.port}/public and "
+                  f"/overlay/TABLE (no password), published to {public.broker.host}:"
+                  f"{public.broker.port}" + (f", {public.delay_s:g} s late"
+                                             if public.delay_s else ""),
+                  flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -179,6 +219,8 @@ async def run(options: HallOptions, page: PageOptions) -> None:
             report.cancel()
             _say(gates, 0)
     finally:
+        if publisher is not None:
+            publisher.stop()
         await hall.stop()
         if runner is not None:
             await runner.cleanup()

@@ -41,21 +41,19 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from gammonclock.errors import GammonclockError
-
 from .accounts import TABLE_ID
 from .archive import JOURNAL_NAME
+from .page import HALL, LANGUAGES, STATIC, page_texts
+from .public import is_public_path
 from .results import results_csv, standings_csv
 from .server import Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
 
-STATIC = Path(__file__).with_name("static")
 KEEPALIVE_S = 15.0            # the stream's comment line, so proxies and browsers keep it open
 MAX_BODY = 2 << 20            # a pairings CSV of a few hundred rows is a few KiB
 FD_RESERVE = 256              # file descriptors the page may never take (archive, broker, logs)
@@ -63,7 +61,6 @@ TOKEN_HEADER = "X-Hall-Token"
 TOKEN_META = '<meta name="hall-token" content="">'
 LANGUAGE_META = '<meta name="hall-language" content="en">'
 TEXTS_SCRIPT = '<script id="hall-texts" type="application/json">{}</script>'
-LANGUAGES = ("en", "ru")
 WILDCARDS = ("", "0.0.0.0", "::")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -161,36 +158,12 @@ def host_name(header: str) -> str | None:
 
 # --- the app -----------------------------------------------------------------------------------
 
-HALL: web.AppKey[Hall] = web.AppKey("hall", Hall)
 PASSWORD: web.AppKey[str] = web.AppKey("password", str)   # "": none asked
 HOSTS: web.AppKey[PageHosts] = web.AppKey("hosts", PageHosts)
 TOKEN: web.AppKey[str] = web.AppKey("token", str)
 LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
 LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
 PAGE: web.AppKey[str] = web.AppKey("page", str)        # the page, made once (token, language)
-
-
-class TextsError(GammonclockError, ValueError):
-    """The page's catalogue is not whole: a text missing in a language, or not text."""
-
-
-def page_texts() -> dict[str, dict[str, Any]]:
-    """The page's texts, `{language: {key: text or {plural form: text}}}`, checked: every key in
-    every language, each a string, or (a count's) an object of plural forms with `other`."""
-    texts = json.loads((STATIC / "texts.json").read_text(encoding="utf-8"))
-    if not isinstance(texts, dict) or sorted(texts) != sorted(LANGUAGES):
-        raise TextsError(f"texts.json: languages {sorted(texts)}, not {sorted(LANGUAGES)}")
-    keys = set(texts["en"])
-    for language, table in texts.items():
-        if set(table) != keys:
-            raise TextsError(f"texts.json: {language} lacks {sorted(keys - set(table))} and "
-                             f"has {sorted(set(table) - keys)} only")
-        for key, text in table.items():
-            plural = isinstance(text, dict) and "other" in text and all(
-                isinstance(v, str) for v in text.values())
-            if not (isinstance(text, str) or plural):
-                raise TextsError(f"texts.json: {language} {key}: not a text")
-    return texts
 
 
 def page_html(language: str, token: str) -> str:
@@ -207,10 +180,11 @@ def page_html(language: str, token: str) -> str:
 
 def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None = None,
              limits: Limits | None = None, token: str | None = None,
-             language: str = "en") -> web.Application:
+             language: str = "en", public: Any = None) -> web.Application:
     """The page's app. `hosts`: the names it answers to (default: a loopback bind's);
     `token`: the page's token (default: a new random one); `language`: the page's language
-    where a browser has not chosen one (en or ru)."""
+    where a browser has not chosen one (en or ru); `public`: the spectators' pages'
+    settings (public_web.PublicPage; default: not published)."""
     if language not in LANGUAGES:
         raise ValueError(f"the page's language {language!r} is not one of {', '.join(LANGUAGES)}")
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
@@ -234,6 +208,8 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app.router.add_get("/api/results.csv", _results_csv)
     app.router.add_get("/api/standings.csv", _standings_csv)
     app.router.add_get("/archive/{table}/{name}", _archive_file)
+    from .public_web import add_public_routes  # /public, /overlay/TABLE: no password
+    add_public_routes(app, public, language)
     return app
 
 
@@ -269,7 +245,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             f"was for {repr(host)[:80]}. To use another name, start the hall with "
             "--page-host NAME.\n"))
     password = request.app[PASSWORD]
-    if password and not _authorised(request, password):
+    if password and not is_public_path(request.path) and not _authorised(request, password):
         return web.Response(status=401, text="the hall's password, please\n",
                             headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
     if request.method == "POST":

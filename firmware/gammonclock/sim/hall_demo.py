@@ -430,6 +430,14 @@ def demo(args: argparse.Namespace) -> int:
             print(f"gammonclock hall demo: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
         stack.callback(broker.stop)
+        public = PublicDemoBroker(folder / "public-broker")
+        public.folder.mkdir(exist_ok=True)
+        try:
+            public.start()
+        except DemoError as exc:
+            print(f"gammonclock hall demo: the spectators' broker: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        stack.callback(public.stop)
         keys = folder / "keys"
         keys.mkdir(exist_ok=True)
         robots = []
@@ -454,12 +462,40 @@ def demo(args: argparse.Namespace) -> int:
             "  Ctrl-C stops it all."]).replace("\n\n", "\n"), flush=True)
         options = HallOptions(BrokerURL.parse(broker.url), DIRECTOR, broker.passwords[DIRECTOR],
                               "gammonclock", None, folder / "archive", keys)
-        page = PageOptions(host, port, None, PageHosts.of(host), language=language)
+        from gammonclock.hall.public import PUBLIC_USER, PublicOptions
+        from gammonclock.hall.public_web import PublicPage
+        page = PageOptions(host, port, None, PageHosts.of(host), language=language,
+                           public=PublicPage(True, public.websocket))
+        spectators = PublicOptions(BrokerURL.parse(public.url), public.passwords[PUBLIC_USER])
         previous = signal.getsignal(signal.SIGINT)
         try:
-            if serve_until_stopped(options, page, "gammonclock hall demo") != 0:
+            if serve_until_stopped(options, page, "gammonclock hall demo", spectators) != 0:
                 return 1
         finally:
             signal.signal(signal.SIGINT, previous)
         print("gammonclock hall demo: stopping the clocks, the hall and the broker", flush=True)
     return 0
+
+
+class PublicDemoBroker(PrivateBroker):
+    """The demo's spectators' broker (`gammonclock hall demo`): a private Mosquitto with the
+    shipped public.conf's listeners, limits and public.acl, on two free ports."""
+
+    def __init__(self, where: Path) -> None:
+        from gammonclock.hall.public import PUBLIC_USER
+        super().__init__(where, [PUBLIC_USER])
+        self.websocket_port = free_port()
+
+    @property
+    def websocket(self) -> str:
+        return f"ws://127.0.0.1:{self.websocket_port}/"
+
+    def config_text(self) -> str:
+        from gammonclock.hall.public import public_broker_config
+        acl = self.folder / "public.acl"
+        acl.write_text(shipped("public.acl"), encoding="utf-8")
+        return "\n".join([
+            *public_broker_config(self.port, self.websocket_port,
+                                  str(self.folder / "passwd"), str(acl)),
+            f"log_dest file {self.folder / 'mosquitto.log'}",
+            f"user {getpass.getuser()}", ""])

@@ -374,6 +374,7 @@ function connect() {
     clock(data);
     cards.clear();
     for (const card of data.cards) cards.set(card.table, card);
+    hearCards(data.cards, true);
     setBroker(data.broker);
     if (data.token) token = data.token;
     archive.clear();
@@ -384,6 +385,7 @@ function connect() {
     const data = JSON.parse(e.data);
     clock(data);
     for (const card of data.cards) cards.set(card.table, card);
+    hearCards(data.cards, false);
     scheduleRender();
   });
   source.addEventListener("broker", (e) => setBroker(JSON.parse(e.data).broker));
@@ -750,6 +752,7 @@ function setup() {
     name.textContent = file ? file.name : t("round.no_file");
     if (file) $("round-csv").value = await file.text();
   });
+  setupAlerts();
   connect();
   setInterval(tickReserves, 200);
 }

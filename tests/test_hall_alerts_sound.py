@@ -1,0 +1,124 @@
+"""Alerts the director can hear, on the director's page in a real headless Chromium: off until
+the "Sound" switch is pressed (and then remembered by the browser), a flag, a PIN failure and a
+challenge each beep (WebAudio) and raise a browser notification once, in the page's language;
+alerts already there when the page opens are not news. The browser's Notification and
+AudioContext are replaced by recorders (a headless browser has neither a speaker nor a
+notification centre); everything else is the real page on the real hall and broker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
+from test_hall_page import DESKTOP, browser  # noqa: F401  (the fixture)
+from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
+
+RECORDERS = """
+window.__notes = [];
+window.__beeps = 0;
+window.__asked = 0;
+class FakeNotification {
+  constructor(title, options) {
+    window.__notes.push({ title, body: options.body, tag: options.tag });
+  }
+  static requestPermission() { window.__asked += 1; return Promise.resolve("granted"); }
+}
+FakeNotification.permission = "granted";
+window.Notification = FakeNotification;
+class FakeAudio {
+  constructor() { this.currentTime = 0; this.destination = {}; }
+  resume() { return Promise.resolve(); }
+  createGain() {
+    const ramp = () => {};
+    return { gain: { setValueAtTime: ramp, exponentialRampToValueAtTime: ramp },
+             connect: (x) => x };
+  }
+  createOscillator() {
+    return { frequency: {}, connect: (x) => x, start: () => { window.__beeps += 1; },
+             stop: () => {} };
+  }
+}
+window.AudioContext = FakeAudio;
+"""
+
+
+@pytest.fixture
+def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
+    with RunningHall(broker, tmp_path / "archive") as running:
+        yield running
+
+
+@pytest.fixture
+def table(broker: Broker) -> Iterator[Any]:  # noqa: F811
+    client = table_client(broker, "table-1")
+    yield client
+    client.disconnect()
+    client.loop_stop()
+
+
+def event(seq: int, *effects: dict[str, Any]) -> dict[str, Any]:
+    return {"journal": "match-1.jsonl", "seq": seq, "at": iso(), "effects": list(effects)}
+
+
+def notes(page: Any) -> list[dict[str, str]]:
+    return list(page.evaluate("() => window.__notes"))
+
+
+def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
+        browser: Any, hall: RunningHall, table: Any, tmp_path: Path) -> None:  # noqa: F811
+    publish(table, f"{P}/table-1/online", "1", retain=True)
+    publish(table, f"{P}/table-1/state", clock_state(seq=5), retain=True)
+    context = browser.new_context(viewport=DESKTOP)
+    context.add_init_script(RECORDERS)
+    page = context.new_page()
+    try:
+        page.goto(hall.base + "/")
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        assert page.get_attribute("#alerts-toggle", "aria-pressed") == "false"   # off at first
+        publish(table, f"{P}/table-1/events", event(6, {"kind": "refused", "reason": "pin_wrong"}))
+        page.wait_for_selector('.need[data-kind="pin"]', timeout=5000)
+        assert notes(page) == [] and page.evaluate("() => window.__beeps") == 0
+
+        page.click("#alerts-toggle")
+        assert page.get_attribute("#alerts-toggle", "aria-pressed") == "true"
+        assert page.evaluate("() => localStorage.getItem('gammonclock.hall.alerts')") == "on"
+        page.screenshot(path=str(tmp_path / "director-sound-on.png"))
+        # A challenge decided, then the flag: each once, with its words.
+        publish(table, f"{P}/table-1/events", event(7, {"kind": "challenge_decided",
+                                                        "side": "right", "upheld": True}))
+        page.wait_for_function("() => window.__notes.length >= 1", timeout=5000)
+        publish(table, f"{P}/table-1/state", clock_state(seq=8, phase="match_over",
+                                                         running=None, flag="left", left_ms=0))
+        page.wait_for_function("() => window.__notes.length >= 2", timeout=5000)
+        publish(table, f"{P}/table-1/events", event(9, {"kind": "refused",
+                                                        "reason": "pin_timeout"}))
+        page.wait_for_function("() => window.__notes.length >= 3", timeout=5000)
+        publish(table, f"{P}/table-1/state", clock_state(seq=10, phase="match_over",
+                                                         running=None, flag="left", left_ms=0))
+        page.wait_for_selector('.need[data-kind="flag"]', timeout=5000)
+        got = notes(page)
+        assert [n["title"] for n in got] == ["Table table-1"] * 3, got
+        assert "challenge" in got[0]["body"] and "Boris" in got[0]["body"]
+        assert "Anna" in got[1]["body"]                                 # the flag, once
+        assert "PIN" in got[2]["body"]
+        assert page.evaluate("() => window.__beeps") >= 3 * 2
+        assert page.evaluate("() => window.__asked") == 0              # already granted
+
+        page.reload()                                # remembered; old alerts are not news
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        assert page.get_attribute("#alerts-toggle", "aria-pressed") == "true"
+        page.select_option("#language", "ru")
+        publish(table, f"{P}/table-1/events", event(11, {"kind": "refused",
+                                                         "reason": "pin_wrong"}))
+        page.wait_for_function("() => window.__notes.length >= 1", timeout=5000)
+        again = notes(page)
+        assert len(again) == 1 and again[0]["title"] == "Стол table-1", again
+        assert "ПИН" in again[0]["body"]
+        assert json.dumps(again, ensure_ascii=False).count("Стол") == 1
+    finally:
+        context.close()
