@@ -30,6 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from . import words
 from .arbiter import parse_command
 from .arbiter_socket import (
     Awaited,
@@ -254,8 +255,8 @@ class HallRequests:
         if answer.get("code") == Reason.MATCH_IN_PROGRESS.value:
             self.pending_match = payload
             answer["pending"] = True
-            answer["reason"] = (answer["reason"] + "; it loads by itself when this match is "
-                                "over")
+            answer["reason"] = (answer["reason"]
+                                + words.say("load.waits", reply_language(self.service)))
         elif answer["outcome"] in ("acted", "refused", "unknown"):
             # Loaded, a bad file, or taken by the loop (a task it took runs): never again for
             # this text, even delivered again at a reconnect (twice would be worse than once).

@@ -477,6 +477,39 @@ WORDS: dict[str, Entry] = {
                        "печати не проверены: {why}; цепочка цела: {records}"),
     "v.tampered": E("TAMPERED: {message}", "ЖУРНАЛ ИЗМЕНЁН: {message}"),
 
+    # --- the next match (SPEC §13.2): what new-match, a stick, the hall and the menu say -------
+    "load.loaded": E("next match loaded: {match}", "следующий матч загружен: {match}"),
+    "load.kept": E("next match already loaded: {match}", "следующий матч уже загружен: {match}"),
+    "load.journal": E("journal: {name}", "журнал: {name}"),
+    "load.in_progress": E("a match is in progress ({game}, score {score}): the next match loads "
+                          "once it is over; `new-match --force` ends it now as abandoned, on the "
+                          "record",
+                          "идёт матч ({game}, счёт {score}): следующий матч загрузится, когда "
+                          "он закончится; `new-match --force` прерывает его сейчас, с записью "
+                          "в протоколе"),
+    "load.game": E("game {game}", "партия {game}"),
+    "load.game_next": E("game {game} next", "впереди партия {game}"),
+    "load.journal_not_written": E("the journal of the current match is not being written "
+                                  "({error}): the next match waits until it is",
+                                  "журнал текущего матча не записывается ({error}): следующий "
+                                  "матч ждёт, пока запись не восстановится"),
+    "load.cannot_start": E("the next match cannot start: {error}",
+                           "следующий матч не может начаться: {error}"),
+    "load.no_match_file": E("no match file: the device config names none (table.match_file)",
+                            "нет файла матча: в конфигурации устройства он не указан "
+                            "(table.match_file)"),
+    "load.unreadable": E("{file}: cannot read the match file: {error}",
+                         "{file}: файл матча не читается: {error}"),
+    "load.stick_next": E("next match: {error}", "следующий матч: {error}"),
+    "load.stick_none": E("no next match on the stick (gammonclock/{table}.toml or "
+                         "gammonclock/match.toml)",
+                         "на флешке нет следующего матча (gammonclock/{table}.toml или "
+                         "gammonclock/match.toml)"),
+    "load.not_loaded": E("next match NOT loaded: {why}", "следующий матч НЕ загружен: {why}"),
+    "load.waits": E("; it loads by itself when this match is over",
+                    "; он загрузится сам, когда этот матч закончится"),
+    "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
+
     # --- the CSV of turns: its header (the columns' order never changes) ------------------------
     "csv.game": E("game", "партия"),
     "csv.turn": E("turn", "ход"),
