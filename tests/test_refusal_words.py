@@ -117,8 +117,10 @@ def test_a_refusal_recorded_without_its_facts_keeps_the_engines_words() -> None:
                                      "remaining 6:00.0")
 
 
-@pytest.mark.parametrize("key", sorted(k for k in words.WORDS if k.startswith(("why.", "what.",
-                                                                                  "undo.", "e.undone"))))
+REFUSAL_KEYS = ("why.", "what.", "undo.", "e.undone")
+
+
+@pytest.mark.parametrize("key", sorted(k for k in words.WORDS if k.startswith(REFUSAL_KEYS)))
 def test_no_english_word_in_the_russian_of_a_refusal(key: str) -> None:
     assert not latin_words(words.WORDS[key].ru), (key, words.WORDS[key].ru)
 

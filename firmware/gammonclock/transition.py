@@ -51,11 +51,11 @@ class Step:
 
     # --- what changed nothing ---------------------------------------------------------------
 
-    def ignore(self, what: str, reason: Reason, why: str, **facts: str | int) -> None:
+    def ignore(self, what: str, reason: Reason, why: str, /, **facts: str | int) -> None:
         """`why` in English; `facts`, the figures and sides it names, for `words`."""
         self.out.append(Ignored(self.t, what, why, reason, tuple(facts.items())))
 
-    def refuse(self, what: str, reason: Reason, why: str, **facts: str | int) -> None:
+    def refuse(self, what: str, reason: Reason, why: str, /, **facts: str | int) -> None:
         """`why` in English; `facts`, the figures and sides it names, for `words`."""
         self.out.append(Refused(self.t, what, why, reason, tuple(facts.items())))
 

@@ -477,6 +477,110 @@ WORDS: dict[str, Entry] = {
                        "печати не проверены: {why}; цепочка цела: {records}"),
     "v.tampered": E("TAMPERED: {message}", "ЖУРНАЛ ИЗМЕНЁН: {message}"),
 
+    # --- a config's problems (config_words.Problem) and `check-config`'s verdicts -------------
+    # (values, key paths and file names are put in as written)
+    "cfg.not_bool": E("{value} is not true or false", "{value}: нужно true или false"),
+    "cfg.not_whole": E("{value} is not a whole number; use {low}..{high}",
+                       "{value} — не целое число; допустимо {low}..{high}"),
+    "cfg.out_of_range": E("{value} is out of range; use {low}..{high}",
+                          "{value} — вне допустимых пределов; допустимо {low}..{high}"),
+    "cfg.not_one_of": E("{value} is not one of: {options}",
+                        "{value} — недопустимое значение; допустимо: {options}"),
+    "cfg.too_long_text": E("{value} is longer than {n} characters",
+                           "{value} — длиннее {n} символов"),
+    "cfg.control": E("{value} holds a control character (NUL, newline, tab, escape, …); {advice}",
+                     "{value} содержит управляющий символ (нулевой байт, перевод строки, "
+                     "табуляцию и т. п.); {advice}"),
+    "cfg.printable_name": E("a name is printable characters only",
+                            "в имени допустимы только печатные символы"),
+    "cfg.printable": E("use printable characters only", "используйте только печатные символы"),
+    "cfg.not_name": E("{value} is not a name (a non-empty string)",
+                      "{value} — не имя (нужна непустая строка)"),
+    "cfg.not_duration": E('{value} is not a duration; use e.g. "12s", "2m30s", "2.5m", "1500ms"',
+                          '{value} — не длительность; пишите, например, "12s", "2m30s", "2.5m", '
+                          '"1500ms"'),
+    "cfg.duration_above_0": E("{value} is out of range; use a duration above 0",
+                              "{value} — вне допустимых пределов; нужна длительность больше 0"),
+    "cfg.duration_0_or_more": E("{value} is out of range; use a duration of 0 or more",
+                                "{value} — вне допустимых пределов; нужна длительность 0 или "
+                                "больше"),
+    "cfg.duration_too_long": E("{value} is too long; at most {max} s",
+                               "{value} — слишком долго; не больше {max} с"),
+    "cfg.not_number": E("{value} is not a number; use {low}..{high} ({unit})",
+                        "{value} — не число; допустимо {low}..{high} ({unit})"),
+    "cfg.number_range": E("{value} is out of range; use {low}..{high} ({unit})",
+                          "{value} — вне допустимых пределов; допустимо {low}..{high} ({unit})"),
+    "cfg.unit.seconds": E("seconds", "в секундах"),
+    "cfg.unit.milliseconds": E("milliseconds", "в миллисекундах"),
+    "cfg.not_score": E("{value} is not a score; use [left, right], e.g. [0, 0]",
+                       "{value} — не счёт; пишите [left, right], например [0, 0]"),
+    "cfg.score_below_length": E("{value}: each score must be 0 or more and below the match "
+                                "length {length}",
+                                "{value}: каждый счёт должен быть не меньше 0 и меньше длины "
+                                "матча ({length})"),
+    "cfg.score_below_longest": E("{value}: each score must be 0 or more and below the longest "
+                                 "match length, {longest}",
+                                 "{value}: каждый счёт должен быть не меньше 0 и меньше "
+                                 "наибольшей длины матча ({longest})"),
+    "cfg.score_halves": E("{value}: scores are whole or half points",
+                          "{value}: счёт — целые очки или половины очка"),
+    "cfg.score_half_longgammon": E("{value}: half points exist only in longgammon",
+                                   "{value}: половина очка бывает только в лонггаммоне"),
+    "cfg.not_string": E("{value} is not a string", "{value} — не строка"),
+    "cfg.not_file_path": E("{value} is not a file path", "{value} — не путь к файлу"),
+    "cfg.not_directory_path": E("{value} is not a directory path", "{value} — не путь к каталогу"),
+    "cfg.not_text": E("{value} is not text (a string)", "{value} — не текст (нужна строка)"),
+    "cfg.not_table": E("must be a table ([{path}])", "должно быть таблицей ([{path}])"),
+    "cfg.unknown_key": E("unknown key; allowed in [{path}]: {keys}",
+                         "неизвестный ключ; в [{path}] допустимы: {keys}"),
+    "cfg.unknown_table": E("unknown table; allowed: {names}",
+                           "неизвестная таблица; допустимы: {names}"),
+    "cfg.unknown_section": E("unknown section; allowed: {names}",
+                             "неизвестный раздел; допустимы: {names}"),
+    "cfg.length_required": E("required: the match length in points, 1..{max}",
+                             "обязательно: длина матча в очках, 1..{max}"),
+    "cfg.device_section": E("a device section: a match file holds only {sections}; the device's "
+                            "settings live in its device config (/etc/gammonclock/device.toml)",
+                            "раздел устройства: файл матча содержит только {sections}; "
+                            "настройки устройства задаются в его конфигурации "
+                            "(/etc/gammonclock/device.toml)"),
+    "cfg.match_section": E("a match section: it belongs in a match file (the device config's "
+                           "table.match_file, or `gammonclock arbiter new-match FILE`), not in "
+                           "the device config",
+                           "раздел матча: ему место в файле матча (table.match_file в "
+                           "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
+                           "а не в конфигурации устройства"),
+    "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),
+    "cfg.no_breaks": E("{discipline} has no breaks, ever; remove the key",
+                       "{discipline}: перерывов в этой дисциплине нет; уберите этот ключ"),
+    "cfg.pin_and_hash": E("give either pin or pin_hash, not both",
+                          "укажите pin или pin_hash, но не оба"),
+    "cfg.gpio_taken": E("GPIO {pin} is already pins.{other}", "GPIO {pin} уже занят: pins.{other}"),
+    "cfg.broker_required": E('required in [hall]: the broker\'s URL, e.g. '
+                             '"mqtt://10.0.0.2:1883"; without a hall, remove the section',
+                             'обязательно в [hall]: адрес брокера, например '
+                             '"mqtt://10.0.0.2:1883"; без зала уберите этот раздел'),
+    "cfg.ca_only_mqtts": E("only with an mqtts:// broker; use mqtts:// or remove the key",
+                           "только для брокера mqtts://; укажите mqtts:// или уберите ключ"),
+    "cc.good_device": E("good as a device config{why}", "годится как конфигурация устройства{why}"),
+    "cc.good_match": E("good as a match file{why}: a running clock takes it (new-match, a USB "
+                       "stick, the hall, the match file at boot)",
+                       "годится как файл матча{why}: работающие часы его примут (new-match, "
+                       "USB-флешка, зал, файл матча при включении)"),
+    "cc.good_combined": E("good as a combined file, device and match in one{why}: for "
+                          "`simulate --config` and `run --config`",
+                          "годится как общий файл устройства и матча{why}: для "
+                          "`simulate --config` и `run --config`"),
+    "cc.judged": E(" (judged by its sections)", " (вид определён по разделам)"),
+    "cc.refused_as_match": E("as a next match it would be refused: {sections} {are} (a match "
+                             "file holds only {allowed}); `check-config --as match {path}` "
+                             "checks it as the clock would",
+                             "как следующий матч он был бы отклонён: {sections} — {are} (файл "
+                             "матча содержит только {allowed}); `check-config --as match {path}` "
+                             "проверит его так, как проверят часы"),
+    "cc.is_device_section": E("is a device section", "раздел устройства"),
+    "cc.are_device_sections": E("are device sections", "разделы устройства"),
+
     # --- the next match (SPEC §13.2): what new-match, a stick, the hall and the menu say -------
     "load.loaded": E("next match loaded: {match}", "следующий матч загружен: {match}"),
     "load.kept": E("next match already loaded: {match}", "следующий матч уже загружен: {match}"),
