@@ -31,7 +31,7 @@ import json
 import os
 import re
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from .config import ConfigError
 from .errors import GammonclockError
 from .hall_accounts import TABLE_ID
 from .hall_view import strict_json
+from .hall_words import Say, summary_say, unchecked_say, verdict_say
 from .journal import KeyRefused, fsync_dir, key_in_file, read_journal, verify
 from .session import replay, verify_and_replay
 
@@ -68,6 +69,11 @@ class Verified:
     journal: str = ""     # the journal it is a copy of (name without `.2`, `.cut-short`)
     cut_short: bool = False
     tampered: bool = False  # the chain (or, with the key, a seal) does not hold
+    # `message`, `summary` and the cut short's words as codes and fields, for the page to say
+    # in its language (hall_words)
+    say: Say = field(default_factory=dict)
+    summary_say: Say = field(default_factory=dict)
+    cut: Say = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -79,7 +85,8 @@ class Verified:
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "name": self.name, "ok": self.ok, "sealed": self.sealed,
                 "verified": self.verified, "message": self.message, "summary": self.summary,
-                "journal": self.journal or self.name, "cut_short": self.cut_short}
+                "journal": self.journal or self.name, "cut_short": self.cut_short,
+                "say": self.say, "summary_say": self.summary_say, "cut": self.cut}
 
 
 @dataclass(frozen=True)
@@ -275,10 +282,13 @@ def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:
     verdict = _verify(path, table, keys_dir)
     if CUT_SHORT in path.name:
         complete = journal_of(path.name)
-        said = (f"set aside, {complete} is the complete one" if (path.parent / complete).exists()
+        whole = (path.parent / complete).exists()
+        said = (f"set aside, {complete} is the complete one" if whole
                 else "no complete copy in the archive")
         return replace(verdict, ok=False, cut_short=True,
-                       message=f"cut short: {said}; {verdict.message}")
+                       message=f"cut short: {said}; {verdict.message}",
+                       cut={"code": "set_aside", "complete": complete} if whole
+                       else {"code": "no_complete"})
     return verdict
 
 
@@ -292,23 +302,29 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
             replayed = checked.replayed
             summary = _summary(replayed) if replayed is not None else (
                 f"cannot replay: {checked.config_problem}")
+            summary_said = (_summary_say(replayed) if replayed is not None else
+                            {"code": "cannot_replay", "detail": checked.config_problem})
             return Verified(table, name, str(path), checked.verdict.intact,
                             checked.verdict.sealed, checked.verdict.words, summary, journal,
-                            tampered=not checked.verdict.intact)
+                            tampered=not checked.verdict.intact,
+                            say=verdict_say(checked.verdict), summary_say=summary_said)
         read = read_journal(path)
         problems = read.problems()
         replayed_match = replay(read)
-        message = "seal not checked (no " + (f"{keys_dir}/{table}.key" if keys_dir else
-                                             "--keys-dir") + f"); {read.count} records"
+        key_file = f"{keys_dir}/{table}.key" if keys_dir else None
+        message = "seal not checked (no " + (key_file or "--keys-dir") + \
+            f"); {read.count} records"
+        said = unchecked_say(read.count, key_file, problems)
         if problems:
             return Verified(table, name, str(path), False, False,
                             f"{message}; {'; '.join(problems)}", _summary(replayed_match),
-                            journal, tampered=not verify(path, None).intact)
+                            journal, tampered=not verify(path, None).intact, say=said,
+                            summary_say=_summary_say(replayed_match))
         return Verified(table, name, str(path), True, False, message, _summary(replayed_match),
-                        journal)
+                        journal, say=said, summary_say=_summary_say(replayed_match))
     except (GammonclockError, ConfigError) as exc:
         return Verified(table, name, str(path), False, key_known(keys_dir, table), str(exc),
-                        journal=journal)
+                        journal=journal, say={"code": "unreadable", "detail": str(exc)})
 
 
 def key_known(keys_dir: Path | None, table: str) -> bool:
@@ -320,6 +336,12 @@ def _summary(replayed: Any) -> str:
     score = state["score"]
     return (f"{rules.discipline.name} to {rules.length}, {rules.names.left} v "
             f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
+
+
+def _summary_say(replayed: Any) -> Say:
+    rules, state = replayed.config.rules, replayed.engine.state_json()
+    return summary_say(rules.discipline.name, rules.length, rules.names.left,
+                       rules.names.right, state["score"], state["phase"])
 
 
 def archived(archive: Path) -> list[tuple[str, Path]]:
