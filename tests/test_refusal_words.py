@@ -187,3 +187,16 @@ def test_a_turn_end_built_by_hand_is_rounded_too() -> None:
     ended = TurnEnded(0, Side.LEFT, TurnEndReason.SWITCH, 1_246_302_646, 0, 1_246_302_646, 0, 0)
     assert words.describe(ended, "ru", rounded=True) == (
         "ход левого окончен (нажатие часов) через 1,2 с, списано 1,2 с")
+
+
+def test_every_line_of_a_russian_undo_reply_is_russian() -> None:
+    played = play(OPENING + "30.246302646 tap right\n50 arbiter undo\n51 end")
+    undo_at = max(i for i, e in enumerate(played.effects) if type(e).__name__ == "Rewound")
+    lines = said_lines(played.effects[undo_at:], "ru")
+    assert lines[0] == "отмена: возврат к 30,2 с"
+    assert "ход правого окончен (нажатие часов) через 10,2 с, списано 0 с, задержка 10,2 с" \
+        not in lines                                   # the switch is undone: not said again
+    assert lines[-2:] == ["arbiter: undo",
+                          "отменено: нажатие часов правого (в 0:30,2 по времени матча)"]
+    for line in lines[:-2]:
+        assert not latin_words(line), line

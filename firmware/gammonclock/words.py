@@ -411,6 +411,8 @@ WORDS: dict[str, Entry] = {
     "why.no_match.swapped": E("a next match was loaded before it applied",
                               "до её выполнения был загружен следующий матч"),
     "why.match_in_progress": E("a match is in progress", "идёт матч"),
+    "why.match_file_bad": E("the match file has problems", "в файле матча есть ошибки"),
+    "why.journal_not_written": E("the journal is not being written", "журнал не записывается"),
     # a player's double and break (the panels have their own words for these)
     "why.double_no_cube": E("no doubling cube in this match", "в этом матче нет куба"),
     "why.double_crawford": E("Crawford game: no doubling", "партия Кроуфорда: удваивать нельзя"),
@@ -694,6 +696,12 @@ WORDS: dict[str, Entry] = {
     "e.early_roll": E(" (early roll)", " (ранний бросок)"),
     "e.voided": E("roll {dice} void", "бросок {dice} недействителен"),
     "e.rewound": E("{why}: rewound to {to} s", "{why}: возврат к {to} с"),
+    # why the history was replayed (`Rewound.why`)
+    "rewound.undo": E("undo", "отмена"),
+    "rewound.arbiter chord": E("arbiter chord", "вход судьи (три кнопки)"),
+    "rewound.left held": E("left held", "левая кнопка удержана"),
+    "rewound.right held": E("right held", "правая кнопка удержана"),
+    "rewound.cube held": E("cube held", "кнопка куба удержана"),
     "e.undone": E("undone: {what}", "отменено: {what}"),
     "e.undone_at": E("undone: {what} (at {at} match time)",
                      "отменено: {what} (в {at} по времени матча)"),
@@ -940,7 +948,8 @@ def said(effect: Effect, lang: str, rounded: bool = False) -> str:
     if isinstance(e, fx.RollVoided):
         return say("e.voided", lang, dice="-".join(map(str, e.dice)))
     if isinstance(e, fx.Rewound):
-        return say("e.rewound", lang, why=e.why, to=number(format_seconds(e.to), lang))
+        return say("e.rewound", lang, why=word_or_self("rewound", e.why, lang),
+                   to=number(format_seconds(e.to), lang))
     if isinstance(e, fx.Undone):
         if e.made_at is None:
             return say("e.undone", lang, what=undone_what(e, lang))
