@@ -12,7 +12,6 @@ import pytest
 
 from gammonclock.cli import main
 from gammonclock.config import ConfigError, parse_config
-from gammonclock.config_words import Problem, language_in
 
 BAD = """\
 [match]
@@ -128,6 +127,8 @@ def test_a_match_file_is_said_in_its_devices_language(tmp_path: Path, capsys) ->
 
 
 def test_a_problem_is_english_text_that_remembers_its_words() -> None:
+    from gammonclock.config_words import Problem
+
     problem = Problem("cfg.not_whole", value="1.5", low=1, high=99)
     assert problem == "1.5 is not a whole number; use 1..99"
     assert problem.said("ru") == "1.5 — не целое число; допустимо 1..99"
@@ -138,6 +139,8 @@ def test_a_problem_is_english_text_that_remembers_its_words() -> None:
 
 
 def test_the_language_of_a_file_with_problems() -> None:
+    from gammonclock.config_words import language_in
+
     assert language_in('[display]\nlanguage = "ru"\n[match]\nlength = "x"\n') == "ru"
     assert language_in('[display]\nlanguage = "de"\n') is None
     assert language_in("not toml [") is None

@@ -82,27 +82,30 @@ def test_an_ignored_press_is_said_in_russian() -> None:
     assert [e.describe() for e in ignored] == ["ignored tap left: out of turn: right's clock runs"]
 
 
-@pytest.mark.parametrize("effect, ru", [
-    (Refused(0, "left's break", "break allowed from 45:00 of match time (now 12:03.5)",
+@pytest.mark.parametrize("made, ru", [
+    (lambda: Refused(0, "left's break", "break allowed from 45:00 of match time (now 12:03.5)",
              Reason.BREAK_TOO_EARLY, (("side", "left"), ("now", "12:03.5"))),
      "отказано перерыв левого: перерыв можно взять с 45:00 времени матча (сейчас 12:03,5)"),
-    (Refused(0, "the arbiter's PIN", "wrong PIN (1 of 3 before a lockout)", Reason.PIN_WRONG,
-             (("failures", 1), ("of", 3))),
+    (lambda: Refused(0, "the arbiter's PIN", "wrong PIN (1 of 3 before a lockout)",
+                     Reason.PIN_WRONG, (("failures", 1), ("of", 3))),
      "отказано ПИН-код судьи: неверный ПИН-код (1 из 3 до блокировки)"),
-    (Refused(0, "the arbiter's PIN", "the power went before the PIN; the chord is locked for "
-             "1:00.0", Reason.PIN_TIMEOUT, (("locked", "1:00.0"), ("case", "outage"))),
+    (lambda: Refused(0, "the arbiter's PIN", "the power went before the PIN; the chord is "
+                     "locked for 1:00.0", Reason.PIN_TIMEOUT,
+                     (("locked", "1:00.0"), ("case", "outage"))),
      "отказано ПИН-код судьи: питание пропало до ввода ПИН-кода; вход судьи заблокирован на "
      "1:00,0"),
-    (Refused(0, "pause", "no match is loaded: load one with `gammonclock arbiter new-match FILE` "
-             "(or a USB stick)", Reason.NO_MATCH, (("case", "load_one"),)),
+    (lambda: Refused(0, "pause", "no match is loaded: load one with `gammonclock arbiter "
+                     "new-match FILE` (or a USB stick)", Reason.NO_MATCH,
+                     (("case", "load_one"),)),
      "отказано pause: матч не загружен: загрузите его командой `gammonclock arbiter new-match "
      "FILE` (или с USB-флешки)"),
-    (Ignored(0, "3 dice reader lines", "more than dice are rolled; dropped unread",
+    (lambda: Ignored(0, "3 dice reader lines", "more than dice are rolled; dropped unread",
              Reason.DICE_DROPPED, (("count", 3),)),
      "не принято строк считывателя костей: 3: строк больше, чем бросков; отброшены "
      "непрочитанными"),
 ])
-def test_refusals_of_the_panels_and_the_loop_in_russian(effect, ru) -> None:
+def test_refusals_of_the_panels_and_the_loop_in_russian(made, ru) -> None:
+    effect = made()              # (made in the test: an effect with facts)
     assert words.said(effect, "ru") == ru
     assert words.said(effect, "en") == effect.describe()
     assert not latin_words(ru.replace("отказано pause", "")), ru
