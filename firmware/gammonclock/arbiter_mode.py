@@ -141,7 +141,7 @@ class ArbiterMode(Step):
         panel = self.panel
         if panel.stage is PanelStage.HELD:
             self.ignore(f"tap {button}", Reason.CHORD_HELD, "release all three buttons first",
-                        button=str(button))
+                        pressed=str(button))
         elif panel.stage is PanelStage.PIN:
             if self.legacy_pin is not None:
                 self.pin_tap(button)

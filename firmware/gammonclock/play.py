@@ -71,7 +71,7 @@ class Play(Step):
         if s.phase is Phase.ARBITER:
             ArbiterMode(s, self.out).press(button, held=False)
         elif s.phase is Phase.MATCH_OVER:
-            self.ignore(what, Reason.MATCH_OVER, "the match is over", button=str(button))
+            self.ignore(what, Reason.MATCH_OVER, "the match is over", pressed=str(button))
         elif s.phase is Phase.BETWEEN_GAMES:
             if button is Button.CUBE:
                 self.out.append(Shown(self.t, self.info_page(), Reason.INFO_PAGE))
@@ -87,7 +87,7 @@ class Play(Step):
                 self.start_turn(button.side.other)
             else:
                 self.ignore(what, Reason.OUT_OF_TURN, f"out of turn: {s.turn.side}'s clock runs",
-                            button=str(button), side=str(s.turn.side))
+                            pressed=str(button), side=str(s.turn.side))
         elif s.phase is Phase.CUBE_OFFERED:
             assert s.offer is not None
             if button.side is s.offer.doubler.other:
@@ -96,7 +96,7 @@ class Play(Step):
                 self.out.append(Shown(self.t, "take: press your clock", Reason.TAKE_HINT))
             else:
                 self.ignore(what, Reason.DOUBLER_WAITS, "the doubler waits for the answer",
-                            button=str(button))
+                            pressed=str(button))
         elif s.phase is Phase.RESULT_ENTRY:
             self.result_entry_tap(button)
         elif s.phase is Phase.BREAK:
@@ -105,9 +105,9 @@ class Play(Step):
                 self.end_break()
             else:
                 self.ignore(what, Reason.NOT_BREAK_TAKER, f"{s.brk.side}'s break",
-                            button=str(button), side=str(s.brk.side))
+                            pressed=str(button), side=str(s.brk.side))
         else:
-            self.ignore(what, Reason.PAUSED, "paused", button=str(button))
+            self.ignore(what, Reason.PAUSED, "paused", pressed=str(button))
 
     def info_page(self) -> str:
         s = self.s
@@ -120,7 +120,7 @@ class Play(Step):
         if s.rules.family is Family.LONGGAMMON and s.must_start is tapper:
             self.ignore(f"tap {tapper}", Reason.WHITE_STARTS,
                         f"{tapper} plays white and starts: {tapper.other} presses",
-                        button=str(tapper), side=str(tapper))
+                        pressed=str(tapper), side=str(tapper))
             return
         starter = tapper.other
         s.white = starter if s.rules.family is Family.LONGGAMMON else None

@@ -1014,8 +1014,8 @@ def what_words(reason: object, text: str, lang: str = DEFAULT,
     if language(lang) == "en" or code is None:
         return text
     known, args = dict(facts), fact_args(facts, lang)
-    if "button" in known and f"what.tap.{known['button']}" in WORDS:
-        return say(f"what.tap.{known['button']}", lang)
+    if "pressed" in known and f"what.tap.{known['pressed']}" in WORDS:
+        return say(f"what.tap.{known['pressed']}", lang)
     if code.startswith("double_") and "whose" in args:
         return say("what.double", lang, **args)
     if code.startswith("break_") and "whose" in args:
