@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from gammonclock import words
 from gammonclock.config import parse_device_config
 from gammonclock.device import build_device
 from gammonclock.hardware.screens import message_view, render
@@ -19,6 +20,7 @@ from gammonclock.lifecycle import PanelRequests, _load_text, load_next_match, ma
 from gammonclock.reasons import Reason
 from gammonclock.sides import Button
 from test_lifecycle import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, tap, uptime_clock
+from test_replies_ru import running_ru  # noqa: F401  (the fixture)
 
 RU = '\n[display]\nlanguage = "ru"\n'
 LATIN = re.compile(r"[A-Za-z][A-Za-z_.-]*")
@@ -97,3 +99,25 @@ def test_a_sticks_refusal_on_the_russian_panels(tmp_path: Path) -> None:
     out = Path(os.environ.get("GAMMONCLOCK_SHOTS", tmp_path)) / "stick-refused-ru.png"
     image.convert("L").resize((image.width * 4, image.height * 4), Image.NEAREST).save(out)
     assert out.stat().st_size > 0
+
+
+def test_the_tables_answer_to_the_hall_in_russian(running_ru, tmp_path: Path) -> None:  # noqa: F811
+    """A forced match that no longer waits, and a busy clock: the table says so in its match's
+    language, as it says what a command did."""
+    import json
+
+    from gammonclock.hall_outbox import HallMemory
+    from gammonclock.hall_requests import HallRequests, _not_applied
+
+    device, _ = running_ru
+    (tmp_path / "hall").mkdir()
+    hall = HallRequests(device.service, device.table, HallMemory(tmp_path / "hall"),
+                        lambda *_: None, match_topic="gammonclock/table-1/match")
+    gone = hall.answer(json.dumps({"id": "r1", "by": "director",
+                                   "command": f"new-match --force --waiting {'ab' * 32}"}).encode())
+    assert gone["ok"] is False and gone["code"] == "match_not_waiting"
+    assert gone["reason"] == ("этот матч здесь больше не ждёт (его загрузили, заменили или "
+                              "убрали); ничего не сделано")
+    busy = _not_applied(words.say("hr.busy", "ru"), "ru")
+    assert busy["reason"] == ("часы заняты (в очереди слишком много нажатий и команд): команда "
+                              "НЕ применена; отправьте её ещё раз")

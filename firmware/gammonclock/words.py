@@ -614,6 +614,22 @@ WORDS: dict[str, Entry] = {
     "load.not_loaded": E("next match NOT loaded: {why}", "следующий матч НЕ загружен: {why}"),
     "load.waits": E("; it loads by itself when this match is over",
                     "; он загрузится сам, когда этот матч закончится"),
+    # what a table answers the hall when a command or a match did not get through the loop
+    "hr.not_waiting": E("that match no longer waits here (loaded, replaced or cleared since); "
+                        "nothing was done",
+                        "этот матч здесь больше не ждёт (его загрузили, заменили или убрали); "
+                        "ничего не сделано"),
+    "hr.busy": E("the clock is busy (too many inputs waiting)",
+                 "часы заняты (в очереди слишком много нажатий и команд)"),
+    "hr.late": E("the clock did not take {what} in time", "часы не приняли {what} вовремя"),
+    "hr.not_applied": E("{why}: the command was NOT applied; send it again",
+                        "{why}: команда НЕ применена; отправьте её ещё раз"),
+    "hr.unknown": E("the clock took {what} but did not say what it did in time; look at its "
+                    "state before sending it again",
+                    "часы приняли {what}, но не сообщили вовремя, что сделали; посмотрите "
+                    "состояние стола, прежде чем отправлять ещё раз"),
+    "hr.what.it": E("it", "её"),            # the command
+    "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
 
     # --- the CSV of turns: its header (the columns' order never changes) ------------------------
