@@ -102,7 +102,7 @@ def test_the_archive_and_the_round_in_russian(browser: Any, hall_ru: RunningHall
         page.click('.card[data-table="table-1"] .facts')
         page.wait_for_selector("#table-dialog[open]", timeout=2000)
         dialog = page.inner_text("#table-dialog")
-        assert "журнал не заархивирован: " in dialog
+        assert "журнал не заархивирован: сообщение журнала — не JSON" in dialog
         assert "журнал match-2-table-1.jsonl заархивирован, НЕ проверен: печати не проверены " \
                "(зал запущен без --keys-dir); " in dialog
         page.screenshot(path=str(shots(tmp_path) / "hall-ru-archive-alerts.png"))

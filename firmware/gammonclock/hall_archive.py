@@ -54,7 +54,12 @@ MAX_JOURNAL_BYTES = 16 << 20
 
 
 class ArchiveError(GammonclockError):
-    """A journal message the archive cannot take; the message says why."""
+    """A journal message the archive cannot take; the message says why, `code` and `fields`
+    say it for the page (hall_words: `archive.failed.CODE`)."""
+
+    def __init__(self, message: str, code: str = "", **fields: str | int) -> None:
+        super().__init__(message)
+        self.code, self.fields = code, fields
 
 
 @dataclass(frozen=True)
@@ -106,16 +111,17 @@ def journal_message(table: str, payload: bytes) -> JournalMessage:
     it in a worker thread, off the loop."""
     if len(payload) > MAX_JOURNAL_BYTES:
         raise ArchiveError(f"the journal message is {len(payload)} bytes; at most "
-                           f"{MAX_JOURNAL_BYTES} (the broker's max_packet_size)")
+                           f"{MAX_JOURNAL_BYTES} (the broker's max_packet_size)", "too_big",
+                           size=len(payload), max=MAX_JOURNAL_BYTES)
     try:
         message = strict_json(payload, MAX_JOURNAL_BYTES)
     except (ValueError, RecursionError) as exc:
-        raise ArchiveError(f"the journal message is not JSON: {exc}") from None
+        raise ArchiveError(f"the journal message is not JSON: {exc}", "not_json") from None
     if not isinstance(message, dict):
-        raise ArchiveError("the journal message is not a JSON object")
+        raise ArchiveError("the journal message is not a JSON object", "not_object")
     name, text = message.get("journal"), message.get("text")
     if not isinstance(name, str) or not isinstance(text, str):
-        raise ArchiveError("`journal` and `text` must be strings")
+        raise ArchiveError("`journal` and `text` must be strings", "not_strings")
     check_name(table, name)
     records, last = journal_extent(text)
     return JournalMessage(name, text, records, last)
@@ -151,7 +157,8 @@ def check_name(table: str, name: str) -> None:
             or len(name.encode("utf-8")) > MAX_NAME_BYTES):
         raise ArchiveError(f"journal name {name[:80]!r} is not a journal file name "
                            f"(letters of any alphabet, digits, '.', '-', '_', ending .jsonl, "
-                           f"at most {MAX_NAME_BYTES} bytes, not starting with '.')")
+                           f"at most {MAX_NAME_BYTES} bytes, not starting with '.')",
+                           "bad_name", name=repr(name[:80]), max=MAX_NAME_BYTES)
 
 
 @dataclass(frozen=True)

@@ -427,8 +427,11 @@ class Hall:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             log.warning("%s/%s/journal: not archived (not acknowledged: the table sends it "
                         "again): %s", self.options.prefix, table, why)
+            code = exc.code if isinstance(exc, ArchiveError) else ""
+            fields = exc.fields if isinstance(exc, ArchiveError) else {}
             self.view.note_archive(table, f"journal not archived: {why}",
-                                   ("archive_failed", str(why)))
+                                   ("archive_failed", str(why), code, str(fields.get("name", "")),
+                                    int(fields.get("size", 0)), int(fields.get("max", 0))))
             self.changed(table)
             return
         if stored.set_aside is not None:

@@ -184,7 +184,8 @@ const SAY = new Map([
   ["flag", ["side"]], ["overrun", ["side"]], ["challenge", ["side", "verdict"]],
   ["pin", ["reason", "detail"]], ["chord", ["detail"]], ["bad", ["what", "why", "count"]],
   ["notice", ["detail"]], ["refused", ["reason"]], ["archive", ["detail"]], ["card", ["why"]],
-  ["archive_failed", ["why"]], ["archive_cut_short", ["name", "records", "of"]],
+  ["archive_failed", ["why", "code", "name", "size", "max"]],
+  ["archive_cut_short", ["name", "records", "of"]],
   ["archive_cut_short_final", ["name", "records", "of"]],
   ["archive_not_verified", ["name", "code", "records", "key", "detail"]],
 ]);
@@ -222,6 +223,10 @@ function alertText(need, card) {
                       count: args.count > 1 ? t("bad.count", { n: args.count }) : "" });
     case "refused":
       return t(key, { reason: args.reason || t("reason.none") });
+    case "archive_failed":
+      // In English the hall's own words (they name the parser's complaint too).
+      return t(key, { why: language !== "en" && own(TEXTS.en || {}, `archive.failed.${args.code}`)
+        ? t(`archive.failed.${args.code}`, args) : args.why });
     case "archive_not_verified":
       return t(key, { name: args.name,
                       verdict: verdictText({ code: args.code, records: args.records,
