@@ -144,3 +144,22 @@ def test_the_language_of_a_file_with_problems() -> None:
     assert language_in('[display]\nlanguage = "ru"\n[match]\nlength = "x"\n') == "ru"
     assert language_in('[display]\nlanguage = "de"\n') is None
     assert language_in("not toml [") is None
+
+
+def test_a_russian_device_configs_names_broker_and_panels(run) -> None:
+    text = ('[table]\nid = "стол 1"\n[hall]\nbroker = "http://x"\nprefix = "a//b"\n'
+            '[displays.left]\naddress = 0x3C\n[displays.right]\naddress = 0x3C\n' + RU)
+    status, _, err, path = run(text)
+    assert status == 2
+    lines = err.splitlines()
+    assert f'{path}: table.id: "стол 1" — не номер стола; допустимо 1–32 знака из A-Z a-z ' \
+           "0-9 _ -" in lines
+    assert f'{path}: hall.broker: "http://x" — не адрес брокера; пишите mqtt://HOST[:PORT] ' \
+           'или mqtts://HOST[:PORT], например "mqtt://10.0.0.2:1883"' in lines
+    assert f'{path}: hall.prefix: "a//b" — не префикс топиков; допустимо A-Z a-z 0-9 _ -, ' \
+           "уровни через /" in lines
+    assert f"{path}: displays.right.address: обе панели на адресе 0x3c шины 1; задайте им " \
+           "разные адреса (hardware_docs/displays.md)" in lines
+    _, _, english, _ = run(text, "--language", "en")
+    assert "displays.right.address: both panels are at address 0x3c on bus 1; give them " \
+           "different addresses (hardware_docs/displays.md)" in english

@@ -327,9 +327,9 @@ def _check_device(r: _Reader, v: dict[str, Any], text: str | None = None) -> Non
         used.setdefault(pin, name)
     left, right = (_panel(v, side) for side in ("left", "right"))
     if (left.port, left.address) == (right.port, right.address):
-        r.problem("displays.right.address", f"both panels are at address "
-                  f"{left.address:#04x} on bus {left.port}; give them different "
-                  "addresses (hardware_docs/displays.md)")
+        r.problem("displays.right.address", Problem("cfg.panels_same_address",
+                                                    address=f"{left.address:#04x}",
+                                                    port=left.port))
     if isinstance(r.raw("hall"), dict) and r.raw("hall.broker") is MISSING:
         r.problem("hall.broker", Problem("cfg.broker_required"))
     if (v["hall.ca_file"] is not None and v["hall.broker"] is not None

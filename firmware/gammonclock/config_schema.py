@@ -391,6 +391,7 @@ class Pattern(Converter):
     what: str
     use: str
     max_length: int = 64
+    said: str = ""           # its problem's catalogue id ("cfg.pattern.SAID"), if it has one
 
     @property
     def allowed(self) -> str:
@@ -399,6 +400,8 @@ class Pattern(Converter):
     def check(self, value: Any) -> str:
         if (not isinstance(value, str) or len(value) > self.max_length
                 or not re.fullmatch(self.regex, value, re.ASCII)):
+            if self.said:
+                raise ValueError(Problem(f"cfg.pattern.{self.said}", value=shown(value)))
             raise ValueError(f"{shown(value)} is not {self.what}; use {self.use}")
         return value
 
@@ -428,8 +431,7 @@ class BrokerUrl(Converter):
 
     def check(self, value: Any) -> str:
         if not isinstance(value, str) or not self._is_broker(value):
-            raise ValueError(f"{shown(value)} is not a broker URL; use mqtt://HOST[:PORT] or "
-                             'mqtts://HOST[:PORT], e.g. "mqtt://10.0.0.2:1883"')
+            raise ValueError(Problem("cfg.not_broker", value=shown(value)))
         return value
 
     @staticmethod
@@ -638,14 +640,14 @@ FIELDS: tuple[Field, ...] = (
     Field("journal.checkpoint_s", NumberNs(Decimal("0.1"), Decimal(60), NS_PER_S, "seconds"),
           5 * NS_PER_S, "how often a running clock's reserves are journaled"),
     Field("table.id", Pattern(r"[A-Za-z0-9_-]{1,32}", "a table id",
-                              "1–32 characters of A-Z a-z 0-9 _ -"),
+                              "1–32 characters of A-Z a-z 0-9 _ -", said="table_id"),
           Rule("the host name", _default_table_id), "the table, in journal names and the hall",
           shown_default="the host name (a stock one: `pi-` and the serial)"),
     Field("table.event", FreeText(), "", "the event the table is at, on the idle panels"),
     Field("table.match_file", FilePath(), None,
           "the match loaded at boot when no match is unfinished (SPEC §13.2); none: idle"),
     Field("arbiter.pin", Pattern(r"[LRC]{4,8}", "a PIN",
-                                 '4–8 button names of L, R, C, e.g. "LRCLR"'), None,
+                                 '4–8 button names of L, R, C, e.g. "LRCLR"', said="pin"), None,
           "opens the arbiter's menu at the panels (SPEC §13.4); none: the chord does nothing. "
           "Journals keep only its hash"),
     Field("arbiter.pin_hash", PinHash(), None,
@@ -655,19 +657,21 @@ FIELDS: tuple[Field, ...] = (
           3 * NS_PER_S, "how long all three buttons are held to ask for the PIN"),
     Field("arbiter.socket_group", Pattern(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", "a group name",
                                           "1–32 characters of A-Z a-z 0-9 _ . -, "
-                                          "a letter or _ first"), None,
+                                          "a letter or _ first", said="group"), None,
           "the group allowed to use the arbiter's control socket"),
     Field("hall.broker", BrokerUrl(), None,
           "the hall's MQTT broker (SPEC §14); required in `[hall]`, no `[hall]`: no hall"),
     Field("hall.username", Pattern(r"[!-9;-~]{1,64}", "a user name",
-                                   "1–64 printable ASCII characters, no space or :"),
+                                   "1–64 printable ASCII characters, no space or :",
+                                   said="user"),
           Rule("the table id", lambda r: r["table.id"]),
           "the table's account on the broker (the shipped ACL expects the table id)"),
     Field("hall.password_file", FilePath(), None, "the file holding that account's password"),
     Field("hall.ca_file", FilePath(), None,
           "the CA certificate that signs the broker's (only with `mqtts://`)"),
     Field("hall.prefix", Pattern(r"[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*", "a topic prefix",
-                                 "A-Z a-z 0-9 _ -, levels separated by /"), "gammonclock",
+                                 "A-Z a-z 0-9 _ -, levels separated by /", said="prefix"),
+          "gammonclock",
           "topics are PREFIX/TABLE/…"),
 )
 

@@ -564,6 +564,31 @@ WORDS: dict[str, Entry] = {
                              '"mqtt://10.0.0.2:1883"; без зала уберите этот раздел'),
     "cfg.ca_only_mqtts": E("only with an mqtts:// broker; use mqtts:// or remove the key",
                            "только для брокера mqtts://; укажите mqtts:// или уберите ключ"),
+    "cfg.pattern.table_id": E("{value} is not a table id; use 1–32 characters of A-Z a-z 0-9 _ -",
+                              "{value} — не номер стола; допустимо 1–32 знака из A-Z a-z "
+                              "0-9 _ -"),
+    "cfg.pattern.pin": E('{value} is not a PIN; use 4–8 button names of L, R, C, e.g. "LRCLR"',
+                         '{value} — не ПИН-код; нужно 4–8 кнопок из L, R, C, например "LRCLR"'),
+    "cfg.pattern.group": E("{value} is not a group name; use 1–32 characters of A-Z a-z 0-9 _ . -, "
+                           "a letter or _ first",
+                           "{value} — не имя группы; допустимо 1–32 знака из A-Z a-z 0-9 _ . -, "
+                           "первый — буква или _"),
+    "cfg.pattern.user": E("{value} is not a user name; use 1–64 printable ASCII characters, no "
+                          "space or :",
+                          "{value} — не имя пользователя; допустимо 1–64 печатных знака ASCII, "
+                          "без пробела и :"),
+    "cfg.pattern.prefix": E("{value} is not a topic prefix; use A-Z a-z 0-9 _ -, levels "
+                            "separated by /",
+                            "{value} — не префикс топиков; допустимо A-Z a-z 0-9 _ -, уровни "
+                            "через /"),
+    "cfg.not_broker": E('{value} is not a broker URL; use mqtt://HOST[:PORT] or '
+                        'mqtts://HOST[:PORT], e.g. "mqtt://10.0.0.2:1883"',
+                        '{value} — не адрес брокера; пишите mqtt://HOST[:PORT] или '
+                        'mqtts://HOST[:PORT], например "mqtt://10.0.0.2:1883"'),
+    "cfg.panels_same_address": E("both panels are at address {address} on bus {port}; give them "
+                                 "different addresses (hardware_docs/displays.md)",
+                                 "обе панели на адресе {address} шины {port}; задайте им разные "
+                                 "адреса (hardware_docs/displays.md)"),
     "cc.good_device": E("good as a device config{why}", "годится как конфигурация устройства{why}"),
     "cc.good_match": E("good as a match file{why}: a running clock takes it (new-match, a USB "
                        "stick, the hall, the match file at boot)",
