@@ -66,7 +66,9 @@ def test_check_config_prints_a_russian_match_in_russian(tmp_path: Path, capsys) 
     assert "время       14:00 каждому + задержка 12 с (простая); " \
            "падение флажка — поражение в матче" in out
     assert "игроки      слева: Анна, справа: Борис" in out
-    assert "each" not in out.split(": good", 1)[1].split("\n", 1)[1]
+    assert f"{path}: годится как файл матча: работающие часы его примут (new-match, " \
+           "USB-флешка, зал, файл матча при включении)" in out
+    assert "each" not in out and "good" not in out
 
 
 def test_a_russian_device_config_is_read_back_in_russian() -> None:

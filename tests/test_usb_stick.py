@@ -487,6 +487,12 @@ def test_a_match_file_linked_off_the_stick_is_not_read(stick: Path, tmp_path: Pa
         next_match_on_stick(stick, TABLE)
 
 
+NEXT = {"en": "next match", "ru": "следующий матч"}
+NONE = {"en": "no next match on the stick (gammonclock/{table}.toml or gammonclock/match.toml)",
+        "ru": "на флешке нет следующего матча (gammonclock/{table}.toml или "
+              "gammonclock/match.toml)"}
+
+
 @pytest.mark.parametrize(("language", "title", "first_lines"), [
     ("en", "USB STICK", ["the stick's gammonclock is a link, not a folder: nothing is written "
                          "or read through it; the clock's files are untouched"]),
@@ -531,9 +537,9 @@ def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language:
         assert answer["said"] == [
             f"the stick's gammonclock is a link, not a folder: nothing is written or read "
             f"through it; {UNTOUCHED}",
-            f"next match: {stick / 'gammonclock'}: {LINKED}",
-            # (lifecycle.StickHandler says this after any refusal too)
-            f"no next match on the stick (gammonclock/{TABLE}.toml or gammonclock/match.toml)"]
+            f"{NEXT[language]}: {stick / 'gammonclock'}: {LINKED}",
+            # (lifecycle.StickHandler says this after any refusal too; in the table's language)
+            NONE[language].format(table=TABLE)]
         assert device.session is None                   # no match loaded
         assert sorted(p.name for p in (tmp_path / "etc-gammonclock").iterdir()) == \
             sorted([f"{TABLE}.toml", "match.toml"])     # nothing written there either

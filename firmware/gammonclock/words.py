@@ -25,7 +25,9 @@ from string import Formatter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gammonclock.core.effects import Effect
+    from collections.abc import Iterable
+
+    from gammonclock.core.effects import Effect, Undone
     from gammonclock.sides import Pair
 
 LANGUAGES = ("en", "ru")
@@ -371,17 +373,20 @@ WORDS: dict[str, Entry] = {
     "v.unchecked": E("seal not checked: {why}", "печати не проверены: {why}"),
     "v.no_key": E("no device key given", "не дан ключ устройства"),
 
-    # why an arbiter's command was refused (`reasons.Reason`; the English is the engine's own
-    # words, which may name a figure: the catalogue's is the gist)
+    # why an input was refused or ignored (`reasons.Reason`): the English is the engine's own
+    # words, made from the effect's facts (a test keeps them equal); a key's ".CASE" is for an
+    # effect whose facts say `case`, its ".locked" for one whose facts say `locked`
     "why.match_over": E("the match is over", "матч окончен"),
     "why.no_clock_running": E("no clock is running", "часы не идут"),
+    "why.no_clock_running.panel": E("the arbiter's mode has stopped the clocks",
+                                    "часы остановлены: открыт режим судьи"),
     "why.not_paused": E("the clock is not paused", "часы не на паузе"),
-    "why.deduct_over_half": E("more than half of the remaining reserve",
-                              "больше половины оставшегося резерва"),
+    "why.deduct_over_half": E("more than half of the remaining {reserve}",
+                              "больше половины оставшегося резерва ({reserve})"),
     "why.forfeit_in_break": E("no forfeit during a break",
                               "во время перерыва партию не присуждают"),
-    "why.score_at_length": E("a score must stay below the match length",
-                             "счёт должен быть меньше длины матча"),
+    "why.score_at_length": E("a score must stay below the match length {length}",
+                             "счёт должен быть меньше длины матча ({length})"),
     "why.score_half_point": E("half points exist only in longgammon",
                               "половина очка бывает только в лонггаммоне"),
     "why.cube_not_in_game": E("no doubling cube in this game", "в этой партии нет куба"),
@@ -390,15 +395,79 @@ WORDS: dict[str, Entry] = {
                                  "не во время предложенного удвоения: отмените его или "
                                  "дождитесь ответа"),
     "why.cube_in_break": E("not during a break", "не во время перерыва"),
-    "why.cube_no_owner": E("name the owner: cube N left|right",
-                           "укажите владельца: cube N left|right"),
-    "why.undo_match_lost": E("the match was lost: no undo", "матч проигран: отмена невозможна"),
+    "why.cube_no_owner": E("name the owner: cube {value} left|right",
+                           "укажите владельца: cube {value} left|right"),
+    "why.undo_match_lost": E("the match was lost on {end}",
+                             "матч проигран ({end}): отмена невозможна"),
     "why.undo_nothing": E("nothing to undo", "нечего отменять"),
-    "why.undo_past_arbiter": E("the match was ended by the arbiter: no undo",
-                               "матч окончен судьёй: отмена невозможна"),
+    "why.undo_past_arbiter": E("the match was ended by the arbiter; undo cannot reach past that",
+                               "матч окончен судьёй: отменить то, что было до этого, нельзя"),
     "why.no_break": E("no break is being taken", "перерыва сейчас нет"),
     "why.no_match": E("no match is loaded", "матч не загружен"),
+    "why.no_match.load_one": E("no match is loaded: load one with `gammonclock arbiter "
+                               "new-match FILE` (or a USB stick)",
+                               "матч не загружен: загрузите его командой `gammonclock arbiter "
+                               "new-match FILE` (или с USB-флешки)"),
+    "why.no_match.swapped": E("a next match was loaded before it applied",
+                              "до её выполнения был загружен следующий матч"),
     "why.match_in_progress": E("a match is in progress", "идёт матч"),
+    "why.match_file_bad": E("the match file has problems", "в файле матча есть ошибки"),
+    "why.journal_not_written": E("the journal is not being written", "журнал не записывается"),
+    # a player's double and break (the panels have their own words for these)
+    "why.double_no_cube": E("no doubling cube in this match", "в этом матче нет куба"),
+    "why.double_crawford": E("Crawford game: no doubling", "партия Кроуфорда: удваивать нельзя"),
+    "why.double_not_owner": E("the cube belongs to the opponent", "куб у соперника"),
+    "why.double_first_turn": E("no double on the first turn: the opening roll is already played",
+                               "на первом ходу удваивать нельзя: стартовый бросок уже сыгран"),
+    "why.double_after_roll": E("the dice are already rolled this turn",
+                               "кости на этом ходу уже брошены"),
+    "why.break_blitz": E("no breaks in blitz", "в блице перерывов нет"),
+    "why.break_first_game": E("breaks only after the first game",
+                              "перерыв можно взять только после первой партии"),
+    "why.break_none_left": E("no breaks left", "перерывов не осталось"),
+    "why.break_shared_taken": E("the match's break is taken", "перерыв матча уже взят"),
+    "why.break_too_early": E("break allowed from 45:00 of match time (now {now})",
+                             "перерыв можно взять с 45:00 времени матча (сейчас {now})"),
+    # the arbiter's PIN at the panels
+    "why.pin_wrong": E("wrong PIN ({failures} of {of} before a lockout)",
+                       "неверный ПИН-код ({failures} из {of} до блокировки)"),
+    "why.pin_wrong.locked": E("wrong PIN; the chord is locked for {locked}",
+                              "неверный ПИН-код; вход судьи заблокирован на {locked}"),
+    "why.pin_timeout": E("no PIN within 30 s ({failures} of {of} before a lockout)",
+                         "ПИН-код не введён за 30 с ({failures} из {of} до блокировки)"),
+    "why.pin_timeout.locked": E("no PIN within 30 s; the chord is locked for {locked}",
+                                "ПИН-код не введён за 30 с; вход судьи заблокирован на "
+                                "{locked}"),
+    "why.pin_timeout.outage": E("the power went before the PIN ({failures} of {of} before a "
+                                "lockout)",
+                                "питание пропало до ввода ПИН-кода ({failures} из {of} до "
+                                "блокировки)"),
+    "why.pin_timeout.outage.locked": E("the power went before the PIN; the chord is locked for "
+                                       "{locked}",
+                                       "питание пропало до ввода ПИН-кода; вход судьи "
+                                       "заблокирован на {locked}"),
+    # an input that did nothing (Ignored)
+    "why.out_of_turn": E("out of turn: {whose} clock runs",
+                         "не в свою очередь: идут часы {whose}"),
+    "why.white_starts": E("{who} plays white and starts: {other} presses",
+                          "{who} играет белыми и начинает: нажимает {other}"),
+    "why.doubler_waits": E("the doubler waits for the answer", "удвоивший ждёт ответа"),
+    "why.paused": E("paused", "пауза"),
+    "why.not_break_taker": E("{whose} break", "перерыв {whose}"),
+    "why.chord_held": E("release all three buttons first", "сначала отпустите все три кнопки"),
+    "why.void_no_roll": E("no roll to void", "нет броска, который можно отменить"),
+    "why.dice_dropped": E("more than dice are rolled; dropped unread",
+                          "строк больше, чем бросков; отброшены непрочитанными"),
+    # what was refused or ignored, when it is a player's press (an arbiter's command is said as
+    # it was given)
+    "what.double": E("{whose} double", "удвоение {whose}"),
+    "what.break": E("{whose} break", "перерыв {whose}"),
+    "what.pin": E("the arbiter's PIN", "ПИН-код судьи"),
+    "what.tap.left": E("tap left", "нажатие левой кнопки"),
+    "what.tap.right": E("tap right", "нажатие правой кнопки"),
+    "what.tap.cube": E("tap cube", "нажатие кнопки куба"),
+    "what.dice_dropped": E("{count} dice reader lines", "строк считывателя костей: {count}"),
+    "what.void": E("void", "отмена броска"),
 
     # the journal's verdict (journal.Verdict.words), for an intact journal
     "v.sealed": E("intact: {records}", "цел: {records}, печати проверены"),
@@ -409,6 +478,184 @@ WORDS: dict[str, Entry] = {
     "v.not_checked": E("seal not checked: {why}; chain intact: {records}",
                        "печати не проверены: {why}; цепочка цела: {records}"),
     "v.tampered": E("TAMPERED: {message}", "ЖУРНАЛ ИЗМЕНЁН: {message}"),
+
+    # --- a config's problems (config_words.Problem) and `check-config`'s verdicts -------------
+    # (values, key paths and file names are put in as written)
+    "cfg.not_bool": E("{value} is not true or false", "{value}: нужно true или false"),
+    "cfg.not_whole": E("{value} is not a whole number; use {low}..{high}",
+                       "{value} — не целое число; допустимо {low}..{high}"),
+    "cfg.out_of_range": E("{value} is out of range; use {low}..{high}",
+                          "{value} — вне допустимых пределов; допустимо {low}..{high}"),
+    "cfg.not_one_of": E("{value} is not one of: {options}",
+                        "{value} — недопустимое значение; допустимо: {options}"),
+    "cfg.too_long_text": E("{value} is longer than {n} characters",
+                           "{value} — длиннее {n} символов"),
+    "cfg.control": E("{value} holds a control character (NUL, newline, tab, escape, …); {advice}",
+                     "{value} содержит управляющий символ (нулевой байт, перевод строки, "
+                     "табуляцию и т. п.); {advice}"),
+    "cfg.printable_name": E("a name is printable characters only",
+                            "в имени допустимы только печатные символы"),
+    "cfg.printable": E("use printable characters only", "используйте только печатные символы"),
+    "cfg.not_name": E("{value} is not a name (a non-empty string)",
+                      "{value} — не имя (нужна непустая строка)"),
+    "cfg.not_duration": E('{value} is not a duration; use e.g. "12s", "2m30s", "2.5m", "1500ms"',
+                          '{value} — не длительность; пишите, например, "12s", "2m30s", "2.5m", '
+                          '"1500ms"'),
+    "cfg.duration_above_0": E("{value} is out of range; use a duration above 0",
+                              "{value} — вне допустимых пределов; нужна длительность больше 0"),
+    "cfg.duration_0_or_more": E("{value} is out of range; use a duration of 0 or more",
+                                "{value} — вне допустимых пределов; нужна длительность 0 или "
+                                "больше"),
+    "cfg.duration_too_long": E("{value} is too long; at most {max} s",
+                               "{value} — слишком долго; не больше {max} с"),
+    "cfg.not_number": E("{value} is not a number; use {low}..{high} ({unit})",
+                        "{value} — не число; допустимо {low}..{high} ({unit})"),
+    "cfg.number_range": E("{value} is out of range; use {low}..{high} ({unit})",
+                          "{value} — вне допустимых пределов; допустимо {low}..{high} ({unit})"),
+    "cfg.unit.seconds": E("seconds", "в секундах"),
+    "cfg.unit.milliseconds": E("milliseconds", "в миллисекундах"),
+    "cfg.not_score": E("{value} is not a score; use [left, right], e.g. [0, 0]",
+                       "{value} — не счёт; пишите [left, right], например [0, 0]"),
+    "cfg.score_below_length": E("{value}: each score must be 0 or more and below the match "
+                                "length {length}",
+                                "{value}: каждый счёт должен быть не меньше 0 и меньше длины "
+                                "матча ({length})"),
+    "cfg.score_below_longest": E("{value}: each score must be 0 or more and below the longest "
+                                 "match length, {longest}",
+                                 "{value}: каждый счёт должен быть не меньше 0 и меньше "
+                                 "наибольшей длины матча ({longest})"),
+    "cfg.score_halves": E("{value}: scores are whole or half points",
+                          "{value}: счёт — целые очки или половины очка"),
+    "cfg.score_half_longgammon": E("{value}: half points exist only in longgammon",
+                                   "{value}: половина очка бывает только в лонггаммоне"),
+    "cfg.not_string": E("{value} is not a string", "{value} — не строка"),
+    "cfg.not_file_path": E("{value} is not a file path", "{value} — не путь к файлу"),
+    "cfg.not_directory_path": E("{value} is not a directory path", "{value} — не путь к каталогу"),
+    "cfg.not_text": E("{value} is not text (a string)", "{value} — не текст (нужна строка)"),
+    "cfg.not_table": E("must be a table ([{path}])", "должно быть таблицей ([{path}])"),
+    "cfg.unknown_key": E("unknown key; allowed in [{path}]: {keys}",
+                         "неизвестный ключ; в [{path}] допустимы: {keys}"),
+    "cfg.unknown_table": E("unknown table; allowed: {names}",
+                           "неизвестная таблица; допустимы: {names}"),
+    "cfg.unknown_section": E("unknown section; allowed: {names}",
+                             "неизвестный раздел; допустимы: {names}"),
+    "cfg.length_required": E("required: the match length in points, 1..{max}",
+                             "обязательно: длина матча в очках, 1..{max}"),
+    "cfg.device_section": E("a device section: a match file holds only {sections}; the device's "
+                            "settings live in its device config (/etc/gammonclock/device.toml)",
+                            "раздел устройства: файл матча содержит только {sections}; "
+                            "настройки устройства задаются в его конфигурации "
+                            "(/etc/gammonclock/device.toml)"),
+    "cfg.match_section": E("a match section: it belongs in a match file (the device config's "
+                           "table.match_file, or `gammonclock arbiter new-match FILE`), not in "
+                           "the device config",
+                           "раздел матча: ему место в файле матча (table.match_file в "
+                           "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
+                           "а не в конфигурации устройства"),
+    "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),
+    "cfg.no_breaks": E("{discipline} has no breaks, ever; remove the key",
+                       "{discipline}: перерывов в этой дисциплине нет; уберите этот ключ"),
+    "cfg.pin_and_hash": E("give either pin or pin_hash, not both",
+                          "укажите pin или pin_hash, но не оба"),
+    "cfg.gpio_taken": E("GPIO {pin} is already pins.{other}", "GPIO {pin} уже занят: pins.{other}"),
+    "cfg.broker_required": E('required in [hall]: the broker\'s URL, e.g. '
+                             '"mqtt://10.0.0.2:1883"; without a hall, remove the section',
+                             'обязательно в [hall]: адрес брокера, например '
+                             '"mqtt://10.0.0.2:1883"; без зала уберите этот раздел'),
+    "cfg.ca_only_mqtts": E("only with an mqtts:// broker; use mqtts:// or remove the key",
+                           "только для брокера mqtts://; укажите mqtts:// или уберите ключ"),
+    "cfg.pattern.table_id": E("{value} is not a table id; use 1–32 characters of A-Z a-z 0-9 _ -",
+                              "{value} — не номер стола; допустимо 1–32 знака из A-Z a-z "
+                              "0-9 _ -"),
+    "cfg.pattern.pin": E('{value} is not a PIN; use 4–8 button names of L, R, C, e.g. "LRCLR"',
+                         '{value} — не ПИН-код; нужно 4–8 кнопок из L, R, C, например "LRCLR"'),
+    "cfg.pattern.group": E("{value} is not a group name; use 1–32 characters of A-Z a-z 0-9 _ . -, "
+                           "a letter or _ first",
+                           "{value} — не имя группы; допустимо 1–32 знака из A-Z a-z 0-9 _ . -, "
+                           "первый — буква или _"),
+    "cfg.pattern.user": E("{value} is not a user name; use 1–64 printable ASCII characters, no "
+                          "space or :",
+                          "{value} — не имя пользователя; допустимо 1–64 печатных знака ASCII, "
+                          "без пробела и :"),
+    "cfg.pattern.prefix": E("{value} is not a topic prefix; use A-Z a-z 0-9 _ -, levels "
+                            "separated by /",
+                            "{value} — не префикс топиков; допустимо A-Z a-z 0-9 _ -, уровни "
+                            "через /"),
+    "cfg.not_broker": E('{value} is not a broker URL; use mqtt://HOST[:PORT] or '
+                        'mqtts://HOST[:PORT], e.g. "mqtt://10.0.0.2:1883"',
+                        '{value} — не адрес брокера; пишите mqtt://HOST[:PORT] или '
+                        'mqtts://HOST[:PORT], например "mqtt://10.0.0.2:1883"'),
+    "cfg.panels_same_address": E("both panels are at address {address} on bus {port}; give them "
+                                 "different addresses (hardware_docs/displays.md)",
+                                 "обе панели на адресе {address} шины {port}; задайте им разные "
+                                 "адреса (hardware_docs/displays.md)"),
+    "cc.good_device": E("good as a device config{why}", "годится как конфигурация устройства{why}"),
+    "cc.good_match": E("good as a match file{why}: a running clock takes it (new-match, a USB "
+                       "stick, the hall, the match file at boot)",
+                       "годится как файл матча{why}: работающие часы его примут (new-match, "
+                       "USB-флешка, зал, файл матча при включении)"),
+    "cc.good_combined": E("good as a combined file, device and match in one{why}: for "
+                          "`simulate --config` and `run --config`",
+                          "годится как общий файл устройства и матча{why}: для "
+                          "`simulate --config` и `run --config`"),
+    "cc.judged": E(" (judged by its sections)", " (вид определён по разделам)"),
+    "cc.refused_as_match": E("as a next match it would be refused: {sections} {are} (a match "
+                             "file holds only {allowed}); `check-config --as match {path}` "
+                             "checks it as the clock would",
+                             "как следующий матч он был бы отклонён: {sections} — {are} (файл "
+                             "матча содержит только {allowed}); `check-config --as match {path}` "
+                             "проверит его так, как проверят часы"),
+    "cc.is_device_section": E("is a device section", "раздел устройства"),
+    "cc.are_device_sections": E("are device sections", "разделы устройства"),
+
+    # --- the next match (SPEC §13.2): what new-match, a stick, the hall and the menu say -------
+    "load.loaded": E("next match loaded: {match}", "следующий матч загружен: {match}"),
+    "load.kept": E("next match already loaded: {match}", "следующий матч уже загружен: {match}"),
+    "load.journal": E("journal: {name}", "журнал: {name}"),
+    "load.in_progress": E("a match is in progress ({game}, score {score}): the next match loads "
+                          "once it is over; `new-match --force` ends it now as abandoned, on the "
+                          "record",
+                          "идёт матч ({game}, счёт {score}): следующий матч загрузится, когда "
+                          "он закончится; `new-match --force` прерывает его сейчас, с записью "
+                          "в протоколе"),
+    "load.game": E("game {game}", "партия {game}"),
+    "load.game_next": E("game {game} next", "впереди партия {game}"),
+    "load.journal_not_written": E("the journal of the current match is not being written "
+                                  "({error}): the next match waits until it is",
+                                  "журнал текущего матча не записывается ({error}): следующий "
+                                  "матч ждёт, пока запись не восстановится"),
+    "load.cannot_start": E("the next match cannot start: {error}",
+                           "следующий матч не может начаться: {error}"),
+    "load.no_match_file": E("no match file: the device config names none (table.match_file)",
+                            "нет файла матча: в конфигурации устройства он не указан "
+                            "(table.match_file)"),
+    "load.unreadable": E("{file}: cannot read the match file: {error}",
+                         "{file}: файл матча не читается: {error}"),
+    "load.stick_next": E("next match: {error}", "следующий матч: {error}"),
+    "load.stick_none": E("no next match on the stick (gammonclock/{table}.toml or "
+                         "gammonclock/match.toml)",
+                         "на флешке нет следующего матча (gammonclock/{table}.toml или "
+                         "gammonclock/match.toml)"),
+    "load.not_loaded": E("next match NOT loaded: {why}", "следующий матч НЕ загружен: {why}"),
+    "load.waits": E("; it loads by itself when this match is over",
+                    "; он загрузится сам, когда этот матч закончится"),
+    # what a table answers the hall when a command or a match did not get through the loop
+    "hr.not_waiting": E("that match no longer waits here (loaded, replaced or cleared since); "
+                        "nothing was done",
+                        "этот матч здесь больше не ждёт (его загрузили, заменили или убрали); "
+                        "ничего не сделано"),
+    "hr.busy": E("the clock is busy (too many inputs waiting)",
+                 "часы заняты (в очереди слишком много нажатий и команд)"),
+    "hr.late": E("the clock did not take {what} in time", "часы не приняли {what} вовремя"),
+    "hr.not_applied": E("{why}: the command was NOT applied; send it again",
+                        "{why}: команда НЕ применена; отправьте её ещё раз"),
+    "hr.unknown": E("the clock took {what} but did not say what it did in time; look at its "
+                    "state before sending it again",
+                    "часы приняли {what}, но не сообщили вовремя, что сделали; посмотрите "
+                    "состояние стола, прежде чем отправлять ещё раз"),
+    "hr.what.it": E("it", "её"),            # the command
+    "hr.what.the match": E("the match", "матч"),
+    "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
 
     # --- the CSV of turns: its header (the columns' order never changes) ------------------------
     "csv.game": E("game", "партия"),
@@ -490,8 +737,16 @@ WORDS: dict[str, Entry] = {
     "e.early_roll": E(" (early roll)", " (ранний бросок)"),
     "e.voided": E("roll {dice} void", "бросок {dice} недействителен"),
     "e.rewound": E("{why}: rewound to {to} s", "{why}: возврат к {to} с"),
+    # why the history was replayed (`Rewound.why`)
+    "rewound.undo": E("undo", "отмена"),
+    "rewound.arbiter chord": E("arbiter chord", "вход судьи (три кнопки)"),
+    "rewound.left held": E("left held", "левая кнопка удержана"),
+    "rewound.right held": E("right held", "правая кнопка удержана"),
+    "rewound.cube held": E("cube held", "кнопка куба удержана"),
     "e.undone": E("undone: {what}", "отменено: {what}"),
-    # what an undo took back (the engine's `player_action`, matched by its English words)
+    "e.undone_at": E("undone: {what} (at {at} match time)",
+                     "отменено: {what} (в {at} по времени матча)"),
+    # what an undo took back (`Undone`'s fields; an older journal's English is matched)
     "undo.start": E("the start of game {game}", "начало партии {game}"),
     "undo.double": E("{whose} double to {value}", "удвоение {whose} до {value}"),
     "undo.take": E("{whose} take", "взятие куба {whose}"),
@@ -593,19 +848,34 @@ def word_or_self(prefix: str, value: str, lang: str = DEFAULT) -> str:
     return say(key, lang) if key in WORDS else value
 
 
-def describe(effect: Effect, lang: str = DEFAULT) -> str:
+def describe(effect: Effect, lang: str = DEFAULT, rounded: bool = False) -> str:
     """What an effect did, in `lang`: the arbiter's replies' "said" lines and the report's
     "What it did". English is `Effect.describe` itself; the catalogue's English (`said`) is
-    kept equal to it by a test."""
-    if language(lang) == "en":
+    kept equal to it by a test. `rounded`: spans and instants in seconds to the tenth, as
+    people read them (the replies), not to the nanosecond."""
+    if language(lang) == "en" and not rounded:
         return effect.describe()
-    return said(effect, lang)
+    return said(effect, lang, rounded)
 
 
-def said(effect: Effect, lang: str) -> str:
-    """`effect` in the catalogue's words (both languages)."""
+def rounded_seconds(ns: int) -> str:
+    """Seconds to the nearest tenth, as people read them: "1.2", "30", "-0.5"."""
+    tenths = (abs(ns) + NS_PER_TENTH // 2) // NS_PER_TENTH
+    sign = "-" if ns < 0 and tenths else ""
+    whole, tenth = divmod(tenths, 10)
+    return f"{sign}{whole}.{tenth}" if tenth else f"{sign}{whole}"
+
+
+NS_PER_TENTH = 100_000_000
+
+
+def said(effect: Effect, lang: str, rounded: bool = False) -> str:
+    """`effect` in the catalogue's words (both languages); `rounded` as `describe` says."""
     from gammonclock.core import effects as fx
-    from gammonclock.durations import format_clock, format_seconds
+    from gammonclock.durations import format_clock
+    from gammonclock.durations import format_seconds as exact
+
+    format_seconds = rounded_seconds if rounded else exact
 
     def secs(ns: int) -> str:
         return seconds(format_seconds(ns), lang)
@@ -713,25 +983,85 @@ def said(effect: Effect, lang: str) -> str:
     if isinstance(e, fx.RollVoided):
         return say("e.voided", lang, dice="-".join(map(str, e.dice)))
     if isinstance(e, fx.Rewound):
-        return say("e.rewound", lang, why=e.why, to=number(format_seconds(e.to), lang))
+        return say("e.rewound", lang, why=word_or_self("rewound", e.why, lang),
+                   to=number(format_seconds(e.to), lang))
     if isinstance(e, fx.Undone):
-        return say("e.undone", lang, what=undone(e.what, lang))
+        if e.made_at is None:
+            return say("e.undone", lang, what=undone_what(e, lang))
+        return say("e.undone_at", lang, what=undone_what(e, lang), at=clock(e.made_at))
     if isinstance(e, fx.Ignored):
-        return say("e.ignored", lang, what=e.what, why=e.why)
+        return say("e.ignored", lang, what=what_words(e.reason, e.what, lang, e.facts),
+                   why=why(e.reason, e.why, lang, e.facts))
     if isinstance(e, fx.Refused):
-        return say("e.refused", lang, what=e.what, why=why(e.reason, e.why, lang))
+        return say("e.refused", lang, what=what_words(e.reason, e.what, lang, e.facts),
+                   why=why(e.reason, e.why, lang, e.facts))
     if isinstance(e, fx.Shown):
         return say("e.shown", lang, text=e.text)
     return e.describe()
 
 
-def why(reason: object, text: str, lang: str = DEFAULT) -> str:
-    """Why something was refused: the engine's `text` in English, the catalogue's words for
-    its `reason` code in another language (the text as it is for a code it has no words for)."""
+def why(reason: object, text: str, lang: str = DEFAULT,
+        facts: Iterable[tuple[str, object]] = ()) -> str:
+    """Why something was refused or ignored: the engine's `text` in English, in another language
+    the catalogue's words for its `reason` code and its `facts` (a side, a reserve, a length);
+    the text as it is for a code it has no words for."""
     code = getattr(reason, "value", None)
-    if language(lang) == "en" or code is None or f"why.{code}" not in WORDS:
+    key = None if code is None else why_key(code, facts)
+    args = fact_args(facts, lang)
+    if language(lang) == "en" or key is None or not fields(WORDS[key].ru) <= set(args):
+        return text          # (a refusal recorded without the facts its words need)
+    return say(key, lang, **args)
+
+
+def why_key(code: str, facts: Iterable[tuple[str, object]]) -> str | None:
+    """The catalogue's key for a refusal's code and facts ("why.pin_wrong.locked"), or None."""
+    known = dict(facts)
+    key = f"why.{code}"
+    if "case" in known:
+        key += f".{known['case']}"
+    if "locked" in known:
+        key += ".locked"
+    return key if key in WORDS else None
+
+
+def fact_args(facts: Iterable[tuple[str, object]], lang: str) -> dict[str, str]:
+    """A refusal's facts as the catalogue's placeholders: a side as `who`, `whose` and `other`,
+    an end as its word, figures with Russian's decimal comma."""
+    args: dict[str, str] = {}
+    for name, value in facts:
+        if name == "side" and value in ("left", "right"):
+            other = "right" if value == "left" else "left"
+            args.update(who=say(f"who.{value}", lang), whose=say(f"whose.{value}", lang),
+                        other=say(f"who.{other}", lang), side=str(value))
+        elif name == "end":
+            args[name] = word_or_self("end", str(value), lang) if language(lang) != "en" \
+                else str(value)
+        else:
+            args[name] = number(value, lang)
+    return args
+
+
+def what_words(reason: object, text: str, lang: str = DEFAULT,
+         facts: Iterable[tuple[str, object]] = ()) -> str:
+    """What was refused or ignored: a player's press in the catalogue's words (its code and
+    facts say which), an arbiter's command as it was given (`text`)."""
+    code = getattr(reason, "value", None)
+    if language(lang) == "en" or code is None:
         return text
-    return say(f"why.{code}", lang)
+    known, args = dict(facts), fact_args(facts, lang)
+    if "pressed" in known and f"what.tap.{known['pressed']}" in WORDS:
+        return say(f"what.tap.{known['pressed']}", lang)
+    if code.startswith("double_") and "whose" in args:
+        return say("what.double", lang, **args)
+    if code.startswith("break_") and "whose" in args:
+        return say("what.break", lang, **args)
+    if code.startswith("pin_"):
+        return say("what.pin", lang)
+    if code == "dice_dropped" and "count" in args:
+        return say("what.dice_dropped", lang, **args)
+    if code == "void_no_roll":
+        return say("what.void", lang)
+    return text
 
 
 _UNDONE = (("undo.start", re.compile(r"the start of game (?P<game>\d+)")),
@@ -741,8 +1071,29 @@ _UNDONE = (("undo.start", re.compile(r"the start of game (?P<game>\d+)")),
            ("undo.switch", re.compile(r"(?P<side>left|right)'s turn switch")))
 
 
+def undone_what(effect: Undone, lang: str = DEFAULT) -> str:
+    """What an undo took back, in `lang`, from the effect's fields (`Undone.what`, the engine's
+    English, for one built with no fields)."""
+    e = effect
+    if e.action is None or language(lang) == "en":
+        return undone(e.what, lang)
+    whose = say(f"whose.{e.side}", lang) if e.side is not None else ""
+    if e.action == "start":
+        return say("undo.start", lang, game=e.game)
+    if e.action == "double":
+        return say("undo.double", lang, whose=whose, value=e.value)
+    if e.action == "take":
+        return say("undo.take", lang, whose=whose)
+    if e.action == "result" and e.result is not None:
+        return say("undo.result", lang, game=e.game, result=result(e.result, lang))
+    if e.action == "switch":
+        return say("undo.switch", lang, whose=whose)
+    return e.what
+
+
 def undone(what: str, lang: str = DEFAULT) -> str:
-    """What an undo took back, in `lang` (the engine words it in English)."""
+    """What an undo took back, in `lang`, from the engine's English (an `Undone` built with
+    `what` only)."""
     if language(lang) == "en":
         return what
     for key, pattern in _UNDONE:

@@ -353,14 +353,15 @@ def _check_config(args: argparse.Namespace) -> int:
     """Every problem of each file (exit 2), or each read back in words (exit 0), checked as
     `--as` says or as its sections say (the verdict names which). A device config given before
     a match file is the device that match is read on."""
-    from gammonclock.config.readback import check_file
+    from gammonclock.config.readback import check_file, file_language
 
     status, device = 0, None
     for index, path in enumerate(args.files):
         try:
-            checked = check_file(path, device, args.as_kind)
+            checked = check_file(path, device, args.as_kind, args.language)
         except ConfigError as exc:
-            print(exc, file=sys.stderr)
+            # Said in the file's language (SPEC §15), its names and keys as written.
+            print(exc.said(args.language or file_language(path, device)), file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
         device = checked.device
@@ -626,6 +627,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "next match (a device section is an error), `device` as a device "
                           "config, `combined` as one file for `simulate --config` and `run "
                           "--config`; default: as its sections say (the verdict names which)")
+    chk.add_argument("--language", choices=["en", "ru"],
+                     help="say the verdicts, problems and read-backs in this language; "
+                          "default: each file's [display] language (else its device's)")
     chk.set_defaults(handler=_check_config)
 
     usb = commands.add_parser(

@@ -32,6 +32,7 @@ from gammonclock.durations import (
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button, Pair
 
+from .problems import Line, Problem, error_lines, message_of
 from .schema import (
     BAUDRATES,
     DEVICE,
@@ -64,6 +65,10 @@ class ConfigError(GammonclockError, ValueError):
         self.problems = problems
         # One line per problem, each naming the file and the key path: "file: key: what".
         super().__init__("\n".join(f"{path}: {p}" for p in problems))
+
+    def said(self, lang: str) -> str:
+        """Every problem in `lang` (the file names, key paths and values as written)."""
+        return error_lines(self.path, self.problems, lang)
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,7 @@ class _Reader:
 
     def problem(self, key: str, message: str) -> None:
         # The key as written may be any TOML string ("a\nb" = 1): one line, cut short.
-        self.problems.append(f"{shorten(escaped(key), 2 * SHOWN_LENGTH)}: {message}")
+        self.problems.append(Line(shorten(escaped(key), 2 * SHOWN_LENGTH), message))
 
     def check_keys(self, table: dict[str, Any] | None = None, prefix: str = "") -> None:
         table = self.data if table is None else table
@@ -149,19 +154,20 @@ class _Reader:
             parents = {k.rsplit(".", 1)[0] for k in SCHEMA if "." in k}
             if path in SCHEMA or path in parents:
                 if not isinstance(value, dict):
-                    self.problem(path, f"must be a table ([{path}])")
+                    self.problem(path, Problem("cfg.not_table", path=path))
                 elif path in SCHEMA:
                     for key in value:
                         if key not in SCHEMA[path]:
-                            self.problem(f"{path}.{key}", "unknown key; allowed in "
-                                         f"[{path}]: {', '.join(SCHEMA[path])}")
+                            self.problem(f"{path}.{key}", Problem(
+                                "cfg.unknown_key", path=path, keys=", ".join(SCHEMA[path])))
                 else:
                     self.check_keys(value, path + ".")
             else:
                 siblings = sorted({k.split(".")[len(prefix.split(".")) - 1] for k in SCHEMA
                                    if k.startswith(prefix)})
-                self.problem(path, f"unknown {'table' if prefix else 'section'}; "
-                                   f"allowed: {', '.join(siblings)}")
+                self.problem(path, Problem("cfg.unknown_table" if prefix
+                                           else "cfg.unknown_section",
+                                           names=", ".join(siblings)))
 
     def raw(self, key: str) -> Any:
         value: Any = self.data
@@ -185,7 +191,7 @@ class _Reader:
             try:
                 values[f.key] = f.type.convert(raw, values)
             except ValueError as exc:
-                self.problem(f.key, str(exc))
+                self.problem(f.key, message_of(exc))
         return values
 
 
@@ -194,7 +200,7 @@ def _toml(text: str, path: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, [f"not valid TOML: {exc}"]) from None
+        raise ConfigError(path, [Problem("cfg.not_toml", error=exc)]) from None
     except ValueError:   # tomllib lets int() refuse a number over 4 300 digits
         raise ConfigError(path, ["not valid TOML: a number with too many digits"]) from None
     except RecursionError:   # arrays or inline tables nested thousands deep
@@ -236,9 +242,8 @@ def parse_match_config(text: str, path: str = "<match>", device: DeviceFile | No
     r = _Reader(_merged(device.data if device else {}, data))
     for name in data:
         if _refused_in_match_file(name):
-            r.problem(name, "a device section: a match file holds only "
-                      f"{', '.join(f'[{s}]' for s in MATCH_FILE_SECTIONS)}; the device's "
-                      "settings live in its device config (/etc/gammonclock/device.toml)")
+            r.problem(name, Problem("cfg.device_section", sections=", ".join(
+                f"[{s}]" for s in MATCH_FILE_SECTIONS)))
     return _config(r, path, text, device.text if device else None)
 
 
@@ -249,9 +254,7 @@ def parse_device_config(text: str, path: str = "<device>") -> DeviceFile:
     r = _Reader(data)
     for name in data:
         if kind_of_section(name) == MATCH:
-            r.problem(name, "a match section: it belongs in a match file (the device "
-                      "config's table.match_file, or `gammonclock arbiter new-match FILE`), "
-                      "not in the device config")
+            r.problem(name, Problem("cfg.match_section"))
     return _device_file(r, path, text)
 
 
@@ -301,7 +304,8 @@ def _check_match(r: _Reader, v: dict[str, Any]) -> None:
     """The checks across the match's keys, after each key was read on its own."""
     discipline = DISCIPLINES[v["match.discipline"]]
     if r.raw("breaks.per_player") is not MISSING and discipline.blitz:
-        r.problem("breaks.per_player", f"{discipline.name} has no breaks, ever; remove the key")
+        r.problem("breaks.per_player", Problem("cfg.no_breaks", discipline=Problem(
+            f"discipline.{discipline.name}")))
     _check_reserve(r, v)
 
 
@@ -309,7 +313,7 @@ def _check_device(r: _Reader, v: dict[str, Any], text: str | None = None) -> Non
     """The checks across the device's keys; `text`: the file as written (its clear PIN must be
     one the journals can be written without)."""
     if v["arbiter.pin"] is not None and v["arbiter.pin_hash"] is not None:
-        r.problem("arbiter.pin_hash", "give either pin or pin_hash, not both")
+        r.problem("arbiter.pin_hash", Problem("cfg.pin_and_hash"))
         v["arbiter.pin_hash"] = None
     elif v["arbiter.pin"] is not None and text is not None:
         try:
@@ -320,19 +324,18 @@ def _check_device(r: _Reader, v: dict[str, Any], text: str | None = None) -> Non
     for name in ("left", "right", "cube", "buzzer"):
         pin = v[f"pins.{name}"]
         if pin in used:
-            r.problem(f"pins.{name}", f"GPIO {pin} is already pins.{used[pin]}")
+            r.problem(f"pins.{name}", Problem("cfg.gpio_taken", pin=pin, other=used[pin]))
         used.setdefault(pin, name)
     left, right = (_panel(v, side) for side in ("left", "right"))
     if (left.port, left.address) == (right.port, right.address):
-        r.problem("displays.right.address", f"both panels are at address "
-                  f"{left.address:#04x} on bus {left.port}; give them different "
-                  "addresses (hardware_docs/displays.md)")
+        r.problem("displays.right.address", Problem("cfg.panels_same_address",
+                                                    address=f"{left.address:#04x}",
+                                                    port=left.port))
     if isinstance(r.raw("hall"), dict) and r.raw("hall.broker") is MISSING:
-        r.problem("hall.broker", 'required in [hall]: the broker\'s URL, e.g. '
-                  '"mqtt://10.0.0.2:1883"; without a hall, remove the section')
+        r.problem("hall.broker", Problem("cfg.broker_required"))
     if (v["hall.ca_file"] is not None and v["hall.broker"] is not None
             and not broker_is_tls(v["hall.broker"])):
-        r.problem("hall.ca_file", "only with an mqtts:// broker; use mqtts:// or remove the key")
+        r.problem("hall.ca_file", Problem("cfg.ca_only_mqtts"))
 
 
 def _check_reserve(r: _Reader, v: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from gammonclock.durations import NS_PER_S, format_seconds
 
 from .loading import (
     Config,
+    ConfigError,
     DeviceConfig,
     DeviceFile,
     file_kind,
@@ -31,6 +32,7 @@ from .loading import (
     read_config_text,
     refused_in_a_match_file,
 )
+from .problems import language_in
 from .schema import DEVICE, MATCH, MATCH_FILE_SECTIONS, kind_of_section
 
 
@@ -143,8 +145,6 @@ def _lines_text(lines: list[tuple[str, str]]) -> str:
 # sections decide, and the verdict says which it was judged to be.
 AS_MATCH, AS_DEVICE, AS_COMBINED = "match", "device", "combined"
 KINDS = (AS_MATCH, AS_DEVICE, AS_COMBINED)
-_AS_WORDS = {AS_MATCH: "a match file", AS_DEVICE: "a device config",
-             AS_COMBINED: "a combined file, device and match in one"}
 
 
 @dataclass(frozen=True)
@@ -179,33 +179,54 @@ def _has_match_section(text: str, path: str) -> bool:
     return any(kind_of_section(name) == MATCH for name in tomllib.loads(text))
 
 
-def check_file(path: str, device: DeviceFile | None, as_kind: str | None = None) -> Checked:
+def check_file(path: str, device: DeviceFile | None, as_kind: str | None = None,
+               lang: str | None = None) -> Checked:
     """`gammonclock check-config` for one file, checked as `as_kind` (None: as its sections
-    say, `judged_kind`). A match file is read on `device` (the device config given before it)
-    when it was judged so, on the reference build when asked `--as match`. Raises ConfigError
-    with every problem: for a match file, the very errors the clock gives when loading it."""
+    say, `judged_kind`), said in `lang` (None: the file's own `[display] language`, else its
+    device's: `check_language`). A match file is read on `device` (the device config given
+    before it) when it was judged so, on the reference build when asked `--as match`. Raises
+    ConfigError with every problem: for a match file, the very errors the clock gives when
+    loading it (`ConfigError.said` says them in the language)."""
     text = read_config_text(path)
+    lang = lang or check_language(text, device)
+    say = partial(words.say, lang=lang)
     kind = as_kind or judged_kind(text, path, device)
-    why = "" if as_kind else " (judged by its sections)"
+    why = "" if as_kind else say("cc.judged")
     if kind == AS_DEVICE:
         checked = parse_device_config(text, path)
-        return Checked(kind, f"good as {_AS_WORDS[kind]}{why}", [],
-                       _lines_text(device_readback(checked.device)), checked)
+        return Checked(kind, say("cc.good_device", why=why), [],
+                       _lines_text(device_readback(checked.device, lang)), checked)
     if kind == AS_MATCH:
         # A device section in it is the error the clock would give when loading it.
         config = parse_match_config(text, path, None if as_kind else device)
-        return Checked(kind, f"good as {_AS_WORDS[kind]}{why}: a running clock takes it "
-                       "(new-match, a USB stick, the hall, the match file at boot)", [],
-                       readback_text(config), device)
+        return Checked(kind, say("cc.good_match", why=why), [], readback_text(config, lang),
+                       device)
     config = parse_config(text, path)
     notes = []
     refused = refused_in_a_match_file(text, path)
     if refused:
         sections = ", ".join(f"[{name}]" for name in refused)
         allowed = ", ".join(f"[{name}]" for name in MATCH_FILE_SECTIONS)
-        notes = [f"as a next match it would be refused: {sections} "
-                 f"{'is a device section' if len(refused) == 1 else 'are device sections'} "
-                 f"(a match file holds only {allowed}); "
-                 f"`check-config --as match {path}` checks it as the clock would"]
-    return Checked(kind, f"good as {_AS_WORDS[kind]}{why}: for `simulate --config` and "
-                   "`run --config`", notes, readback_text(config), device)
+        notes = [say("cc.refused_as_match", sections=sections, allowed=allowed, path=path,
+                     are=say("cc.is_device_section" if len(refused) == 1
+                             else "cc.are_device_sections"))]
+    return Checked(kind, say("cc.good_combined", why=why), notes, readback_text(config, lang),
+                   device)
+
+
+def check_language(text: str, device: DeviceFile | None) -> str:
+    """The language `check-config` says a file in: its own `[display] language` as far as it
+    can be read (a file with problems too), else the device's it is read on, else English."""
+    own = language_in(text)
+    if own is not None:
+        return own
+    return words.language(device.device.language if device is not None else None)
+
+
+def file_language(path: str, device: DeviceFile | None) -> str:
+    """`check_language` of the file at `path` (English for a file that cannot be read)."""
+    try:
+        text = read_config_text(path)
+    except ConfigError:
+        return words.language(device.device.language if device is not None else None)
+    return check_language(text, device)

@@ -39,7 +39,6 @@ from gammonclock.core.rules import (
 )
 from gammonclock.core.timecontrol import FlagRule, TimeMode
 from gammonclock.durations import (
-    DURATION_HINT,
     MAX_POINTS,
     NS_PER_MS,
     NS_PER_S,
@@ -60,6 +59,9 @@ from gammonclock.durations import (
     shown_number,
 )
 from gammonclock.sides import Pair
+from gammonclock.words import WORDS
+
+from .problems import Problem
 
 Values = Mapping[str, Any]   # the values read so far, by key path
 
@@ -175,7 +177,7 @@ class Boolean(Converter):
 
     def check(self, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise ValueError(f"{shown(value)} is not true or false")
+            raise ValueError(Problem("cfg.not_bool", value=shown(value)))
         return value
 
 
@@ -194,9 +196,11 @@ class Integer(Converter):
 
     def check(self, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ValueError(f"{shown(value)} is not a whole number; use {self.low}..{self.high}")
+            raise ValueError(Problem("cfg.not_whole", value=shown(value), low=self.low,
+                                     high=self.high))
         if not self.low <= value <= self.high:
-            raise ValueError(f"{shown(value)} is out of range; use {self.low}..{self.high}")
+            raise ValueError(Problem("cfg.out_of_range", value=shown(value), low=self.low,
+                                     high=self.high))
         return value
 
     def written(self, default: Any) -> str:
@@ -215,8 +219,8 @@ class Choice(Converter):
 
     def check(self, value: Any) -> Any:
         if type(value) not in {type(o) for o in self.options} or value not in self.options:
-            raise ValueError(f"{shown(value)} is not one of: "
-                             f"{', '.join(map(str, self.options))}")
+            raise ValueError(Problem("cfg.not_one_of", value=shown(value),
+                                     options=", ".join(map(str, self.options))))
         return value
 
 
@@ -225,10 +229,9 @@ def _check_line(value: str, max_length: int, printable: str) -> None:
     `printable` is the advice after a control character."""
     fault = line_fault(value, max_length)
     if fault is LineFault.TOO_LONG:
-        raise ValueError(f"{shown(value)} is longer than {max_length} characters")
+        raise ValueError(Problem("cfg.too_long_text", value=shown(value), n=max_length))
     if fault is LineFault.CONTROL:
-        raise ValueError(f"{shown(value)} holds a control character (NUL, newline, tab, "
-                         f"escape, …); {printable}")
+        raise ValueError(Problem("cfg.control", value=shown(value), advice=printable))
 
 
 class Name(Converter):
@@ -236,8 +239,8 @@ class Name(Converter):
 
     def check(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{shown(value)} is not a name (a non-empty string)")
-        _check_line(value, MAX_NAME_LENGTH, "a name is printable characters only")
+            raise ValueError(Problem("cfg.not_name", value=shown(value)))
+        _check_line(value, MAX_NAME_LENGTH, Problem("cfg.printable_name"))
         return value.strip()
 
 
@@ -264,15 +267,15 @@ class Duration(Converter):
             except DurationRangeError as exc:   # well formed, but too long or too many digits
                 raise ValueError(f"{shown(value)} {exc.reason}") from None
             except DurationError:
-                raise ValueError(f"{shown(value)} is not a duration; {DURATION_HINT}") from None
+                raise ValueError(Problem("cfg.not_duration", value=shown(value))) from None
         else:
-            raise ValueError(f"{shown(value)} is not a duration; {DURATION_HINT}")
+            raise ValueError(Problem("cfg.not_duration", value=shown(value)))
         if ns < 0 or (ns == 0 and not self.allow_zero):
-            raise ValueError(f"{shown(value)} is out of range; use a duration "
-                             + ("of 0 or more" if self.allow_zero else "above 0"))
+            raise ValueError(Problem("cfg.duration_0_or_more" if self.allow_zero
+                                     else "cfg.duration_above_0", value=shown(value)))
         if self.at_most_ns is not None and ns > self.at_most_ns:
-            raise ValueError(f"{shown(value)} is too long; at most "
-                             f"{format_seconds(self.at_most_ns)} s")
+            raise ValueError(Problem("cfg.duration_too_long", value=shown(value),
+                                     max=format_seconds(self.at_most_ns)))
         return ns
 
     def written(self, default: Any) -> str:
@@ -294,15 +297,19 @@ class NumberNs(Converter):
 
     def check(self, value: Any) -> int:
         if not is_number(value):
-            raise ValueError(f"{shown(value)} is not a number; use {self.low}..{self.high} "
-                             f"({self.unit})")
+            raise ValueError(Problem("cfg.not_number", value=shown(value), low=self.low,
+                                     high=self.high, unit=self._unit()))
         if not self.low <= value <= self.high:
-            raise ValueError(f"{shown(value)} is out of range; use {self.low}..{self.high} "
-                             f"({self.unit})")
+            raise ValueError(Problem("cfg.number_range", value=shown(value), low=self.low,
+                                     high=self.high, unit=self._unit()))
         return decimal_to_ns(value, self.scale_ns, shown=shown(value))
 
     def written(self, default: Any) -> str:
         return format_seconds(default * NS_PER_S // self.scale_ns)
+
+    def _unit(self) -> str:
+        key = f"cfg.unit.{self.unit}"
+        return Problem(key) if key in WORDS else self.unit
 
 
 class StartScore(Converter):
@@ -315,7 +322,7 @@ class StartScore(Converter):
         length: int = read["match.length"]
         halves = DISCIPLINES[read["match.discipline"]].family is Family.LONGGAMMON
         if not isinstance(value, list) or len(value) != 2 or not all(map(is_number, value)):
-            raise ValueError(f"{shown(value)} is not a score; use [left, right], e.g. [0, 0]")
+            raise ValueError(Problem("cfg.not_score", value=shown(value)))
         score: list[Fraction] = []
         problems: set[PointsProblem] = set()
         for v in value:
@@ -325,13 +332,13 @@ class StartScore(Converter):
                 problems.add(exc.problem)
         # Out of range is told before finer than halves, whichever score holds which.
         if problems - {PointsProblem.NOT_HALVES}:
-            raise ValueError(f"{shown(value)}: each score must be 0 or more and below the "
-                             + (f"match length {length}" if length
-                                else f"longest match length, {MAX_POINTS}"))
+            raise ValueError(Problem("cfg.score_below_length", value=shown(value),
+                                     length=length) if length
+                             else Problem("cfg.score_below_longest", value=shown(value),
+                                          longest=MAX_POINTS))
         if problems or (not halves and any(v.denominator != 1 for v in score)):
-            raise ValueError(f"{shown(value)}: "
-                             + ("scores are whole or half points" if halves
-                                else "half points exist only in longgammon"))
+            raise ValueError(Problem("cfg.score_halves" if halves
+                                     else "cfg.score_half_longgammon", value=shown(value)))
         return Pair(score[0], score[1])
 
 
@@ -342,7 +349,7 @@ class Port(Converter):
 
     def check(self, value: Any) -> str | None:
         if not isinstance(value, str):
-            raise ValueError(f"{shown(value)} is not a string")
+            raise ValueError(Problem("cfg.not_string", value=shown(value)))
         return value.strip() or None
 
 
@@ -356,7 +363,7 @@ class FilePath(Converter):
 
     def check(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{shown(value)} is not a {self.what} path")
+            raise ValueError(Problem(f"cfg.not_{self.what}_path", value=shown(value)))
         return value
 
 
@@ -372,8 +379,8 @@ class FreeText(Converter):
 
     def check(self, value: Any) -> str:
         if not isinstance(value, str):
-            raise ValueError(f"{shown(value)} is not text (a string)")
-        _check_line(value, self.max_length, "use printable characters only")
+            raise ValueError(Problem("cfg.not_text", value=shown(value)))
+        _check_line(value, self.max_length, Problem("cfg.printable"))
         return value.strip()
 
 
@@ -385,6 +392,7 @@ class Pattern(Converter):
     what: str
     use: str
     max_length: int = 64
+    said: str = ""           # its problem's catalogue id ("cfg.pattern.SAID"), if it has one
 
     @property
     def allowed(self) -> str:
@@ -393,6 +401,8 @@ class Pattern(Converter):
     def check(self, value: Any) -> str:
         if (not isinstance(value, str) or len(value) > self.max_length
                 or not re.fullmatch(self.regex, value, re.ASCII)):
+            if self.said:
+                raise ValueError(Problem(f"cfg.pattern.{self.said}", value=shown(value)))
             raise ValueError(f"{shown(value)} is not {self.what}; use {self.use}")
         return value
 
@@ -422,8 +432,7 @@ class BrokerUrl(Converter):
 
     def check(self, value: Any) -> str:
         if not isinstance(value, str) or not self._is_broker(value):
-            raise ValueError(f"{shown(value)} is not a broker URL; use mqtt://HOST[:PORT] or "
-                             'mqtts://HOST[:PORT], e.g. "mqtt://10.0.0.2:1883"')
+            raise ValueError(Problem("cfg.not_broker", value=shown(value)))
         return value
 
     @staticmethod
@@ -575,7 +584,7 @@ FIELDS: tuple[Field, ...] = (
     Field("match.discipline", Choice(tuple(DISCIPLINES)), "backgammon",
           "the discipline (SPEC §1): the defaults of the cube, the time and the breaks"),
     Field("match.length", Integer(1, MAX_POINTS, "points"), 0, "the match length",
-          required=f"required: the match length in points, 1..{MAX_POINTS}"),
+          required=Problem("cfg.length_required", max=MAX_POINTS)),
     Field("match.crawford", Boolean(), True, "the Crawford rule (acts only with a cube)"),
     Field("match.start_score", StartScore(), Pair(Fraction(0), Fraction(0)),
           "the score when the match starts on this clock"),
@@ -632,14 +641,14 @@ FIELDS: tuple[Field, ...] = (
     Field("journal.checkpoint_s", NumberNs(Decimal("0.1"), Decimal(60), NS_PER_S, "seconds"),
           5 * NS_PER_S, "how often a running clock's reserves are journaled"),
     Field("table.id", Pattern(r"[A-Za-z0-9_-]{1,32}", "a table id",
-                              "1–32 characters of A-Z a-z 0-9 _ -"),
+                              "1–32 characters of A-Z a-z 0-9 _ -", said="table_id"),
           Rule("the host name", _default_table_id), "the table, in journal names and the hall",
           shown_default="the host name (a stock one: `pi-` and the serial)"),
     Field("table.event", FreeText(), "", "the event the table is at, on the idle panels"),
     Field("table.match_file", FilePath(), None,
           "the match loaded at boot when no match is unfinished (SPEC §13.2); none: idle"),
     Field("arbiter.pin", Pattern(r"[LRC]{4,8}", "a PIN",
-                                 '4–8 button names of L, R, C, e.g. "LRCLR"'), None,
+                                 '4–8 button names of L, R, C, e.g. "LRCLR"', said="pin"), None,
           "opens the arbiter's menu at the panels (SPEC §13.4); none: the chord does nothing. "
           "Journals keep only its hash"),
     Field("arbiter.pin_hash", PinHash(), None,
@@ -649,19 +658,21 @@ FIELDS: tuple[Field, ...] = (
           3 * NS_PER_S, "how long all three buttons are held to ask for the PIN"),
     Field("arbiter.socket_group", Pattern(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", "a group name",
                                           "1–32 characters of A-Z a-z 0-9 _ . -, "
-                                          "a letter or _ first"), None,
+                                          "a letter or _ first", said="group"), None,
           "the group allowed to use the arbiter's control socket"),
     Field("hall.broker", BrokerUrl(), None,
           "the hall's MQTT broker (SPEC §14); required in `[hall]`, no `[hall]`: no hall"),
     Field("hall.username", Pattern(r"[!-9;-~]{1,64}", "a user name",
-                                   "1–64 printable ASCII characters, no space or :"),
+                                   "1–64 printable ASCII characters, no space or :",
+                                   said="user"),
           Rule("the table id", lambda r: r["table.id"]),
           "the table's account on the broker (the shipped ACL expects the table id)"),
     Field("hall.password_file", FilePath(), None, "the file holding that account's password"),
     Field("hall.ca_file", FilePath(), None,
           "the CA certificate that signs the broker's (only with `mqtts://`)"),
     Field("hall.prefix", Pattern(r"[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*", "a topic prefix",
-                                 "A-Z a-z 0-9 _ -, levels separated by /"), "gammonclock",
+                                 "A-Z a-z 0-9 _ -, levels separated by /", said="prefix"),
+          "gammonclock",
           "topics are PREFIX/TABLE/…"),
 )
 

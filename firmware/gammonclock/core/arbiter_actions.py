@@ -64,7 +64,8 @@ class Arbiter(Step):
                 self.resume("arbiter")
             return
         if isinstance(command, cmd.Pause):
-            self.refuse(text, Reason.NO_CLOCK_RUNNING, "the arbiter's mode has stopped the clocks")
+            self.refuse(text, Reason.NO_CLOCK_RUNNING, "the arbiter's mode has stopped the clocks",
+                        case="panel")
             return
         s.phase, s.panel = panel.back_to, None
         self.act(command, text)
@@ -143,7 +144,8 @@ class Arbiter(Step):
         shown = self.s.reserve_at(side, self.t)
         if 2 * amount > shown:
             self.refuse(text, Reason.DEDUCT_OVER_HALF,
-                        f"more than half of the remaining {format_clock(shown)}")
+                        f"more than half of the remaining {format_clock(shown)}",
+                        reserve=format_clock(shown))
         else:
             self.change_reserve(side, -amount)
 
@@ -179,7 +181,8 @@ class Arbiter(Step):
         new = Pair(c.left, c.right)
         if max(new) >= rules.length:
             self.refuse(text, Reason.SCORE_AT_LENGTH,
-                        f"a score must stay below the match length {rules.length}")
+                        f"a score must stay below the match length {rules.length}",
+                        length=rules.length)
             return
         if rules.family is not Family.LONGGAMMON and any(v.denominator != 1 for v in new):
             self.refuse(text, Reason.SCORE_HALF_POINT, "half points exist only in longgammon")
@@ -197,7 +200,7 @@ class Arbiter(Step):
             owner = s.cube_owner
         refusal = self.cube_refusal(c.value, owner)
         if refusal is not None:
-            self.refuse(text, *refusal)
+            self.refuse(text, *refusal, value=c.value)
             return
         s.cube_value, s.cube_owner = c.value, owner
         if s.entry is not None:

@@ -141,7 +141,8 @@ class ArbiterMode(Step):
     def press(self, button: Button, held: bool) -> None:
         panel = self.panel
         if panel.stage is PanelStage.HELD:
-            self.ignore(f"tap {button}", Reason.CHORD_HELD, "release all three buttons first")
+            self.ignore(f"tap {button}", Reason.CHORD_HELD, "release all three buttons first",
+                        pressed=str(button))
         elif panel.stage is PanelStage.PIN:
             if self.legacy_pin is not None:
                 self.pin_tap(button)
@@ -166,7 +167,7 @@ class ArbiterMode(Step):
         is nobody's); an open menu closes as its timeout closes it. Recovery then pauses a clock
         that runs, as after any outage."""
         if self.panel.stage in (PanelStage.HELD, PanelStage.PIN):
-            self.fail(Reason.PIN_TIMEOUT, "the power went before the PIN")
+            self.fail(Reason.PIN_TIMEOUT, "the power went before the PIN", "outage")
         else:
             self.close_menu("arbiter's menu closed by a restart")
 
@@ -224,7 +225,7 @@ class ArbiterMode(Step):
         else:
             self.fail(Reason.PIN_WRONG, "wrong PIN")
 
-    def fail(self, reason: Reason, why: str) -> None:
+    def fail(self, reason: Reason, why: str, case: str = "") -> None:
         """A failed attempt: journaled, play resumes charged from the chord, and the third in a
         row locks the chord."""
         s = self.s
@@ -238,9 +239,13 @@ class ArbiterMode(Step):
                 s.lockouts += 1
             s.chord_locked_until = self.t + lock
             why += f"; the chord is locked for {format_clock(lock)}"
+            facts: dict[str, str | int] = {"locked": format_clock(lock)}
         else:
             why += f" ({s.pin_failures} of {FAILURES_TO_LOCK} before a lockout)"
-        self.refuse("the arbiter's PIN", reason, why)
+            facts = {"failures": s.pin_failures, "of": FAILURES_TO_LOCK}
+        if case:
+            facts["case"] = case
+        self.refuse("the arbiter's PIN", reason, why, **facts)
         self.leave_panel(charge=True, by="arbiter's PIN failed")
 
     # --- the menu ----------------------------------------------------------------------------

@@ -55,4 +55,4 @@ class Dice(Step):
 
     def dropped(self, count: int) -> None:
         self.ignore(f"{count} dice reader lines", Reason.DICE_DROPPED,
-                    "more than dice are rolled; dropped unread")
+                    "more than dice are rolled; dropped unread", count=count)

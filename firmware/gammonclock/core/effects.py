@@ -423,13 +423,36 @@ class Rewound(Effect):
         return f"{self.why}: rewound to {format_seconds(self.to)} s"
 
 
+# What an undo can take back (`Undone.action`): a game's start, a double, a take, a game's
+# confirmed result, a turn switch. Part of the journal format, as a Reason's value is.
+UNDOABLE = ("start", "double", "take", "result", "switch")
+
+
 @dataclass(frozen=True)
 class Undone(Effect):
+    """An undo took a player's action back. `what` is the action in English (what journals
+    before the other fields said); the fields say it for any language: which action, whose
+    press it was, of which game, the cube's value of a double, a result, and the instant (engine
+    ns) it was made. An Undone built by hand may give `what` only."""
+
     kind: ClassVar[str] = "undone"
     what: str
+    action: str | None = None           # one of UNDOABLE
+    side: Side | None = None            # who pressed (None: the cube button)
+    game: int | None = None
+    value: int | None = None            # the cube's value of an undone double
+    result: GameResult | None = None    # the undone result
+    made_at: int | None = None          # when the undone action was made (engine ns)
 
     def describe(self) -> str:
-        return f"undone: {self.what}"
+        if self.made_at is None:
+            return f"undone: {self.what}"
+        return f"undone: {self.what} (at {format_clock(self.made_at)} match time)"
+
+
+# Facts a refusal or an ignored input names (a reserve, a length, a count), as (name, value)
+# pairs: its words in any language are made from its reason's code and these.
+Facts = tuple[tuple[str, str | int], ...]
 
 
 @dataclass(frozen=True)
@@ -440,6 +463,7 @@ class Ignored(Effect):
     # The code the panels, the export and the hall decide from (the text is for people).
     # None only in an effect built by hand; the engine always gives one.
     reason: Reason | None = None
+    facts: Facts = ()                # what `why` names, for its words in another language
     inert: ClassVar[bool] = True
 
     def describe(self) -> str:
@@ -454,6 +478,7 @@ class Refused(Effect):
     # The code the panels, the export and the hall decide from (the text is for people).
     # None only in an effect built by hand; the engine always gives one.
     reason: Reason | None = None
+    facts: Facts = ()                # what `why` names, for its words in another language
     inert: ClassVar[bool] = True
 
     def describe(self) -> str:

@@ -175,19 +175,32 @@ class Entry:
     def player_action(self) -> str | None:
         """What an undo of this entry takes back, if it is one of the undoable player actions
         (a turn switch, a double, a take, a game start, a confirmed result)."""
+        undone = self.undone(0)
+        return None if undone is None else undone.what
+
+    def undone(self, t: int) -> Undone | None:
+        """The `Undone` an undo at `t` of this entry reports (None: not a player action): the
+        action in English and as fields (whose press, which game, the cube's value, the result,
+        when it was made)."""
         if not isinstance(self.event, (Tap, Hold)):   # a hold that meant nothing acted as a tap
             return None
+        pressed, made = self.event.button.side, self.event.t
         for e in self.effects:
             if isinstance(e, GameStarted):
-                return f"the start of game {e.game}"
+                return Undone(t, f"the start of game {e.game}", "start", pressed, e.game,
+                              made_at=made)
             if isinstance(e, DoubleOffered):
-                return f"{e.doubler}'s double to {e.value}"
+                return Undone(t, f"{e.doubler}'s double to {e.value}", "double", e.doubler,
+                              self.before.game, e.value, made_at=made)
             if isinstance(e, DoubleTaken):
-                return f"{e.taker}'s take"
+                return Undone(t, f"{e.taker}'s take", "take", e.taker, self.before.game,
+                              e.value, made_at=made)
             if isinstance(e, GameEnded):
-                return f"the result of game {e.game} ({e.result.describe()})"
+                return Undone(t, f"the result of game {e.game} ({e.result.describe()})",
+                              "result", pressed, e.game, result=e.result, made_at=made)
             if isinstance(e, TurnEnded) and e.reason is TurnEndReason.SWITCH:
-                return f"{e.side}'s turn switch"
+                return Undone(t, f"{e.side}'s turn switch", "switch", e.side, self.before.game,
+                              made_at=made)
         return None
 
 
@@ -566,7 +579,8 @@ class Engine:
                                 EndReason.ABANDONED):
             return self._report([said, Refused(t, "undo", f"the match was lost on "
                                                           f"{state.end_reason.value}",
-                                               Reason.UNDO_MATCH_LOST)])
+                                               Reason.UNDO_MATCH_LOST,
+                                               (("end", state.end_reason.value),))])
         target = self.log
         while target is not None and target.player_action is None:
             target = target.prev
@@ -579,9 +593,10 @@ class Engine:
             return self._report([said, Refused(t, "undo", "the match was ended by the arbiter; "
                                                           "undo cannot reach past that",
                                                Reason.UNDO_PAST_ARBITER)])
-        what = target.player_action
+        undone = target.undone(t)
+        assert undone is not None
         engine, out = self._replay(target, None, [e for e in later if e.effective], t, "undo")
-        tail: list[Effect] = [said, Undone(t, what or "")]
+        tail: list[Effect] = [said, undone]
         return engine._with(seq=engine.seq + len(tail)), out + tail
 
     def _report(self, effects: list[Effect]) -> tuple[Engine, list[Effect]]:

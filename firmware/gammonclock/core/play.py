@@ -72,7 +72,7 @@ class Play(Step):
         if s.phase is Phase.ARBITER:
             ArbiterMode(s, self.out).press(button, held=False)
         elif s.phase is Phase.MATCH_OVER:
-            self.ignore(what, Reason.MATCH_OVER, "the match is over")
+            self.ignore(what, Reason.MATCH_OVER, "the match is over", pressed=str(button))
         elif s.phase is Phase.BETWEEN_GAMES:
             if button is Button.CUBE:
                 self.out.append(Shown(self.t, self.info_page(), Reason.INFO_PAGE))
@@ -87,7 +87,8 @@ class Play(Step):
                 s.turn_number += 1
                 self.start_turn(button.side.other)
             else:
-                self.ignore(what, Reason.OUT_OF_TURN, f"out of turn: {s.turn.side}'s clock runs")
+                self.ignore(what, Reason.OUT_OF_TURN, f"out of turn: {s.turn.side}'s clock runs",
+                            pressed=str(button), side=str(s.turn.side))
         elif s.phase is Phase.CUBE_OFFERED:
             assert s.offer is not None
             if button.side is s.offer.doubler.other:
@@ -95,7 +96,8 @@ class Play(Step):
             elif button is Button.CUBE:
                 self.out.append(Shown(self.t, "take: press your clock", Reason.TAKE_HINT))
             else:
-                self.ignore(what, Reason.DOUBLER_WAITS, "the doubler waits for the answer")
+                self.ignore(what, Reason.DOUBLER_WAITS, "the doubler waits for the answer",
+                            pressed=str(button))
         elif s.phase is Phase.RESULT_ENTRY:
             self.result_entry_tap(button)
         elif s.phase is Phase.BREAK:
@@ -103,9 +105,10 @@ class Play(Step):
             if button.side is s.brk.side:
                 self.end_break()
             else:
-                self.ignore(what, Reason.NOT_BREAK_TAKER, f"{s.brk.side}'s break")
+                self.ignore(what, Reason.NOT_BREAK_TAKER, f"{s.brk.side}'s break",
+                            pressed=str(button), side=str(s.brk.side))
         else:
-            self.ignore(what, Reason.PAUSED, "paused")
+            self.ignore(what, Reason.PAUSED, "paused", pressed=str(button))
 
     def info_page(self) -> str:
         s = self.s
@@ -117,7 +120,8 @@ class Play(Step):
         s = self.s
         if s.rules.family is Family.LONGGAMMON and s.must_start is tapper:
             self.ignore(f"tap {tapper}", Reason.WHITE_STARTS,
-                        f"{tapper} plays white and starts: {tapper.other} presses")
+                        f"{tapper} plays white and starts: {tapper.other} presses",
+                        pressed=str(tapper), side=str(tapper))
             return
         starter = tapper.other
         s.white = starter if s.rules.family is Family.LONGGAMMON else None
@@ -136,7 +140,8 @@ class Play(Step):
                                  first_turn=s.turn_number == 1, family=s.rules.family,
                                  rolled_this_turn=s.rolled)
         if refusal is not None:
-            self.refuse(f"{doubler}'s double", refusal, DOUBLE_REFUSALS[refusal])
+            self.refuse(f"{doubler}'s double", refusal, DOUBLE_REFUSALS[refusal],
+                        side=str(doubler))
             return
         self.end_turn(TurnEndReason.DOUBLE)
         s.offer = CubeOffer(doubler, s.cube_value)
@@ -202,7 +207,7 @@ class Play(Step):
         s, rules = self.s, self.s.rules
         refusal = self.break_refusal(side)
         if refusal is not None:
-            self.refuse(f"{side}'s break", *refusal)
+            self.refuse(f"{side}'s break", *refusal[:2], side=str(side), **refusal[2])
             return
         if rules.discipline.shared_break:
             s.breaks_left = Pair.both(s.breaks_left[side] - 1)
@@ -212,21 +217,22 @@ class Play(Step):
         s.phase = Phase.BREAK
         self.out.append(BreakStarted(self.t, side, s.brk.ends_at, s.breaks_left))
 
-    def break_refusal(self, side: Side) -> tuple[Reason, str] | None:
+    def break_refusal(self, side: Side) -> tuple[Reason, str, dict[str, str]] | None:
         """Why `side` may not take a break now, or None when they may."""
         s, discipline = self.s, self.s.rules.discipline
         if not discipline.breaks_allowed:
-            return Reason.BREAK_BLITZ, "no breaks in blitz"
+            return Reason.BREAK_BLITZ, "no breaks in blitz", {}
         if s.game == 1:
-            return Reason.BREAK_FIRST_GAME, "breaks only after the first game"
+            return Reason.BREAK_FIRST_GAME, "breaks only after the first game", {}
         if s.breaks_left[side] <= 0:
             if discipline.shared_break:
-                return Reason.BREAK_SHARED_TAKEN, "the match's break is taken"
-            return Reason.BREAK_NONE_LEFT, "no breaks left"
+                return Reason.BREAK_SHARED_TAKEN, "the match's break is taken", {}
+            return Reason.BREAK_NONE_LEFT, "no breaks left", {}
         if discipline.shared_break:
             started = s.match_started_at if s.match_started_at is not None else self.t
             played = self.t - started
             if played < SPRINT_BREAK_AFTER_NS:
                 return (Reason.BREAK_TOO_EARLY,
-                        f"break allowed from 45:00 of match time (now {format_clock(played)})")
+                        f"break allowed from 45:00 of match time (now {format_clock(played)})",
+                        {"now": format_clock(played)})
         return None

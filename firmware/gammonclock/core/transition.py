@@ -52,11 +52,13 @@ class Step:
 
     # --- what changed nothing ---------------------------------------------------------------
 
-    def ignore(self, what: str, reason: Reason, why: str) -> None:
-        self.out.append(Ignored(self.t, what, why, reason))
+    def ignore(self, what: str, reason: Reason, why: str, /, **facts: str | int) -> None:
+        """`why` in English; `facts`, the figures and sides it names, for `words`."""
+        self.out.append(Ignored(self.t, what, why, reason, tuple(facts.items())))
 
-    def refuse(self, what: str, reason: Reason, why: str) -> None:
-        self.out.append(Refused(self.t, what, why, reason))
+    def refuse(self, what: str, reason: Reason, why: str, /, **facts: str | int) -> None:
+        """`why` in English; `facts`, the figures and sides it names, for `words`."""
+        self.out.append(Refused(self.t, what, why, reason, tuple(facts.items())))
 
     # --- turns ------------------------------------------------------------------------------
 

@@ -280,7 +280,8 @@ class _Page:
             return f"<p>{_e(t('a.none'))}</p>"
         rows = []
         for a in acts:
-            outcome = (t("a.refused", why=words.why(a.refused_reason, a.refused, self.lang))
+            outcome = (t("a.refused", why=words.why(a.refused_reason, a.refused, self.lang,
+                                                      a.refused_facts))
                        if a.refused is not None
                        else "; ".join(words.describe(e, self.lang) for e in a.outcome))
             rows.append((self.when(a.wall, a.t), f"<code>{_e(a.command)}</code>",

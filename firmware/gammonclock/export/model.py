@@ -135,6 +135,7 @@ class ArbiterAct:
     refused: str | None = None
     author: Author = UNKNOWN_AUTHOR
     refused_reason: Reason | None = None     # the code of `refused`
+    refused_facts: tuple[tuple[str, str | int], ...] = ()   # what `refused` names
 
     @property
     def name(self) -> str:

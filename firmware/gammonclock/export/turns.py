@@ -112,6 +112,7 @@ class _Builder:
                 act.outcome.append(e)
                 if isinstance(e, Refused):
                     act.refused, act.refused_reason = e.why, e.reason
+                    act.refused_facts = e.facts
             else:
                 self.act = None
         self.on(as_any(e), item)

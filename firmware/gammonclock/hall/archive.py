@@ -31,7 +31,7 @@ import json
 import os
 import re
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from gammonclock.journal.verify import verify
 
 from .accounts import TABLE_ID
 from .messages import strict_json
+from .words import Say, summary_say, unchecked_say, verdict_say
 
 # The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
 # no leading `.`, no `..`. hall_web serves `/archive/TABLE/NAME` under the same pattern.
@@ -57,7 +58,12 @@ MAX_JOURNAL_BYTES = 16 << 20
 
 
 class ArchiveError(GammonclockError):
-    """A journal message the archive cannot take; the message says why."""
+    """A journal message the archive cannot take; the message says why, `code` and `fields`
+    say it for the page (hall_words: `archive.failed.CODE`)."""
+
+    def __init__(self, message: str, code: str = "", **fields: str | int) -> None:
+        super().__init__(message)
+        self.code, self.fields = code, fields
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,11 @@ class Verified:
     journal: str = ""     # the journal it is a copy of (name without `.2`, `.cut-short`)
     cut_short: bool = False
     tampered: bool = False  # the chain (or, with the key, a seal) does not hold
+    # `message`, `summary` and the cut short's words as codes and fields, for the page to say
+    # in its language (hall_words)
+    say: Say = field(default_factory=dict)
+    summary_say: Say = field(default_factory=dict)
+    cut: Say = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -83,7 +94,8 @@ class Verified:
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "name": self.name, "ok": self.ok, "sealed": self.sealed,
                 "verified": self.verified, "message": self.message, "summary": self.summary,
-                "journal": self.journal or self.name, "cut_short": self.cut_short}
+                "journal": self.journal or self.name, "cut_short": self.cut_short,
+                "say": self.say, "summary_say": self.summary_say, "cut": self.cut}
 
 
 @dataclass(frozen=True)
@@ -103,16 +115,17 @@ def journal_message(table: str, payload: bytes) -> JournalMessage:
     it in a worker thread, off the loop."""
     if len(payload) > MAX_JOURNAL_BYTES:
         raise ArchiveError(f"the journal message is {len(payload)} bytes; at most "
-                           f"{MAX_JOURNAL_BYTES} (the broker's max_packet_size)")
+                           f"{MAX_JOURNAL_BYTES} (the broker's max_packet_size)", "too_big",
+                           size=len(payload), max=MAX_JOURNAL_BYTES)
     try:
         message = strict_json(payload, MAX_JOURNAL_BYTES)
     except (ValueError, RecursionError) as exc:
-        raise ArchiveError(f"the journal message is not JSON: {exc}") from None
+        raise ArchiveError(f"the journal message is not JSON: {exc}", "not_json") from None
     if not isinstance(message, dict):
-        raise ArchiveError("the journal message is not a JSON object")
+        raise ArchiveError("the journal message is not a JSON object", "not_object")
     name, text = message.get("journal"), message.get("text")
     if not isinstance(name, str) or not isinstance(text, str):
-        raise ArchiveError("`journal` and `text` must be strings")
+        raise ArchiveError("`journal` and `text` must be strings", "not_strings")
     check_name(table, name)
     records, last = journal_extent(text)
     return JournalMessage(name, text, records, last)
@@ -148,7 +161,8 @@ def check_name(table: str, name: str) -> None:
             or len(name.encode("utf-8")) > MAX_NAME_BYTES):
         raise ArchiveError(f"journal name {name[:80]!r} is not a journal file name "
                            f"(letters of any alphabet, digits, '.', '-', '_', ending .jsonl, "
-                           f"at most {MAX_NAME_BYTES} bytes, not starting with '.')")
+                           f"at most {MAX_NAME_BYTES} bytes, not starting with '.')",
+                           "bad_name", name=repr(name[:80]), max=MAX_NAME_BYTES)
 
 
 @dataclass(frozen=True)
@@ -279,10 +293,13 @@ def verify_archived(path: Path, table: str, keys_dir: Path | None) -> Verified:
     verdict = _verify(path, table, keys_dir)
     if CUT_SHORT in path.name:
         complete = journal_of(path.name)
-        said = (f"set aside, {complete} is the complete one" if (path.parent / complete).exists()
+        whole = (path.parent / complete).exists()
+        said = (f"set aside, {complete} is the complete one" if whole
                 else "no complete copy in the archive")
         return replace(verdict, ok=False, cut_short=True,
-                       message=f"cut short: {said}; {verdict.message}")
+                       message=f"cut short: {said}; {verdict.message}",
+                       cut={"code": "set_aside", "complete": complete} if whole
+                       else {"code": "no_complete"})
     return verdict
 
 
@@ -296,23 +313,29 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
             replayed = checked.replayed
             summary = _summary(replayed) if replayed is not None else (
                 f"cannot replay: {checked.config_problem}")
+            summary_said = (_summary_say(replayed) if replayed is not None else
+                            {"code": "cannot_replay", "detail": checked.config_problem})
             return Verified(table, name, str(path), checked.verdict.intact,
                             checked.verdict.sealed, checked.verdict.words, summary, journal,
-                            tampered=not checked.verdict.intact)
+                            tampered=not checked.verdict.intact,
+                            say=verdict_say(checked.verdict), summary_say=summary_said)
         read = read_journal(path)
         problems = read.problems()
         replayed_match = replay(read)
-        message = "seal not checked (no " + (f"{keys_dir}/{table}.key" if keys_dir else
-                                             "--keys-dir") + f"); {read.count} records"
+        key_file = f"{keys_dir}/{table}.key" if keys_dir else None
+        message = "seal not checked (no " + (key_file or "--keys-dir") + \
+            f"); {read.count} records"
+        said = unchecked_say(read.count, key_file, problems)
         if problems:
             return Verified(table, name, str(path), False, False,
                             f"{message}; {'; '.join(problems)}", _summary(replayed_match),
-                            journal, tampered=not verify(path, None).intact)
+                            journal, tampered=not verify(path, None).intact, say=said,
+                            summary_say=_summary_say(replayed_match))
         return Verified(table, name, str(path), True, False, message, _summary(replayed_match),
-                        journal)
+                        journal, say=said, summary_say=_summary_say(replayed_match))
     except (GammonclockError, ConfigError) as exc:
         return Verified(table, name, str(path), False, key_known(keys_dir, table), str(exc),
-                        journal=journal)
+                        journal=journal, say={"code": "unreadable", "detail": str(exc)})
 
 
 def key_known(keys_dir: Path | None, table: str) -> bool:
@@ -324,6 +347,12 @@ def _summary(replayed: Any) -> str:
     score = state["score"]
     return (f"{rules.discipline.name} to {rules.length}, {rules.names.left} v "
             f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
+
+
+def _summary_say(replayed: Any) -> Say:
+    rules, state = replayed.config.rules, replayed.engine.state_json()
+    return summary_say(rules.discipline.name, rules.length, rules.names.left,
+                       rules.names.right, state["score"], state["phase"])
 
 
 def archived(archive: Path) -> list[tuple[str, Path]]:

@@ -10,9 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from gammonclock.config.loading import ConfigError, parse_match_config
+from gammonclock.config.problems import said
+from gammonclock.words import LANGUAGES
 
 from .accounts import TABLE_ID
 
@@ -27,6 +30,9 @@ class Pairing:
     table: str
     toml: str | None = None
     error: str | None = None
+    # the error as a code and its fields, for the page to say in its language (hall_words)
+    code: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 def toml_string(text: str) -> str:
@@ -54,7 +60,7 @@ def parse_pairings(text: str, event: str = "", round_name: str = "",
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
     if not rows:
         return [Pairing(1, "", error="the CSV is empty; its first line is the header "
-                                     "table,left,right,length[,discipline]")]
+                                     "table,left,right,length[,discipline]", code="empty")]
     header = [h.strip().lower() for h in rows[0]]
     missing = [c for c in COLUMNS if c not in header]
     unknown = [h for h in header if h and h not in COLUMNS + OPTIONAL]
@@ -62,9 +68,12 @@ def parse_pairings(text: str, event: str = "", round_name: str = "",
         what = (f"missing column(s) {', '.join(missing)}" if missing
                 else f"unknown column(s) {', '.join(unknown)}")
         return [Pairing(1, "", error=f"line 1: {what}; the header is "
-                                     "table,left,right,length and optionally discipline")]
+                                     "table,left,right,length and optionally discipline",
+                        code="columns_missing" if missing else "columns_unknown",
+                        fields={"columns": ", ".join(missing or unknown)})]
     if len(rows) - 1 > MAX_ROWS:
-        return [Pairing(1, "", error=f"{len(rows) - 1} rows; at most {MAX_ROWS}")]
+        return [Pairing(1, "", error=f"{len(rows) - 1} rows; at most {MAX_ROWS}",
+                        code="too_many_rows", fields={"rows": len(rows) - 1, "max": MAX_ROWS})]
     out: list[Pairing] = []
     seen: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
@@ -73,7 +82,7 @@ def parse_pairings(text: str, event: str = "", round_name: str = "",
         out.append(_row(number, dict(zip(header, (c.strip() for c in row), strict=False)),
                         len(row) - len(header), seen, event, round_name, known or set()))
     if not out:
-        out.append(Pairing(2, "", error="no pairings under the header"))
+        out.append(Pairing(2, "", error="no pairings under the header", code="no_rows"))
     return out
 
 
@@ -83,26 +92,34 @@ def _row(number: int, cells: dict[str, str], extra: int, seen: dict[str, int], e
     if table.isdigit() and table not in known and f"table-{table}" in known:
         table = f"table-{table}"
 
-    def bad(why: str) -> Pairing:
-        return Pairing(number, table, error=f"line {number}: {why}")
+    def bad(why: str, code: str, **fields: Any) -> Pairing:
+        return Pairing(number, table, error=f"line {number}: {why}", code=code,
+                       fields={"line": number, **fields})
 
     if extra > 0:
-        return bad(f"{extra} cell(s) more than the header has")
+        return bad(f"{extra} cell(s) more than the header has", "extra_cells", n=extra)
     if TABLE_ID.fullmatch(table) is None:
-        return bad(f"table {table!r} is not a table id (1–32 of A-Z a-z 0-9 _ -)")
+        return bad(f"table {table!r} is not a table id (1–32 of A-Z a-z 0-9 _ -)", "bad_table",
+                   table=repr(table))
     if table in seen:
-        return bad(f"table {table} is paired twice (also on line {seen[table]})")
+        return bad(f"table {table} is paired twice (also on line {seen[table]})",
+                   "paired_twice", table=table, also=seen[table])
     seen[table] = number
     left, right = cells.get("left", ""), cells.get("right", "")
     if not left or not right:
-        return bad("both players need a name (left, right)")
+        return bad("both players need a name (left, right)", "no_names")
     length_text = cells.get("length", "")
     if not length_text.isdigit() or not 1 <= int(length_text) <= 99:
-        return bad(f"length {length_text!r} is not a match length; use a number from 1 to 99")
+        return bad(f"length {length_text!r} is not a match length; use a number from 1 to 99",
+                   "bad_length", length=repr(length_text))
     text = match_toml(left, right, int(length_text), cells.get("discipline") or None, event,
                       round_name)
     try:
         parse_match_config(text, f"line {number}")
     except ConfigError as exc:
-        return bad(str(exc).replace("\n", "; "))
+        # The clock's own words for its match file, in each language the page speaks.
+        return bad(str(exc).replace("\n", "; "), "config",
+                   problem={"en": str(exc).replace("\n", "; "),
+                            **{lang: "; ".join(said(p, lang) for p in exc.problems)
+                               for lang in LANGUAGES if lang != "en"}})
     return Pairing(number, table, toml=text)

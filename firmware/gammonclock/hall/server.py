@@ -428,7 +428,11 @@ class Hall:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             log.warning("%s/%s/journal: not archived (not acknowledged: the table sends it "
                         "again): %s", self.options.prefix, table, why)
-            self.view.note_archive(table, f"journal not archived: {why}")
+            code = exc.code if isinstance(exc, ArchiveError) else ""
+            fields = exc.fields if isinstance(exc, ArchiveError) else {}
+            self.view.note_archive(table, f"journal not archived: {why}",
+                                   ("archive_failed", str(why), code, str(fields.get("name", "")),
+                                    int(fields.get("size", 0)), int(fields.get("max", 0))))
             self.changed(table)
             return
         if stored.set_aside is not None:
@@ -445,13 +449,17 @@ class Hall:
             if final:
                 said = (f"archived cut short, NOT verified: {records} of {seen + 1} records (sent "
                         f"again the same: the table has no more)")
+            cut = {"code": "final" if final else "received", "records": records, "of": seen + 1}
             self.archive[str(stored.path)] = replace(verdict, ok=False, cut_short=True,
-                                                     message=f"{said}; {verdict.message}")
+                                                     message=f"{said}; {verdict.message}",
+                                                     cut=cut)
             log.warning("%s/%s/journal: %s %s (the hall has seen seq %d of it); kept as %s, %s",
                         self.options.prefix, table, name, said, seen, stored.path.name,
                         "acknowledged" if final else "not acknowledged: the table sends it "
                         "again, and the same again is archived as it is")
-            self.view.note_archive(table, f"journal {name} {said}")
+            self.view.note_archive(table, f"journal {name} {said}",
+                                   ("archive_cut_short_final" if final else "archive_cut_short",
+                                    name, records, seen + 1))
             self.changed(table)
             self._archive_changed(self.archive[str(stored.path)])
             if not final:
@@ -481,7 +489,9 @@ class Hall:
             log.warning("archived %s, NOT verified: %s", path, verdict.message)
         if not verdict.ok and note:
             self.view.note_archive(table, f"journal {verdict.name} archived, NOT verified: "
-                                          f"{verdict.message}")
+                                          f"{verdict.message}",
+                                   ("archive_not_verified", verdict.name,
+                                    *_flat(verdict.say)))
             self.changed(table)
         if note:
             self._archive_changed(verdict)
@@ -534,11 +544,14 @@ class Hall:
         for row, acked in sent:
             result: dict[str, Any] = {"line": row.line, "table": row.table,
                                       "ok": row.error is None, "error": row.error}
+            if row.code is not None:       # the page says it in its language
+                result["code"], result["fields"] = row.code, row.fields
             if acked is not None:
                 result["acknowledged"] = await _within(acked, ACK_WAIT_S)
                 if row.table not in self.view.tables:
                     result["warning"] = (f"table {row.table} has never been seen on the broker; "
                                          "it loads the match when it connects")
+                    result["warning_code"] = "never_seen"
             out.append(result)
         return out
 
@@ -597,3 +610,10 @@ async def _within(done: asyncio.Future[None], seconds: float) -> bool:
         return True
     except TimeoutError:
         return False
+
+
+def _flat(say: dict[str, Any]) -> tuple[str, int, str, str]:
+    """A verdict's code and fields as an alert's parameters: code, records, key, detail."""
+    records = say.get("records")
+    return (str(say.get("code", "")), records if isinstance(records, int) else 0,
+            str(say.get("key", "")), str(say.get("detail", "")))

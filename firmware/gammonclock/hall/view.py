@@ -588,10 +588,12 @@ class HallView:
         view.alerts_dropped = 0
         return count
 
-    def note_archive(self, table: str, text: str) -> None:
-        """An archive problem shown on the table's card (a journal that does not verify)."""
+    def note_archive(self, table: str, text: str, say: Say = ()) -> None:
+        """An archive problem shown on the table's card (a journal that does not verify);
+        `say`, its catalogue id and parameters (the page words it), else the text as it is."""
         detail = clip(text, 2 * MAX_TEXT)
-        self.table(table).add_alert("archive", detail, say=("archive", detail))
+        said = tuple(clip(p, 2 * MAX_TEXT) if isinstance(p, str) else p for p in say)
+        self.table(table).add_alert("archive", detail, say=said or ("archive", detail))
 
     # --- what the page shows -----------------------------------------------------------------
 

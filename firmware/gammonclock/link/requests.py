@@ -30,6 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from gammonclock import words
 from gammonclock.core.arbiter import parse_command
 from gammonclock.core.match import ArbiterAction
 from gammonclock.core.reasons import Reason
@@ -194,8 +195,7 @@ class HallRequests:
         payload = self.pending_match
         if payload is None or match_digest(payload) != digest:
             return {"ok": False, "outcome": "refused", "code": MATCH_NOT_WAITING,
-                    "reason": "that match no longer waits here (loaded, replaced or cleared "
-                              "since); nothing was done"}
+                    "reason": words.say("hr.not_waiting", reply_language(self.service))}
         answer = self._load(payload.decode("utf-8", "replace"), self.match_topic, force=True,
                             by=request["by"], request_id=request["id"])
         if answer["outcome"] in ("acted", "unknown") \
@@ -214,18 +214,19 @@ class HallRequests:
         """Submit `item` to the loop and wait, bounded, for what it did. Taken with no word of
         its outcome in time: "unknown", and a `cmd`'s Reply is kept for its retries."""
         waited = submit_and_wait(self.service, item, answer, REPLY_WAIT_S, OUTCOME_WAIT_S)
+        lang = reply_language(self.service)       # the table's words, in its match's language
+        thing = words.word_or_self("hr.what", what, lang)
         if waited is NotTaken.BUSY:
-            return _not_applied("the clock is busy (too many inputs waiting)")
+            return _not_applied(words.say("hr.busy", lang), lang)
         if isinstance(waited, NotTaken):
-            return _not_applied(f"the clock did not take {what} in time")
+            return _not_applied(words.say("hr.late", lang, what=thing), lang)
         settled = waited.settled()
         if settled is not None:
             return settled
         if request_id is not None:
             self._await(request_id, waited)
         return {"ok": False, "outcome": "unknown",
-                "reason": f"the clock took {what} but did not say what it did in time; look "
-                          "at its state before sending it again"}
+                "reason": words.say("hr.unknown", lang, what=thing)}
 
     # --- the retained match -----------------------------------------------------------------
 
@@ -262,8 +263,8 @@ class HallRequests:
         if answer.get("code") == Reason.MATCH_IN_PROGRESS.value:
             self.pending_match = payload
             answer["pending"] = True
-            answer["reason"] = (answer["reason"] + "; it loads by itself when this match is "
-                                "over")
+            answer["reason"] = (answer["reason"]
+                                + words.say("load.waits", reply_language(self.service)))
         elif answer["outcome"] in ("acted", "refused", "unknown"):
             # Loaded, a bad file, or taken by the loop (a task it took runs): never again for
             # this text, even delivered again at a reconnect (twice would be worse than once).
@@ -346,9 +347,9 @@ def _bad(reason: str) -> dict[str, Any]:
     return {"ok": False, "outcome": "bad request", "reason": f"{reason}; nothing was done"}
 
 
-def _not_applied(why: str) -> dict[str, Any]:
-    return {"ok": False, "outcome": "not applied", "reason": f"{why}: the command was NOT "
-                                                             "applied; send it again"}
+def _not_applied(why: str, lang: str = "en") -> dict[str, Any]:
+    return {"ok": False, "outcome": "not applied",
+            "reason": words.say("hr.not_applied", lang, why=why)}
 
 
 def _acted(reply: Reply, lang: str = "en") -> dict[str, Any]:

@@ -508,13 +508,19 @@ def reply_language(service: ClockService) -> str:
 
 def said_lines(effects: list[Effect], lang: str) -> list[str]:
     """A reply's "said": what each effect did, in `lang`. The command's own line stays as it
-    was given ("arbiter: deduct left 30s"): the hall's page picks it out by its "arbiter: "."""
-    return [words.describe(e, lang) for e in effects]
+    was given ("arbiter: deduct left 30s"): the hall's page picks it out by its "arbiter: ".
+    Spans in seconds are said to the tenth (people read them; the journal keeps every ns)."""
+    return [words.describe(e, lang, rounded=True) for e in effects]
 
 
 def refusal_text(refused: list[Refused], lang: str) -> str:
     """Why commands were refused: "deduct left 20m: больше половины оставшегося резерва"."""
-    return "; ".join(f"{e.what}: {words.why(e.reason, e.why, lang)}" for e in refused)
+    return "; ".join(_refusal(e, lang) for e in refused)
+
+
+def _refusal(e: Refused, lang: str) -> str:
+    return (f"{words.what_words(e.reason, e.what, lang, e.facts)}: "
+            f"{words.why(e.reason, e.why, lang, e.facts)}")
 
 
 def _replayed_commands(effects: list[Effect], lang: str = "en"
@@ -530,7 +536,7 @@ def _replayed_commands(effects: list[Effect], lang: str = "en"
         assert isinstance(command, ArbiterCommand)
         refusals = [e for e in effects[start + 1:end] if isinstance(e, Refused)]
         if refusals:
-            dropped += [f"{e.what}: {words.why(e.reason, e.why, lang)}" for e in refusals]
+            dropped += [_refusal(e, lang) for e in refusals]
         else:
             again.append(command.text)
     return again, dropped

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gammonclock import words
 from gammonclock.config.loading import (
     Config,
     ConfigError,
@@ -127,11 +128,19 @@ def journal_path(state_dir: str | Path, wall_ns: int, table: str, config: Config
                                                 f"{_file_word(names.right)}")
 
 
-def match_words(config: Config) -> str:
-    """The match in a few words, for the panels and replies: "Anna-Boris, 11 points"."""
+def match_words(config: Config, lang: str = "en") -> str:
+    """The match in a few words, for the panels and replies: "Anna-Boris, 11 points";
+    "Анна-Борис, 11 очков"."""
     rules = config.rules
-    return (f"{rules.names.left}-{rules.names.right}, {rules.length} "
-            f"point{'s' if rules.length != 1 else ''}")
+    return f"{rules.names.left}-{rules.names.right}, {words.counted('points', rules.length, lang)}"
+
+
+def table_language(service: ClockService, table: Table) -> str:
+    """The language of what the table says about its next match (SPEC §15): the match's
+    being played, else the device's (the panels' language, idle)."""
+    session = service.session
+    return words.language(session.language if session is not None
+                          else table.device.device.language)
 
 
 # --- the table --------------------------------------------------------------------------------
@@ -271,12 +280,14 @@ class LoadOutcome:
     and `reason` when refused (nothing changed)."""
 
     ok: bool
-    said: list[str]
+    said: list[str]                # in the language of the match it is about (SPEC §15)
     error: str | None = None
     reason: Reason | None = None
     match: str | None = None       # the match loaded (or kept), in a few words
     players: str | None = None     # … and only its players, "Anna-Boris" (any language)
     kept: bool = False             # it was already loaded and waiting: nothing changed
+    summary: str | None = None     # the line that says what was loaded (or kept), as `said`
+    lang: str = "en"               # the language of `said` and `error`
 
 
 def load_next_match(service: ClockService, table: Table, text: str, name: str, *,
@@ -291,51 +302,58 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
     from gammonclock.core.match import ArbiterAction
     from gammonclock.hardware.views import config_error_view, next_match_view
 
+    lang = table_language(service, table)
     try:
         config = table.read_match(text, name)
     except ConfigError as exc:
         if not _game_on(service):
             service.show_message(config_error_view(str(exc), "MATCH REFUSED"))
-        return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD)
+        return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD, lang=lang)
     session = service.session
+    new_lang = words.language(config.device.language)
     if session is not None and _same_match_waiting(session, config):
         # The same file again while its match waits to start (a stick plugged in twice).
-        return LoadOutcome(True, [f"next match already loaded: {match_words(config)}"],
-                           match=match_words(config), players=_players(config), kept=True)
+        kept = words.say("load.kept", new_lang, match=match_words(config, new_lang))
+        return LoadOutcome(True, [kept], match=match_words(config), players=_players(config),
+                           kept=True, summary=kept, lang=new_lang)
     if session is not None and in_progress(session.engine) and not force:
-        return LoadOutcome(False, [], _in_progress_words(session.engine),
-                           Reason.MATCH_IN_PROGRESS)
+        return LoadOutcome(False, [], _in_progress_words(session.engine, lang),
+                           Reason.MATCH_IN_PROGRESS, lang=lang)
     now = service.engine_time(service.clock_ns() if at is None else at)
     if session is not None and session.backlog:
         session.checkpoint(max(session.engine.now, now))     # one more try: the card may be back
     if session is not None and session.backlog:
         # Its records (and the abandon to come) must reach its journal before another starts.
-        return LoadOutcome(False, [], "the journal of the current match is not being written "
-                           f"({session.journal_error}): the next match waits until it is",
-                           Reason.JOURNAL_NOT_WRITTEN)
+        return LoadOutcome(False, [], words.say("load.journal_not_written", lang,
+                                                error=session.journal_error),
+                           Reason.JOURNAL_NOT_WRITTEN, lang=lang)
     try:
         planned = table.plan(config)
     except (JournalError, OSError) as exc:
-        return LoadOutcome(False, [], f"the next match cannot start: {exc}",
-                           Reason.JOURNAL_NOT_WRITTEN)
+        return LoadOutcome(False, [], words.say("load.cannot_start", lang, error=exc),
+                           Reason.JOURNAL_NOT_WRITTEN, lang=lang)
     said: list[str] = []
     if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         t = max(session.engine.now, now)          # engine time, never before the last input
-        # The abandon is the loader's command: journaled with who asked for the next match.
-        said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon(), source, by))]
+        # The abandon is the loader's command: journaled with who asked for the next match;
+        # said in the language of the match it ends.
+        said += [words.describe(e, lang, rounded=True)
+                 for e in service.apply(ArbiterAction(t, Abandon(), source, by))]
     if session is not None:
         session.close()
     opened = table.start(config, planned)
     for dropped in service.replace_session(opened.session, opened.origin):
         log.info("dropped with the match before: %s", dropped)
     journal = opened.session.journal
-    said += [f"next match loaded: {match_words(config)}"]
+    loaded = words.say("load.loaded", new_lang, match=match_words(config, new_lang))
+    said.append(loaded)
     if journal is not None:
-        said.append(f"journal: {Path(journal.path).name}")
+        said.append(words.say("load.journal", new_lang, name=Path(journal.path).name))
     rules = config.rules
     service.show_message(next_match_view((rules.names.left, rules.names.right), rules.length,
                                          minutes_seconds(rules.reserve_ns)))
-    return LoadOutcome(True, said, match=match_words(config), players=_players(config))
+    return LoadOutcome(True, said, match=match_words(config), players=_players(config),
+                       summary=loaded, lang=new_lang)
 
 
 def _players(config: Config) -> str:
@@ -371,13 +389,13 @@ def _game_on(service: ClockService) -> bool:
     return service.session is not None and in_progress(service.session.engine)
 
 
-def _in_progress_words(engine: Engine) -> str:
+def _in_progress_words(engine: Engine, lang: str = "en") -> str:
     match = engine.match
-    score = f"{format_score(match.score.left)}-{format_score(match.score.right)}"
-    game = (f"game {match.game} next" if match.play_phase in (Phase.BETWEEN_GAMES, Phase.BREAK)
-            else f"game {match.game}")
-    return (f"a match is in progress ({game}, score {score}): the next match loads "
-            f"once it is over; `new-match --force` ends it now as abandoned, on the record")
+    score = (f"{words.number(format_score(match.score.left), lang)}-"
+             f"{words.number(format_score(match.score.right), lang)}")
+    game = words.say("load.game_next" if match.play_phase in (Phase.BETWEEN_GAMES, Phase.BREAK)
+                     else "load.game", lang, game=match.game)
+    return words.say("load.in_progress", lang, game=game, score=score)
 
 
 # --- the arbiter's menu at the panels (SPEC §13.4) ----------------------------------------------
@@ -408,15 +426,17 @@ class PanelRequests:
 
     def load(self) -> LoadOutcome:
         service = self.service()
+        lang = table_language(service, self.table)
         if self.match_file is None:
-            outcome = LoadOutcome(False, [], "no match file: the device config names none "
-                                  "(table.match_file)", Reason.MATCH_FILE_BAD)
+            outcome = LoadOutcome(False, [], words.say("load.no_match_file", lang),
+                                  Reason.MATCH_FILE_BAD, lang=lang)
         else:
             try:
                 text = Path(self.match_file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                outcome = LoadOutcome(False, [], f"{self.match_file}: cannot read the match "
-                                      f"file: {exc}", Reason.MATCH_FILE_BAD)
+                outcome = LoadOutcome(False, [], words.say("load.unreadable", lang,
+                                                           file=self.match_file, error=exc),
+                                      Reason.MATCH_FILE_BAD, lang=lang)
             else:
                 outcome = load_next_match(service, self.table, text, self.match_file,
                                           force=True, source="panel")
@@ -465,6 +485,7 @@ class StickHandler:
         from .usb_stick import StickError, export_to_stick, next_match_on_stick
 
         with self._one_at_a_time:
+            lang = table_language(self.service, self.table)
             finished, in_progress = self._journals()
             report = export_to_stick(folder, self.table.table_id, finished, in_progress,
                                      self._key())
@@ -476,18 +497,17 @@ class StickHandler:
                 found = next_match_on_stick(folder, self.table.table_id)
             except StickError as exc:
                 found, ok = None, False
-                said.append(f"next match: {exc}")
+                said.append(words.say("load.stick_next", lang, error=exc))
                 shown.append(Text("stick.next_refused", why=str(exc)))
             if found is not None:
                 path, text = found
                 done, outcome = run_on_loop(self.service, lambda: load_next_match(
                     self.service, self.table, text, str(path), force=False, source="usb"))
                 ok = ok and done and isinstance(outcome, LoadOutcome) and outcome.ok
-                said += self._load_words(done, outcome)
-                shown.append(_load_text(done, outcome))
+                said += self._load_words(done, outcome, lang)
+                shown.append(_load_text(done, outcome, lang))
             else:
-                said.append("no next match on the stick (gammonclock/"
-                            f"{self.table.table_id}.toml or gammonclock/match.toml)")
+                said.append(words.say("load.stick_none", lang, table=self.table.table_id))
                 shown.append(Text("stick.no_match"))
             run_on_loop(self.service, lambda: self._announce(shown))
             return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
@@ -512,12 +532,14 @@ class StickHandler:
             return None        # the exports then say the seal was not checked
 
     @staticmethod
-    def _load_words(done: bool, outcome: object) -> list[str]:
+    def _load_words(done: bool, outcome: object, lang: str = "en") -> list[str]:
         if not done or not isinstance(outcome, LoadOutcome):
-            return ["next match NOT loaded: the clock did not take it in time"]
+            return [words.say("load.not_loaded", lang,
+                              why=words.say("load.not_in_time", lang))]
         if outcome.ok:
-            return [line for line in outcome.said if line.startswith("next match")]
-        return [f"next match NOT loaded: {(outcome.error or '').splitlines()[0]}"]
+            return [outcome.summary] if outcome.summary is not None else []
+        return [words.say("load.not_loaded", outcome.lang,
+                          why=(outcome.error or "").splitlines()[0])]
 
     def _announce(self, said: list[Text]) -> None:
         """The panels say what was done: over the screen for a while, or, in a game, as a
@@ -540,10 +562,11 @@ def _stick_words(report: StickReport) -> Text:
     return Text(key, n=report.exported)
 
 
-def _load_text(done: bool, outcome: object) -> Text:
-    """What became of a stick's next match, for the panels."""
+def _load_text(done: bool, outcome: object, lang: str = "en") -> Text:
+    """What became of a stick's next match, for the panels (the refusal said in the table's
+    language, which is the panels')."""
     if not done or not isinstance(outcome, LoadOutcome):
-        return Text("stick.next_refused", why="the clock did not take it in time")
+        return Text("stick.next_refused", why=words.say("load.not_in_time", lang))
     if outcome.ok and outcome.players is not None:
         return Text("stick.next_kept" if outcome.kept else "stick.next_loaded",
                     match=outcome.players)

@@ -661,7 +661,7 @@ class ClockService:
         if isinstance(event, ArbiterAction):
             return [Refused(event.t, event.command.describe(), "no match is loaded: load one "
                             "with `gammonclock arbiter new-match FILE` (or a USB stick)",
-                            Reason.NO_MATCH)]
+                            Reason.NO_MATCH, (("case", "load_one"),))]
         return []
 
     # --- the next match (the loop's thread only) -------------------------------------------
@@ -689,7 +689,7 @@ class ClockService:
                     self._waiting[isinstance(event, ButtonEdge)] -= 1
                 if reply is not None and reply.take():
                     reply.deliver([Refused(at, str(event), "a next match was loaded before it "
-                                           "applied", Reason.NO_MATCH)])
+                                           "applied", Reason.NO_MATCH, (("case", "swapped"),))])
                 continue
             kept.append((mono - origin, n, replace(event, t=mono - origin), reply))
         self._pending = kept

@@ -184,6 +184,10 @@ const SAY = new Map([
   ["flag", ["side"]], ["overrun", ["side"]], ["challenge", ["side", "verdict"]],
   ["pin", ["reason", "detail"]], ["chord", ["detail"]], ["bad", ["what", "why", "count"]],
   ["notice", ["detail"]], ["refused", ["reason"]], ["archive", ["detail"]], ["card", ["why"]],
+  ["archive_failed", ["why", "code", "name", "size", "max"]],
+  ["archive_cut_short", ["name", "records", "of"]],
+  ["archive_cut_short_final", ["name", "records", "of"]],
+  ["archive_not_verified", ["name", "code", "records", "key", "detail"]],
 ]);
 
 function who(card, side) {
@@ -219,6 +223,14 @@ function alertText(need, card) {
                       count: args.count > 1 ? t("bad.count", { n: args.count }) : "" });
     case "refused":
       return t(key, { reason: args.reason || t("reason.none") });
+    case "archive_failed":
+      // In English the hall's own words (they name the parser's complaint too).
+      return t(key, { why: language !== "en" && own(TEXTS.en || {}, `archive.failed.${args.code}`)
+        ? t(`archive.failed.${args.code}`, args) : args.why });
+    case "archive_not_verified":
+      return t(key, { name: args.name,
+                      verdict: verdictText({ code: args.code, records: args.records,
+                                             key: args.key, detail: args.detail }) });
     default:
       return t(key, args);
   }
@@ -615,11 +627,89 @@ async function pushRound(event) {
       el("table", { class: "rows" }, answer.rows.map((row) => el("tr", {},
         el("td", {}, row.ok ? el("span", { class: "okmark" }, "✓") : el("span", { class: "badmark" }, "✗")),
         el("td", {}, row.table || t("round.line", { n: row.line })),
-        el("td", {}, row.error || t(row.acknowledged ? "round.published" : "round.queued"),
-           row.warning ? el("div", { class: "warnmark" }, row.warning) : null)))));
+        el("td", {}, row.error ? rowError(row) : t(row.acknowledged ? "round.published"
+                                                                      : "round.queued"),
+           row.warning ? el("div", { class: "warnmark" }, rowWarning(row)) : null)))));
   } catch (err) {
     out.textContent = t("error.failed", { error: err.message });
   }
+}
+
+// An archived journal's verdict in the page's language, from the hall's code and fields
+// (hall_words.py); what the hall's code does not name (an older hall) as the hall says it.
+const VERDICTS = new Set(["intact", "other_device", "not_checked", "tampered", "unchecked",
+                          "unchecked_no_keys", "unreadable"]);
+function verdictText(say, message = "") {
+  if (!say || !VERDICTS.has(say.code)) return textOf(message);
+  const records = Number.isInteger(say.records) ? tn("count.records", say.records) : "";
+  const detail = textOf(say.detail);
+  const args = { records, sealed_by: textOf(say.sealed_by), this_key: textOf(say.this_key),
+                 key: textOf(say.key), detail: detail };
+  switch (say.code) {
+    case "intact": case "other_device": case "not_checked":
+      args.detail = detail;                    // the journal's own note (a torn last line)
+      args.why = say.why === "no device key given" ? t("archive.no_key") : textOf(say.why);
+      break;
+    case "unchecked": case "unchecked_no_keys":
+      args.detail = detail ? `; ${detail}` : "";
+      break;
+    default:
+  }
+  return t(`archive.say.${say.code}`, args);
+}
+
+// What a cut-short copy is, before its verdict ("" when it is not one).
+const CUTS = new Set(["set_aside", "no_complete", "received", "final"]);
+function cutText(cut) {
+  if (!cut || !CUTS.has(cut.code)) return "";
+  return t(`archive.cut.${cut.code}`, { complete: textOf(cut.complete), records: cut.records ?? "",
+                                        of: cut.of ?? "" });
+}
+
+// An archived journal's message: its cut and its verdict, in words of the page's language.
+function archiveMessage(v) {
+  if (!v.say || !VERDICTS.has(v.say.code) || (v.cut_short && !CUTS.has((v.cut || {}).code))) {
+    return textOf(v.message);
+  }
+  return cutText(v.cut) + verdictText(v.say, v.message);
+}
+
+// What an archived journal holds: its discipline, length, players, score and phase.
+function archiveSummary(v) {
+  const s = v.summary_say;
+  if (!s || typeof s !== "object") return textOf(v.summary);
+  if (s.code === "cannot_replay") return t("archive.cannot_replay", { detail: textOf(s.detail) });
+  if (language === "en" || !Number.isInteger(s.length)) return textOf(v.summary);
+  const discipline = own(TEXTS.en || {}, `discipline.${s.discipline}`)
+    ? t(`discipline.${s.discipline}`) : textOf(s.discipline);
+  const phase = own(TEXTS.en || {}, `phase.${s.phase}`) ? t(`phase.${s.phase}`) : textOf(s.phase);
+  return t("archive.summary", { discipline, length: tn("count.upto", s.length),
+                                left: textOf(s.left), right: textOf(s.right),
+                                score: `${textOf(String(s.score_left))}-${textOf(String(s.score_right))}`,
+                                phase });
+}
+
+// A round's row refused, in the page's language from the hall's code and fields; the hall's
+// words when it gives no code the page knows.
+function rowError(row) {
+  const code = textOf(row.code);
+  const fields = row.fields && typeof row.fields === "object" ? row.fields : {};
+  if (!own(TEXTS.en || {}, `round.error.${code}`)) return textOf(row.error);
+  const args = {};
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value === "string" || Number.isFinite(value)) args[name] = value;
+  }
+  if (code === "config") {
+    const problem = fields.problem && typeof fields.problem === "object" ? fields.problem : {};
+    args.problem = textOf(problem[language]) || textOf(problem.en) || textOf(row.error);
+  }
+  const why = t(`round.error.${code}`, args);
+  return Number.isInteger(fields.line) ? t("round.error_line", { line: fields.line, why }) : why;
+}
+
+function rowWarning(row) {
+  return row.warning_code === "never_seen" ? t("round.warning.never_seen", { table: row.table })
+                                           : textOf(row.warning);
 }
 
 function fillArchive() {
@@ -631,7 +721,8 @@ function fillArchive() {
     el("a", { href: `/archive/${encodeURIComponent(v.table)}/${encodeURIComponent(v.name)}` }, v.name),
     el("div", {}, t(v.verified ? "archive.verified" : v.ok ? "archive.readable"
                                                           : "archive.not_verified")),
-    el("div", { class: "counts" }, v.message), v.summary ? el("div", {}, v.summary) : null))
+    el("div", { class: "counts" }, archiveMessage(v)),
+    v.summary ? el("div", {}, archiveSummary(v)) : null))
     : [el("li", { class: "counts" }, t("archive.empty"))]));
 }
 

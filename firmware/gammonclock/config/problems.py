@@ -1,0 +1,81 @@
+"""A config problem that can be said in another language (SPEC §15, issue 25): `gammonclock
+check-config` says a Russian config's problems in Russian, the file names, key paths and values
+as written kept verbatim.
+
+A `Problem` is a `str` holding the English (every caller that shows, compares or logs a config
+error keeps working), that remembers its catalogue id (words.py, "cfg.*") and arguments, as the
+panels' `hardware.texts.Text` does. An argument may itself be a Problem (a hint inside a
+sentence). A problem line of a `ConfigError` is a `Line`: the key path as written and its
+problem. A problem given as a plain str (a check not worded yet, an error of another library)
+is said as it is.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping
+
+from gammonclock import words
+
+
+class Problem(str):
+    """A problem's English words that remember how to be said in another language."""
+
+    key: str
+    args: Mapping[str, object]
+
+    def __new__(cls, key: str, **args: object) -> Problem:
+        text = super().__new__(cls, words.say(key, "en", **args))
+        text.key, text.args = key, args
+        return text
+
+    def said(self, lang: str) -> str:
+        return words.say(self.key, lang, **{name: said(value, lang)
+                                            for name, value in self.args.items()})
+
+
+class Line(str):
+    """One line of a ConfigError: "KEY: PROBLEM" (the key as written, shortened)."""
+
+    subject: str
+    problem: str
+
+    def __new__(cls, subject: str, problem: str) -> Line:
+        text = super().__new__(cls, f"{subject}: {problem}")
+        text.subject, text.problem = subject, problem
+        return text
+
+    def said(self, lang: str) -> str:
+        return f"{self.subject}: {said(self.problem, lang)}"
+
+
+def said(text: object, lang: str) -> str:
+    """`text` in `lang`: a Problem or Line in the catalogue's words, anything else as it is."""
+    if isinstance(text, (Problem, Line)):
+        return text.said(lang)
+    return str(text)
+
+
+def message_of(exc: BaseException) -> str:
+    """A ValueError's message, the Problem itself when it was raised with one."""
+    if exc.args and isinstance(exc.args[0], Problem):
+        return exc.args[0]
+    return str(exc)
+
+
+def error_lines(path: str, problems: Iterable[str], lang: str) -> str:
+    """A ConfigError's text in `lang`: one line per problem, each naming the file."""
+    return "\n".join(f"{path}: {said(p, lang)}" for p in problems)
+
+
+def language_in(text: str) -> str | None:
+    """The `[display] language` a config's text asks for, as far as it can be read (a file
+    with problems is said in its own language too); None when it says none (or one the clock
+    does not speak, or it is not TOML)."""
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return None
+    display = data.get("display")
+    lang = display.get("language") if isinstance(display, dict) else None
+    return lang if lang in words.LANGUAGES else None
