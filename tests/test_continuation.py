@@ -379,3 +379,103 @@ def test_a_finished_match_and_a_folder_without_journals_are_refused(tmp_path, ve
         check_source(journal_of(clock), None)
     # A folder: the newest journal in it (or in its journals/).
     assert find_journal(tmp_path / "t1") == journal_of(clock)
+
+
+# --- over the arbiter's socket: `gammonclock arbiter continue FROM` ------------------------------
+
+def test_arbiter_continue_over_the_socket(dead_clock, tmp_path, capsys):
+    import threading
+
+    from gammonclock.cli import main
+
+    _, card, expected = dead_clock
+    device_file = parse_device_config(DEVICE_TEXT.format(table="SPARE"),
+                                      str(tmp_path / "spare.toml"))
+    state = tmp_path / "spare-socket"
+    spare = build_device(device_file, state)
+    worker = threading.Thread(target=spare.service.run, daemon=True)
+    worker.start()
+    try:
+        assert main(["arbiter", "--state-dir", str(state), "continue"]) == 2
+        assert "give one journal or folder" in capsys.readouterr().err
+        assert main(["arbiter", "--state-dir", str(state), "continue", str(card),
+                     "--bogus"]) == 2
+        assert "usage: continue FROM" in capsys.readouterr().err
+        assert main(["arbiter", "--state-dir", str(state), "continue",
+                     str(tmp_path / "missing")]) == 1
+        assert "missing: no such journal or folder; nothing changed" in capsys.readouterr().err
+        # The folder holding the dead clock's journal (a card, a stick).
+        assert main(["arbiter", "--state-dir", str(state), "continue", str(card)]) == 0
+        out = capsys.readouterr().out
+        assert "match continued: Анна-Boris, 5 points" in out
+        assert "score 2-2, paused: a hold of the cube button resumes" in out
+        status = spare.service.status()
+        assert status["phase"] == "paused" and status["lifecycle"] == "in_progress"
+        assert status["score"] == {"left": 2, "right": 2}
+        assert status["clock"]["right"]["reserve_ms"] == \
+            expected["reserves"][Side.RIGHT] // 1_000_000
+        # Again: the same continuation is kept; another match would need --force.
+        assert main(["arbiter", "--state-dir", str(state), "continue", str(card)]) == 0
+        assert "match already continued here" in capsys.readouterr().out
+    finally:
+        spare.service.stop()
+        worker.join(timeout=5)
+        spare.close()
+
+
+# --- from a USB stick -------------------------------------------------------------------------------
+
+def _on_loop(device: Device, work: Callable[[], dict]) -> dict:
+    """Run `work` (which waits for the loop) on a thread while this thread is the loop."""
+    import threading
+    import time
+
+    result: dict = {}
+    thread = threading.Thread(target=lambda: result.setdefault("answer", work()))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while thread.is_alive() and time.monotonic() < deadline:
+        device.service.grace_ns = device.service.timer_grace_ns = 0
+        device.service.step()
+        time.sleep(0.005)
+    thread.join(timeout=1)
+    return json.loads(json.dumps(result["answer"]))
+
+
+def test_a_stick_with_the_journal_and_a_marker_continues_the_match(venue, tmp_path, dead_clock):
+    from gammonclock.lifecycle import StickHandler
+
+    source, _, expected = dead_clock
+    spare = venue.build(tmp_path, "SPARE", tmp_path / "spare", 50 * 3600, "boot-spare")
+    stick = tmp_path / "stick"
+    folder = stick / "gammonclock" / "continue"
+    folder.mkdir(parents=True)
+    shutil.copy(source, folder / source.name)
+    (stick / "gammonclock" / "match.toml").write_text(MATCH_TEXT, encoding="utf-8")
+    handler = StickHandler(spare.service, spare.table)
+    # The journal with another table's marker does nothing here: the next match on the stick
+    # is loaded as ever.
+    (folder / "T9.continue").write_text("", encoding="utf-8")
+    answer = _on_loop(spare, lambda: handler(stick))
+    assert answer["said"][-1] == "next match loaded: Анна-Boris, 5 points"
+    # With this table's marker beside it, the match is continued (the ready match replaced).
+    (folder / "SPARE.continue").write_text("", encoding="utf-8")
+    answer = _on_loop(spare, lambda: handler(stick))
+    assert answer["ok"], answer
+    assert f"match continued: Анна-Boris, 5 points, from {source.name} " \
+           f"(record {expected['last'].seq})" in answer["said"]
+    match = spare.session.engine.match
+    assert match.phase is Phase.PAUSED and (match.score.left, match.score.right) == (2, 2)
+    assert read_header(journal_of(spare)).data["continues"]["via"] == "stick"
+    # Plugged in again: kept, not continued twice.
+    again = _on_loop(spare, lambda: handler(stick))
+    assert "match already continued here: Анна-Boris, 5 points" in again["said"]
+    # A journal that fails verification is refused from a stick (the socket can force it).
+    (folder / source.name).write_bytes(source.read_bytes().replace(b'"seq":12,', b'"seq":13,'))
+    other = venue.build(tmp_path, "SPARE", tmp_path / "spare2", 40 * 3600, "boot-2")
+    refused = _on_loop(other, lambda: StickHandler(other.service, other.table)(stick))
+    assert not refused["ok"]
+    assert refused["said"][-1].startswith(f"match NOT continued: {tmp_path}/spare2/"
+                                          f"continue-from-stick/{source.name}: TAMPERED: line "
+                                          f"13: record 12 was altered")
+    assert other.session is None

@@ -35,6 +35,8 @@ for again (a stick plugged in twice, a hall request repeated) is kept, not made 
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,7 @@ from .journal import (
     read_header,
     read_journal,
     verify,
+    write_atomically,
 )
 from .lifecycle import LoadOutcome, Opened, Table, in_progress, journal_path, match_words
 from .match_state import Phase
@@ -69,6 +72,7 @@ from .session import (
 
 if TYPE_CHECKING:
     from .arbiter_socket import Awaited, Request, Responder
+    from .hardware.texts import Text
     from .service import ClockService
 
 log = logging.getLogger(__name__)
@@ -312,3 +316,119 @@ def socket_request(server: Responder, request: Request, peer: str | None
                 "error": work.error, "reason": work.reason.value if work.reason else None,
                 "state": server.service.status()}, None
     return server.run_loading(work, at)
+
+
+# --- from a USB stick (SPEC §13.3, §13.5) ---------------------------------------------------------
+
+STICK_CONTINUE_DIR = "continue"          # gammonclock/continue/ on the stick
+COPIED_FROM_STICK = "continue-from-stick"   # where the journal is copied first, in the state
+
+
+def journal_on_stick(stick: Path, table_id: str, state_dir: Path) -> Path | None:
+    """The dead clock's journal a stick asks this clock to continue, copied off the stick into
+    the state folder first (a stick pulled out mid-read then leaves nothing half read): the
+    folder `gammonclock/continue/` holding the journal (`match-*.jsonl`; several: the newest by
+    their headers) and the marker `TABLE.continue` (this table's id) or `match.continue` (any
+    table). None: no marker. Raises ContinuationRefused naming the file for a folder or file
+    that is a link, not on the stick's own file system, not a plain file, or too large."""
+    from .usb_stick import STICK_DIR, StickError, _open_stick_folder
+
+    try:
+        root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None                          # no stick: the export has said so
+    try:
+        try:
+            mine = _open_stick_folder(stick, root)
+        except StickError as exc:
+            raise ContinuationRefused(str(exc)) from None
+        if mine is None:
+            return None
+        try:
+            return _copy_off(stick / STICK_DIR / STICK_CONTINUE_DIR, mine, table_id,
+                             os.fstat(root).st_dev, Path(state_dir) / COPIED_FROM_STICK)
+        finally:
+            os.close(mine)
+    finally:
+        os.close(root)
+
+
+def _copy_off(where: Path, parent: int, table_id: str, device: int, into: Path) -> Path | None:
+    try:
+        folder = os.open(STICK_CONTINUE_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                         dir_fd=parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise ContinuationRefused(f"{where}: cannot read the folder ({exc.strerror or exc}; "
+                                  "a link is not followed)") from None
+    try:
+        if os.fstat(folder).st_dev != device:
+            raise ContinuationRefused(f"{where}: not on the stick (another file system is "
+                                      "mounted there)")
+        names = os.listdir(folder)
+        if f"{table_id}.continue" not in names and "match.continue" not in names:
+            return None
+        journals = sorted(n for n in names if n.startswith("match-") and n.endswith(".jsonl"))
+        if not journals:
+            raise ContinuationRefused(f"{where}: a marker to continue a match, but no journal "
+                                      "(match-*.jsonl) beside it")
+        into.mkdir(parents=True, exist_ok=True)
+        copies = [_copy_one(where / name, folder, name, device, into) for name in journals]
+    finally:
+        os.close(folder)
+    return find_journal(into) if len(copies) > 1 else copies[0]
+
+
+def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Path:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except OSError as exc:
+        raise ContinuationRefused(f"{path}: cannot read the journal ({exc.strerror or exc}; a "
+                                  "link is not followed)") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_dev != device:
+            raise ContinuationRefused(f"{path}: not a plain file on the stick")
+        if info.st_size > MAX_SOURCE_BYTES:
+            raise ContinuationRefused(f"{path}: more than {MAX_SOURCE_BYTES >> 20} MiB: not a "
+                                      "match's journal")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            blob = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        raise ContinuationRefused(f"{path}: cannot read the journal: {exc.strerror or exc}"
+                                  ) from None
+    finally:
+        os.close(fd)
+    copy = into / name
+    write_atomically(copy, blob)
+    return copy
+
+
+def stick_continuation(service: ClockService, table: Table, stick: Path
+                       ) -> tuple[bool, list[str], Text] | None:
+    """What a stick's continuation did (None: the stick asks for none): whether it was done,
+    the lines for the arbiter, and the text for the panels. Never forced: a match in progress
+    here, or a journal that fails verification, is refused (the arbiter's socket can force)."""
+    from .hardware.texts import Text
+    from .lifecycle import run_on_loop
+
+    try:
+        path = journal_on_stick(stick, table.table_id, table.state_dir)
+    except (ContinuationRefused, OSError) as exc:
+        why = str(exc).splitlines()[0]
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    if path is None:
+        return None
+    work = checked_then(service, table, path, via="stick", source_of="usb")
+    if isinstance(work, LoadOutcome):
+        why = (work.error or "").splitlines()[0]
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    done, outcome = run_on_loop(service, work)
+    if not done or not isinstance(outcome, LoadOutcome):
+        why = "the clock did not take it in time"
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    if not outcome.ok:
+        why = (outcome.error or "").splitlines()[0]
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    return True, outcome.said, Text("stick.continued", match=outcome.players or "")

@@ -474,6 +474,15 @@ class StickHandler:
                 log.info("USB stick: %s", note)
             said, ok = [report.summary()], report.problem is None
             shown = [_stick_words(report)]           # the panels', in their language
+            from .continuation import stick_continuation
+            continued = stick_continuation(self.service, self.table, folder)
+            if continued is not None:                # a dead clock's match (SPEC §13.5)
+                ok = ok and continued[0]
+                said += continued[1]
+                shown.append(continued[2])
+                run_on_loop(self.service, lambda: self._announce(shown))
+                return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
+                        "state": self.service.status()}
             try:
                 found = next_match_on_stick(folder, self.table.table_id)
             except StickError as exc:
