@@ -155,6 +155,8 @@ def first_part(venue: Venue, device: Device) -> None:
     tap(venue, device, Button.LEFT)                                 # game 4: right runs
     tap(venue, device, Button.RIGHT, 6.0)
     tap(venue, device, Button.LEFT, 4.5)                            # right's clock runs
+    venue.wait(device, 1.0)
+    command(device, "warn", "right", "phone out")                   # the last record
     venue.wait(device, 2.0)
 
 
@@ -290,8 +292,8 @@ def _power_cut(device: Device) -> None:
     device.close()
 
 
-def _assert_same_export(continued: Path, reference: Path, expected: dict, source: Path
-                        ) -> None:
+def _assert_same_export(continued: Path, reference: Path, expected: dict, source: Path,
+                        via: str = "journal") -> None:
     rows, doc = exports(continued)
     ref_rows, ref_doc = exports(reference)
     assert rows == ref_rows                                     # every turn, to the ms
@@ -302,7 +304,7 @@ def _assert_same_export(continued: Path, reference: Path, expected: dict, source
     handover = [i for i in doc["incidents"] if i["kind"] == "handover"]
     assert len(handover) == 1
     assert handover[0]["text"] == (f"hand-over: continued on SPARE from T7 ({source.name}, "
-                                   f"record {expected['last'].seq}, via journal); on no clock "
+                                   f"record {expected['last'].seq}, via {via}); on no clock "
                                    f"for 1:17 (min:s)")
     assert [i for i in doc["incidents"] if i["kind"] != "handover"] == \
         [i for i in ref_doc["incidents"] if i["kind"] != "recovered"]
@@ -381,7 +383,7 @@ def test_a_finished_match_and_a_folder_without_journals_are_refused(tmp_path, ve
     assert find_journal(tmp_path / "t1") == journal_of(clock)
 
 
-# --- over the arbiter's socket: `gammonclock arbiter continue FROM` ------------------------------
+# --- over the arbiter's socket: `gammonclock arbiter continue FROM` ------------------------
 
 def test_arbiter_continue_over_the_socket(dead_clock, tmp_path, capsys):
     import threading
@@ -423,7 +425,7 @@ def test_arbiter_continue_over_the_socket(dead_clock, tmp_path, capsys):
         spare.close()
 
 
-# --- from a USB stick -------------------------------------------------------------------------------
+# --- from a USB stick ---------------------------------------------------------------------------
 
 def _on_loop(device: Device, work: Callable[[], dict]) -> dict:
     """Run `work` (which waits for the loop) on a thread while this thread is the loop."""

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ from .session import (
 
 if TYPE_CHECKING:
     from .arbiter_socket import Awaited, Request, Responder
+    from .hall_requests import HallRequests
     from .hardware.texts import Text
     from .service import ClockService
 
@@ -432,3 +434,45 @@ def stick_continuation(service: ClockService, table: Table, stick: Path
         why = (outcome.error or "").splitlines()[0]
         return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
     return True, outcome.said, Text("stick.continued", match=outcome.players or "")
+
+
+# --- from the hall (SPEC §14: `cmd` `continue FROM-TABLE JOURNAL [--force]`) ---------------
+
+COPIED_FROM_HALL = "continue-from-hall"     # where the hall's copy is written first, in the state
+JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")    # as the hall's archive
+TABLE_WORD = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def hall_request(requests: HallRequests, request: dict[str, Any]) -> dict[str, Any]:
+    """A `cmd` from the director's account: continue FROM-TABLE's journal, its text (the
+    hall's copy) in the request's `text`. The text is bounded and verified here as a journal
+    from a stick is: the hall is trusted to send, not to be right."""
+    from .hall_requests import _bad, _loaded
+    from .service import Task
+
+    words, text = request["command"].split(), request.get("text")
+    flags = words[3:]
+    if len(words) < 3 or flags not in ([], ["--force"]) or text is None:
+        return _bad("usage: continue FROM-TABLE JOURNAL [--force], the journal's text in "
+                    "'text'")
+    table_word, name = words[1], words[2]
+    if TABLE_WORD.fullmatch(table_word) is None or JOURNAL_NAME.fullmatch(name) is None:
+        return _bad(f"{name[:80]!r} of {table_word[:40]!r} is not a table's journal name")
+    blob = text.encode("utf-8")
+    if len(blob) > MAX_SOURCE_BYTES:
+        return _bad(f"the journal is longer than {MAX_SOURCE_BYTES >> 20} MiB")
+    service, table = requests.service, requests.table
+    folder = table.state_dir / COPIED_FROM_HALL / table_word
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomically(folder / name, blob)
+    except (JournalError, OSError) as exc:
+        return {"ok": False, "outcome": "refused", "reason": f"cannot keep the journal the hall "
+                f"sent: {exc}", "code": Reason.JOURNAL_NOT_WRITTEN.value}
+    at = service.clock_ns()
+    work = checked_then(service, table, folder / name, via="hall", force=flags == ["--force"],
+                        at=at, source_of="hall", by=request["by"])
+    if isinstance(work, LoadOutcome):
+        return {"ok": False, "outcome": "refused", "reason": work.error or "",
+                "code": work.reason.value if work.reason else None}
+    return requests._on_loop(Task(at, work), "the match", _loaded, request["id"])

@@ -123,12 +123,23 @@ class Event:
     wall: int
     effects: list[Any]
     after: int = 0
+    # The journal's sealed lines after `after` up to `seq` (the header too in a journal's first
+    # event), so the hall holds the whole journal as it stood (a continuation on another clock,
+    # SPEC §13.5); `records_cut`: a line too long for a message was left out.
+    records: tuple[str, ...] = ()
+    records_cut: bool = False
 
     def payload(self) -> dict[str, Any]:
-        return {"journal": self.journal, "seq": self.seq, "after": self.after,
-                "at": iso_utc(self.wall), "effects": self.effects}
+        payload = {"journal": self.journal, "seq": self.seq, "after": self.after,
+                   "at": iso_utc(self.wall), "effects": self.effects}
+        if self.records:
+            payload["records"] = list(self.records)
+        if self.records_cut:
+            payload["records_cut"] = True
+        return payload
 
 
+MAX_EVENT_RECORDS_BYTES = 40 * 1024     # the lines an event carries (the hall takes 64 KiB)
 MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
 
 
@@ -174,6 +185,9 @@ class JournalTail:
         self.last_seq = after_seq     # the last record read (any kind)
         self.last_event = after_seq   # the last event read (`after` of the next one)
         self._offset = 0
+        self._lines: list[str] = []   # the sealed lines since the last event (`Event.records`)
+        self._lines_bytes = 0
+        self._cut = False
 
     def read(self, limit: int, upto: int | None = None) -> list[Event]:
         """Up to `limit` event records not yet read, none past seq `upto` (the last record the
@@ -194,28 +208,43 @@ class JournalTail:
                 if upto is not None and type(seq) is int and seq > upto:
                     return events                     # not on the card yet: read it again
                 self._offset += len(line)
-                event = self._event(record)
+                event = self._event(record, line)
                 if event is not None:
                     events.append(event)
         return events
 
-    def _event(self, record: dict[str, Any] | None) -> Event | None:
+    def _event(self, record: dict[str, Any] | None, line: bytes = b"") -> Event | None:
         if record is None:
             return None       # a torn line (a power cut), acknowledged by a `torn` record
         seq, kind, data, wall = (record.get("seq"), record.get("kind"), record.get("data"),
                                  record.get("wall"))
-        if type(seq) is not int or seq <= self.after_seq:
+        if type(seq) is not int or seq < self.after_seq or (seq == self.after_seq
+                                                            and seq != 0):
             return None
+        self._keep(line)
+        if seq == 0:
+            return None       # the header: it goes with the journal's first event
         self.last_seq = max(self.last_seq, seq)
-        if kind not in EVENT_KINDS or not isinstance(data, dict):
-            return None
-        effects = data.get("effects")
-        if not isinstance(effects, list) or not effects:
-            return None
+        effects = data.get("effects") if isinstance(data, dict) else None
+        if kind not in EVENT_KINDS or not isinstance(effects, list) or not effects:
+            if self._lines_bytes <= MAX_EVENT_RECORDS_BYTES:
+                return None
+            effects = []      # the lines carried would outgrow a message: they go now
         event = Event(self.path.name, seq, wall if type(wall) is int else 0, effects,
-                      self.last_event)
+                      self.last_event, tuple(self._lines), self._cut)
+        self._lines, self._lines_bytes, self._cut = [], 0, False
         self.last_event = seq
         return event
+
+    def _keep(self, line: bytes) -> None:
+        """Keep a record's sealed line for the next event; one too long for a message is left
+        out, and the event says so (the hall's copy then has a gap)."""
+        text = line.decode("utf-8", "replace").rstrip("\n")
+        if len(line) > MAX_EVENT_RECORDS_BYTES:
+            self._cut = True
+            return
+        self._lines.append(text)
+        self._lines_bytes += len(line)
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

@@ -52,6 +52,7 @@ from .session import effects_data
 log = logging.getLogger(__name__)
 
 MAX_PAYLOAD = 2 * MAX_MATCH_FILE + 4096    # a `cmd` with a match file's text, or a `match`
+MAX_CONTINUE_PAYLOAD = 16 << 20            # `continue` with a journal (the broker's bound)
 MAX_ID = 64
 MAX_BY = 64
 DEFAULT_BY = "hall"            # a `cmd` without `by`: the director's account
@@ -149,6 +150,9 @@ class HallRequests:
 
     def _act(self, request: dict[str, Any]) -> dict[str, Any]:
         words = request["command"].split()
+        if words[:1] == ["continue"]:                # SPEC §13.5: the hall moves a match here
+            from .continuation import hall_request
+            return hall_request(self, request)
         if words[:1] == ["new-match"]:
             if words[1:3] == ["--force", "--waiting"] and len(words) == 4 \
                     and request.get("text") is None:
@@ -287,8 +291,8 @@ class HallRequests:
 
 
 def _parse_cmd(payload: bytes) -> dict[str, Any]:
-    if len(payload) > MAX_PAYLOAD:
-        raise BadRequest(f"longer than {MAX_PAYLOAD} bytes")
+    if len(payload) > MAX_CONTINUE_PAYLOAD:
+        raise BadRequest(f"longer than {MAX_CONTINUE_PAYLOAD} bytes")
     try:
         obj = json.loads(payload)
     except (ValueError, RecursionError) as exc:
@@ -310,6 +314,8 @@ def _parse_cmd(payload: bytes) -> dict[str, Any]:
     text = obj.get("text")
     if text is not None and not isinstance(text, str):
         raise BadRequest("'text' must be the match file's TOML text")
+    if len(payload) > MAX_PAYLOAD and command.split()[0] != "continue":
+        raise BadRequest(f"longer than {MAX_PAYLOAD} bytes")  # only a journal is longer
     return {"id": obj["id"], "by": by, "command": command, "text": text}
 
 

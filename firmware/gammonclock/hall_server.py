@@ -38,6 +38,7 @@ from .hall_archive import (
     store_journal,
     verify_archived,
 )
+from .hall_continue import LiveCopies, NoWholeCopy, move_command
 from .hall_delivery import (
     ACK_AT_ONCE,
     ACK_EVERY_S,
@@ -125,6 +126,7 @@ class Hall:
         # journals never pile up, and an honest table's few are all taken at once.
         self._archiving: set[str] = set()
         self._journal_next: dict[str, deque[tuple[bytes, dict[str, int]]]] = {}
+        self.live = LiveCopies()     # each table's journal as its events carried it
 
     # --- life ----------------------------------------------------------------------------------
 
@@ -244,6 +246,7 @@ class Hall:
             return
         if key is not None:
             self._took(table, key)
+            self.live.take(table, payload)        # its journal's lines (hall_continue)
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self._state_seen(table, payload)
         if what == "journal":
@@ -566,6 +569,20 @@ class Hall:
             if answer.done() or wait_s > 0:
                 self.replies.pop((table, ident), None)
         return {"id": ident, "reply": reply}
+
+    async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
+                   wait_s: float = REPLY_WAIT_S) -> dict[str, Any]:
+        """"Move FROM's match to TO" (SPEC §13.5): TO continues FROM's newest journal as the
+        hall holds it (`hall_continue`). ValueError when the hall holds no whole copy, or for
+        an unknown table; else the spare's reply, as `command`."""
+        if from_table == to_table:
+            raise ValueError("a match is moved to another table")
+        try:
+            name, text = self.live.journal_text(from_table)
+        except NoWholeCopy as exc:
+            raise ValueError(str(exc)) from None
+        return await self.command(to_table, move_command(from_table, name, force), by, text,
+                                  wait_s)
 
     def results_json(self) -> dict[str, Any]:
         """Every result, each pushed round's completion, the standings (`/api/results.json`)."""

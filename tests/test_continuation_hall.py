@@ -1,0 +1,180 @@
+"""A dead table's match moved to a spare from the hall's events alone (SPEC §13.5, §14; issue 24):
+real Mosquitto with the shipped config and ACL, the real `Hall`, real clocks on mock pins (the
+fake-time rig of test_continuation), each with its hall link."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from gammonclock.hall_continue import LiveCopies, NoWholeCopy
+from gammonclock.journal import read_header, read_journal
+from gammonclock.lifecycle import load_next_match
+from gammonclock.match import Phase
+from hall_helpers import HallRunner
+from mqtt_helpers import Broker, start_broker
+from test_continuation import (
+    GAP_S,
+    MATCH_TEXT,
+    S,
+    Venue,
+    _assert_same_export,
+    _one_clock_reference,
+    _power_cut,
+    first_part,
+    journal_of,
+    second_part,
+)
+
+HALL_SECTION = """
+[hall]
+broker = "{url}"
+username = "{user}"
+password_file = "{password_file}"
+"""
+
+
+@pytest.fixture
+def hall_broker(tmp_path: Path):
+    broker = start_broker(tmp_path / "broker", tables=("T7", "SPARE"))
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _with_hall(venue: Venue, broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every clock the venue builds from now on has a [hall] section for its own account."""
+    import test_continuation
+
+    plain = test_continuation.DEVICE_TEXT
+
+    def text_for(table: str) -> str:
+        return plain.format(table=table) + HALL_SECTION.format(
+            url=broker.url, user=table, password_file=broker.password_file(table))
+    monkeypatch.setattr(test_continuation, "DEVICE_TEXT", _Formatter(text_for))
+
+
+class _Formatter(str):
+    """DEVICE_TEXT.format(table=…) that adds the table's [hall] section."""
+
+    def __new__(cls, make):      # noqa: ANN001
+        made = super().__new__(cls, "")
+        made.make = make
+        return made
+
+    def format(self, *_args: object, **kwargs: str) -> str:    # type: ignore[override]
+        return self.make(kwargs["table"])
+
+
+def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        if step is not None:
+            step()
+        time.sleep(0.01)
+
+
+def test_a_dead_tables_match_moved_from_the_halls_events_alone(
+        tmp_path, hall_broker, monkeypatch):
+    venue = Venue()
+    _with_hall(venue, hall_broker, monkeypatch)
+    with HallRunner(hall_broker, tmp_path / "archive") as hall:
+        dead = venue.build(tmp_path, "T7", tmp_path / "t7", 3 * 3600, "boot-t7")
+        try:
+            assert load_next_match(dead.service, dead.table, MATCH_TEXT, "match.toml").ok
+            first_part(venue, dead)
+            card = journal_of(dead)
+            last = read_journal(card).last
+            # The hall holds the journal to its last record, from the events alone.
+            _until(lambda: (hall.call(lambda: hall.hall.live.held("T7")) or {}).get("last_seq")
+                   == last.seq, "the hall holds T7's journal", dead.service.step)
+            _power_cut(dead)                      # the clock dies; its card is never read
+            venue.clocks.remove(dead)
+            card.rename(card.with_suffix(".burnt"))
+            venue.wait(None, GAP_S)
+            spare = venue.build(tmp_path, "SPARE", tmp_path / "spare", 50 * 3600, "boot-sp")
+            _until(lambda: "SPARE" in hall.call(lambda: list(hall.hall.view.tables)),
+                   "the spare is on the hall", spare.service.step)
+            # Only the director's page may ask; a match it does not hold whole is refused.
+            with pytest.raises(ValueError, match="holds no journal of table 'T9'"):
+                _move(hall, spare, "T9", "SPARE")
+            answer = _move(hall, spare, "T7", "SPARE")
+            reply = answer["reply"]
+            assert reply is not None and reply["ok"], answer
+            assert reply["said"][0] == (f"match continued: Анна-Boris, 5 points, from "
+                                        f"{card.name} (record {last.seq})")
+            match = spare.session.engine.match
+            assert match.phase is Phase.PAUSED and (match.score.left,
+                                                    match.score.right) == (2, 2)
+            continues = read_header(journal_of(spare)).data["continues"]
+            assert continues["via"] == "hall" and continues["table"] == "T7"
+            assert continues["last_mac"] == last.mac and continues["seq"] == last.seq
+            # The same request again (the director clicks twice): kept, not made twice.
+            again = _move(hall, spare, "T7", "SPARE")
+            assert again["reply"]["said"][0].startswith("match already continued here")
+            second_part(venue, spare)
+            assert spare.session.engine.match.phase is Phase.MATCH_OVER
+            continued = journal_of(spare)
+        finally:
+            for device in venue.clocks:
+                device.close()
+    monkeypatch.undo()
+    plain = Venue()
+    try:
+        reference = _one_clock_reference(plain, tmp_path)
+    finally:
+        for device in plain.clocks:
+            device.close()
+    _assert_same_export(continued, reference, {"last": last}, card, via="hall")
+
+
+def _move(hall: HallRunner, spare, source: str, target: str) -> dict:  # noqa: ANN001
+    """`Hall.move` on the hall's loop while this thread is the spare's loop."""
+    future = asyncio.run_coroutine_threadsafe(hall.hall.move(source, target, "director"),
+                                              hall.loop)
+    def step() -> None:
+        spare.service.grace_ns = spare.service.timer_grace_ns = 0
+        spare.service.step()
+    _until(future.done, "the hall's move answered", step, timeout=30)
+    return future.result()
+
+
+# --- the hall's copy, bounded and checked --------------------------------------------------------
+
+def _event(journal: str, seq: int, after: int, records: list[str]) -> bytes:
+    return json.dumps({"journal": journal, "seq": seq, "after": after, "at": "x",
+                       "effects": [], "records": records}).encode()
+
+
+def test_the_halls_copy_keeps_only_whole_lines_of_the_event_and_names_a_gap(tmp_path):
+    from gammonclock.journal import JournalWriter, Stamp
+
+    path = tmp_path / "match-1.jsonl"
+    writer = JournalWriter.create(path, b"\x07" * 32, {"config": "[match]\nlength = 3\n"}, 0,
+                                  Stamp(1, "b", 2))
+    for seq in range(1, 6):
+        writer.append("tick", seq * S, {"effects": []}, Stamp(seq, "b", seq))
+    writer.close()
+    lines = path.read_text().splitlines()
+    copies = LiveCopies()
+    copies.take("T1", _event(path.name, 2, 0, lines[0:3]))
+    # A line of another seq than the event's, a forged one, and garbage are dropped.
+    forged = lines[4].replace('"t":4000000000', '"t":4000000001')
+    copies.take("T1", _event(path.name, 4, 2, [lines[5], forged, "{", 7]))
+    assert copies.dropped == 4
+    copies.take("T1", _event(path.name, 5, 4, lines[5:6]))
+    with pytest.raises(NoWholeCopy, match="lacks record 3"):
+        copies.journal_text("T1")
+    copies.take("T1", _event(path.name, 4, 2, lines[3:5]))
+    name, text = copies.journal_text("T1")
+    assert name == path.name and text == path.read_text()
+    # A bad table or journal name is nothing the hall keeps.
+    copies.take("../x", _event(path.name, 6, 5, lines[:1]))
+    copies.take("T1", _event("../../etc.jsonl", 6, 5, lines[:1]))
+    assert set(copies.tables) == {"T1"} and list(copies.tables["T1"]) == [path.name]
