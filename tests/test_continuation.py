@@ -312,6 +312,14 @@ def _assert_same_export(continued: Path, reference: Path, expected: dict, source
     assert doc["handover"]["off_clock_ns"] == (GAP_S + 2) * S
     assert doc["handover"]["table"] == "T7" and doc["handover"]["seq"] == expected["last"].seq
     assert ref_doc["handover"] is None
+    # The report says it among the incidents, in its language.
+    html = render(read_match(continued), "html")
+    assert _html_escaped(handover[0]["text"]) in html
+
+
+def _html_escaped(text: str) -> str:
+    import html
+    return html.escape(text)
 
 
 # --- refusals ---------------------------------------------------------------------------------
@@ -365,6 +373,14 @@ def test_a_continue_on_a_clock_with_a_match_in_progress_is_refused_unless_forced
     again = on_loop(checked_then(spare.service, spare.table, source, via="journal"))
     assert again.ok and again.kept
     assert len(list((tmp_path / "spare" / JOURNALS_DIR).glob("*.jsonl"))) == 2
+    # A power cut on the spare: it boots into the continued match, as into any other.
+    continued = journal_of(spare)
+    venue.clocks.remove(spare)
+    _power_cut(spare)
+    rebooted = venue.build(tmp_path, "SPARE", tmp_path / "spare", 60 * 3600, "boot-again")
+    assert journal_of(rebooted) == continued
+    assert rebooted.session.engine.match.phase is Phase.PAUSED
+    assert rebooted.session.engine.rules.names.right == "Boris"
 
 
 def test_a_finished_match_and_a_folder_without_journals_are_refused(tmp_path, venue):

@@ -342,8 +342,8 @@ def journal_on_stick(stick: Path, table_id: str, state_dir: Path) -> Path | None
     try:
         try:
             mine = _open_stick_folder(stick, root)
-        except StickError as exc:
-            raise ContinuationRefused(str(exc)) from None
+        except StickError:
+            return None        # the next match's reading says what is wrong with the folder
         if mine is None:
             return None
         try:
