@@ -178,3 +178,37 @@ def test_the_halls_copy_keeps_only_whole_lines_of_the_event_and_names_a_gap(tmp_
     copies.take("../x", _event(path.name, 6, 5, lines[:1]))
     copies.take("T1", _event("../../etc.jsonl", 6, 5, lines[:1]))
     assert set(copies.tables) == {"T1"} and list(copies.tables["T1"]) == [path.name]
+
+
+def test_a_tables_events_carry_every_line_of_its_journal_in_order(tmp_path):
+    from gammonclock.hall_outbox import MAX_EVENT_RECORDS_BYTES, JournalTail
+    from gammonclock.journal import JournalWriter, Stamp
+
+    path = tmp_path / "match-2.jsonl"
+    writer = JournalWriter.create(path, b"\x07" * 32, {"config": "[match]\nlength = 3\n"}, 0,
+                                  Stamp(1, "b", 2))
+    effects = [{"kind": "paused", "t": 1}]
+    kinds = [("tick", []), ("input", effects), ("tick", []), ("tick", []), ("tick", effects),
+             ("tick", [{"kind": "warned", "text": "x" * (MAX_EVENT_RECORDS_BYTES + 10)}]),
+             ("tick", effects)]
+    for seq, (kind, said) in enumerate(kinds, 1):
+        data = {"effects": said} if kind == "tick" else {"input": {"type": "recover"},
+                                                         "effects": said}
+        writer.append(kind, seq * S, data, Stamp(seq, "b", seq))
+    writer.close()
+    lines = path.read_text().splitlines()
+    events = JournalTail(path, 0).read(10)
+    assert [(e.seq, e.after) for e in events] == [(2, 0), (5, 2), (6, 5), (7, 6)]
+    assert list(events[0].records) == lines[0:3]          # the header, a quiet tick, the event
+    assert list(events[1].records) == lines[3:6]
+    assert events[2].records == () and events[2].records_cut     # a line too long: said so
+    assert list(events[3].records) == lines[7:8] and not events[3].records_cut
+    # Sent again from an acknowledged position: the lines after it.
+    again = JournalTail(path, 2).read(10)
+    assert list(again[0].records) == lines[3:6]
+    # The hall's copy of these events names what the table left out.
+    copies = LiveCopies()
+    for event in events:
+        copies.take("T1", json.dumps(event.payload()).encode())
+    with pytest.raises(NoWholeCopy, match="left records out"):
+        copies.journal_text("T1")

@@ -139,7 +139,9 @@ class Event:
         return payload
 
 
-MAX_EVENT_RECORDS_BYTES = 40 * 1024     # the lines an event carries (the hall takes 64 KiB)
+MAX_EVENT_RECORDS_BYTES = 24 * 1024     # lines an event carries, and one line at most: the
+                                        # lines and the event's own effects stay well under
+                                        # the 64 KiB a hall takes of an event
 MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
 
 
