@@ -212,3 +212,33 @@ def test_a_tables_events_carry_every_line_of_its_journal_in_order(tmp_path):
         copies.take("T1", json.dumps(event.payload()).encode())
     with pytest.raises(NoWholeCopy, match="left records out"):
         copies.journal_text("T1")
+
+
+def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, hall_broker):
+    """`POST /api/move`: behind the page's password and token like every request that acts;
+    a table the hall holds no whole journal of is refused, naming it, and nothing is sent."""
+    import urllib.error
+
+    from test_hall_web import RunningHall
+
+    with RunningHall(hall_broker, tmp_path / "archive", password="open sesame") as hall:
+        sent: list[tuple] = []
+        command = hall.hall.command
+
+        async def noted(*args, **kwargs):      # noqa: ANN002, ANN003, ANN202
+            sent.append(args)
+            return await command(*args, **kwargs)
+        hall.hall.command = noted
+        body = {"from": "T7", "to": "SPARE"}
+        for token, auth, code in ((None, "open sesame", 403), ("the page's", None, 401)):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                hall.post("/api/move", body, auth=auth, token=token)
+            assert refused.value.code == code
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hall.post("/api/move", body, auth="open sesame")
+        assert refused.value.code == 400
+        assert "the hall holds no journal of table 'T7'" in refused.value.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hall.post("/api/move", {**body, "force": "yes"}, auth="open sesame")
+        assert refused.value.code == 400
+        assert not sent                                   # no cmd went to any table

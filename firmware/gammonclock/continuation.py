@@ -106,10 +106,14 @@ class Source:
         """The new journal's `continues`: what it goes on from."""
         last, header = self.read.last, self.read.header.data
         table = header.get("table")
-        return {"file": self.name, "seq": last.seq, "records": self.read.count,
-                "last_mac": last.mac, "last_wall": last.wall, "last_t": last.t,
-                "table": table if isinstance(table, str) else None, "handover": True,
-                "via": via, "verdict": self.verdict.words, "forced": self.forced}
+        continues = {"file": self.name, "seq": last.seq, "records": self.read.count,
+                     "last_mac": last.mac, "last_wall": last.wall, "last_t": last.t,
+                     "table": table if isinstance(table, str) else None, "handover": True,
+                     "via": via, "verdict": self.verdict.words, "forced": self.forced}
+        before = header.get("continues")
+        if isinstance(before, dict):      # a match moved twice: the first hand-over stays named
+            continues["before"] = before
+        return continues
 
 
 def find_journal(place: str | Path) -> Path:
