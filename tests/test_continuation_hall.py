@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -242,3 +243,36 @@ def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, h
             hall.post("/api/move", {**body, "force": "yes"}, auth="open sesame")
         assert refused.value.code == 400
         assert not sent                                   # no cmd went to any table
+
+
+def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_broker):
+    """The table's dialog on the director's page (Chromium): the other tables to choose from,
+    and the hall's answer (here: it holds no journal of that table)."""
+    from test_hall_page import DESKTOP
+    from test_hall_web import RunningHall, clock_state, publish, table_client
+
+    found = shutil.which("chromium") or "/usr/bin/chromium"
+    from playwright.sync_api import sync_playwright
+    with RunningHall(hall_broker, tmp_path / "archive") as hall, sync_playwright() as p:
+        one, two = table_client(hall_broker, "SPARE"), table_client(hall_broker, "T7")
+        try:
+            publish(one, "gammonclock/SPARE/state", clock_state("SPARE"), retain=True)
+            publish(two, "gammonclock/T7/state", clock_state("T7"), retain=True)
+            launched = p.chromium.launch(executable_path=found, args=["--no-sandbox"])
+            page = launched.new_page(viewport=DESKTOP)
+            page.goto(hall.base + "/")
+            page.click('.card[data-table="SPARE"]')
+            page.wait_for_selector("#move-from option[value='T7']", state="attached")
+            assert page.eval_on_selector_all("#move-from option", "os => os.map(o => o.value)") \
+                == ["T7"]
+            page.click("#move-send")
+            page.wait_for_selector("#cmd-result.bad", timeout=5000)
+            text = page.inner_text("#cmd-result")
+            assert text == ("✗ continue T7: the hall holds no journal of table 'T7' "
+                            "(no events with their records since the hall started)")
+            page.screenshot(path=str(tmp_path / "move.png"))
+            launched.close()
+        finally:
+            for client in (one, two):
+                client.disconnect()
+                client.loop_stop()
