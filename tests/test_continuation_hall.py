@@ -276,3 +276,30 @@ def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_b
             for client in (one, two):
                 client.disconnect()
                 client.loop_stop()
+
+
+def test_a_restarted_hall_keeps_its_copies(tmp_path):
+    from gammonclock.journal import JournalWriter, Stamp
+
+    path = tmp_path / "match-3.jsonl"
+    writer = JournalWriter.create(path, b"\x07" * 32, {"config": "[match]\nlength = 3\n"}, 0,
+                                  Stamp(1, "b", 2))
+    for seq in range(1, 4):
+        writer.append("tick", seq * S, {"effects": []}, Stamp(seq, "b", seq))
+    writer.close()
+    lines = path.read_text().splitlines()
+    folder = tmp_path / "archive" / ".live"
+    copies = LiveCopies(folder)
+    copies.take("T1", _event(path.name, 2, 0, lines[0:3]))
+    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))
+    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))          # sent again
+    cut = _event("match-4.jsonl", 1, 0, []).replace(b'"records": []', b'"records_cut": true')
+    copies.take("T2", cut)
+    again = LiveCopies(folder)
+    again.load()
+    assert again.journal_text("T1") == (path.name, path.read_text())
+    with pytest.raises(NoWholeCopy, match="left records out"):
+        again.journal_text("T2")
+    # The archive's lists pass the folder by.
+    from gammonclock.hall_archive import archived
+    assert archived(tmp_path / "archive") == []

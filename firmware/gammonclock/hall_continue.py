@@ -14,24 +14,29 @@ sends it to the spare table as a `cmd` (`continue FROM-TABLE JOURNAL [--force]`,
 text in `text`), which only the director's account may publish (hall/acl); the spare verifies it
 as it would a journal from a stick (`continuation.hall_request`).
 
-The copies are kept in memory only: a hall restarted since the dead table's match began holds
-no whole copy (the table's finished journals go to the archive as ever).
+The copies are kept in memory and in the archive's `.live/` folder (not a table's: the archive's
+lists pass it by), read back when the hall starts again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .errors import GammonclockError
+from .hall_accounts import TABLE_ID
 from .hall_archive import ArchiveError, check_name
 from .hall_view import strict_json
 from .journal import Damaged, RecordError, parse_record, split_line
 
 log = logging.getLogger("gammonclock.hall")
 
+CUT_MARK = "#cut "               # a line of a copy on disk: the table left lines out here
+LIVE_DIR = ".live"              # in the archive folder: the copies on disk
 MAX_TABLE_BYTES = 32 << 20      # the lines kept of one table (a 25-point match: a few MiB)
 JOURNALS_KEPT = 2               # per table: the match in play and the one before
 MAX_LINE = 64 * 1024
@@ -51,10 +56,38 @@ class _Copy:
 
 @dataclass
 class LiveCopies:
-    """Each table's journals, line by line, as its events brought them."""
+    """Each table's journals, line by line, as its events brought them; with `folder` (the
+    archive's `.live/`), on disk too, one file per journal (`TABLE/JOURNAL`, the lines in the
+    order they came), so that a hall restarted keeps them (`load`). The files are written, not
+    synced: a power cut of the director's machine may cost the last lines (the copy then says
+    what it lacks)."""
 
+    folder: Path | None = None
     tables: dict[str, OrderedDict[str, _Copy]] = field(default_factory=dict)
     dropped: int = 0            # lines refused
+    _write_failed: bool = False
+
+    def load(self) -> None:
+        """The copies a hall before this one kept on disk (each line checked again)."""
+        if self.folder is None or not self.folder.is_dir():
+            return
+        for table_dir in sorted(p for p in self.folder.iterdir() if p.is_dir()):
+            if TABLE_ID.fullmatch(table_dir.name) is None:
+                continue
+            files = sorted(table_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
+            copies = self.tables.setdefault(table_dir.name, OrderedDict())
+            for path in files[-JOURNALS_KEPT:]:
+                copy = copies[path.name] = _Copy()
+                try:
+                    with path.open(encoding="utf-8", errors="replace") as f:
+                        for line in f:
+                            if line.startswith(CUT_MARK):      # the table left lines out
+                                copy.cut = 0
+                                continue
+                            self._keep(table_dir.name, copy, path.name, line.rstrip("\n"))
+                except OSError as exc:
+                    log.warning("%s: cannot read the hall's copy: %s", path, exc.strerror)
+            self._bound(table_dir.name, copies)
 
     def take(self, table: str, payload: bytes) -> None:
         """The lines an event the hall accepted carries (any other payload: nothing)."""
@@ -79,21 +112,44 @@ class LiveCopies:
         if copy is None:
             copy = copies[journal] = _Copy()
             while len(copies) > JOURNALS_KEPT:
-                copies.popitem(last=False)
+                self._forget(table, copies.popitem(last=False)[0])
         copies.move_to_end(journal)
         if data.get("records_cut") is True:
             copy.cut = seq if copy.cut is None else min(copy.cut, seq)
+            self._write(table, journal, [f"{CUT_MARK}{seq}"])
         if not isinstance(records, list) or len(records) > MAX_LINES_PER_EVENT:
             return
-        for line in records:
-            self._keep(table, copy, journal, line, after, seq)
+        kept = [line for line in records if self._keep(table, copy, journal, line, after, seq)]
         self._bound(table, copies)
+        if kept and journal in copies:
+            self._write(table, journal, kept)
 
-    def _keep(self, table: str, copy: _Copy, journal: str, line: object, after: int,
-              seq: int) -> None:
+    def _write(self, table: str, journal: str, lines: list[Any]) -> None:
+        if self.folder is None:
+            return
+        try:
+            (self.folder / table).mkdir(parents=True, exist_ok=True)
+            with (self.folder / table / journal).open("a", encoding="utf-8") as f:
+                f.write("".join(f"{line}\n" for line in lines))
+        except OSError as exc:
+            if not self._write_failed:
+                log.warning("%s: cannot keep the table's journal on disk (%s); kept in memory",
+                            self.folder / table / journal, exc.strerror)
+            self._write_failed = True
+            return
+        self._write_failed = False
+
+    def _forget(self, table: str, journal: str) -> None:
+        if self.folder is not None:
+            with contextlib.suppress(OSError):
+                (self.folder / table / journal).unlink()
+
+    def _keep(self, table: str, copy: _Copy, journal: str, line: object,
+              after: int | None = None, seq: int | None = None) -> bool:
+        """Whether `line` was kept now (a whole record, within the event's bounds, new)."""
         if not isinstance(line, str) or len(line) > MAX_LINE:
             self.dropped += 1
-            return
+            return False
         try:
             raw, mac = split_line(line.encode("utf-8"))
             record = parse_record(raw, mac)
@@ -101,17 +157,22 @@ class LiveCopies:
             self.dropped += 1
             log.warning("%s: a record line of %s in its events is not whole; dropped", table,
                         journal)
-            return
-        if not (after < record.seq <= seq or record.seq == 0 == after):
+            return False
+        if after is not None and seq is not None \
+                and not (after < record.seq <= seq or record.seq == 0 == after):
             self.dropped += 1
-            return
-        if record.seq not in copy.lines:
-            copy.lines[record.seq] = line
-            copy.bytes += len(line) + 1
+            return False
+        if record.seq in copy.lines:
+            return False
+        copy.lines[record.seq] = line
+        copy.bytes += len(line) + 1
+        return True
 
     def _bound(self, table: str, copies: OrderedDict[str, _Copy]) -> None:
         while len(copies) > 1 and sum(c.bytes for c in copies.values()) > MAX_TABLE_BYTES:
-            copies.popitem(last=False)
+            self._forget(table, copies.popitem(last=False)[0])
+        if not copies:
+            return
         newest = next(reversed(copies.values()))
         if newest.bytes > MAX_TABLE_BYTES:
             log.warning("%s: its journal is longer than the hall keeps (%d MiB); no whole copy",

@@ -38,7 +38,7 @@ from .hall_archive import (
     store_journal,
     verify_archived,
 )
-from .hall_continue import LiveCopies, NoWholeCopy, move_command
+from .hall_continue import LIVE_DIR, LiveCopies, NoWholeCopy, move_command
 from .hall_delivery import (
     ACK_AT_ONCE,
     ACK_EVERY_S,
@@ -126,13 +126,15 @@ class Hall:
         # journals never pile up, and an honest table's few are all taken at once.
         self._archiving: set[str] = set()
         self._journal_next: dict[str, deque[tuple[bytes, dict[str, int]]]] = {}
-        self.live = LiveCopies()     # each table's journal as its events carried it
+        # Each table's journal as its events carried it (on disk beside the archive).
+        self.live = LiveCopies(options.archive / LIVE_DIR)
 
     # --- life ----------------------------------------------------------------------------------
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.options.archive.mkdir(parents=True, exist_ok=True)
+        self.live.load()             # before any message: what a hall before this one kept
         problem = self.results.load()
         if problem is not None:
             log.warning("%s", problem)
