@@ -238,15 +238,15 @@ def continue_match(service: ClockService, table: Table, source: Source, *, via: 
         return LoadOutcome(False, [], "the journal of the current match is not being written "
                            f"({session.journal_error}): the continuation waits until it is",
                            Reason.JOURNAL_NOT_WRITTEN)
+    try:         # first: a card that cannot take it changes nothing
+        opened = start_continuation(table, source, via)
+    except (JournalError, ConfigError, OSError, ContinuationRefused) as exc:
+        return LoadOutcome(False, [], f"the match cannot be continued here: {exc}",
+                           Reason.JOURNAL_NOT_WRITTEN)
     said: list[str] = []
     if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         t = max(session.engine.now, now)
         said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon(), source_of, by))]
-    try:
-        opened = start_continuation(table, source, via)
-    except (JournalError, ConfigError, OSError, ContinuationRefused) as exc:
-        return LoadOutcome(False, said, f"the match cannot be continued here: {exc}",
-                           Reason.JOURNAL_NOT_WRITTEN)
     if session is not None:
         session.close()
     for dropped in service.replace_session(opened.session, opened.origin):
