@@ -4,8 +4,9 @@
 
 FROM is the dead clock's journal (from its card, or a stick), or a folder holding it (the
 newest journal there, by its own header, as a clock orders its journals). The hall sends the
-same thing built from its copy of the dead table's records (`hall_continue.py`), and a stick
-with a marker file does too (`usb_stick.continuation_on_stick`).
+same thing built from its copy of the dead table's records (`hall_continue.py`; `hall_request`
+here), and a stick with the journal and a marker file does too (`stick_continuation`: the folder
+`gammonclock/continue/` holding the journal and `TABLE.continue` or `match.continue`).
 
 The continuation is the journal's own rule for a journal that cannot go on in place
 (`session._continue_in_new_journal`): a new journal on this clock holds every whole record of
@@ -22,9 +23,12 @@ history an `undo` reaches.
 Before anything changes, the old journal is verified with the existing reader (`journal.verify`:
 checksums, the chain of `prev` links and sequence numbers, and the seals when this clock's key
 made them, else the chain only: another device's journal). One that fails is refused with the
-verifier's words (the file and the record), unless the arbiter forces it (`--unverified`), which
-the new header records. A finished match is refused (nothing to continue), and so is a match
-of this clock's own journals folder (that is a power cut: the clock resumes it by itself).
+verifier's words (the file and the record), unless the arbiter forces it (`--unverified`, on
+the socket only), which the new header records. Without the dead clock's key only the chain can
+be checked: someone who rewrites a whole journal and its chain is caught only by comparing the
+header's `last_mac` with the original's (the card, the hall's archive). A finished match is
+refused (nothing to continue), and so is a match of this clock's own journals folder (that is
+a power cut: the clock resumes it by itself).
 
 On the clock, a continuation replaces the current match under the rules of SPEC §13.2, as
 `new-match` does: accepted in idle, ready and match_over; in mid-match only with `--force`,
