@@ -40,15 +40,10 @@ from gammonclock.hardware.texts import Text
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
-from gammonclock.runtime.lifecycle import (
-    StickHandler,
-    journal_path,
-    load_next_match,
-    match_words,
-    run_on_loop,
-)
+from gammonclock.runtime.lifecycle import journal_path, load_next_match, match_words, run_on_loop
 from gammonclock.runtime.network import local_addresses
 from gammonclock.runtime.service import ClockService, Task
+from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button, Side
 
 S = 1_000_000_000

@@ -50,7 +50,8 @@ from gammonclock.journal.records import JOURNALS_DIR, SNAPSHOT_KIND
 from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.journal.snapshot import engine_data
 from gammonclock.pin import main as pin_main
-from gammonclock.runtime.lifecycle import StickHandler, load_next_match
+from gammonclock.runtime.lifecycle import load_next_match
+from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
 from test_arbiter_mode import OPENING, chord, taps
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)

@@ -514,7 +514,7 @@ def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language:
     from gammonclock.config.loading import parse_device_config
     from gammonclock.device.build import build_device
     from gammonclock.hardware.screens import message_view, render
-    from gammonclock.runtime.lifecycle import StickHandler
+    from gammonclock.runtime.stick_handler import StickHandler
 
     text = (f'[hardware]\npin_factory = "mock"\n[table]\nid = "{TABLE}"\n'
             f'[display]\nlanguage = "{language}"\n')

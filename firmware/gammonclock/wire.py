@@ -61,10 +61,25 @@ class Event:
     wall: int
     effects: list[Any]
     after: int = 0
+    # The journal's sealed lines after `after` up to `seq` (the header too in a journal's first
+    # event), so the hall holds the whole journal as it stood (a continuation on another clock,
+    # SPEC §13.5); `records_cut`: a line too long for a message was left out.
+    records: tuple[str, ...] = ()
+    records_cut: bool = False
 
     def payload(self) -> dict[str, Any]:
-        return {"journal": self.journal, "seq": self.seq, "after": self.after,
-                "at": iso_utc(self.wall), "effects": self.effects}
+        payload = {"journal": self.journal, "seq": self.seq, "after": self.after,
+                   "at": iso_utc(self.wall), "effects": self.effects}
+        if self.records:
+            payload["records"] = list(self.records)
+        if self.records_cut:
+            payload["records_cut"] = True
+        return payload
+
+
+MAX_EVENT_RECORDS_BYTES = 24 * 1024     # lines an event carries, and one line at most: the
+                                        # lines and the event's own effects stay well under
+                                        # the 64 KiB a hall takes of an event
 
 MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
 

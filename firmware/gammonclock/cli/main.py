@@ -426,6 +426,13 @@ def _arbiter(args: argparse.Namespace) -> int:
             words, text, file = _new_match_request(words)
         except ConfigError as exc:
             return _fail(f"arbiter: {exc}")
+    elif words[0] == "continue":                 # SPEC §13.5: the clock reads FROM itself
+        sources = [word for word in words[1:] if not word.startswith("--")]
+        if len(sources) != 1:
+            return _fail("arbiter: give one journal or folder: continue FROM [--force] "
+                         "[--unverified]")
+        words = ["continue", *[word for word in words[1:] if word.startswith("--")]]
+        file = str(Path(sources[0]).resolve())
     path = _asking_path(args)
     try:
         answer = ask(path, words, text=text, file=file)
@@ -613,7 +620,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="pause, resume, adjust SIDE ±DURATION, deduct SIDE DURATION, add SIDE "
                           "DURATION, point SIDE, forfeit SIDE [POINTS], disqualify SIDE, warn SIDE "
                           "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
-                          "[SIDE], abandon, status, new-match FILE [--force]")
+                          "[SIDE], abandon, status, new-match FILE [--force], "
+                          "continue FROM [--force] [--unverified]")
     arb.set_defaults(handler=_arbiter)
 
     chk = commands.add_parser("check-config", help="check config files (match, device, or one "

@@ -31,16 +31,11 @@ from gammonclock.config.loading import (
     load_match_config,
 )
 from gammonclock.journal.records import JournalError
-from gammonclock.runtime.lifecycle import (
-    PanelRequests,
-    StartRefused,
-    StickHandler,
-    Table,
-    device_key,
-)
+from gammonclock.runtime.lifecycle import PanelRequests, StartRefused, Table, device_key
 from gammonclock.runtime.network import local_addresses
 from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session, StampSource, system_stamps
+from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Pair, Side
 
 __all__ = ["Device", "StartRefused", "StateInUse", "build_device", "dummy_panels",

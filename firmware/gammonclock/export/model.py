@@ -17,7 +17,8 @@ from gammonclock.journal.reader import JournalSource
 from gammonclock.journal.replay import Replayed
 from gammonclock.sides import Pair, Side
 
-if TYPE_CHECKING:     # the stream module builds on this one
+if TYPE_CHECKING:     # the stream and handover modules build on this one
+    from .handover import Handover
     from .stream import Stamped
 
 
@@ -211,6 +212,7 @@ class MatchRecord:
     result: MatchEnded | None
     end_t: int                         # the journal's last instant
     end_wall: int
+    handover: Handover | None = None   # continued from another clock's journal
 
     @property
     def config(self) -> Config:

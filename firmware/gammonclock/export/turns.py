@@ -52,6 +52,7 @@ from gammonclock.journal.reader import JournalSource
 from gammonclock.journal.replay import UNDO_KEPT, Replayed
 from gammonclock.sides import Side
 
+from .handover import handover_of, mark
 from .model import (
     ArbiterAct,
     Author,
@@ -315,12 +316,15 @@ def _record(builder: _Builder, read: JournalSource, replayed: Replayed,
     if replayed.config.rules.family.value == "backgammon":
         builder.attach_openings()
     last = read.last
+    table = read.header.data.get("table")
+    handover = mark(handover_of(read.header.data), builder.incidents,
+                    table if isinstance(table, str) else None)
     return MatchRecord(
         path=read.path, read=read, replayed=replayed, effects=effects, effects_total=total,
         turns=builder.turns, games=[builder.games[n] for n in sorted(builder.games)],
         breaks=builder.breaks, pauses=builder.pauses, arbiter=builder.arbiter,
         rolls=builder.rolls, incidents=builder.incidents, result=builder.result,
-        end_t=last.t, end_wall=last.wall)
+        end_t=last.t, end_wall=last.wall, handover=handover)
 
 
 def load_match(path: str | Path, effects: bool = True) -> MatchRecord:

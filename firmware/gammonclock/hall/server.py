@@ -40,6 +40,7 @@ from .archive import (
     store_journal,
     verify_archived,
 )
+from .continuation import LIVE_DIR, LiveCopies, NoWholeCopy, move_command
 from .delivery import (
     ACK_AT_ONCE,
     ACK_EVERY_S,
@@ -126,12 +127,15 @@ class Hall:
         # journals never pile up, and an honest table's few are all taken at once.
         self._archiving: set[str] = set()
         self._journal_next: dict[str, deque[tuple[bytes, dict[str, int]]]] = {}
+        # Each table's journal as its events carried it (on disk beside the archive).
+        self.live = LiveCopies(options.archive / LIVE_DIR)
 
     # --- life ----------------------------------------------------------------------------------
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.options.archive.mkdir(parents=True, exist_ok=True)
+        self.live.load()             # before any message: what a hall before this one kept
         problem = self.results.load()
         if problem is not None:
             log.warning("%s", problem)
@@ -245,6 +249,7 @@ class Hall:
             return
         if key is not None:
             self._took(table, key)
+            self.live.take(table, payload)        # its journal's lines (hall_continue)
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self._state_seen(table, payload)
         if what == "journal":
@@ -580,6 +585,20 @@ class Hall:
             if answer.done() or wait_s > 0:
                 self.replies.pop((table, ident), None)
         return {"id": ident, "reply": reply}
+
+    async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
+                   wait_s: float = REPLY_WAIT_S) -> dict[str, Any]:
+        """"Move FROM's match to TO" (SPEC §13.5): TO continues FROM's newest journal as the
+        hall holds it (`hall_continue`). ValueError when the hall holds no whole copy, or for
+        an unknown table; else the spare's reply, as `command`."""
+        if from_table == to_table:
+            raise ValueError("a match is moved to another table")
+        try:
+            name, text = self.live.journal_text(from_table)
+        except NoWholeCopy as exc:
+            raise ValueError(str(exc)) from None
+        return await self.command(to_table, move_command(from_table, name, force), by, text,
+                                  wait_s)
 
     def results_json(self) -> dict[str, Any]:
         """Every result, each pushed round's completion, the standings (`/api/results.json`)."""

@@ -201,6 +201,7 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app.router.add_get("/api/cards", _cards)
     app.router.add_post("/api/round", _round)
     app.router.add_post("/api/cmd", _command)
+    app.router.add_post("/api/move", _move)
     app.router.add_post("/api/dismiss", _dismiss)
     app.router.add_post("/api/dismiss-all", _dismiss_all)
     app.router.add_get("/api/archive", _archive_list)
@@ -430,6 +431,26 @@ async def _command(request: web.Request) -> web.StreamResponse:
     command = " ".join(command.split())
     kept = hall.view.note_command(table, answer["id"], command)
     hall.changed(table)
+    reply = None if kept is None else {k: v for k, v in kept.items()
+                                       if k not in ("received_ms", "command")}
+    return web.json_response({"id": answer["id"], "command": command, "reply": reply})
+
+
+async def _move(request: web.Request) -> web.StreamResponse:
+    """`{"from": TABLE, "to": SPARE, "force": false}`: the spare continues the table's match
+    from the hall's copy of its journal (SPEC §13.5, hall_continue)."""
+    body = await _json(request)
+    force = body.get("force", False)
+    if not isinstance(force, bool):
+        return _error(400, "`force` is true or false")
+    hall, source, spare = request.app[HALL], _text(body, "from"), _text(body, "to")
+    try:
+        answer = await hall.move(source, spare, _by(request), force)
+    except ValueError as exc:
+        return _error(400, str(exc))
+    command = f"continue {source} (moved by the hall)"
+    kept = hall.view.note_command(spare, answer["id"], command)
+    hall.changed(spare)
     reply = None if kept is None else {k: v for k, v in kept.items()
                                        if k not in ("received_ms", "command")}
     return web.json_response({"id": answer["id"], "command": command, "reply": reply})

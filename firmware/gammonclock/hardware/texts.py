@@ -149,6 +149,10 @@ TEXTS: dict[str, Entry] = {
     "stick.next_refused": E(Room.TEXT, "next match NOT loaded: {why}",
                             "матч НЕ загружен: {why}"),
     "stick.no_match": E(Room.TEXT, "no next match on the stick", "на флешке нет матча"),
+    # a dead clock's match continued from a stick (SPEC §13.5, continuation.py)
+    "stick.continued": E(Room.TEXT, "match continued: {match}", "матч продолжен: {match}"),
+    "stick.continue_refused": E(Room.TEXT, "match NOT continued: {why}",
+                                "матч НЕ продолжен: {why}"),
     "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
     "title.config_error": E(Room.TITLE, "CONFIG ERROR", "ОШИБКА НАСТРОЕК"),
     "title.clock_failed": E(Room.TITLE, "CLOCK FAILED", "СБОЙ ЧАСОВ"),

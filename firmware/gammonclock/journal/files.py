@@ -83,7 +83,8 @@ class JournalHead:
             path, match_no if type(match_no) is int and match_no >= 0 else 0,
             config if isinstance(config, str) else None,
             str(continues["file"]) if isinstance(continues, dict)
-            and isinstance(continues.get("file"), str) else None,
+            and isinstance(continues.get("file"), str)
+            and not continues.get("handover") else None,    # another clock's (continuation.py)
             problem)
 
 def journal_heads(state_dir: str | Path) -> list[JournalHead]:

@@ -25,7 +25,7 @@ from typing import Any
 from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.files import journal_heads, journal_order
 from gammonclock.journal.records import JOURNALS_DIR
-from gammonclock.wire import Event
+from gammonclock.wire import MAX_EVENT_RECORDS_BYTES, Event
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,9 @@ class JournalTail:
         self.last_seq = after_seq     # the last record read (any kind)
         self.last_event = after_seq   # the last event read (`after` of the next one)
         self._offset = 0
+        self._lines: list[str] = []   # the sealed lines since the last event (`Event.records`)
+        self._lines_bytes = 0
+        self._cut = False
 
     def read(self, limit: int, upto: int | None = None) -> list[Event]:
         """Up to `limit` event records not yet read, none past seq `upto` (the last record the
@@ -136,28 +139,43 @@ class JournalTail:
                 if upto is not None and type(seq) is int and seq > upto:
                     return events                     # not on the card yet: read it again
                 self._offset += len(line)
-                event = self._event(record)
+                event = self._event(record, line)
                 if event is not None:
                     events.append(event)
         return events
 
-    def _event(self, record: dict[str, Any] | None) -> Event | None:
+    def _event(self, record: dict[str, Any] | None, line: bytes = b"") -> Event | None:
         if record is None:
             return None       # a torn line (a power cut), acknowledged by a `torn` record
         seq, kind, data, wall = (record.get("seq"), record.get("kind"), record.get("data"),
                                  record.get("wall"))
-        if type(seq) is not int or seq <= self.after_seq:
+        if type(seq) is not int or seq < self.after_seq or (seq == self.after_seq
+                                                            and seq != 0):
             return None
+        self._keep(line)
+        if seq == 0:
+            return None       # the header: it goes with the journal's first event
         self.last_seq = max(self.last_seq, seq)
-        if kind not in EVENT_KINDS or not isinstance(data, dict):
-            return None
-        effects = data.get("effects")
-        if not isinstance(effects, list) or not effects:
-            return None
+        effects = data.get("effects") if isinstance(data, dict) else None
+        if kind not in EVENT_KINDS or not isinstance(effects, list) or not effects:
+            if self._lines_bytes <= MAX_EVENT_RECORDS_BYTES:
+                return None
+            effects = []      # the lines carried would outgrow a message: they go now
         event = Event(self.path.name, seq, wall if type(wall) is int else 0, effects,
-                      self.last_event)
+                      self.last_event, tuple(self._lines), self._cut)
+        self._lines, self._lines_bytes, self._cut = [], 0, False
         self.last_event = seq
         return event
+
+    def _keep(self, line: bytes) -> None:
+        """Keep a record's sealed line for the next event; one too long for a message is left
+        out, and the event says so (the hall's copy then has a gap)."""
+        text = line.decode("utf-8", "replace").rstrip("\n")
+        if len(line) > MAX_EVENT_RECORDS_BYTES:
+            self._cut = True
+            return
+        self._lines.append(text)
+        self._lines_bytes += len(line)
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

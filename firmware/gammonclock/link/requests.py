@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -36,7 +37,9 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.core.reasons import Reason
 from gammonclock.durations import has_control_characters
 from gammonclock.errors import GammonclockError
+from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.inputs import effects_data
+from gammonclock.journal.records import JournalError
 from gammonclock.runtime.arbiter_socket import (
     Awaited,
     NotTaken,
@@ -46,6 +49,7 @@ from gammonclock.runtime.arbiter_socket import (
     said_lines,
     submit_and_wait,
 )
+from gammonclock.runtime.continuation import MAX_SOURCE_BYTES, checked_then
 from gammonclock.runtime.lifecycle import (
     MAX_MATCH_FILE,
     LoadOutcome,
@@ -61,6 +65,7 @@ from .outbox import REMEMBERED_IDS, HallMemory
 log = logging.getLogger(__name__)
 
 MAX_PAYLOAD = 2 * MAX_MATCH_FILE + 4096    # a `cmd` with a match file's text, or a `match`
+MAX_CONTINUE_PAYLOAD = 16 << 20            # `continue` with a journal (the broker's bound)
 MAX_ID = 64
 MAX_BY = 64
 DEFAULT_BY = "hall"            # a `cmd` without `by`: the director's account
@@ -158,6 +163,8 @@ class HallRequests:
 
     def _act(self, request: dict[str, Any]) -> dict[str, Any]:
         words = request["command"].split()
+        if words[:1] == ["continue"]:                # SPEC §13.5: the hall moves a match here
+            return continue_request(self, request)
         if words[:1] == ["new-match"]:
             if words[1:3] == ["--force", "--waiting"] and len(words) == 4 \
                     and request.get("text") is None:
@@ -296,8 +303,8 @@ class HallRequests:
 
 
 def _parse_cmd(payload: bytes) -> dict[str, Any]:
-    if len(payload) > MAX_PAYLOAD:
-        raise BadRequest(f"longer than {MAX_PAYLOAD} bytes")
+    if len(payload) > MAX_CONTINUE_PAYLOAD:
+        raise BadRequest(f"longer than {MAX_CONTINUE_PAYLOAD} bytes")
     try:
         obj = json.loads(payload)
     except (ValueError, RecursionError) as exc:
@@ -319,6 +326,8 @@ def _parse_cmd(payload: bytes) -> dict[str, Any]:
     text = obj.get("text")
     if text is not None and not isinstance(text, str):
         raise BadRequest("'text' must be the match file's TOML text")
+    if len(payload) > MAX_PAYLOAD and command.split()[0] != "continue":
+        raise BadRequest(f"longer than {MAX_PAYLOAD} bytes")  # only a journal is longer
     return {"id": obj["id"], "by": by, "command": command, "text": text}
 
 
@@ -377,3 +386,43 @@ def _loaded(reply: Reply) -> dict[str, Any]:
         return {"ok": True, "outcome": "acted", "said": outcome.said}
     return {"ok": False, "outcome": "refused", "reason": outcome.error or "",
             "code": outcome.reason.value if outcome.reason else None}
+
+
+# --- continue another table's match here (SPEC §14: `cmd` `continue FROM-TABLE JOURNAL [--force]`)
+
+COPIED_FROM_HALL = "continue-from-hall"     # where the hall's copy is written first, in the state
+
+JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")    # as the hall's archive
+
+TABLE_WORD = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+def continue_request(requests: HallRequests, request: dict[str, Any]) -> dict[str, Any]:
+    """A `cmd` from the director's account: continue FROM-TABLE's journal, its text (the
+    hall's copy) in the request's `text`. The text is bounded and verified here as a journal
+    from a stick is: the hall is trusted to send, not to be right."""
+    words, text = request["command"].split(), request.get("text")
+    flags = words[3:]
+    if len(words) < 3 or flags not in ([], ["--force"]) or text is None:
+        return _bad("usage: continue FROM-TABLE JOURNAL [--force], the journal's text in "
+                    "'text'")
+    table_word, name = words[1], words[2]
+    if TABLE_WORD.fullmatch(table_word) is None or JOURNAL_NAME.fullmatch(name) is None:
+        return _bad(f"{name[:80]!r} of {table_word[:40]!r} is not a table's journal name")
+    blob = text.encode("utf-8")
+    if len(blob) > MAX_SOURCE_BYTES:
+        return _bad(f"the journal is longer than {MAX_SOURCE_BYTES >> 20} MiB")
+    service, table = requests.service, requests.table
+    folder = table.state_dir / COPIED_FROM_HALL / table_word
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomically(folder / name, blob)
+    except (JournalError, OSError) as exc:
+        return {"ok": False, "outcome": "refused", "reason": f"cannot keep the journal the hall "
+                f"sent: {exc}", "code": Reason.JOURNAL_NOT_WRITTEN.value}
+    at = service.clock_ns()
+    work = checked_then(service, table, folder / name, via="hall", force=flags == ["--force"],
+                        at=at, source_of="hall", by=request["by"])
+    if isinstance(work, LoadOutcome):
+        return {"ok": False, "outcome": "refused", "reason": work.error or "",
+                "code": work.reason.value if work.reason else None}
+    return requests._on_loop(Task(at, work), "the match", _loaded, request["id"])

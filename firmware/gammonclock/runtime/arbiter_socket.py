@@ -357,7 +357,10 @@ class Responder:
         if request.words[:1] == ["usb-stick"]:
             return self._stick(request.words[1:])
         action: Callable[[], tuple[dict[str, Any], Awaited | None]]
-        if request.words[:1] == ["new-match"]:
+        if request.words[:1] == ["continue"]:          # SPEC §13.5 (continuation.py)
+            from .continuation import socket_request
+            action = lambda: socket_request(self, request, peer)     # noqa: E731
+        elif request.words[:1] == ["new-match"]:
             problem = self._new_match_problem(request)
             if problem is not None:
                 return {"ok": False, "error": problem}
@@ -806,8 +809,8 @@ def encode_request(words: list[str], request_id: str, text: str | None = None,
     request: dict[str, str] = {"id": request_id, "command": " ".join(words)}
     if text is not None:
         request["text"] = text
-        if file is not None:
-            request["file"] = file
+    if file is not None:          # new-match: its name; continue: the journal's path
+        request["file"] = file
     try:
         line = json.dumps(request, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:

@@ -439,13 +439,17 @@ def _key_source(key: bytes | KeySource) -> KeySource:
 COPY_RETRY_NS = 5_000_000_000   # a continuation that could not be copied: tried this often
 
 
-def _continue_in_new_journal(read: JournalSource, path: Path, key: bytes, stamp: Stamp
-                             ) -> JournalWriter:
+def _continue_in_new_journal(read: JournalSource, path: Path, key: bytes, stamp: Stamp,
+                             changes: dict[str, Any] | None = None) -> JournalWriter:
+    """A new journal at `path` holding every whole record `read` has, sealed with `key`, its
+    header naming the journal it continues; `changes`: header keys set beside (another clock's
+    match, `continuation.py`)."""
     header = dict(read.header.data)
     for name in ("format", "key_id"):
         header.pop(name, None)
     header["continues"] = {"file": Path(read.path).name, "records": read.count,
                            "last_mac": read.last.mac}
+    header.update(changes or {})
     # The copy is written under a name no reader takes for a journal, synced once, and only
     # then given its name: a copy cut short (a kill, a power cut, a start that timed out) never
     # stands as the match's journal beside its original. One fsync, not one per record: on an

@@ -469,6 +469,40 @@ function fillTableDialog(table) {
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
+  fillMoveChoices(table);
+}
+
+// The tables whose match this one may continue (SPEC §13.5): every other table, kept chosen.
+function fillMoveChoices(table) {
+  const select = $("move-from");
+  const others = [...cards.keys()].filter((name) => name !== table).sort(naturalCompare);
+  const chosen = select.value;
+  if ([...select.options].map((o) => o.value).join("\n") === others.join("\n")) return;
+  select.replaceChildren(...others.map((name) => el("option", { value: name }, name)));
+  if (others.includes(chosen)) select.value = chosen;
+}
+
+async function moveHere() {
+  const result = $("cmd-result");
+  const from = $("move-from").value;
+  if (!openTable || !from) return;
+  const command = `continue ${from}`;
+  result.className = "result";
+  result.textContent = t("move.sending", { from, to: openTable });
+  try {
+    const answer = await post("/api/move", { from, to: openTable });
+    const reply = answer.reply;
+    if (!reply) {
+      result.textContent = t("cmd.no_reply", { command });
+    } else {
+      result.className = "result " + (reply.ok === true ? "ok" : "bad");
+      result.replaceChildren(replyNode(command, reply, cards.get(openTable)));
+    }
+  } catch (err) {
+    result.className = "result bad";
+    result.textContent = t("cmd.failed", { command, error: err.message });
+  }
+  result.scrollIntoView({ block: "nearest" });
 }
 
 
@@ -832,6 +866,7 @@ function setup() {
   $("fd-cancel").addEventListener("click", () => $("force-dialog").close());
   $("fd-confirm").addEventListener("click", confirmForce);
   $("cmd-form").addEventListener("submit", (e) => { e.preventDefault(); sendCommand($("cmd-input").value); });
+  $("move-send").addEventListener("click", moveHere);
   for (const button of document.querySelectorAll(".quick button")) {
     button.addEventListener("click", () => sendCommand(button.dataset.cmd));
   }

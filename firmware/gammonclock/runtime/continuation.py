@@ -1,0 +1,428 @@
+"""A match continued on another clock (SPEC §13.5): a dead clock's match goes on on this one.
+
+    gammonclock arbiter continue FROM [--force] [--unverified]
+
+FROM is the dead clock's journal (from its card, or a stick), or a folder holding it (the
+newest journal there, by its own header, as a clock orders its journals). The hall sends the
+same thing built from its copy of the dead table's records (`hall_continue.py`; `hall_request`
+here), and a stick with the journal and a marker file does too (`stick_continuation`: the folder
+`gammonclock/continue/` holding the journal and `TABLE.continue` or `match.continue`).
+
+The continuation is the journal's own rule for a journal that cannot go on in place
+(`session._continue_in_new_journal`): a new journal on this clock holds every whole record of
+the old one, in order, with their own stamps (the old clock's boot, monotonic and wall times),
+sealed again with this clock's key, and its header names the journal it continues (`continues`:
+file name, last seq, record count, last mac, the old table, how it came, the verdict on it, and
+whether the arbiter forced it past a failed check). The match is then resumed from it exactly as
+after a power cut (`session.resume`): the same engine replays it, and a `Recover` at the old
+journal's last instant pauses it, the running side charged up to that record and not beyond.
+So everything the old clock kept comes along without a second rule: players, length, score,
+cube and owner, Crawford, breaks left, penalties, warnings and challenges, both reserves, the
+history an `undo` reaches.
+
+Before anything changes, the old journal is verified with the existing reader (`journal.verify`:
+checksums, the chain of `prev` links and sequence numbers, and the seals when this clock's key
+made them, else the chain only: another device's journal). One that fails is refused with the
+verifier's words (the file and the record), unless the arbiter forces it (`--unverified`, on
+the socket only), which the new header records. Without the dead clock's key only the chain can
+be checked: someone who rewrites a whole journal and its chain is caught only by comparing the
+header's `last_mac` with the original's (the card, the hall's archive). A finished match is
+refused (nothing to continue), and so is a match of this clock's own journals folder (that is
+a power cut: the clock resumes it by itself).
+
+On the clock, a continuation replaces the current match under the rules of SPEC §13.2, as
+`new-match` does: accepted in idle, ready and match_over; in mid-match only with `--force`,
+which first ends the current match `abandoned` on its own record. The same continuation asked
+for again (a stick plugged in twice, a hall request repeated) is kept, not made twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gammonclock.config.loading import ConfigError
+from gammonclock.core.match_state import Phase
+from gammonclock.core.reasons import Reason
+from gammonclock.errors import GammonclockError
+from gammonclock.journal.durable import write_atomically
+from gammonclock.journal.files import JournalHead, journal_heads, journal_order, next_match_no
+from gammonclock.journal.reader import JournalRead, read_header, read_journal
+from gammonclock.journal.records import JOURNALS_DIR, JournalError
+from gammonclock.journal.replay import Replayed, replay, replay_from_snapshot
+from gammonclock.journal.verify import Verdict, verify
+
+from .lifecycle import LoadOutcome, Opened, Table, in_progress, journal_path, match_words
+from .session import _continue_in_new_journal, _stamp_of, resume
+
+if TYPE_CHECKING:
+    from gammonclock.hardware.texts import Text
+
+    from .arbiter_socket import Awaited, Request, Responder
+    from .service import ClockService
+
+log = logging.getLogger(__name__)
+
+MAX_SOURCE_BYTES = 64 << 20     # a whole 25-point match's journal is a few MiB
+VIA = ("journal", "hall", "stick")
+
+
+class ContinuationRefused(GammonclockError):
+    """A journal that cannot be continued here; the message names the file (and the record)
+    and says why. Nothing changed."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A dead clock's journal, checked: every whole record, the verifier's verdict, and the
+    match it holds (replayed)."""
+
+    read: JournalRead
+    verdict: Verdict
+    replayed: Replayed
+    forced: bool            # it failed verification, and the arbiter took it all the same
+
+    @property
+    def name(self) -> str:
+        return Path(self.read.path).name
+
+    def continues(self, via: str) -> dict[str, Any]:
+        """The new journal's `continues`: what it goes on from."""
+        last, header = self.read.last, self.read.header.data
+        table = header.get("table")
+        continues = {"file": self.name, "seq": last.seq, "records": self.read.count,
+                     "last_mac": last.mac, "last_wall": last.wall, "last_t": last.t,
+                     "table": table if isinstance(table, str) else None, "handover": True,
+                     "via": via, "verdict": self.verdict.words, "forced": self.forced}
+        before = header.get("continues")
+        if isinstance(before, dict):      # a match moved twice: the first hand-over stays named
+            continues["before"] = before
+        return continues
+
+
+def find_journal(place: str | Path) -> Path:
+    """The journal FROM names: the file itself, or the newest journal a folder holds (in it,
+    or in its `journals/`), by the journals' own headers. ContinuationRefused when none."""
+    path = Path(place)
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise ContinuationRefused(f"{path}: no such journal or folder; nothing changed")
+    found: list[Path] = []
+    for folder in (path, path / JOURNALS_DIR):
+        found += [p for p in folder.glob("match-*.jsonl") if p.is_file()]
+    heads = []
+    for candidate in found:
+        try:
+            heads.append((candidate, read_header(candidate).data))
+        except JournalError as exc:
+            log.warning("not a journal to continue: %s", exc)
+    if not heads:
+        raise ContinuationRefused(f"{path}: holds no journal (match-*.jsonl, in it or in its "
+                                  f"{JOURNALS_DIR}/); nothing changed")
+    ordered = journal_order([JournalHead.of(p, data) for p, data in heads])
+    return ordered[-1].path
+
+
+def check_source(path: str | Path, key: bytes | None, *, unverified: bool = False) -> Source:
+    """The journal at `path`, verified with the existing reader and replayed. Raises
+    ContinuationRefused naming the file (and the record) for a journal that fails verification
+    (unless `unverified`: the arbiter takes it all the same, on the record), that cannot be
+    read or understood, is too large, or holds a match that is over."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ContinuationRefused(f"{path}: cannot read the journal: {exc.strerror}; nothing "
+                                  "changed") from None
+    if size > MAX_SOURCE_BYTES:
+        raise ContinuationRefused(f"{path}: {size} bytes, more than {MAX_SOURCE_BYTES >> 20} "
+                                  "MiB: not a match's journal; nothing changed")
+    try:
+        verdict = verify(path, key)
+        if not verdict.intact and not unverified:
+            raise ContinuationRefused(
+                f"{path}: {verdict.words}. The journal was not continued; nothing changed "
+                "(`continue --unverified` takes it all the same, and its header says so)")
+        read = read_journal(path)
+        if read.count < 1:
+            raise ContinuationRefused(f"{path}: no records; nothing changed")
+        replayed = replay(read)
+    except (JournalError, ConfigError) as exc:
+        raise ContinuationRefused(f"{exc}\nThe journal was not continued; nothing changed") \
+            from None
+    match = replayed.engine.match
+    if match.end_reason is not None:
+        raise ContinuationRefused(f"{path}: the match is over ({match.end_reason.value}): "
+                                  "nothing to continue; nothing changed")
+    return Source(read, verdict, replayed, forced=not verdict.intact)
+
+
+def _same_continuation(service: ClockService, source: Source) -> bool:
+    """Whether the match on this clock is already this very continuation."""
+    session = service.session
+    if session is None or session.journal is None:
+        return False
+    try:
+        continues = read_header(session.journal.path).data.get("continues")
+    except JournalError:
+        return False
+    return (isinstance(continues, dict) and continues.get("handover") is True
+            and continues.get("file") == source.name
+            and continues.get("last_mac") == source.read.last.mac)
+
+
+def start_continuation(table: Table, source: Source, via: str) -> Opened:
+    """The new journal holding the old one's records, and its match resumed as after a power
+    cut (paused at the old journal's last record). Raises JournalError when the state folder
+    cannot be written (nothing stands under the journal's name then)."""
+    if via not in VIA:
+        raise ValueError(f"via must be one of {VIA}")
+    heads = journal_heads(table.state_dir)
+    stamp = table.stamps()
+    path = journal_path(table.state_dir, stamp.wall, table.table_id, source.replayed.config)
+    if Path(source.read.path).resolve().parent == path.parent.resolve():
+        raise ContinuationRefused(f"{source.read.path}: a journal of this clock: it resumes by "
+                                  "itself after a power cut; nothing changed")
+    changes = {"continues": source.continues(via), "table": table.table_id,
+               "match_no": next_match_no(heads)}
+    key = table.key_of()
+    # The header keeps the old header's stamps: the match started there and then.
+    writer = _continue_in_new_journal(source.read, path, key, _stamp_of(source.read.header),
+                                      changes)
+    writer.close()
+    replayed = replay_from_snapshot(path, table.pepper())
+    session, notes = resume(replayed, table.key_of, table.stamps,
+                            checkpoint_ns=table.device.device.checkpoint_ns)
+    return Opened(session, table.clock_ns() - session.engine.now, [f"continued in {path}"] + notes)
+
+
+def continue_match(service: ClockService, table: Table, source: Source, *, via: str,
+                   force: bool = False, at: int | None = None, source_of: str | None = None,
+                   by: str | None = None) -> LoadOutcome:
+    """Continue `source`'s match on this clock, under the rules of SPEC §13.2 (as
+    `lifecycle.load_next_match`): on the clock's loop (a `Task`), in order with the presses."""
+    from gammonclock.core.arbiter import Abandon
+    from gammonclock.core.match import ArbiterAction
+
+    words = match_words(source.replayed.config)
+    players = f"{source.replayed.config.rules.names.left}-" \
+              f"{source.replayed.config.rules.names.right}"
+    if _same_continuation(service, source):
+        return LoadOutcome(True, [f"match already continued here: {words}"], match=words,
+                           players=players, kept=True)
+    session = service.session
+    if session is not None and in_progress(session.engine) and not force:
+        return LoadOutcome(False, [], _in_progress_words(session.engine),
+                           Reason.MATCH_IN_PROGRESS)
+    now = service.engine_time(service.clock_ns() if at is None else at)
+    if session is not None and session.backlog:
+        session.checkpoint(max(session.engine.now, now))
+    if session is not None and session.backlog:
+        return LoadOutcome(False, [], "the journal of the current match is not being written "
+                           f"({session.journal_error}): the continuation waits until it is",
+                           Reason.JOURNAL_NOT_WRITTEN)
+    try:         # first: a card that cannot take it changes nothing
+        opened = start_continuation(table, source, via)
+    except (JournalError, ConfigError, OSError, ContinuationRefused) as exc:
+        return LoadOutcome(False, [], f"the match cannot be continued here: {exc}",
+                           Reason.JOURNAL_NOT_WRITTEN)
+    said: list[str] = []
+    if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
+        t = max(session.engine.now, now)
+        said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon(), source_of, by))]
+    if session is not None:
+        session.close()
+    for dropped in service.replace_session(opened.session, opened.origin):
+        log.info("dropped with the match before: %s", dropped)
+    match = opened.session.engine.match
+    said += [f"match continued: {words}, from {source.name} (record {source.read.last.seq})",
+             f"score {_score(match)}, paused: a hold of the cube button resumes"]
+    if source.forced:
+        said.append(f"NOT VERIFIED, continued on the arbiter's word: {source.verdict.words}")
+    journal = opened.session.journal
+    if journal is not None:
+        said.append(f"journal: {Path(journal.path).name}")
+    for note in opened.notes:
+        log.info("continuation: %s", note)
+    return LoadOutcome(True, said, match=words, players=players)
+
+
+def _score(match: Any) -> str:
+    from gammonclock.core.rules import format_score
+    return f"{format_score(match.score.left)}-{format_score(match.score.right)}"
+
+
+def _in_progress_words(engine: Any) -> str:
+    match = engine.match
+    return (f"a match is in progress (game {match.game}, score {_score(match)}): a match is "
+            "continued here once it is over; `continue --force` ends it now as abandoned, on "
+            "the record")
+
+
+def checked_then(service: ClockService, table: Table, path: str | Path, *, via: str,
+                 force: bool = False, unverified: bool = False, at: int | None = None,
+                 source_of: str | None = None, by: str | None = None
+                 ) -> Callable[[], LoadOutcome] | LoadOutcome:
+    """Check the journal at `path` (off the loop) and give the work to run on the loop, or the
+    refusal (a LoadOutcome that changed nothing)."""
+    try:
+        source = check_source(find_journal(path), _key(table), unverified=unverified)
+    except ContinuationRefused as exc:
+        return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD)
+    return lambda: continue_match(service, table, source, via=via, force=force, at=at,
+                                  source_of=source_of, by=by)
+
+
+def _key(table: Table) -> bytes | None:
+    try:
+        return table.key_of()
+    except JournalError:
+        return None
+
+
+CONTINUE_FLAGS = ("--force", "--unverified")
+
+
+def socket_request(server: Responder, request: Request, peer: str | None
+                   ) -> tuple[dict[str, Any], Awaited | None]:
+    """`continue [--force] [--unverified]` on the arbiter's socket, the journal's path in the
+    request's `file` (`gammonclock arbiter continue FROM` sends it whole: the clock reads it)."""
+    flags = request.words[1:]
+    if server.table is None:
+        return {"ok": False, "error": "this clock takes no next match"}, None
+    if any(flag not in CONTINUE_FLAGS for flag in flags) or not request.file:
+        return {"ok": False, "error": "usage: continue FROM [--force] [--unverified] (FROM: a "
+                                      "journal, or a folder holding it, in the request's "
+                                      "'file')"}, None
+    at = server.clock_ns()
+    work = checked_then(server.service, server.table, request.file, via="journal",
+                        force="--force" in flags, unverified="--unverified" in flags, at=at,
+                        source_of="socket", by=peer)
+    if isinstance(work, LoadOutcome):
+        return {"ok": False, "outcome": "refused", "said": [], "refused": True,
+                "error": work.error, "reason": work.reason.value if work.reason else None,
+                "state": server.service.status()}, None
+    return server.run_loading(work, at)
+
+
+# --- from a USB stick (SPEC §13.3, §13.5) ---------------------------------------------------------
+
+STICK_CONTINUE_DIR = "continue"          # gammonclock/continue/ on the stick
+COPIED_FROM_STICK = "continue-from-stick"   # where the journal is copied first, in the state
+
+
+def journal_on_stick(stick: Path, table_id: str, state_dir: Path) -> Path | None:
+    """The dead clock's journal a stick asks this clock to continue, copied off the stick into
+    the state folder first (a stick pulled out mid-read then leaves nothing half read): the
+    folder `gammonclock/continue/` holding the journal (`match-*.jsonl`; several: the newest by
+    their headers) and the marker `TABLE.continue` (this table's id) or `match.continue` (any
+    table). None: no marker. Raises ContinuationRefused naming the file for a folder or file
+    that is a link, not on the stick's own file system, not a plain file, or too large."""
+    from .usb_stick import STICK_DIR, StickError, _open_stick_folder
+
+    try:
+        root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None                          # no stick: the export has said so
+    try:
+        try:
+            mine = _open_stick_folder(stick, root)
+        except StickError:
+            return None        # the next match's reading says what is wrong with the folder
+        if mine is None:
+            return None
+        try:
+            return _copy_off(stick / STICK_DIR / STICK_CONTINUE_DIR, mine, table_id,
+                             os.fstat(root).st_dev, Path(state_dir) / COPIED_FROM_STICK)
+        finally:
+            os.close(mine)
+    finally:
+        os.close(root)
+
+
+def _copy_off(where: Path, parent: int, table_id: str, device: int, into: Path) -> Path | None:
+    try:
+        folder = os.open(STICK_CONTINUE_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                         dir_fd=parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise ContinuationRefused(f"{where}: cannot read the folder ({exc.strerror or exc}; "
+                                  "a link is not followed)") from None
+    try:
+        if os.fstat(folder).st_dev != device:
+            raise ContinuationRefused(f"{where}: not on the stick (another file system is "
+                                      "mounted there)")
+        names = os.listdir(folder)
+        if f"{table_id}.continue" not in names and "match.continue" not in names:
+            return None
+        journals = sorted(n for n in names if n.startswith("match-") and n.endswith(".jsonl"))
+        if not journals:
+            raise ContinuationRefused(f"{where}: a marker to continue a match, but no journal "
+                                      "(match-*.jsonl) beside it")
+        into.mkdir(parents=True, exist_ok=True)
+        copies = [_copy_one(where / name, folder, name, device, into) for name in journals]
+    finally:
+        os.close(folder)
+    return find_journal(into) if len(copies) > 1 else copies[0]
+
+
+def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Path:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except OSError as exc:
+        raise ContinuationRefused(f"{path}: cannot read the journal ({exc.strerror or exc}; a "
+                                  "link is not followed)") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_dev != device:
+            raise ContinuationRefused(f"{path}: not a plain file on the stick")
+        if info.st_size > MAX_SOURCE_BYTES:
+            raise ContinuationRefused(f"{path}: more than {MAX_SOURCE_BYTES >> 20} MiB: not a "
+                                      "match's journal")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            blob = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError as exc:
+        raise ContinuationRefused(f"{path}: cannot read the journal: {exc.strerror or exc}"
+                                  ) from None
+    finally:
+        os.close(fd)
+    copy = into / name
+    write_atomically(copy, blob)
+    return copy
+
+
+def stick_continuation(service: ClockService, table: Table, stick: Path
+                       ) -> tuple[bool, list[str], Text] | None:
+    """What a stick's continuation did (None: the stick asks for none): whether it was done,
+    the lines for the arbiter, and the text for the panels. Never forced: a match in progress
+    here, or a journal that fails verification, is refused (the arbiter's socket can force)."""
+    from gammonclock.hardware.texts import Text
+
+    from .lifecycle import run_on_loop
+
+    try:
+        path = journal_on_stick(stick, table.table_id, table.state_dir)
+    except (ContinuationRefused, OSError) as exc:
+        why = str(exc).splitlines()[0]
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    if path is None:
+        return None
+    work = checked_then(service, table, path, via="stick", source_of="usb")
+    if isinstance(work, LoadOutcome):
+        why = (work.error or "").splitlines()[0]
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    done, outcome = run_on_loop(service, work)
+    if not done or not isinstance(outcome, LoadOutcome):
+        why = "the clock did not take it in time"
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    if not outcome.ok:
+        why = (outcome.error or "").splitlines()[0]
+        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+    return True, outcome.said, Text("stick.continued", match=outcome.players or "")

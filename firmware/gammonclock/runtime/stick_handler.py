@@ -1,0 +1,138 @@
+"""What the clock does when a USB stick is mounted (SPEC §11, §13.3): the journals and their
+exports copied to it, then a dead clock's match continued from it or the stick's next match
+loaded, then the panels say what was done."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from gammonclock import words
+from gammonclock.core.match_state import Phase
+from gammonclock.hardware.texts import Text
+from gammonclock.journal.files import journal_heads, journal_order
+from gammonclock.journal.records import JournalError
+
+from .lifecycle import (
+    LoadOutcome,
+    Table,
+    _game_on,
+    load_next_match,
+    run_on_loop,
+    table_language,
+)
+from .service import ClockService
+from .usb_stick import StickReport
+
+log = logging.getLogger(__name__)
+
+
+class StickHandler:
+    """What the clock does when a stick is mounted (the `usb-stick DIR` request): copy the
+    journals and their exports to the stick (on the asking thread: the copy never holds up the
+    clock's loop), then load the stick's next match on the loop, then say on the panels what
+    was done. One stick at a time."""
+
+    def __init__(self, service: ClockService, table: Table) -> None:
+        self.service = service
+        self.table = table
+        self._one_at_a_time = threading.Lock()
+
+    def __call__(self, folder: Path) -> dict[str, object]:
+        from .usb_stick import StickError, export_to_stick, next_match_on_stick
+
+        with self._one_at_a_time:
+            lang = table_language(self.service, self.table)
+            finished, in_progress = self._journals()
+            report = export_to_stick(folder, self.table.table_id, finished, in_progress,
+                                     self._key())
+            for note in report.notes:
+                log.info("USB stick: %s", note)
+            said, ok = [report.summary()], report.problem is None
+            shown = [_stick_words(report)]           # the panels', in their language
+            from .continuation import stick_continuation
+            continued = stick_continuation(self.service, self.table, folder)
+            if continued is not None:                # a dead clock's match (SPEC §13.5)
+                ok = ok and continued[0]
+                said += continued[1]
+                shown.append(continued[2])
+                run_on_loop(self.service, lambda: self._announce(shown))
+                return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
+                        "state": self.service.status()}
+            try:
+                found = next_match_on_stick(folder, self.table.table_id)
+            except StickError as exc:
+                found, ok = None, False
+                said.append(words.say("load.stick_next", lang, error=exc))
+                shown.append(Text("stick.next_refused", why=str(exc)))
+            if found is not None:
+                path, text = found
+                done, outcome = run_on_loop(self.service, lambda: load_next_match(
+                    self.service, self.table, text, str(path), force=False, source="usb"))
+                ok = ok and done and isinstance(outcome, LoadOutcome) and outcome.ok
+                said += self._load_words(done, outcome, lang)
+                shown.append(_load_text(done, outcome, lang))
+            else:
+                said.append(words.say("load.stick_none", lang, table=self.table.table_id))
+                shown.append(Text("stick.no_match"))
+            run_on_loop(self.service, lambda: self._announce(shown))
+            return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
+                    "state": self.service.status()}
+
+    def _journals(self) -> tuple[list[Path], Path | None]:
+        """The finished journals, and the journal of the match in progress (None: none)."""
+        session = self.service.session       # a reference read once: the loop may swap it
+        current = None
+        if session is not None and session.journal is not None:
+            current = Path(session.journal.path)
+            if session.engine.match.phase is Phase.MATCH_OVER:
+                current = None
+        heads = journal_order(journal_heads(self.table.state_dir))
+        finished = [head.path for head in heads if head.path != current and head.path.exists()]
+        return finished, current if current is not None and current.exists() else None
+
+    def _key(self) -> bytes | None:
+        try:
+            return self.table.key_of()
+        except JournalError:
+            return None        # the exports then say the seal was not checked
+
+    @staticmethod
+    def _load_words(done: bool, outcome: object, lang: str = "en") -> list[str]:
+        if not done or not isinstance(outcome, LoadOutcome):
+            return [words.say("load.not_loaded", lang,
+                              why=words.say("load.not_in_time", lang))]
+        if outcome.ok:
+            return [outcome.summary] if outcome.summary is not None else []
+        return [words.say("load.not_loaded", outcome.lang,
+                          why=(outcome.error or "").splitlines()[0])]
+
+    def _announce(self, said: list[Text]) -> None:
+        """The panels say what was done: over the screen for a while, or, in a game, as a
+        notice that leaves the clocks in view."""
+        from gammonclock.hardware.views import message_view
+
+        if _game_on(self.service):
+            self.service.notify(said[0])
+        else:
+            self.service.show_message(message_view("USB STICK", list[str](said)))
+
+def _stick_words(report: StickReport) -> Text:
+    """What a stick's export did, for the panels (said in their language)."""
+    if report.problem is not None:
+        return Text("stick.problem", problem=report.problem)
+    if report.nothing_new:
+        return Text("stick.nothing_new", n=report.exported)
+    key = "stick.exported_running" if report.in_progress is not None else "stick.exported"
+    return Text(key, n=report.exported)
+
+def _load_text(done: bool, outcome: object, lang: str = "en") -> Text:
+    """What became of a stick's next match, for the panels (the refusal said in the table's
+    language, which is the panels')."""
+    if not done or not isinstance(outcome, LoadOutcome):
+        return Text("stick.next_refused", why=words.say("load.not_in_time", lang))
+    if outcome.ok and outcome.players is not None:
+        return Text("stick.next_kept" if outcome.kept else "stick.next_loaded",
+                    match=outcome.players)
+    return Text("stick.next_refused", why=(outcome.error or "").splitlines()[0])

@@ -1,0 +1,309 @@
+"""A dead table's match moved to a spare from the hall's events alone (SPEC §13.5, §14; issue 24):
+real Mosquitto with the shipped config and ACL, the real `Hall`, real clocks on mock pins (the
+fake-time rig of test_continuation), each with its hall link."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from gammonclock.core.match import Phase
+from gammonclock.hall.continuation import LiveCopies, NoWholeCopy
+from gammonclock.journal.reader import read_header, read_journal
+from gammonclock.runtime.lifecycle import load_next_match
+from hall_helpers import HallRunner
+from mqtt_helpers import Broker, start_broker
+from test_continuation import (
+    GAP_S,
+    MATCH_TEXT,
+    S,
+    Venue,
+    _assert_same_export,
+    _one_clock_reference,
+    _power_cut,
+    first_part,
+    journal_of,
+    second_part,
+)
+
+HALL_SECTION = """
+[hall]
+broker = "{url}"
+username = "{user}"
+password_file = "{password_file}"
+"""
+
+
+@pytest.fixture
+def hall_broker(tmp_path: Path):
+    broker = start_broker(tmp_path / "broker", tables=("T7", "SPARE"))
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _with_hall(venue: Venue, broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every clock the venue builds from now on has a [hall] section for its own account."""
+    import test_continuation
+
+    plain = test_continuation.DEVICE_TEXT
+
+    def text_for(table: str) -> str:
+        return plain.format(table=table) + HALL_SECTION.format(
+            url=broker.url, user=table, password_file=broker.password_file(table))
+    monkeypatch.setattr(test_continuation, "DEVICE_TEXT", _Formatter(text_for))
+
+
+class _Formatter(str):
+    """DEVICE_TEXT.format(table=…) that adds the table's [hall] section."""
+
+    def __new__(cls, make):      # noqa: ANN001
+        made = super().__new__(cls, "")
+        made.make = make
+        return made
+
+    def format(self, *_args: object, **kwargs: str) -> str:    # type: ignore[override]
+        return self.make(kwargs["table"])
+
+
+def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        if step is not None:
+            step()
+        time.sleep(0.01)
+
+
+def test_a_dead_tables_match_moved_from_the_halls_events_alone(
+        tmp_path, hall_broker, monkeypatch):
+    venue = Venue()
+    _with_hall(venue, hall_broker, monkeypatch)
+    with HallRunner(hall_broker, tmp_path / "archive") as hall:
+        dead = venue.build(tmp_path, "T7", tmp_path / "t7", 3 * 3600, "boot-t7")
+        try:
+            assert load_next_match(dead.service, dead.table, MATCH_TEXT, "match.toml").ok
+            first_part(venue, dead)
+            card = journal_of(dead)
+            last = read_journal(card).last
+            # The hall holds the journal to its last record, from the events alone.
+            _until(lambda: (hall.call(lambda: hall.hall.live.held("T7")) or {}).get("last_seq")
+                   == last.seq, "the hall holds T7's journal", dead.service.step)
+            _power_cut(dead)                      # the clock dies; its card is never read
+            venue.clocks.remove(dead)
+            card.rename(card.with_suffix(".burnt"))
+            venue.wait(None, GAP_S)
+            spare = venue.build(tmp_path, "SPARE", tmp_path / "spare", 50 * 3600, "boot-sp")
+            _until(lambda: "SPARE" in hall.call(lambda: list(hall.hall.view.tables)),
+                   "the spare is on the hall", spare.service.step)
+            # Only the director's page may ask; a match it does not hold whole is refused.
+            with pytest.raises(ValueError, match="holds no journal of table 'T9'"):
+                _move(hall, spare, "T9", "SPARE")
+            answer = _move(hall, spare, "T7", "SPARE")
+            reply = answer["reply"]
+            assert reply is not None and reply["ok"], answer
+            assert reply["said"][0] == (f"match continued: Анна-Boris, 5 points, from "
+                                        f"{card.name} (record {last.seq})")
+            match = spare.session.engine.match
+            assert match.phase is Phase.PAUSED and (match.score.left,
+                                                    match.score.right) == (2, 2)
+            continues = read_header(journal_of(spare)).data["continues"]
+            assert continues["via"] == "hall" and continues["table"] == "T7"
+            assert continues["last_mac"] == last.mac and continues["seq"] == last.seq
+            # The same request again (the director clicks twice): kept, not made twice.
+            again = _move(hall, spare, "T7", "SPARE")
+            assert again["reply"]["said"][0].startswith("match already continued here")
+            second_part(venue, spare)
+            assert spare.session.engine.match.phase is Phase.MATCH_OVER
+            continued = journal_of(spare)
+        finally:
+            for device in venue.clocks:
+                device.close()
+    monkeypatch.undo()
+    plain = Venue()
+    try:
+        reference = _one_clock_reference(plain, tmp_path)
+    finally:
+        for device in plain.clocks:
+            device.close()
+    _assert_same_export(continued, reference, {"last": last}, card, via="hall")
+
+
+def _move(hall: HallRunner, spare, source: str, target: str) -> dict:  # noqa: ANN001
+    """`Hall.move` on the hall's loop while this thread is the spare's loop."""
+    future = asyncio.run_coroutine_threadsafe(hall.hall.move(source, target, "director"),
+                                              hall.loop)
+    def step() -> None:
+        spare.service.grace_ns = spare.service.timer_grace_ns = 0
+        spare.service.step()
+    _until(future.done, "the hall's move answered", step, timeout=30)
+    return future.result()
+
+
+# --- the hall's copy, bounded and checked --------------------------------------------------------
+
+def _event(journal: str, seq: int, after: int, records: list[str]) -> bytes:
+    return json.dumps({"journal": journal, "seq": seq, "after": after, "at": "x",
+                       "effects": [], "records": records}).encode()
+
+
+def test_the_halls_copy_keeps_only_whole_lines_of_the_event_and_names_a_gap(tmp_path):
+    from gammonclock.journal.records import Stamp
+    from gammonclock.journal.writer import JournalWriter
+
+    path = tmp_path / "match-1.jsonl"
+    writer = JournalWriter.create(path, b"\x07" * 32, {"config": "[match]\nlength = 3\n"}, 0,
+                                  Stamp(1, "b", 2))
+    for seq in range(1, 6):
+        writer.append("tick", seq * S, {"effects": []}, Stamp(seq, "b", seq))
+    writer.close()
+    lines = path.read_text().splitlines()
+    copies = LiveCopies()
+    copies.take("T1", _event(path.name, 2, 0, lines[0:3]))
+    # A line of another seq than the event's, a forged one, and garbage are dropped.
+    forged = lines[4].replace('"t":4000000000', '"t":4000000001')
+    copies.take("T1", _event(path.name, 4, 2, [lines[5], forged, "{", 7]))
+    assert copies.dropped == 4
+    copies.take("T1", _event(path.name, 5, 4, lines[5:6]))
+    with pytest.raises(NoWholeCopy, match="lacks record 3"):
+        copies.journal_text("T1")
+    copies.take("T1", _event(path.name, 4, 2, lines[3:5]))
+    name, text = copies.journal_text("T1")
+    assert name == path.name and text == path.read_text()
+    # A bad table or journal name is nothing the hall keeps.
+    copies.take("../x", _event(path.name, 6, 5, lines[:1]))
+    copies.take("T1", _event("../../etc.jsonl", 6, 5, lines[:1]))
+    assert set(copies.tables) == {"T1"} and list(copies.tables["T1"]) == [path.name]
+
+
+def test_a_tables_events_carry_every_line_of_its_journal_in_order(tmp_path):
+    from gammonclock.journal.records import Stamp
+    from gammonclock.journal.writer import JournalWriter
+    from gammonclock.link.outbox import JournalTail
+    from gammonclock.wire import MAX_EVENT_RECORDS_BYTES
+
+    path = tmp_path / "match-2.jsonl"
+    writer = JournalWriter.create(path, b"\x07" * 32, {"config": "[match]\nlength = 3\n"}, 0,
+                                  Stamp(1, "b", 2))
+    effects = [{"kind": "paused", "t": 1}]
+    kinds = [("tick", []), ("input", effects), ("tick", []), ("tick", []), ("tick", effects),
+             ("tick", [{"kind": "warned", "text": "x" * (MAX_EVENT_RECORDS_BYTES + 10)}]),
+             ("tick", effects)]
+    for seq, (kind, said) in enumerate(kinds, 1):
+        data = {"effects": said} if kind == "tick" else {"input": {"type": "recover"},
+                                                         "effects": said}
+        writer.append(kind, seq * S, data, Stamp(seq, "b", seq))
+    writer.close()
+    lines = path.read_text().splitlines()
+    events = JournalTail(path, 0).read(10)
+    assert [(e.seq, e.after) for e in events] == [(2, 0), (5, 2), (6, 5), (7, 6)]
+    assert list(events[0].records) == lines[0:3]          # the header, a quiet tick, the event
+    assert list(events[1].records) == lines[3:6]
+    assert events[2].records == () and events[2].records_cut     # a line too long: said so
+    assert list(events[3].records) == lines[7:8] and not events[3].records_cut
+    # Sent again from an acknowledged position: the lines after it.
+    again = JournalTail(path, 2).read(10)
+    assert list(again[0].records) == lines[3:6]
+    # The hall's copy of these events names what the table left out.
+    copies = LiveCopies()
+    for event in events:
+        copies.take("T1", json.dumps(event.payload()).encode())
+    with pytest.raises(NoWholeCopy, match="left records out"):
+        copies.journal_text("T1")
+
+
+def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, hall_broker):
+    """`POST /api/move`: behind the page's password and token like every request that acts;
+    a table the hall holds no whole journal of is refused, naming it, and nothing is sent."""
+    import urllib.error
+
+    from test_hall_web import RunningHall
+
+    with RunningHall(hall_broker, tmp_path / "archive", password="open sesame") as hall:
+        sent: list[tuple] = []
+        command = hall.hall.command
+
+        async def noted(*args, **kwargs):      # noqa: ANN002, ANN003, ANN202
+            sent.append(args)
+            return await command(*args, **kwargs)
+        hall.hall.command = noted
+        body = {"from": "T7", "to": "SPARE"}
+        for token, auth, code in ((None, "open sesame", 403), ("the page's", None, 401)):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                hall.post("/api/move", body, auth=auth, token=token)
+            assert refused.value.code == code
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hall.post("/api/move", body, auth="open sesame")
+        assert refused.value.code == 400
+        assert "the hall holds no journal of table 'T7'" in refused.value.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            hall.post("/api/move", {**body, "force": "yes"}, auth="open sesame")
+        assert refused.value.code == 400
+        assert not sent                                   # no cmd went to any table
+
+
+def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_broker):
+    """The table's dialog on the director's page (Chromium): the other tables to choose from,
+    and the hall's answer (here: it holds no journal of that table)."""
+    from test_hall_page import DESKTOP
+    from test_hall_web import RunningHall, clock_state, publish, table_client
+
+    found = shutil.which("chromium") or "/usr/bin/chromium"
+    from playwright.sync_api import sync_playwright
+    with RunningHall(hall_broker, tmp_path / "archive") as hall, sync_playwright() as p:
+        one, two = table_client(hall_broker, "SPARE"), table_client(hall_broker, "T7")
+        try:
+            publish(one, "gammonclock/SPARE/state", clock_state("SPARE"), retain=True)
+            publish(two, "gammonclock/T7/state", clock_state("T7"), retain=True)
+            launched = p.chromium.launch(executable_path=found, args=["--no-sandbox"])
+            page = launched.new_page(viewport=DESKTOP)
+            page.goto(hall.base + "/")
+            page.click('.card[data-table="SPARE"]')
+            page.wait_for_selector("#move-from option[value='T7']", state="attached")
+            assert page.eval_on_selector_all("#move-from option", "os => os.map(o => o.value)") \
+                == ["T7"]
+            page.click("#move-send")
+            page.wait_for_selector("#cmd-result.bad", timeout=5000)
+            text = page.inner_text("#cmd-result")
+            assert text == ("✗ continue T7: the hall holds no journal of table 'T7' "
+                            "(no events with their records since the hall started)")
+            page.screenshot(path=str(tmp_path / "move.png"))
+            launched.close()
+        finally:
+            for client in (one, two):
+                client.disconnect()
+                client.loop_stop()
+
+
+def test_a_restarted_hall_keeps_its_copies(tmp_path):
+    from gammonclock.journal.records import Stamp
+    from gammonclock.journal.writer import JournalWriter
+
+    path = tmp_path / "match-3.jsonl"
+    writer = JournalWriter.create(path, b"\x07" * 32, {"config": "[match]\nlength = 3\n"}, 0,
+                                  Stamp(1, "b", 2))
+    for seq in range(1, 4):
+        writer.append("tick", seq * S, {"effects": []}, Stamp(seq, "b", seq))
+    writer.close()
+    lines = path.read_text().splitlines()
+    folder = tmp_path / "archive" / ".live"
+    copies = LiveCopies(folder)
+    copies.take("T1", _event(path.name, 2, 0, lines[0:3]))
+    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))
+    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))          # sent again
+    cut = _event("match-4.jsonl", 1, 0, []).replace(b'"records": []', b'"records_cut": true')
+    copies.take("T2", cut)
+    again = LiveCopies(folder)
+    again.load()
+    assert again.journal_text("T1") == (path.name, path.read_text())
+    with pytest.raises(NoWholeCopy, match="left records out"):
+        again.journal_text("T2")
+    # The archive's lists pass the folder by.
+    from gammonclock.hall.archive import archived
+    assert archived(tmp_path / "archive") == []
