@@ -26,6 +26,7 @@ from ..backoff import Backoff
 from ..config import PANEL_DRIVERS, PanelConfig
 from ..durations import NS_PER_S
 from .bus_writer import BusWriter, writer_for_bus
+from .compose import Picture
 from .screens import HEIGHT, MARGIN, WIDTH
 
 log = logging.getLogger(__name__)
@@ -85,12 +86,28 @@ def luma_device(config: PanelConfig) -> LumaDevice:
 
 
 class _Frame:
-    """A frame handed to the bus writer."""
+    """A frame handed to the bus writer: a PIL image and its bytes, or a `Picture` and its
+    controller bytes (`PICTURE` and its pages: never equal to an image's bytes)."""
 
     __slots__ = ("data", "image", "rewrite", "t")
 
-    def __init__(self, image: Image.Image, data: bytes, t: int, rewrite: bool) -> None:
+    def __init__(self, image: Image.Image | Picture, data: bytes, t: int, rewrite: bool) -> None:
         self.image, self.data, self.t, self.rewrite = image, data, t, rewrite
+
+
+PICTURE = b"P"      # the bytes of a picture's frame start so; an image's are 1 024 bytes long
+
+
+def _display(device: LumaDevice, job: _Frame, shift: tuple[int, int]) -> None:
+    """The frame of `job` on `device`: a picture's controller bytes straight to a driver that
+    takes them (`partial.py`'s, unrotated), else as a PIL image."""
+    frame = job.image
+    if isinstance(frame, Picture):
+        if getattr(device, "rotate", None) == 0 and hasattr(device, "display_pages"):
+            device.display_pages(job.data[len(PICTURE):])
+            return
+        frame = frame.image_at(shift)
+    device.display(frame if device.mode == frame.mode else frame.convert(device.mode))
 
 
 class Panel:
@@ -147,7 +164,14 @@ class Panel:
         over and returns at once (the writer draws it, unless a newer frame replaces it first).
         """
         frame = shifted(image, shift_at(t))
-        data = frame.tobytes()
+        return self._show(frame, frame.tobytes(), t)
+
+    def show_picture(self, picture: Picture, t: int) -> bool:
+        """`show` for a `Picture`: its frame is composed in the controller's bytes (no drawing)
+        and compared as such; drawn as an image only for a device that takes no such bytes."""
+        return self._show(picture, PICTURE + picture.pages_at(shift_at(t)), t)
+
+    def _show(self, frame: Image.Image | Picture, data: bytes, t: int) -> bool:
         rewrite = self._rewrite_due(t)
         if self._writer is None:
             return self._draw(_Frame(frame, data, t, rewrite))
@@ -196,7 +220,7 @@ class Panel:
         return self._device is not None and bool(getattr(self._device, "rewriting", False))
 
     def _draw(self, job: _Frame) -> bool:
-        frame, t = job.image, job.t
+        t = job.t
         self._last_t = t
         shift = shift_at(t)
         if self._device is not None and job.data == self._last and not job.rewrite:
@@ -209,7 +233,7 @@ class Panel:
             if shift != self._shift and hasattr(device, "invalidate"):
                 device.invalidate()          # a burn-in move: every byte is sent again
             if job.data != self._last or shift != self._shift:
-                device.display(frame if device.mode == frame.mode else frame.convert(device.mode))
+                _display(device, job, shift)
             if job.rewrite and hasattr(device, "stale_all"):
                 device.stale_all()
                 if self._writer is None:     # drawn inside `show`: no idle bus to wait for

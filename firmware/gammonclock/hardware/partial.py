@@ -21,19 +21,19 @@ bus is otherwise idle, so that a byte a glitch corrupted cannot stay on the glas
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from luma.oled import device as oled  # type: ignore[import-untyped]
 from PIL import Image
 
+from . import wire
+
 PAGE_ROWS = 8
 COMMAND_OVERHEAD = 3       # a transaction: address byte, control byte, START/STOP (≈ 1 byte)
 FULL_SHARE = 0.5           # a plan costing more than this share of a full frame sends a full one
 REWRITE_COLUMNS = 32       # a rewrite piece: 32 columns of one page (≈ 3.7 ms at 100 kHz)
-
-# Bit i of a page byte is row 8·page + i: PIL packs the first pixel into the top bit instead.
-REVERSED_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
 
 Pages = list[bytes]
 Span = tuple[int, int]                # first and last column, inclusive
@@ -42,8 +42,13 @@ Span = tuple[int, int]                # first and last column, inclusive
 def page_bytes(image: Image.Image) -> Pages:
     """The controller's bytes of a mode-"1" picture: one bytes object of `width` per page."""
     pages = image.height // PAGE_ROWS
-    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes().translate(REVERSED_BITS)
+    # Packed with the bits reversed ("1;R": the first pixel in bit 0), as the controller reads
+    # a column: no translation table pass.
+    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
     return [columns[p::pages] for p in range(pages)]
+
+
+_CHANGED = re.compile(rb"[^\x00]+")       # a run of differing bytes in an XOR of two pages
 
 
 def changed_runs(old: bytes, new: bytes, gap: int) -> list[Span]:
@@ -52,13 +57,19 @@ def changed_runs(old: bytes, new: bytes, gap: int) -> list[Span]:
     runs: list[Span] = []
     if old == new:
         return runs
-    for column, (a, b) in enumerate(zip(old, new, strict=True)):
-        if a == b:
-            continue
-        if runs and column - runs[-1][1] <= gap:
-            runs[-1] = (runs[-1][0], column)
+    if len(old) != len(new):
+        raise ValueError(f"pages of {len(old)} and {len(new)} bytes")
+    # The XOR of the two pages, in C: its non-zero runs are the differing columns.
+    diff = (int.from_bytes(old, "little") ^ int.from_bytes(new, "little")).to_bytes(
+        len(new), "little")
+    for match in _CHANGED.finditer(diff):
+        first, last = match.start(), match.end() - 1
+        if runs and first - runs[-1][1] <= gap:
+            runs[-1] = (runs[-1][0], last)
+        elif gap < 1:                # every differing column its own run
+            runs.extend((c, c) for c in range(first, last + 1))
         else:
-            runs.append((column, column))
+            runs.append((first, last))
     return runs
 
 
@@ -108,6 +119,7 @@ class PartialUpdates:
     bytes_sent = 0                           # payload bytes of display() and rewrite_step()
 
     # provided by luma's device / the driver
+    _serial_interface: Any
     mode: str
     size: tuple[int, int]
     width: int
@@ -147,7 +159,16 @@ class PartialUpdates:
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode
         assert image.size == self.size
-        pages = page_bytes(self.preprocess(image))
+        self._display(page_bytes(self.preprocess(image)))
+
+    def display_pages(self, frame: bytes) -> None:
+        """`display` for a frame already in the controller's bytes, page-major (what
+        `compose.Picture.pages_at` gives; the device unrotated: nothing to preprocess)."""
+        width = self.width
+        assert len(frame) == width * self.size[1] // PAGE_ROWS
+        self._display([frame[i:i + width] for i in range(0, len(frame), width)])
+
+    def _display(self, pages: Pages) -> None:
         held, self._held = self._held, None      # unknown while the write is under way
         plan = None if held is None else self._plan(held, pages)
         if plan is None:
@@ -168,6 +189,15 @@ class PartialUpdates:
         return None if cost > FULL_SHARE * len(pages) * self.width else plan
 
     command_bytes = 6
+
+    def _transmit(self, writes: list[tuple[bytes, bytes]]) -> None:
+        """Each (commands, data) pair to the controller: on luma's managed I²C serial, all of
+        them in one `I2C_RDWR` ioctl (`wire.send_windows`); on another serial (an emulator),
+        through its `command` and `data`."""
+        if not wire.send_windows(self._serial_interface, writes):
+            for command, payload in writes:
+                self.command(*command)
+                self.data(list(payload))
 
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
         raise NotImplementedError
@@ -195,12 +225,14 @@ class _WindowAddressing(PartialUpdates):
         return merged_windows(runs, self.command_bytes)
 
     def _send(self, pages: Pages, plan: list[Window]) -> None:
+        writes: list[tuple[bytes, bytes]] = []
         for first_page, last_page, (first, last) in plan:
-            self.command(0x21, self._colstart + first, self._colstart + last,
-                         0x22, first_page, last_page)
+            command = bytes((0x21, self._colstart + first, self._colstart + last,
+                             0x22, first_page, last_page))
             payload = b"".join(pages[p][first:last + 1] for p in range(first_page, last_page + 1))
-            self.data(list(payload))
+            writes.append((command, payload))
             self.bytes_sent += len(payload)
+        self._transmit(writes)
 
     def _send_full(self, pages: Pages) -> None:
         self._send(pages, [(0, len(pages) - 1, (0, self.width - 1))])
@@ -217,12 +249,13 @@ class _PageAddressing(PartialUpdates):
         return [(p, p, run) for p, page in enumerate(runs) for run in page]
 
     def _send(self, pages: Pages, plan: list[Window]) -> None:
+        writes: list[tuple[bytes, bytes]] = []
         for page, _, (first, last) in plan:
             column = self._page_address_offset + first
-            self.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
             payload = pages[page][first:last + 1]
-            self.data(list(payload))
+            writes.append((bytes((0xB0 + page, column & 0x0F, 0x10 | column >> 4)), payload))
             self.bytes_sent += len(payload)
+        self._transmit(writes)
 
     def _send_full(self, pages: Pages) -> None:
         self._send(pages, [(p, p, (0, self.width - 1)) for p in range(len(pages))])

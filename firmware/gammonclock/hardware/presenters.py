@@ -9,22 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PIL import Image
-
 from ..effects import Effect, FlagFell
 from ..engine import Engine
 from ..match_state import Phase
 from ..sides import Pair, Side
 from .bus_writer import BusWriter
 from .buzzer import Buzzer
+from .compose import Picture
 from .notices import opening_dice
 from .panels import Panel, next_shift_at
 from .redraw import settled
-from .screens import PanelView, idle_view, in_language, notice_for, panel_view, render
+from .screens import PanelView, idle_view, in_language, notice_for, panel_view
 from .views import TableInfo
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
 IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
+
+
+def _show(panel: Panel, picture: Picture, t: int) -> None:
+    """`picture` on `panel`: composed for a `Panel`, drawn for a stand-in that takes images."""
+    if isinstance(panel, Panel):
+        panel.show_picture(picture, t)
+    else:
+        panel.show(picture.image(), t)
 
 
 def _earliest(*instants: int | None) -> int | None:
@@ -44,7 +51,7 @@ class PanelPresenter:
         self.language = language or (lambda: "en")   # the panels' language (SPEC §15)
         self.notice: str | None = None
         self.notice_until = 0
-        self._drawn: dict[Side, tuple[PanelView, Image.Image]] = {}
+        self._drawn: dict[Side, tuple[PanelView, Picture]] = {}
         # The view each panel shows and its language (the terminal simulator's text of it).
         self._shown: dict[Side, tuple[PanelView, str]] = {}
         self.opening: tuple[int, ...] = ()   # the reader's opening roll (the state keeps no such)
@@ -70,10 +77,10 @@ class PanelPresenter:
             changes.append(change)
             view = panel_view(state, side, shown, notice, lang, self.opening, info)
             drawn = self._drawn.get(side)
-            image = drawn[1] if drawn and drawn[0] == view else render(view)
-            self._drawn[side] = (view, image)
+            picture = drawn[1] if drawn and drawn[0] == view else Picture(view)
+            self._drawn[side] = (view, picture)
             self._shown[side] = (view, lang)
-            self.panels[side].show(image, t)
+            _show(self.panels[side], picture, t)
         return _earliest(*changes, next_shift_at(t),
                          self.notice_until if notice and not alert else None)
 
@@ -96,11 +103,11 @@ class PanelPresenter:
         self.notice, self.notice_until = text, t + NOTICE_NS
 
     def _show_both(self, view: PanelView, lang: str, t: int) -> None:
-        image = render(view)
+        picture = Picture(view)
         for side in Side:
             self._drawn.pop(side, None)
             self._shown[side] = (view, lang)
-            self.panels[side].show(image, t)
+            _show(self.panels[side], picture, t)
 
     def shown(self, side: Side) -> tuple[PanelView, str] | None:
         """The view the panel facing `side` was last given, and the language it is in (None
