@@ -73,6 +73,32 @@ def changed_runs(old: bytes, new: bytes, gap: int) -> list[Span]:
     return runs
 
 
+def changed_page_runs(old: Pages, new: Pages, gap: int) -> list[list[Span]]:
+    """`changed_runs` of every page (pages of equal width): one XOR of the whole frames and
+    one search of its non-zero runs, cut at the pages' ends."""
+    if len(old) != len(new):
+        raise ValueError(f"frames of {len(old)} and {len(new)} pages")
+    runs: list[list[Span]] = [[] for _ in new]
+    width = len(new[0]) if new else 0
+    if gap < 1 or any(len(p) != width for p in (*old, *new)):
+        return [changed_runs(a, b, gap) for a, b in zip(old, new, strict=True)]
+    size = width * len(new)
+    diff = (int.from_bytes(b"".join(old), "little")
+            ^ int.from_bytes(b"".join(new), "little")).to_bytes(size, "little")
+    for match in _CHANGED.finditer(diff):
+        start, end = match.span()
+        while start < end:                       # a run across a page's end: cut there
+            page, first = divmod(start, width)
+            last = min(end, (page + 1) * width) - 1 - page * width
+            page_runs = runs[page]
+            if page_runs and first - page_runs[-1][1] <= gap:
+                page_runs[-1] = (page_runs[-1][0], last)
+            else:
+                page_runs.append((first, last))
+            start = page * width + last + 1
+    return runs
+
+
 Window = tuple[int, int, Span]        # first page, last page, columns
 
 
@@ -183,7 +209,7 @@ class PartialUpdates:
     def _plan(self, held: Pages, pages: Pages) -> list[Window] | None:
         """The windows to send, or None when a full frame is the better choice."""
         gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
-        runs = [changed_runs(a, b, gap) for a, b in zip(held, pages, strict=True)]
+        runs = changed_page_runs(held, pages, gap)
         plan = self._windows(runs)
         cost = sum(window_cost(w, self.command_bytes) for w in plan)
         return None if cost > FULL_SHARE * len(pages) * self.width else plan

@@ -17,6 +17,7 @@ transfer (only a read must come last), at most `I2C_RDWR_IOCTL_MAX_MSGS` (42) pe
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,11 +37,15 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
         return False                 # luma's limits: let its own calls split or refuse
     from smbus2 import i2c_msg
 
+    def message(raw: bytes) -> Any:       # smbus2's i2c_msg.write, without its copies
+        return i2c_msg(addr=address, flags=0, len=len(raw),
+                       buf=ctypes.create_string_buffer(raw, len(raw)))
+
     messages: list[Any] = []
     for commands, payload in writes:
-        messages.append(i2c_msg.write(address, bytes((command,)) + commands))
+        messages.append(message(bytes((command,)) + commands))
         if payload:
-            messages.append(i2c_msg.write(address, bytes((data,)) + payload))
+            messages.append(message(bytes((data,)) + payload))
     for start in range(0, len(messages), MAX_MESSAGES):
         bus.i2c_rdwr(*messages[start:start + MAX_MESSAGES])
     return True
