@@ -17,7 +17,7 @@ from .bus_writer import BusWriter
 from .buzzer import Buzzer
 from .compose import Picture
 from .notices import opening_dice
-from .panels import Panel, next_shift_at
+from .panels import Panel, next_shift_at, shift_at
 from .redraw import settled
 from .screens import PanelView, idle_view, in_language, notice_for, panel_view
 from .views import TableInfo
@@ -70,6 +70,7 @@ class PanelPresenter:
         info = self.info() if self.info is not None and state.phase is Phase.ARBITER else None
         changes: list[int | None] = []
         lang = self.language()
+        pictures: list[Picture] = []
         for side in Side:
             # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
             # frame shows what follows, and the next redraw is the next real change.
@@ -78,8 +79,14 @@ class PanelPresenter:
             view = panel_view(state, side, shown, notice, lang, self.opening, info)
             drawn = self._drawn.get(side)
             picture = drawn[1] if drawn and drawn[0] == view else Picture(view)
+            if isinstance(self.panels[side], Panel):
+                picture.pages_at(shift_at(t))    # composed before either frame is handed over
+            pictures.append(picture)
             self._drawn[side] = (view, picture)
             self._shown[side] = (view, lang)
+        # Both frames handed over back to back: the bus writer takes them while this thread is
+        # done with the press (not competing with it for the GIL while the second is composed).
+        for side, picture in zip(Side, pictures, strict=True):
             _show(self.panels[side], picture, t)
         return _earliest(*changes, next_shift_at(t),
                          self.notice_until if notice and not alert else None)
