@@ -189,3 +189,36 @@ def test_writes_beyond_luma_s_limits_go_through_its_own_calls() -> None:
     assert not wire.send_windows(Managed(), [(bytes(33), b"")])
     assert not wire.send_windows(Managed(), [(b"\x21", bytes(4096))])
     assert not wire.send_windows(object(), [(b"\x21", b"\x00")])
+
+
+def test_many_scattered_runs_are_merged_per_page_before_the_greedy_search() -> None:
+    stripes = [[(c, c) for c in range(0, 128, 14)] for _ in range(8)]   # 72 one-byte runs
+    assert sum(map(len, stripes)) > partial.GREEDY_WINDOWS
+    windows = partial.merged_windows(stripes, 6)
+    covered = {(p, c) for first, last, (left, right) in windows
+               for p in range(first, last + 1) for c in range(left, right + 1)}
+    assert all((p, c) in covered for p, page in enumerate(stripes) for c, _ in page)
+    assert len(windows) <= 8
+    # A few runs: the greedy search as before (the cheapest windows).
+    few = [[], [(10, 20)], [(10, 21)], [], [], [], [], []]
+    assert partial.merged_windows(few, 6) == [(1, 2, (10, 21))]
+
+
+def test_a_change_whose_bytes_alone_cost_more_than_half_a_frame_is_sent_whole() -> None:
+    class Serial:
+        def __init__(self) -> None:
+            self.sent: list[int] = []
+
+        def command(self, *cmd: int) -> None:
+            pass
+
+        def data(self, data: list[int]) -> None:
+            self.sent.append(len(data))
+
+    serial = Serial()
+    device = partial.ssd1306(serial, width=WIDTH, height=HEIGHT)
+    device.display_pages(bytes(1024))
+    serial.sent.clear()
+    changed = bytes([0x55] * 600) + bytes(424)
+    device.display_pages(changed)
+    assert serial.sent == [1024] and device.full_frames == 2

@@ -33,6 +33,7 @@ from . import wire
 PAGE_ROWS = 8
 COMMAND_OVERHEAD = 3       # a transaction: address byte, control byte, START/STOP (≈ 1 byte)
 FULL_SHARE = 0.5           # a plan costing more than this share of a full frame sends a full one
+GREEDY_WINDOWS = 16        # more changed runs than this: merged per page before the search
 REWRITE_COLUMNS = 32       # a rewrite piece: 32 columns of one page (≈ 3.7 ms at 100 kHz)
 
 Pages = list[bytes]
@@ -112,6 +113,11 @@ def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[W
     """The changed runs of every page as windows, neighbouring ones merged into their bounding
     window while that costs fewer bytes than sending them apart (greedy: the best merge first)."""
     windows: list[Window] = [(p, p, run) for p, page in enumerate(runs) for run in page]
+    if len(windows) > GREEDY_WINDOWS:
+        # The greedy search costs the cube of the windows (72 one-byte runs in stripes: a
+        # quarter of a second here, seconds on a Pi, holding the GIL): each page's runs become
+        # their page's bounding run first, at most a window a page to merge.
+        windows = [(p, p, (page[0][0], page[-1][1])) for p, page in enumerate(runs) if page]
     while True:
         best: tuple[int, int, int, Window] | None = None
         for i, a in enumerate(windows):
@@ -210,9 +216,12 @@ class PartialUpdates:
         """The windows to send, or None when a full frame is the better choice."""
         gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
         runs = changed_page_runs(held, pages, gap)
+        full = FULL_SHARE * len(pages) * self.width
+        if sum(last - first + 1 for page in runs for first, last in page) > full:
+            return None       # the changed bytes alone cost more than the share: no search
         plan = self._windows(runs)
         cost = sum(window_cost(w, self.command_bytes) for w in plan)
-        return None if cost > FULL_SHARE * len(pages) * self.width else plan
+        return None if cost > full else plan
 
     command_bytes = 6
 
