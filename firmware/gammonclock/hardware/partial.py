@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from luma.oled import device as oled  # type: ignore[import-untyped]
@@ -49,55 +50,33 @@ def page_bytes(image: Image.Image) -> Pages:
     return [columns[p::pages] for p in range(pages)]
 
 
-_CHANGED = re.compile(rb"[^\x00]+")       # a run of differing bytes in an XOR of two pages
+@cache
+def _runs_pattern(gap: int) -> re.Pattern[bytes]:
+    """A run of differing bytes (non-zero in the XOR of two pages) and those that follow it
+    with at most `gap` - 1 equal ones between: one run (sending those costs less)."""
+    return re.compile(rb"[^\x00](?:\x00{0,%d}[^\x00])*" % (gap - 1))
 
 
 def changed_runs(old: bytes, new: bytes, gap: int) -> list[Span]:
     """The column runs where `old` and `new` differ; runs closer than `gap` unchanged bytes are
     one run (sending the bytes between costs less than another window)."""
-    runs: list[Span] = []
     if old == new:
-        return runs
+        return []
     if len(old) != len(new):
         raise ValueError(f"pages of {len(old)} and {len(new)} bytes")
-    # The XOR of the two pages, in C: its non-zero runs are the differing columns.
+    # The XOR of the two pages, in C: its non-zero bytes are the differing columns.
     diff = (int.from_bytes(old, "little") ^ int.from_bytes(new, "little")).to_bytes(
         len(new), "little")
-    for match in _CHANGED.finditer(diff):
-        first, last = match.start(), match.end() - 1
-        if runs and first - runs[-1][1] <= gap:
-            runs[-1] = (runs[-1][0], last)
-        elif gap < 1:                # every differing column its own run
-            runs.extend((c, c) for c in range(first, last + 1))
-        else:
-            runs.append((first, last))
-    return runs
+    if gap < 1:                          # every differing column its own run
+        return [(c, c) for c, byte in enumerate(diff) if byte]
+    return [(m.start(), m.end() - 1) for m in _runs_pattern(gap).finditer(diff)]
 
 
 def changed_page_runs(old: Pages, new: Pages, gap: int) -> list[list[Span]]:
-    """`changed_runs` of every page (pages of equal width): one XOR of the whole frames and
-    one search of its non-zero runs, cut at the pages' ends."""
+    """`changed_runs` of every page (the pages that are equal cost a comparison)."""
     if len(old) != len(new):
         raise ValueError(f"frames of {len(old)} and {len(new)} pages")
-    runs: list[list[Span]] = [[] for _ in new]
-    width = len(new[0]) if new else 0
-    if gap < 1 or any(len(p) != width for p in (*old, *new)):
-        return [changed_runs(a, b, gap) for a, b in zip(old, new, strict=True)]
-    size = width * len(new)
-    diff = (int.from_bytes(b"".join(old), "little")
-            ^ int.from_bytes(b"".join(new), "little")).to_bytes(size, "little")
-    for match in _CHANGED.finditer(diff):
-        start, end = match.span()
-        while start < end:                       # a run across a page's end: cut there
-            page, first = divmod(start, width)
-            last = min(end, (page + 1) * width) - 1 - page * width
-            page_runs = runs[page]
-            if page_runs and first - page_runs[-1][1] <= gap:
-                page_runs[-1] = (page_runs[-1][0], last)
-            else:
-                page_runs.append((first, last))
-            start = page * width + last + 1
-    return runs
+    return [[] if a == b else changed_runs(a, b, gap) for a, b in zip(old, new, strict=True)]
 
 
 Window = tuple[int, int, Span]        # first page, last page, columns
