@@ -44,6 +44,11 @@ def _frozen(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(tuple(a) if isinstance(a, list) else a for a in args)
 
 
+def _xy(xy: Any) -> tuple[Any, ...]:
+    """A drawing call's coordinates hashable (a list of points as a tuple)."""
+    return xy if type(xy) is tuple else tuple(xy)
+
+
 class _StrokeRecorder:
     """Stands in for `ImageDraw.Draw`: every call is recorded as a stroke, nothing drawn."""
 
@@ -54,6 +59,22 @@ class _StrokeRecorder:
         def record(*args: Any, **kwargs: Any) -> None:
             self._strokes.append(("draw", method, _frozen(args), tuple(kwargs.items())))
         return record
+
+    # The calls `drawing.py` makes, recorded without a closure each.
+    def rectangle(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "rectangle", (_xy(xy),), tuple(kwargs.items())))
+
+    def rounded_rectangle(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "rounded_rectangle", (_xy(xy),), tuple(kwargs.items())))
+
+    def line(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "line", (_xy(xy),), tuple(kwargs.items())))
+
+    def point(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "point", (_xy(xy),), tuple(kwargs.items())))
+
+    def polygon(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "polygon", (_xy(xy),), tuple(kwargs.items())))
 
 
 class _Recorder(_Canvas):
