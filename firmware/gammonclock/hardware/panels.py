@@ -8,6 +8,10 @@ logged: the panel is marked for a fresh start, which the next `show` tries after
 the clock never stops for a display. The device's `persist` is set, so the last picture stays on
 the glass when the program ends.
 
+`show_picture` (what the presenter calls) takes a `compose.Picture`: the frame is composed in the
+controller's bytes and compared as such, and drawn as a PIL image only for a device that takes
+no such bytes (luma's `dummy`, an emulator, a rotated panel).
+
 A panel with a `BusWriter` (every real one: `from_config` gives it its bus's writer) draws on the
 writer's thread: `show` hands the frame over and returns at once, so a slow or failing bus never
 delays the clock; `flush` waits for the glass. A panel without one (luma's `dummy` in tests and

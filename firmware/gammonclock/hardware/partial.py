@@ -12,6 +12,10 @@ controller holds) and send the changed rectangle through the controller's own ad
 - SH1106 (page addressing only): per run of changed bytes, 0xB0+page and the column's low and
   high nibble (0x0n, 0x1n), counted from its 2-column offset in the 132-column RAM; the bytes.
 
+A frame comes as a PIL image (`display`) or already in the controller's bytes (`display_pages`:
+what `compose.Picture` gives, no transposing); a frame's windows leave in one `I2C_RDWR` ioctl
+on luma's managed I²C serial (`wire.py`), each a transaction of its own.
+
 A full frame is sent instead after the device was (re)opened, after `invalidate()` (the panel
 asks for it at a burn-in move), and when most of the frame changed (a new screen: a window per
 page would cost about as much, and a full frame leaves nothing to doubt). `stale_all()` marks the
