@@ -31,7 +31,7 @@ from .glyphs import Face
 from .screens import HEIGHT, WIDTH, PanelView
 
 FRAME_BYTES = WIDTH * HEIGHT // 8
-CACHED_STROKES = 1024        # masks kept (about 1.2 kB each): a match's strokes recur
+CACHED_STROKES = 512         # masks kept (about 1.2 kB each): a match's strokes recur
 
 Shift = tuple[int, int]
 Stroke = tuple[Any, ...]     # ("text", x, y, text, face's name, colour) or
