@@ -235,3 +235,36 @@ def test_a_change_whose_bytes_alone_cost_more_than_half_a_frame_is_sent_whole() 
     changed = bytes([0x55] * 600) + bytes(424)
     device.display_pages(changed)
     assert serial.sent == [1024] and device.full_frames == 2
+
+
+@pytest.mark.parametrize("driver", ["ssd1306", "sh1106", "ssd1309"])
+@pytest.mark.parametrize("rotate", [0, 2])
+def test_a_frame_given_as_bytes_lands_as_the_same_image_would_upright_or_upside_down(
+        driver: str, rotate: int) -> None:
+    from gammonclock.hardware.i2c_emulator import EmulatedBus, EmulatedI2C
+
+    rnd = random.Random(rotate)
+    as_image = EmulatedI2C(EmulatedBus(sleep=False), memory_for(driver))
+    as_bytes = EmulatedI2C(EmulatedBus(sleep=False), memory_for(driver))
+    by_image = partial.DRIVERS[driver](as_image, width=WIDTH, height=HEIGHT, rotate=rotate)
+    by_bytes = partial.DRIVERS[driver](as_bytes, width=WIDTH, height=HEIGHT, rotate=rotate)
+    image = Image.new("1", (WIDTH, HEIGHT))
+    for _ in range(12):
+        pixels = image.load()
+        assert pixels is not None
+        for _ in range(rnd.randint(1, 300)):
+            pixels[rnd.randrange(WIDTH), rnd.randrange(HEIGHT)] = rnd.choice((0, 255))
+        by_image.display(image)
+        by_bytes.display_pages(compose.frame_bytes(image))
+        assert as_bytes.memory.pages() == as_image.memory.pages()
+
+
+def test_an_upside_down_panel_shows_the_composed_frame_rotated() -> None:
+    from gammonclock.hardware.i2c_emulator import EmulatedBus, EmulatedI2C
+
+    serial = EmulatedI2C(EmulatedBus(sleep=False), memory_for("ssd1306"))
+    panel = Panel(lambda: partial.ssd1306(serial, width=WIDTH, height=HEIGHT, rotate=2), "panel")
+    view = other_views()[-1]
+    panel.show_picture(compose.Picture(view), 5 * S)
+    expected = shifted(render(view), shift_at(5 * S)).rotate(180)
+    assert serial.memory.pages() == partial.page_bytes(expected)

@@ -17,7 +17,7 @@ shifts it (a translation, pixel by pixel). A stroke of two colours (none today) 
 picture fall back to `render`. `tests/test_compose.py` checks the equality pixel for pixel.
 
 `Picture.image_at(shift)` is the PIL picture for devices that take one (luma's `dummy`, the
-emulator, a rotated panel).
+emulator).
 """
 
 from __future__ import annotations
@@ -128,35 +128,39 @@ def frame_bytes(image: Image.Image) -> bytes:
 _faces: dict[str, Face] = {}
 # The masks by stroke and shift, the oldest dropped first when full (a dict keeps its order of
 # insertion): what every frame draws (the header, the names) is drawn again after a while, once.
-_masks: dict[tuple[Stroke, Shift], int] = {}
+_masks: dict[tuple[Stroke, Shift], tuple[int, int]] = {}    # (colour, mask)
 
 
-def _mask(stroke: Stroke, shift: Shift) -> int:
+def _mask(stroke: Stroke, shift: Shift) -> tuple[int, int] | None:
+    """The stroke's colour and mask at `shift` (None: a stroke of two colours)."""
     key = (stroke, shift)
-    mask = _masks.get(key)
-    if mask is not None:
-        return mask
+    known = _masks.get(key)
+    if known is not None:
+        return known
+    colour = _colour(stroke)
+    if colour is None:
+        return None
     from .panels import shifted  # panels imports this module: imported when first needed
 
-    mask = int.from_bytes(frame_bytes(shifted(_drawn_alone(stroke), shift)), "little")
-    if len(_masks) >= CACHED_STROKES:
-        del _masks[next(iter(_masks))]
-    _masks[key] = mask
-    return mask
+    known = (colour,
+             int.from_bytes(frame_bytes(shifted(_drawn_alone(stroke), shift)), "little"))
+    if len(_masks) >= CACHED_STROKES:       # (another thread may have dropped it first)
+        _masks.pop(next(iter(_masks)), None)
+    _masks[key] = known
+    return known
 
 
 def compose(view: PanelView, shift: Shift) -> bytes:
     """The frame of `view` shifted by `shift`, as `frame_bytes(shifted(render(view), shift))`
     gives it, from the cached masks of its strokes."""
-    strokes = strokes_of(view)
     frame = 0
-    for stroke in strokes:
-        colour = _colour(stroke)
-        if colour is None:                       # not one colour: draw it the slow way
+    for stroke in strokes_of(view):
+        known = _mask(stroke, shift)
+        if known is None:                        # not one colour: draw it the slow way
             from .panels import shifted
 
             return frame_bytes(shifted(render(view), shift))
-        mask = _mask(stroke, shift)
+        colour, mask = known
         frame = frame | mask if colour != OFF else frame & ~mask
     return frame.to_bytes(FRAME_BYTES, "little")
 

@@ -10,7 +10,7 @@ the glass when the program ends.
 
 `show_picture` (what the presenter calls) takes a `compose.Picture`: the frame is composed in the
 controller's bytes and compared as such, and drawn as a PIL image only for a device that takes
-no such bytes (luma's `dummy`, an emulator, a rotated panel).
+no such bytes (luma's `dummy`, an emulator).
 
 A panel with a `BusWriter` (every real one: `from_config` gives it its bus's writer) draws on the
 writer's thread: `show` hands the frame over and returns at once, so a slow or failing bus never
@@ -104,10 +104,10 @@ PICTURE = b"P"      # the bytes of a picture's frame start so; an image's are 1 
 
 def _display(device: LumaDevice, job: _Frame, shift: tuple[int, int]) -> None:
     """The frame of `job` on `device`: a picture's controller bytes straight to a driver that
-    takes them (`partial.py`'s, unrotated), else as a PIL image."""
+    takes them (`partial.py`'s, upright or upside down), else as a PIL image."""
     frame = job.image
     if isinstance(frame, Picture):
-        if getattr(device, "rotate", None) == 0 and hasattr(device, "display_pages"):
+        if getattr(device, "rotate", None) in (0, 2) and hasattr(device, "display_pages"):
             device.display_pages(job.data[len(PICTURE):])
             return
         frame = frame.image_at(shift)

@@ -41,6 +41,9 @@ FULL_SHARE = 0.5           # a plan costing more than this share of a full frame
 GREEDY_WINDOWS = 16        # more changed runs than this: merged per page before the search
 REWRITE_COLUMNS = 32       # a rewrite piece: 32 columns of one page (≈ 3.7 ms at 100 kHz)
 
+# A byte with its bits in the opposite order (a page's column upside down).
+REVERSED_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+
 Pages = list[bytes]
 Span = tuple[int, int]                # first and last column, inclusive
 
@@ -96,6 +99,8 @@ def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[W
     """The changed runs of every page as windows, neighbouring ones merged into their bounding
     window while that costs fewer bytes than sending them apart (greedy: the best merge first)."""
     windows: list[Window] = [(p, p, run) for p, page in enumerate(runs) for run in page]
+    if len(windows) <= 1:
+        return windows
     if len(windows) > GREEDY_WINDOWS:
         # The greedy search costs the cube of the windows (72 one-byte runs in stripes: a
         # quarter of a second here, seconds on a Pi, holding the GIL): each page's runs become
@@ -135,6 +140,7 @@ class PartialUpdates:
 
     # provided by luma's device / the driver
     _serial_interface: Any
+    rotate: int
     mode: str
     size: tuple[int, int]
     width: int
@@ -178,9 +184,14 @@ class PartialUpdates:
 
     def display_pages(self, frame: bytes) -> None:
         """`display` for a frame already in the controller's bytes, page-major (what
-        `compose.Picture.pages_at` gives; the device unrotated: nothing to preprocess)."""
+        `compose.Picture.pages_at` gives). Upside down (`rotate` 2, what `preprocess` does to
+        an image): the last byte first, each byte's bits reversed (its rows bottom up)."""
         width = self.width
         assert len(frame) == width * self.size[1] // PAGE_ROWS
+        if self.rotate == 2:
+            frame = frame[::-1].translate(REVERSED_BITS)
+        elif self.rotate != 0:
+            raise ValueError(f"rotate {self.rotate}: the frame's bytes are landscape")
         self._display([frame[i:i + width] for i in range(0, len(frame), width)])
 
     def _display(self, pages: Pages) -> None:
