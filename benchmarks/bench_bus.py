@@ -24,9 +24,11 @@ all play out as they would there:
   `time.thread_time`, the thread burns factor − 1 times as much CPU again, holding the GIL as the
   slower Python would. The emulator's own work (decoding into the controller memories) is not
   counted: it runs inside the transaction's time.
-- **`--kernel-us` of kernel a transaction** (default 60; the ioctl, the i2c-bcm2835 driver's set-up
-  and its interrupts take 30–100 µs on a Pi): each transaction blocks (without the GIL) that much
-  longer, on top of the wire's time.
+- **`--kernel-us` of kernel an ioctl** (default 60; the ioctl, the i2c-bcm2835 driver's set-up
+  and its interrupts take 30–100 µs on a Pi): each ioctl's first transaction blocks (without the
+  GIL) that much longer, on top of the wire's time; **`--message-us`** (default 15) for each
+  further message of one `I2C_RDWR` ioctl (the driver's interrupt starts it with a repeated
+  START: `hardware/i2c_rdwr.py` sends a frame's windows so).
 The CPU times are this host's as measured: a busy host (other processes, a shared VM) inflates
 them, and the Pi model multiplies that too; the load average is printed with the figures. The
 Pi model's target: p99 ≤ 6 ms at 400 kHz (issue 20).
@@ -109,7 +111,9 @@ TARGET_BUSY_TENTHS = 5.0          # % of the bus with tenths showing
 TARGET_PI_P99_MS = {400_000: 6.0}     # issue 20: press → both panels' glass on a Pi 3
 TARGET_CPU_MS = 0.15                  # issue 20: CPU per press, here
 PI_FACTOR = 8.0                       # a Pi 3 / Zero 2 W runs Python 6–10× slower
-KERNEL_US = 60.0                      # a Pi's kernel per I²C transaction: 30–100 µs
+KERNEL_US = 60.0                      # a Pi's kernel per I²C ioctl: 30–100 µs
+MESSAGE_US = 15.0                     # and per further message of one I2C_RDWR ioctl (the
+                                      # driver's interrupt starting it with a repeated START)
 MODES = {True: "luma's stock drivers on the clock's thread",
          False: "partial updates, one writer thread"}
 CONTROL_COMMAND = 0x00                # luma's control byte before commands (0x40: data)
@@ -117,11 +121,13 @@ CONTROL_COMMAND = 0x00                # luma's control byte before commands (0x4
 
 @dataclass(frozen=True)
 class Machine:
-    """What the run adds to this machine: its CPU × `factor`, `kernel_s` a transaction."""
+    """What the run adds to this machine: its CPU × `factor`, `kernel_s` an ioctl and
+    `message_s` a further message of one ioctl."""
 
     name: str
     factor: float = 1.0
     kernel_s: float = 0.0
+    message_s: float = 0.0
 
 
 HERE = Machine("this machine")
@@ -166,17 +172,24 @@ class ModelBus(EmulatedBus):
     (how much later than meant this host's sleep returned)."""
 
     kernel_s: float = 0.0
+    message_s: float = 0.0
     lateness: list[float] = field(default_factory=list)
+    firsts: list[bool] = field(default_factory=list)   # per transaction: an ioctl's first
 
-    def carry_from(self, address: int, payload_bytes: int, since: float) -> None:
-        """One transaction whose ioctl was entered at `since`: it returns the kernel's time and
-        the wire's after it (one writer per bus: nothing waits for the lock)."""
+    def carry_from(self, address: int, payload_bytes: int, since: float,
+                   first: bool = True) -> None:
+        """One transaction whose ioctl was entered at `since` (`first`; else a further message
+        of the same ioctl, started by the driver's interrupt): it returns the kernel's time
+        (`kernel_s`, or `message_s` for a further message) and the wire's after it (one writer
+        per bus: nothing waits for the lock)."""
         busy = self.seconds(payload_bytes)
+        kernel = self.kernel_s if first else self.message_s
         with self._lock:
+            self.firsts.append(first)
             if not self.sleep:
                 self.transactions.append(Transaction(since + busy, address, payload_bytes, busy))
                 return
-            end = since + self.kernel_s + busy
+            end = since + kernel + busy
             while (left := end - self.clock()) > 0:
                 time.sleep(left)
             done = self.clock()
@@ -204,7 +217,7 @@ class WireSMBus(smbus2.SMBus):  # type: ignore[misc]
             for i in range(arg.nmsgs):
                 msg = arg.msgs[i]
                 raw = ctypes.string_at(msg.buf, msg.len)
-                self._carry(msg.addr, raw[0], raw[1:], since)
+                self._carry(msg.addr, raw[0], raw[1:], since, first=i == 0)
                 since = time.perf_counter()
         elif request == smbus2_module.I2C_SMBUS:
             block = arg.data.contents.block
@@ -212,13 +225,14 @@ class WireSMBus(smbus2.SMBus):  # type: ignore[misc]
         self.cpu.skip()                  # the emulator's decoding is not the Pi's
         return 0
 
-    def _carry(self, address: int, control: int, payload: bytes, since: float) -> None:
+    def _carry(self, address: int, control: int, payload: bytes, since: float,
+               first: bool = True) -> None:
         memory = self.memories[address]
         if control == CONTROL_COMMAND:
             memory.command(payload)
         else:
             memory.data(payload)
-        self.bus.carry_from(address, len(payload), since)
+        self.bus.carry_from(address, len(payload), since, first)
 
 
 _real_ioctl = smbus2_module.ioctl
@@ -309,7 +323,8 @@ class Rig:
 def make_rig(speed_hz: int, driver: str, stock: bool, sleep: bool = True,
              machine: Machine = HERE) -> Rig:
     """The panels on one bus, on `machine` (build it inside `wired()`)."""
-    bus = ModelBus(speed_hz=speed_hz, sleep=sleep, kernel_s=machine.kernel_s)
+    bus = ModelBus(speed_hz=speed_hz, sleep=sleep, kernel_s=machine.kernel_s,
+                   message_s=machine.message_s)
     cpu = CpuScale(machine.factor)
     writer = None if stock else ScaledWriter("bench bus", cpu)
     make: Callable[..., Any] = getattr(oled, driver) if stock else partial.DRIVERS[driver]
@@ -332,6 +347,7 @@ class Latencies:
     clock_kernel: list[float] = field(default_factory=list)     # ms of modelled kernel
     clock_late: list[float] = field(default_factory=list)       # ms of this host's overshoot
     clock_transactions: list[int] = field(default_factory=list)  # transactions in the span
+    clock_ioctls: list[int] = field(default_factory=list)        # ioctls among them
     clock_cpu: list[float] = field(default_factory=list)        # ms of CPU, measured (unscaled)
 
 
@@ -342,6 +358,7 @@ class Glass:
     kernel: float       # the modelled kernel's
     late: float         # this host's sleep overshoot
     transactions: int   # ended within it
+    ioctls: int         # of which the first of an ioctl (the others: its further messages)
 
 
 def _glass(rig: Rig, t: int, since: float, returned: float) -> Glass | None:
@@ -358,8 +375,9 @@ def _glass(rig: Rig, t: int, since: float, returned: float) -> Glass | None:
     spanned = [i for i, x in enumerate(rig.bus.transactions) if since < x.end <= end]
     wire = sum(rig.bus.transactions[i].busy for i in spanned)
     late = sum(rig.bus.lateness[i] for i in spanned if i < len(rig.bus.lateness))
-    return Glass((end - since) * 1e3, wire * 1e3, len(spanned) * rig.bus.kernel_s * 1e3,
-                 late * 1e3, len(spanned))
+    ioctls = sum(1 for i in spanned if rig.bus.firsts[i])
+    kernel = ioctls * rig.bus.kernel_s + (len(spanned) - ioctls) * rig.bus.message_s
+    return Glass((end - since) * 1e3, wire * 1e3, kernel * 1e3, late * 1e3, len(spanned), ioctls)
 
 
 def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) -> Latencies:
@@ -396,6 +414,7 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
             out.clock_kernel.append(glass.kernel)
             out.clock_late.append(glass.late)
             out.clock_transactions.append(glass.transactions)
+            out.clock_ioctls.append(glass.ioctls)
             writer_ns = sum(p.cpu_ns.get(t, 0) for p in rig.panels) if rig.writer else 0
             out.clock_cpu.append((rig.cpu.used_ns() + writer_ns) / 1e6)
         else:
@@ -459,9 +478,9 @@ def _line(label: str, values: list[float], note: str = "", unit: str = "ms") -> 
 def in_series(here: Latencies, pi: Machine) -> list[float]:
     """Per clock press of this machine's run, the Pi's press to glass computed in series: its
     CPU × factor + the wire + the kernel a transaction; no waits (GIL, host, queued frames)."""
-    return [pi.factor * cpu + wire + n * pi.kernel_s * 1e3
-            for cpu, wire, n in zip(here.clock_cpu, here.clock_wire, here.clock_transactions,
-                                    strict=True)]
+    return [pi.factor * cpu + wire + (k * pi.kernel_s + (n - k) * pi.message_s) * 1e3
+            for cpu, wire, n, k in zip(here.clock_cpu, here.clock_wire, here.clock_transactions,
+                                       here.clock_ioctls, strict=True)]
 
 
 def report(machine: Machine, lat: Latencies, hz: int, took: float,
@@ -474,7 +493,8 @@ def report(machine: Machine, lat: Latencies, hz: int, took: float,
     else:
         target = TARGET_PI_P99_MS.get(hz)
         print(f"  {machine.name}: CPU × {machine.factor:g}, {machine.kernel_s * 1e6:g} µs of "
-              f"kernel a transaction ({took:.0f} s to run)")
+              f"kernel an ioctl, {machine.message_s * 1e6:g} µs a further message of one "
+              f"({took:.0f} s to run)")
     note = f"   target p99 < {target:g} ms" if target and machine is HERE else (
         f"   target p99 ≤ {target:g} ms" if target else "")
     print("    " + _line(f"press to glass, clock presses ({len(c)})", c, note))
@@ -504,12 +524,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="the Pi model's CPU: this machine's CPU time × this "
                              "(default %(default)g)")
     parser.add_argument("--kernel-us", type=float, default=KERNEL_US,
-                        help="the Pi model's kernel time per I²C transaction, µs "
+                        help="the Pi model's kernel time per I²C ioctl, µs "
                              "(default %(default)g)")
+    parser.add_argument("--message-us", type=float, default=MESSAGE_US,
+                        help="the Pi model's kernel time per further message of one "
+                             "I2C_RDWR ioctl, µs (default %(default)g)")
     parser.add_argument("--presses", type=int,
                         help="play only the match's first N presses (a brief run)")
     args = parser.parse_args(argv)
-    pi = Machine("Pi 3 model", args.pi_factor, args.kernel_us / 1e6)
+    pi = Machine("Pi 3 model", args.pi_factor, args.kernel_us / 1e6, args.message_us / 1e6)
 
     match = generate_match(args.seed, args.length, bounce=0.0)
     inputs, end = match.inputs, match.end

@@ -88,6 +88,8 @@ class CardModel:
     seed: int = 1
     on: bool = False                        # the model applies to the fsyncs made while on
     fsyncs: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
+    # The modelled stalls, each (start, end) in time.monotonic_ns.
+    stalls: list[tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
@@ -96,6 +98,7 @@ class CardModel:
         self._block = round(1 / self.stall_rate) if self.stall_rate > 0 else 0
         self._drawn = 0
         self._stall_at = -1
+        self.stalled = False                # whether the last draw was a stall
 
     def draw_s(self) -> float:
         """One fsync's time on the modelled card, in seconds."""
@@ -105,7 +108,8 @@ class CardModel:
                 if at == 0:
                     self._stall_at = self._random.randrange(self._block)
                 self._drawn += 1
-                if at == self._stall_at:
+                self.stalled = at == self._stall_at
+                if self.stalled:
                     return self.stall_ms / 1e3
             return self.p50_ms * math.exp(self._random.gauss(0.0, self._sigma)) / 1e3
 
@@ -116,7 +120,11 @@ class CardModel:
             try:
                 if on:
                     os.fstat(fd)                # an fd the real call would refuse is refused
-                    time.sleep(self.draw_s())
+                    seconds, stalled = self.draw_s(), self.stalled
+                    begun = time.monotonic_ns()
+                    time.sleep(seconds)
+                    if stalled:
+                        self.stalls.append((begun, time.monotonic_ns()))
                 else:
                     real(fd)
             finally:
@@ -187,6 +195,30 @@ def percentile(values: list[int] | list[float], q: float) -> float:
 
 def ms(ns: float) -> str:
     return f"{ns / 1e6:7.2f} ms"
+
+
+def stall_overlap(stalls: list[tuple[int, int]], start: int, end: int) -> int:
+    """How much of [start, end] the stalls cover (ns; they never overlap each other)."""
+    return sum(max(0, min(end, b) - max(start, a)) for a, b in stalls)
+
+
+def _stall_share(card: CardModel, spans: list[tuple[int, int]]) -> None:
+    """Press → both panels with the SD-card model, apart for the presses a stall touched: the
+    others' p99 (the target's, stalls aside), and how much later than the stall's own length
+    the touched ones were drawn (the target: never more than the stall)."""
+    clear = [end - start for start, end in spans if not stall_overlap(card.stalls, start, end)]
+    beyond = [end - start - stall_overlap(card.stalls, start, end) for start, end in spans
+              if stall_overlap(card.stalls, start, end)]
+    print(f"  with the SD-card model, the stall share apart ({len(card.stalls)} stalls of "
+          f"{card.stall_ms:g} ms):")
+    if clear:
+        print(f"    presses no stall touched ({len(clear)}): both panels drawn p50 "
+              f"{ms(percentile(clear, 0.50))}   p99 {ms(percentile(clear, 0.99))}   "
+              f"max {ms(max(clear))}   target p99 ≤ 20 ms")
+    if beyond:
+        print(f"    presses a stall touched ({len(beyond)}): drawn later than the stall's own "
+              f"length by p50 {ms(percentile(beyond, 0.50))}   max {ms(max(beyond))}   "
+              f"(the stall itself excluded)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,6 +296,7 @@ def _main(argv: list[str] | None) -> int:
     # Per press, without (False) and with (True) the SD-card model.
     first_frame: dict[bool, list[int]] = {False: [], True: []}
     both_frames: dict[bool, list[int]] = {False: [], True: []}
+    spans: list[tuple[int, int]] = []          # per counted press: the edge, both panels drawn
     stack = contextlib.ExitStack()
     try:
         stack.enter_context(card.installed())
@@ -287,6 +320,7 @@ def _main(argv: list[str] | None) -> int:
             if n > 0:                           # the first press starts the game: not counted
                 first_frame[card.on].append(min(arrivals) - edge)
                 both_frames[card.on].append(max(arrivals) - edge)
+                spans.append((edge, max(arrivals)))
             time.sleep(max(0.0, HOLD_DOWN_S - (time.monotonic_ns() - edge) / 1e9))
             pins[presser].drive_high()
             presser = Button.RIGHT if running is Side.RIGHT else Button.LEFT
@@ -324,6 +358,7 @@ def _main(argv: list[str] | None) -> int:
             print(f"    {label:<18} p50 {ms(percentile(values, 0.50))}   "
                   f"p99 {ms(percentile(values, 0.99))}   max {ms(max(values))}   "
                   f"mean {ms(statistics.fmean(values))}   (n {len(values)})")
+    _stall_share(card, spans[:len(both_frames[True])])
     print("frames handed to each panel:")
     for screen, storm, idle in zip(screens, storm_frames, idle_frames, strict=True):
         print(f"  {screen.name:<12} during the presses {storm / storm_s:6.1f} fps "

@@ -36,6 +36,8 @@ SMOKED_HERE: dict[str, tuple[list[str], tuple[str, ...]]] = {
     "bench_latency": (["--presses", "3", "--idle-seconds", "0.2", "--quick"],
                       ("edge-to-frame latency", "frames handed to each panel",
                        "with the SD-card model (3 presses)", "0.1–0.2 s apart")),
+    "bench_press_cpu": (["--length", "1", "--replays", "1"],
+                        ("CPU per clock press", "engine (feed)", "panels (present)")),
     "bench_recovery": (["--runs", "1", "--points", "1,2", "--records", "100,200"],
                        ("run to READY, a new match", "linear:")),
     "bench_public": (["--tables", "3", "--subscribers", "8", "--measuring", "2", "--seconds", "2",

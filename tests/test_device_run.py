@@ -24,7 +24,8 @@ from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.core.match import Phase
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import Device, build_device
-from gammonclock.hardware.panels import SHIFT_PERIOD_NS, shift_at, shifted
+from gammonclock.hardware.drawing import shifted
+from gammonclock.hardware.panels import SHIFT_PERIOD_NS, shift_at
 from gammonclock.hardware.screens import panel_view, render
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR

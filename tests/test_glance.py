@@ -26,9 +26,9 @@ from gammonclock.core.effects import (
 )
 from gammonclock.core.rules import GameResult, ResultKind
 from gammonclock.hardware import partial
-from gammonclock.hardware.drawing import RUN_CELL
+from gammonclock.hardware.drawing import RUN_CELL, shifted
 from gammonclock.hardware.notices import notice_for, opening_dice
-from gammonclock.hardware.panels import SHIFTS, shifted
+from gammonclock.hardware.panels import SHIFTS
 from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.redraw import settled
 from gammonclock.hardware.screens import MARGIN, Clock, PanelView, panel_view, render

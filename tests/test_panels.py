@@ -14,6 +14,7 @@ from conftest import play
 from gammonclock.config.loading import PanelConfig
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.hardware import panels
+from gammonclock.hardware.drawing import shifted
 from gammonclock.hardware.panels import (
     FIRST_RETRY_NS,
     MAX_RETRY_NS,
@@ -22,7 +23,6 @@ from gammonclock.hardware.panels import (
     Panel,
     next_shift_at,
     shift_at,
-    shifted,
 )
 from gammonclock.hardware.screens import HEIGHT, MARGIN, WIDTH, panel_view, render
 from gammonclock.sides import Button, Pair, Side

@@ -13,6 +13,7 @@ from PIL import Image, ImageChops
 
 from conftest import play
 from gammonclock.hardware import partial
+from gammonclock.hardware.drawing import shifted
 from gammonclock.hardware.i2c_emulator import (
     EmulatedBus,
     EmulatedI2C,
@@ -21,7 +22,7 @@ from gammonclock.hardware.i2c_emulator import (
     memory_for,
     transaction_clocks,
 )
-from gammonclock.hardware.panels import REWRITE_PERIOD_NS, SHIFT_PERIOD_NS, Panel, shift_at, shifted
+from gammonclock.hardware.panels import REWRITE_PERIOD_NS, SHIFT_PERIOD_NS, Panel, shift_at
 from gammonclock.hardware.screens import HEIGHT, WIDTH, panel_view, render
 from gammonclock.sides import Pair, Side
 

@@ -23,8 +23,8 @@ from gammonclock.config.loading import load_config, parse_config
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import Engine
 from gammonclock.device.build import Device, build_device, dummy_panels
-from gammonclock.hardware.drawing import render
-from gammonclock.hardware.panels import shift_at, shifted
+from gammonclock.hardware.drawing import render, shifted
+from gammonclock.hardware.panels import shift_at
 from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.screens import config_error_view
 from gammonclock.hardware.views import Clock, Layout, PanelView

@@ -191,6 +191,12 @@ def _draw_title(c: _Canvas, title: str) -> None:
 def render(view: PanelView) -> Image.Image:
     """The 128×64 1-bit picture of `view`, drawn inside a blank margin of `MARGIN` pixels."""
     c = _Canvas()
+    paint(c, view)
+    return c.image
+
+
+def paint(c: _Canvas, view: PanelView) -> None:
+    """Draw `view` on `c` (a fresh canvas; `compose.py` passes one that records the strokes)."""
     _draw_header(c, view)
     if view.layout is Layout.CLOCK:
         if view.own is not None:
@@ -228,4 +234,12 @@ def render(view: PanelView) -> Image.Image:
                 c.centred(48, view.footer, SMALL)
     if view.notice:
         _draw_notice(c, view.notice)
-    return c.image
+
+
+def shifted(image: Image.Image, offset: tuple[int, int]) -> Image.Image:
+    """`image` moved by `offset`, on black; what leaves the frame is the blank margin."""
+    if offset == (0, 0):
+        return image
+    frame = Image.new(image.mode, image.size, 0)
+    frame.paste(image, offset)
+    return frame

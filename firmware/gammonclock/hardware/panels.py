@@ -8,6 +8,10 @@ logged: the panel is marked for a fresh start, which the next `show` tries after
 the clock never stops for a display. The device's `persist` is set, so the last picture stays on
 the glass when the program ends.
 
+`show_picture` (what the presenter calls) takes a `compose.Picture`: the frame is composed in the
+controller's bytes and compared as such, and drawn as a PIL image only for a device that takes
+no such bytes (luma's `dummy`, an emulator).
+
 A panel with a `BusWriter` (every real one: `from_config` gives it its bus's writer) draws on the
 writer's thread: `show` hands the frame over and returns at once, so a slow or failing bus never
 delays the clock; `flush` waits for the glass. A panel without one (luma's `dummy` in tests and
@@ -27,6 +31,8 @@ from gammonclock.config.loading import PANEL_DRIVERS, PanelConfig
 from gammonclock.durations import NS_PER_S
 
 from .bus_writer import BusWriter, writer_for_bus
+from .compose import Picture
+from .drawing import shifted
 from .screens import HEIGHT, MARGIN, WIDTH
 
 log = logging.getLogger(__name__)
@@ -64,15 +70,6 @@ def next_shift_at(t: int) -> int:
     return (t // SHIFT_PERIOD_NS + 1) * SHIFT_PERIOD_NS
 
 
-def shifted(image: Image.Image, offset: tuple[int, int]) -> Image.Image:
-    """`image` moved by `offset`, on black; what leaves the frame is the blank margin."""
-    if offset == (0, 0):
-        return image
-    frame = Image.new(image.mode, image.size, 0)
-    frame.paste(image, offset)
-    return frame
-
-
 def luma_device(config: PanelConfig) -> LumaDevice:
     """The real panel of `config` on its I²C bus; raises what luma raises when it is absent."""
     # Imported here: building a panel from a config is the only thing that needs the I²C stack.
@@ -86,12 +83,28 @@ def luma_device(config: PanelConfig) -> LumaDevice:
 
 
 class _Frame:
-    """A frame handed to the bus writer."""
+    """A frame handed to the bus writer: a PIL image and its bytes, or a `Picture` and its
+    controller bytes (`PICTURE` and its pages: never equal to an image's bytes)."""
 
     __slots__ = ("data", "image", "rewrite", "t")
 
-    def __init__(self, image: Image.Image, data: bytes, t: int, rewrite: bool) -> None:
+    def __init__(self, image: Image.Image | Picture, data: bytes, t: int, rewrite: bool) -> None:
         self.image, self.data, self.t, self.rewrite = image, data, t, rewrite
+
+
+PICTURE = b"P"      # the bytes of a picture's frame start so; an image's are 1 024 bytes long
+
+
+def _display(device: LumaDevice, job: _Frame, shift: tuple[int, int]) -> None:
+    """The frame of `job` on `device`: a picture's controller bytes straight to a driver that
+    takes them (`partial.py`'s, upright or upside down), else as a PIL image."""
+    frame = job.image
+    if isinstance(frame, Picture):
+        if getattr(device, "rotate", None) in (0, 2) and hasattr(device, "display_pages"):
+            device.display_pages(job.data[len(PICTURE):])
+            return
+        frame = frame.image_at(shift)
+    device.display(frame if device.mode == frame.mode else frame.convert(device.mode))
 
 
 class Panel:
@@ -148,7 +161,14 @@ class Panel:
         over and returns at once (the writer draws it, unless a newer frame replaces it first).
         """
         frame = shifted(image, shift_at(t))
-        data = frame.tobytes()
+        return self._show(frame, frame.tobytes(), t)
+
+    def show_picture(self, picture: Picture, t: int) -> bool:
+        """`show` for a `Picture`: its frame is composed in the controller's bytes (no drawing)
+        and compared as such; drawn as an image only for a device that takes no such bytes."""
+        return self._show(picture, PICTURE + picture.pages_at(shift_at(t)), t)
+
+    def _show(self, frame: Image.Image | Picture, data: bytes, t: int) -> bool:
         rewrite = self._rewrite_due(t)
         if self._writer is None:
             return self._draw(_Frame(frame, data, t, rewrite))
@@ -197,7 +217,7 @@ class Panel:
         return self._device is not None and bool(getattr(self._device, "rewriting", False))
 
     def _draw(self, job: _Frame) -> bool:
-        frame, t = job.image, job.t
+        t = job.t
         self._last_t = t
         shift = shift_at(t)
         if self._device is not None and job.data == self._last and not job.rewrite:
@@ -210,7 +230,7 @@ class Panel:
             if shift != self._shift and hasattr(device, "invalidate"):
                 device.invalidate()          # a burn-in move: every byte is sent again
             if job.data != self._last or shift != self._shift:
-                device.display(frame if device.mode == frame.mode else frame.convert(device.mode))
+                _display(device, job, shift)
             if job.rewrite and hasattr(device, "stale_all"):
                 device.stale_all()
                 if self._writer is None:     # drawn inside `show`: no idle bus to wait for

@@ -12,6 +12,10 @@ controller holds) and send the changed rectangle through the controller's own ad
 - SH1106 (page addressing only): per run of changed bytes, 0xB0+page and the column's low and
   high nibble (0x0n, 0x1n), counted from its 2-column offset in the 132-column RAM; the bytes.
 
+A frame comes as a PIL image (`display`) or already in the controller's bytes (`display_pages`:
+what `compose.Picture` gives, no transposing); a frame's windows leave in one `I2C_RDWR` ioctl
+on luma's managed I²C serial (`i2c_rdwr.py`), each a transaction of its own.
+
 A full frame is sent instead after the device was (re)opened, after `invalidate()` (the panel
 asks for it at a burn-in move), and when most of the frame changed (a new screen: a window per
 page would cost about as much, and a full frame leaves nothing to doubt). `stale_all()` marks the
@@ -21,18 +25,23 @@ bus is otherwise idle, so that a byte a glitch corrupted cannot stay on the glas
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from luma.oled import device as oled  # type: ignore[import-untyped]
 from PIL import Image
 
+from . import i2c_rdwr
+
 PAGE_ROWS = 8
 COMMAND_OVERHEAD = 3       # a transaction: address byte, control byte, START/STOP (≈ 1 byte)
 FULL_SHARE = 0.5           # a plan costing more than this share of a full frame sends a full one
+GREEDY_WINDOWS = 16        # more changed runs than this: merged per page before the search
 REWRITE_COLUMNS = 32       # a rewrite piece: 32 columns of one page (≈ 3.7 ms at 100 kHz)
 
-# Bit i of a page byte is row 8·page + i: PIL packs the first pixel into the top bit instead.
+# A byte with its bits in the opposite order (a page's column upside down).
 REVERSED_BITS = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
 
 Pages = list[bytes]
@@ -42,24 +51,39 @@ Span = tuple[int, int]                # first and last column, inclusive
 def page_bytes(image: Image.Image) -> Pages:
     """The controller's bytes of a mode-"1" picture: one bytes object of `width` per page."""
     pages = image.height // PAGE_ROWS
-    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes().translate(REVERSED_BITS)
+    # Packed with the bits reversed ("1;R": the first pixel in bit 0), as the controller reads
+    # a column: no translation table pass.
+    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
     return [columns[p::pages] for p in range(pages)]
+
+
+@cache
+def _runs_pattern(gap: int) -> re.Pattern[bytes]:
+    """A run of differing bytes (non-zero in the XOR of two pages) and those that follow it
+    with at most `gap` - 1 equal ones between: one run (sending those costs less)."""
+    return re.compile(rb"[^\x00](?:\x00{0,%d}[^\x00])*" % (gap - 1))
 
 
 def changed_runs(old: bytes, new: bytes, gap: int) -> list[Span]:
     """The column runs where `old` and `new` differ; runs closer than `gap` unchanged bytes are
     one run (sending the bytes between costs less than another window)."""
-    runs: list[Span] = []
     if old == new:
-        return runs
-    for column, (a, b) in enumerate(zip(old, new, strict=True)):
-        if a == b:
-            continue
-        if runs and column - runs[-1][1] <= gap:
-            runs[-1] = (runs[-1][0], column)
-        else:
-            runs.append((column, column))
-    return runs
+        return []
+    if len(old) != len(new):
+        raise ValueError(f"pages of {len(old)} and {len(new)} bytes")
+    # The XOR of the two pages, in C: its non-zero bytes are the differing columns.
+    diff = (int.from_bytes(old, "little") ^ int.from_bytes(new, "little")).to_bytes(
+        len(new), "little")
+    if gap < 1:                          # every differing column its own run
+        return [(c, c) for c, byte in enumerate(diff) if byte]
+    return [(m.start(), m.end() - 1) for m in _runs_pattern(gap).finditer(diff)]
+
+
+def changed_page_runs(old: Pages, new: Pages, gap: int) -> list[list[Span]]:
+    """`changed_runs` of every page (the pages that are equal cost a comparison)."""
+    if len(old) != len(new):
+        raise ValueError(f"frames of {len(old)} and {len(new)} pages")
+    return [[] if a == b else changed_runs(a, b, gap) for a, b in zip(old, new, strict=True)]
 
 
 Window = tuple[int, int, Span]        # first page, last page, columns
@@ -75,6 +99,13 @@ def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[W
     """The changed runs of every page as windows, neighbouring ones merged into their bounding
     window while that costs fewer bytes than sending them apart (greedy: the best merge first)."""
     windows: list[Window] = [(p, p, run) for p, page in enumerate(runs) for run in page]
+    if len(windows) <= 1:
+        return windows
+    if len(windows) > GREEDY_WINDOWS:
+        # The greedy search costs the cube of the windows (72 one-byte runs in stripes: a
+        # quarter of a second here, seconds on a Pi, holding the GIL): each page's runs become
+        # their page's bounding run first, at most a window a page to merge.
+        windows = [(p, p, (page[0][0], page[-1][1])) for p, page in enumerate(runs) if page]
     while True:
         best: tuple[int, int, int, Window] | None = None
         for i, a in enumerate(windows):
@@ -108,6 +139,8 @@ class PartialUpdates:
     bytes_sent = 0                           # payload bytes of display() and rewrite_step()
 
     # provided by luma's device / the driver
+    _serial_interface: Any
+    rotate: int
     mode: str
     size: tuple[int, int]
     width: int
@@ -147,7 +180,21 @@ class PartialUpdates:
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode
         assert image.size == self.size
-        pages = page_bytes(self.preprocess(image))
+        self._display(page_bytes(self.preprocess(image)))
+
+    def display_pages(self, frame: bytes) -> None:
+        """`display` for a frame already in the controller's bytes, page-major (what
+        `compose.Picture.pages_at` gives). Upside down (`rotate` 2, what `preprocess` does to
+        an image): the last byte first, each byte's bits reversed (its rows bottom up)."""
+        width = self.width
+        assert len(frame) == width * self.size[1] // PAGE_ROWS
+        if self.rotate == 2:
+            frame = frame[::-1].translate(REVERSED_BITS)
+        elif self.rotate != 0:
+            raise ValueError(f"rotate {self.rotate}: the frame's bytes are landscape")
+        self._display([frame[i:i + width] for i in range(0, len(frame), width)])
+
+    def _display(self, pages: Pages) -> None:
         held, self._held = self._held, None      # unknown while the write is under way
         plan = None if held is None else self._plan(held, pages)
         if plan is None:
@@ -162,12 +209,24 @@ class PartialUpdates:
     def _plan(self, held: Pages, pages: Pages) -> list[Window] | None:
         """The windows to send, or None when a full frame is the better choice."""
         gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
-        runs = [changed_runs(a, b, gap) for a, b in zip(held, pages, strict=True)]
+        runs = changed_page_runs(held, pages, gap)
+        full = FULL_SHARE * len(pages) * self.width
+        if sum(last - first + 1 for page in runs for first, last in page) > full:
+            return None       # the changed bytes alone cost more than the share: no search
         plan = self._windows(runs)
         cost = sum(window_cost(w, self.command_bytes) for w in plan)
-        return None if cost > FULL_SHARE * len(pages) * self.width else plan
+        return None if cost > full else plan
 
     command_bytes = 6
+
+    def _transmit(self, writes: list[tuple[bytes, bytes]]) -> None:
+        """Each (commands, data) pair to the controller: on luma's managed I²C serial, all of
+        them in one `I2C_RDWR` ioctl (`i2c_rdwr.send_windows`); on another serial (an emulator),
+        through its `command` and `data`."""
+        if not i2c_rdwr.send_windows(self._serial_interface, writes):
+            for command, payload in writes:
+                self.command(*command)
+                self.data(list(payload))
 
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
         raise NotImplementedError
@@ -195,12 +254,14 @@ class _WindowAddressing(PartialUpdates):
         return merged_windows(runs, self.command_bytes)
 
     def _send(self, pages: Pages, plan: list[Window]) -> None:
+        writes: list[tuple[bytes, bytes]] = []
         for first_page, last_page, (first, last) in plan:
-            self.command(0x21, self._colstart + first, self._colstart + last,
-                         0x22, first_page, last_page)
+            command = bytes((0x21, self._colstart + first, self._colstart + last,
+                             0x22, first_page, last_page))
             payload = b"".join(pages[p][first:last + 1] for p in range(first_page, last_page + 1))
-            self.data(list(payload))
+            writes.append((command, payload))
             self.bytes_sent += len(payload)
+        self._transmit(writes)
 
     def _send_full(self, pages: Pages) -> None:
         self._send(pages, [(0, len(pages) - 1, (0, self.width - 1))])
@@ -217,12 +278,13 @@ class _PageAddressing(PartialUpdates):
         return [(p, p, run) for p, page in enumerate(runs) for run in page]
 
     def _send(self, pages: Pages, plan: list[Window]) -> None:
+        writes: list[tuple[bytes, bytes]] = []
         for page, _, (first, last) in plan:
             column = self._page_address_offset + first
-            self.command(0xB0 + page, column & 0x0F, 0x10 | column >> 4)
             payload = pages[page][first:last + 1]
-            self.data(list(payload))
+            writes.append((bytes((0xB0 + page, column & 0x0F, 0x10 | column >> 4)), payload))
             self.bytes_sent += len(payload)
+        self._transmit(writes)
 
     def _send_full(self, pages: Pages) -> None:
         self._send(pages, [(p, p, (0, self.width - 1)) for p in range(len(pages))])

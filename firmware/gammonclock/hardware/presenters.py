@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PIL import Image
-
 from gammonclock.core.effects import Effect, FlagFell
 from gammonclock.core.engine import Engine
 from gammonclock.core.match_state import Phase
@@ -18,14 +16,23 @@ from gammonclock.sides import Pair, Side
 
 from .bus_writer import BusWriter
 from .buzzer import Buzzer
+from .compose import Picture
 from .notices import opening_dice
-from .panels import Panel, next_shift_at
+from .panels import Panel, next_shift_at, shift_at
 from .redraw import settled
-from .screens import PanelView, idle_view, in_language, notice_for, panel_view, render
+from .screens import PanelView, idle_view, in_language, notice_for, panel_view
 from .views import TableInfo
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
 IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
+
+
+def _show(panel: Panel, picture: Picture, t: int) -> None:
+    """`picture` on `panel`: composed for a `Panel`, drawn for a stand-in that takes images."""
+    if isinstance(panel, Panel):
+        panel.show_picture(picture, t)
+    else:
+        panel.show(picture.image(), t)
 
 
 def _earliest(*instants: int | None) -> int | None:
@@ -45,7 +52,7 @@ class PanelPresenter:
         self.language = language or (lambda: "en")   # the panels' language (SPEC §15)
         self.notice: str | None = None
         self.notice_until = 0
-        self._drawn: dict[Side, tuple[PanelView, Image.Image]] = {}
+        self._drawn: dict[Side, tuple[PanelView, Picture]] = {}
         # The view each panel shows and its language (the terminal simulator's text of it).
         self._shown: dict[Side, tuple[PanelView, str]] = {}
         self.opening: tuple[int, ...] = ()   # the reader's opening roll (the state keeps no such)
@@ -64,6 +71,7 @@ class PanelPresenter:
         info = self.info() if self.info is not None and state.phase is Phase.ARBITER else None
         changes: list[int | None] = []
         lang = self.language()
+        pictures: list[Picture] = []
         for side in Side:
             # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
             # frame shows what follows, and the next redraw is the next real change.
@@ -71,10 +79,16 @@ class PanelPresenter:
             changes.append(change)
             view = panel_view(state, side, shown, notice, lang, self.opening, info)
             drawn = self._drawn.get(side)
-            image = drawn[1] if drawn and drawn[0] == view else render(view)
-            self._drawn[side] = (view, image)
+            picture = drawn[1] if drawn and drawn[0] == view else Picture(view)
+            if isinstance(self.panels[side], Panel):
+                picture.pages_at(shift_at(t))    # composed before either frame is handed over
+            pictures.append(picture)
+            self._drawn[side] = (view, picture)
             self._shown[side] = (view, lang)
-            self.panels[side].show(image, t)
+        # Both frames handed over back to back: the bus writer takes them while this thread is
+        # done with the press (not competing with it for the GIL while the second is composed).
+        for side, picture in zip(Side, pictures, strict=True):
+            _show(self.panels[side], picture, t)
         return _earliest(*changes, next_shift_at(t),
                          self.notice_until if notice and not alert else None)
 
@@ -97,11 +111,11 @@ class PanelPresenter:
         self.notice, self.notice_until = text, t + NOTICE_NS
 
     def _show_both(self, view: PanelView, lang: str, t: int) -> None:
-        image = render(view)
+        picture = Picture(view)
         for side in Side:
             self._drawn.pop(side, None)
             self._shown[side] = (view, lang)
-            self.panels[side].show(image, t)
+            _show(self.panels[side], picture, t)
 
     def shown(self, side: Side) -> tuple[PanelView, str] | None:
         """The view the panel facing `side` was last given, and the language it is in (None

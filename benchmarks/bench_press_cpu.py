@@ -1,0 +1,137 @@
+"""Benchmark: the CPU of a clock press, engine and both panels, on one thread, the noise taken out.
+
+Run it as a plain script from the repository root::
+
+    python benchmarks/bench_press_cpu.py [--length L] [--seed N] [--replays R] [--driver D]
+
+`bench_bus.py` measures the CPU per press as the device spends it — the clock's thread and the
+bus writer's, with the wire's time in between — and on a shared machine that figure moves with
+the load (other processes evict the caches while the writer sleeps on the bus). This one plays
+the same generated match (`bench_match.py`) `--replays` times (default 5) through the engine and
+the real `PanelPresenter` on two `Panel`s with the partial drivers on luma's managed `i2c` serial,
+whose smbus2 bus takes every ioctl and does nothing (so no thread and no sleep), and times each
+clock press with `time.thread_time_ns`: the engine's `feed`, then `present` (views, the frames,
+the drivers' plans and messages). Each press's figure is its least over the replays (what the
+code costs, not what the host's load added); it prints p50, p99 and the maximum of those, next to
+issue 20's target (≤ 0.15 ms for engine + view + render + writer). It asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+try:
+    import gammonclock  # noqa: F401
+except ImportError:  # running from a checkout without the package installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "firmware"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import smbus2  # noqa: E402
+from bench_match import generate_match  # noqa: E402
+from luma.core.interface.serial import i2c as luma_i2c  # noqa: E402
+
+from gammonclock.core.effects import GameStarted, TurnEnded  # noqa: E402
+from gammonclock.core.engine import Engine  # noqa: E402
+from gammonclock.core.match_state import Phase  # noqa: E402
+from gammonclock.hardware import partial  # noqa: E402
+from gammonclock.hardware.panels import Panel  # noqa: E402
+from gammonclock.hardware.presenters import PanelPresenter  # noqa: E402
+from gammonclock.hardware.screens import HEIGHT, WIDTH  # noqa: E402
+from gammonclock.sides import Pair  # noqa: E402
+
+TARGET_MS = 0.15
+
+
+class NullBus:
+    """smbus2's SMBus as luma's managed i2c uses it: every transfer taken, none carried."""
+
+    def write_i2c_block_data(self, address: int, register: int, data: Any) -> None:
+        pass
+
+    def i2c_rdwr(self, *messages: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def null_serial(address: int) -> Any:
+    saved = smbus2.SMBus
+    smbus2.SMBus = lambda port: NullBus()
+    try:
+        return luma_i2c(port=1, address=address)
+    finally:
+        smbus2.SMBus = saved
+
+
+def replay(seed: int, length: int, driver: str) -> list[tuple[int, int]]:
+    """(engine ns, panels ns) of each clock press of the match, in order."""
+    match = generate_match(seed, length, bounce=0.0)
+
+    def panel(address: int, name: str) -> Panel:
+        serial = null_serial(address)
+        return Panel(lambda: partial.DRIVERS[driver](serial, width=WIDTH, height=HEIGHT), name)
+
+    presenter = PanelPresenter(Pair(panel(0x3C, "left panel"), panel(0x3D, "right panel")))
+    engine = Engine.start(match.rules)
+    wake = presenter.present(engine, 0, [])
+    out: list[tuple[int, int]] = []
+    for edge in [*match.inputs, None]:
+        until = match.end if edge is None else edge.t
+        while True:
+            due = [d for d in (wake, engine.next_deadline()) if d is not None and d < until]
+            if not due:
+                break
+            engine, effects = engine.advance(min(due))
+            wake = presenter.present(engine, min(due), effects)
+        if edge is None:
+            break
+        running = engine.match.phase is Phase.RUNNING
+        start = time.thread_time_ns()
+        engine, effects = engine.feed(edge)
+        fed = time.thread_time_ns()
+        wake = presenter.present(engine, edge.t, effects)
+        done = time.thread_time_ns()
+        if (edge.pressed and running and engine.match.phase is Phase.RUNNING
+                and any(isinstance(e, TurnEnded) for e in effects)
+                and not any(isinstance(e, GameStarted) for e in effects)):
+            out.append((fed - start, done - fed))
+    presenter.close()
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--length", type=int, default=3, help="match length in points")
+    parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--replays", type=int, default=5)
+    parser.add_argument("--driver", default="ssd1306", choices=sorted(partial.DRIVERS))
+    args = parser.parse_args(argv)
+    runs = [replay(args.seed, args.length, args.driver) for _ in range(max(1, args.replays))]
+    presses = len(runs[0])
+    engine = [min(r[i][0] for r in runs) / 1e6 for i in range(presses)]
+    panels = [min(r[i][1] for r in runs) / 1e6 for i in range(presses)]
+    total = [e + p for e, p in zip(engine, panels, strict=True)]
+    print(f"gammonclock press CPU: {args.length}-point match, seed {args.seed}, {presses} clock "
+          f"presses, two {args.driver} panels (I²C taken and dropped), least of {len(runs)} "
+          f"replays per press; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    for label, values in (("engine (feed)", engine), ("panels (present)", panels),
+                          ("CPU per clock press", total)):
+        note = f"   target ≤ {TARGET_MS:g} ms" if values is total else ""
+        print(f"  {label:<20} p50 {pct(values, .5):.3f} ms  p99 {pct(values, .99):.3f} ms  "
+              f"max {max(values):.3f} ms{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

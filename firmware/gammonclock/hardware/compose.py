@@ -1,0 +1,191 @@
+"""A panel's frame in the controller's bytes, composed from cached strokes instead of drawn anew.
+
+`drawing.render` draws a view on a fresh PIL image; the panel then shifts it (burn-in), packs it
+and the driver transposes it into the controller's pages and compares it with the glass — about
+a third of a millisecond a panel here, most of a press's CPU. Yet a press changes two or three
+strokes of a frame (the turn marker, a delay's digits), and every stroke is one of a few hundred.
+
+So a `Picture` holds a view, and `Picture.pages_at(shift)` gives the frame as the controller
+holds it (8 pages of 128 bytes, page-major, bit i of a byte = row 8·page + i) without drawing it:
+`drawing.paint` runs on a canvas that only records its strokes (a text's paste, a rectangle, a
+polygon, ...), and each stroke's mask — the pixels it sets, drawn alone on black, shifted and
+packed as one integer of 8 192 bits — is drawn once and cached. Painting is sequential and
+every stroke sets the pixels of its mask to one colour, whatever was under them: so the frame is
+the strokes applied in order, `frame | mask` for a lit stroke and `frame & ~mask` for a dark one
+(a notice's text on its box), exactly the picture `render` draws, shifted as `panels.shifted`
+shifts it (a translation, pixel by pixel). A stroke of two colours (none today) makes the
+picture fall back to `render`. `tests/test_compose.py` checks the equality pixel for pixel.
+
+`Picture.image_at(shift)` is the PIL picture for devices that take one (luma's `dummy`, the
+emulator).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PIL import Image
+
+from .drawing import OFF, ON, _Canvas, paint, render, shifted
+from .glyphs import Face
+from .screens import HEIGHT, WIDTH, PanelView
+
+FRAME_BYTES = WIDTH * HEIGHT // 8
+CACHED_STROKES = 512         # masks kept (about 1.2 kB each): a match's strokes recur
+
+Shift = tuple[int, int]
+Stroke = tuple[Any, ...]     # ("text", x, y, text, face's name, colour) or
+                             # ("draw", method, args, kwargs' items)
+
+
+def _frozen(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A drawing call's arguments hashable: a list (a polygon's points, each a tuple) as a
+    tuple."""
+    return tuple(tuple(a) if isinstance(a, list) else a for a in args)
+
+
+def _xy(xy: Any) -> tuple[Any, ...]:
+    """A drawing call's coordinates hashable (a list of points as a tuple)."""
+    return xy if type(xy) is tuple else tuple(xy)
+
+
+class _StrokeRecorder:
+    """Stands in for `ImageDraw.Draw`: every call is recorded as a stroke, nothing drawn."""
+
+    def __init__(self, strokes: list[Stroke]) -> None:
+        self._strokes = strokes
+
+    def __getattr__(self, method: str) -> Any:
+        def record(*args: Any, **kwargs: Any) -> None:
+            self._strokes.append(("draw", method, _frozen(args), tuple(kwargs.items())))
+        return record
+
+    # The calls `drawing.py` makes, recorded without a closure each.
+    def rectangle(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "rectangle", (_xy(xy),), tuple(kwargs.items())))
+
+    def rounded_rectangle(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "rounded_rectangle", (_xy(xy),), tuple(kwargs.items())))
+
+    def line(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "line", (_xy(xy),), tuple(kwargs.items())))
+
+    def point(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "point", (_xy(xy),), tuple(kwargs.items())))
+
+    def polygon(self, xy: Any, **kwargs: Any) -> None:
+        self._strokes.append(("draw", "polygon", (_xy(xy),), tuple(kwargs.items())))
+
+
+class _Recorder(_Canvas):
+    """A canvas recording what `paint` draws on it, in order."""
+
+    def __init__(self) -> None:   # no image: nothing is drawn
+        self.strokes: list[Stroke] = []
+        self.draw = _StrokeRecorder(self.strokes)  # type: ignore[assignment]
+
+    def text(self, x: int, y: int, text: str, face: Face, fill: int = ON) -> None:
+        if text:      # the face by its name: a str hashes once, a dataclass at every lookup
+            _faces.setdefault(face.name, face)
+            self.strokes.append(("text", x, y, text, face.name, fill))
+
+
+def strokes_of(view: PanelView) -> list[Stroke]:
+    """The strokes `render(view)` draws, in order."""
+    recorder = _Recorder()
+    paint(recorder, view)
+    return recorder.strokes
+
+
+def _colour(stroke: Stroke) -> int | None:
+    """The one colour a stroke sets its pixels to (None: two colours, or none)."""
+    if stroke[0] == "text":
+        return int(stroke[5])
+    colours = {v for k, v in stroke[3] if k in ("fill", "outline") and v is not None}
+    return colours.pop() if len(colours) == 1 else None
+
+
+def _drawn_alone(stroke: Stroke) -> Image.Image:
+    """The stroke's mask: it alone, lit, on a black canvas."""
+    canvas = _Canvas()
+    if stroke[0] == "text":
+        _, x, y, text, face, _ = stroke
+        canvas.text(x, y, text, _faces[face], ON)
+    else:
+        _, method, args, kwargs = stroke
+        lit = {k: (ON if k in ("fill", "outline") and v is not None else v) for k, v in kwargs}
+        getattr(canvas.draw, method)(*args, **lit)
+    return canvas.image
+
+
+def frame_bytes(image: Image.Image) -> bytes:
+    """A 128×64 picture as the controller's pages, page-major (`partial.page_bytes` joined)."""
+    pages = image.height // 8
+    columns = image.transpose(Image.Transpose.TRANSPOSE).tobytes("raw", "1;R")
+    return b"".join(columns[p::pages] for p in range(pages))
+
+
+_faces: dict[str, Face] = {}
+# The masks by stroke and shift, the oldest dropped first when full (a dict keeps its order of
+# insertion): what every frame draws (the header, the names) is drawn again after a while, once.
+_masks: dict[tuple[Stroke, Shift], tuple[int, int]] = {}    # (colour, mask)
+
+
+def _mask(stroke: Stroke, shift: Shift) -> tuple[int, int] | None:
+    """The stroke's colour and mask at `shift` (None: a stroke of two colours)."""
+    key = (stroke, shift)
+    known = _masks.get(key)
+    if known is not None:
+        return known
+    colour = _colour(stroke)
+    if colour is None:
+        return None
+
+    known = (colour,
+             int.from_bytes(frame_bytes(shifted(_drawn_alone(stroke), shift)), "little"))
+    if len(_masks) >= CACHED_STROKES:       # (another thread may have dropped it first)
+        _masks.pop(next(iter(_masks)), None)
+    _masks[key] = known
+    return known
+
+
+def compose(view: PanelView, shift: Shift) -> bytes:
+    """The frame of `view` shifted by `shift`, as `frame_bytes(shifted(render(view), shift))`
+    gives it, from the cached masks of its strokes."""
+    frame = 0
+    for stroke in strokes_of(view):
+        known = _mask(stroke, shift)
+        if known is None:                        # not one colour: draw it the slow way
+
+            return frame_bytes(shifted(render(view), shift))
+        colour, mask = known
+        frame = frame | mask if colour != OFF else frame & ~mask
+    return frame.to_bytes(FRAME_BYTES, "little")
+
+
+class Picture:
+    """A view to show: its frame in the controller's bytes per burn-in shift (composed), or
+    its PIL picture (drawn), each made when first asked for."""
+
+    __slots__ = ("_image", "_pages", "view")
+
+    def __init__(self, view: PanelView) -> None:
+        self.view = view
+        self._image: Image.Image | None = None
+        self._pages: tuple[Shift, bytes] | None = None
+
+    def image(self) -> Image.Image:
+        """The picture, unshifted (`drawing.render`)."""
+        if self._image is None:
+            self._image = render(self.view)
+        return self._image
+
+    def image_at(self, shift: Shift) -> Image.Image:
+
+        return shifted(self.image(), shift)
+
+    def pages_at(self, shift: Shift) -> bytes:
+        """The frame shifted by `shift` in the controller's bytes (`compose`)."""
+        if self._pages is None or self._pages[0] != shift:
+            self._pages = (shift, compose(self.view, shift))
+        return self._pages[1]
