@@ -17,7 +17,8 @@ from gammonclock.core.reasons import Reason
 from gammonclock.device.build import build_device
 from gammonclock.hardware.screens import message_view, render
 from gammonclock.hardware.texts import Text
-from gammonclock.runtime.lifecycle import PanelRequests, _load_text, load_next_match, match_words
+from gammonclock.runtime.lifecycle import PanelRequests, load_next_match, match_words
+from gammonclock.runtime.stick_handler import _load_text
 from gammonclock.sides import Button
 from test_lifecycle import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, tap, uptime_clock
 from test_replies_ru import running_ru  # noqa: F401  (the fixture)
