@@ -36,7 +36,7 @@ from gammonclock.sim.simulate import VirtualClock, run_script
 S = 1_000_000_000
 MS = 1_000_000
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
-DATA = Path(__file__).parent / "data" / "before-issue8"
+DATA = Path(__file__).parents[1] / "data" / "before-issue8"
 
 
 @dataclass

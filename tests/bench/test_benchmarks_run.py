@@ -18,7 +18,7 @@ import pytest
 
 from bench_helpers import BENCHMARKS, load_benchmark
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 # Run here: the benchmark, its tiny options, and words its output must hold.
 SMOKED_HERE: dict[str, tuple[list[str], tuple[str, ...]]] = {
@@ -45,10 +45,10 @@ SMOKED_HERE: dict[str, tuple[list[str], tuple[str, ...]]] = {
 SLOW: set[str] = set()    # over ~10 s here (none is: the slowest, bench_bus, takes ~6 s)
 # Run by a smoke test of their own (each file holds `load_benchmark("NAME")` and calls `main`).
 SMOKED_ELSEWHERE = {
-    "bench_display": "test_panels.py",
-    "bench_hall": "test_bench_hall_smoke.py",
-    "bench_hostile": "test_bench_hostile_smoke.py",
-    "bench_match": "test_benchmark_smoke.py",
+    "bench_display": "hardware/test_panels.py",
+    "bench_hall": "bench/test_bench_hall_smoke.py",
+    "bench_hostile": "bench/test_bench_hostile_smoke.py",
+    "bench_match": "bench/test_benchmark_smoke.py",
 }
 
 

@@ -265,7 +265,7 @@ def test_the_installed_command_on_a_bad_script(files):
 
 
 def test_the_readmes_11_point_example_journals_verifies_and_exports(tmp_path, capsys):
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     journal, state = tmp_path / "match11.jsonl", str(tmp_path)
     assert main(["simulate", "--config", str(root / "config" / "backgammon_11.toml"),
                  "--script", str(root / "examples" / "match11.script"),
@@ -293,7 +293,7 @@ def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_
     import os
 
     import gammonclock.journal.writer as journal_module
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(journal_module.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))

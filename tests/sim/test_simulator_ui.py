@@ -35,7 +35,7 @@ from gammonclock.sim.ui import (
     text_frame,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_CONFIG = ROOT / "config" / "backgammon.toml"
 DEMO_SCRIPT = ROOT / "examples" / "demo.script"
 HOLD_S = 0.5

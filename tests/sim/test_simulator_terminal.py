@@ -47,7 +47,7 @@ from gammonclock.sim.ui import (
     view_text,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config" / "backgammon.toml"
 RUSSIAN = '\n[display]\nlanguage = "ru"\n'
 

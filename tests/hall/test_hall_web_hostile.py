@@ -38,7 +38,7 @@ from gammonclock.hall.web import (
 from mqtt_helpers import DIRECTOR, Broker, broker_fixture, free_port  # noqa: F401
 from test_hall_web import P, RunningHall, _journal, clock_state, iso, publish, table_client
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def strict_json(text: str | bytes) -> Any:

@@ -47,7 +47,7 @@ from property_helpers import property_settings
 from test_properties import random_case
 
 S = 1_000_000_000
-DATA = Path(__file__).parent / "data" / "before-issue8"
+DATA = Path(__file__).parents[1] / "data" / "before-issue8"
 RULES = parse_config(CONFIG).rules
 
 
@@ -362,7 +362,7 @@ def test_a_snapshot_whose_values_are_not_understood_stops_recovery_with_its_reco
 def bench_journal(state: Path, cut: float, seed: int) -> Path:
     """Part of a generated 25-point match journaled in `state` (snapshots included)."""
     import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from bench_match import generate_match
 
     from gammonclock.sim.simulate import run_script

@@ -11,7 +11,7 @@ from gammonclock.cli.main import main
 from gammonclock.config.loading import parse_config, parse_device_config
 from gammonclock.config.readback import minutes_seconds, readback
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 M7 = '[match]\nlength = 7\n'
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from device_helpers import wait_until_running
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "firmware" / "gammonclock"
+PACKAGE = Path(__file__).resolve().parents[2] / "firmware" / "gammonclock"
 
 DEVICE = """\
 [hardware]

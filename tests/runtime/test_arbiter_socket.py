@@ -14,7 +14,7 @@ from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.arbiter_socket import ask, socket_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
     'pin_factory = "lgpio"', 'pin_factory = "mock"')
 

@@ -26,7 +26,7 @@ import pytest
 from gammonclock.hall.pairings import parse_pairings
 from gammonclock.sim import hall_demo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMMAND = Path(sys.executable).with_name("gammonclock")
 CHROMIUM = "/usr/bin/chromium"
 

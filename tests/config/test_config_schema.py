@@ -45,7 +45,7 @@ from gammonclock.errors import GammonclockError
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.sides import Button, Pair
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 S = 1_000_000_000
 PATH = "table.toml"
 BASE = "[match]\nlength = 7\n"

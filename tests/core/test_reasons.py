@@ -34,7 +34,7 @@ from gammonclock.hardware.screens import INFO_PAGE, notice_for
 from gammonclock.journal import inputs as journal_inputs
 from gammonclock.sides import Button, Pair
 
-FIRMWARE = Path(__file__).resolve().parent.parent / "firmware" / "gammonclock"
+FIRMWARE = Path(__file__).resolve().parents[2] / "firmware" / "gammonclock"
 
 # --- the codes are stable: renaming or re-valuing a member breaks the journal format ----------
 

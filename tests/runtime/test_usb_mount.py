@@ -20,7 +20,7 @@ import pytest
 from gammonclock.runtime.arbiter_socket import ReplyLost
 from gammonclock.runtime.usb_mount import usb_stick_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEVICE = "/dev/sda1"
 ME = pwd.getpwuid(os.getuid())
 OWNED = f"nosuid,nodev,noexec,nosymfollow,uid={ME.pw_uid},gid={ME.pw_gid},umask=027"

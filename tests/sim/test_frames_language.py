@@ -21,7 +21,7 @@ from gammonclock.sim.script import load_script
 from gammonclock.sim.simulate import run_script
 from gammonclock.sim.ui import FrameRecorder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO_SCRIPT = ROOT / "examples" / "demo.script"
 MATCH = (ROOT / "config" / "match.toml").read_text(encoding="utf-8")
 

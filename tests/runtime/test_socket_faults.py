@@ -41,7 +41,7 @@ from gammonclock.sides import Side
 from gammonclock.sim.simulate import VirtualClock
 from property_helpers import property_settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
     'pin_factory = "lgpio"', 'pin_factory = "mock"')
 FULL_RESERVE_MS = 14 * 60_000

@@ -20,7 +20,7 @@ from gammonclock.config.loading import parse_config
 from gammonclock.config.schema import DEVICE, SECTIONS, default_table_id
 from gammonclock.config.schema import MATCH as MATCH_KIND
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEVICE_EXAMPLE = "config/device.toml"
 MATCH_EXAMPLE = "config/match.toml"
 UNIT_SOURCE = "systemd/gammonclock.service"

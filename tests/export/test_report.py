@@ -37,7 +37,7 @@ from gammonclock.sim.simulate import run_script
 
 KEY = bytes(range(32))
 WALL0 = 1_714_557_600_000_000_000          # 2024-05-01T10:00:00Z
-OLD = Path(__file__).parent / "data" / "before-issue8"
+OLD = Path(__file__).parents[1] / "data" / "before-issue8"
 
 CONFIG_7 = """\
 [match]

@@ -30,7 +30,7 @@ from gammonclock.hall.web import TOKEN, Limits, PageHosts, make_app, start_page
 from gammonclock.wire import BrokerURL, BrokerURLError
 from mqtt_helpers import DIRECTOR, Broker, Collector, broker, free_port  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 P = "gammonclock"
 
 

@@ -429,7 +429,7 @@ def test_a_state_folder_not_yet_there_is_measured_on_its_file_system(tmp_path):
 
 
 def mock_device_toml(tmp_path: Path) -> Path:
-    text = (Path(__file__).resolve().parents[1] / "config" / "device.toml").read_text("utf-8")
+    text = (Path(__file__).resolve().parents[2] / "config" / "device.toml").read_text("utf-8")
     path = tmp_path / "device.toml"
     path.write_text(text.replace('pin_factory = "lgpio"', 'pin_factory = "mock"'), "utf-8")
     return path

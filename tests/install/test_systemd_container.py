@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("GAMMONCLOCK_TEST_CACHE", "/var/cache/gammonclock-test"))
 SUITE = "bookworm"
 PYTHON_INSIDE = "3.11"                    # bookworm's python3: the bundle's wheels are for it

@@ -13,7 +13,7 @@ from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.sides import Side
 
-DATA = Path(__file__).parent / "data" / "before-issue8"
+DATA = Path(__file__).parents[1] / "data" / "before-issue8"
 
 
 def test_an_old_journal_replays_to_the_state_it_recorded():
@@ -37,7 +37,7 @@ def test_an_old_journal_still_verifies_and_exports_the_same_turns(tmp_path, caps
 
 # --- a journal written before issue 18: the PIN in clear, its taps as button edges ------------
 
-PIN_DATA = Path(__file__).parent / "data" / "before-issue18"
+PIN_DATA = Path(__file__).parents[1] / "data" / "before-issue18"
 
 
 def test_an_old_journal_with_a_panel_pin_replays_as_it_was_played():
