@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import play
 from gammonclock.core.effects import ArbiterCommand, Refused, Undone, Warned
+from play_helpers import play
 
 R14 = 14 * 60_000
 OPENING = """

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import Played, play
 from gammonclock.core.effects import (
     ArbiterCommand,
     Ignored,
@@ -28,6 +27,7 @@ from gammonclock.hardware.screens import Layout, PanelView, panel_view
 from gammonclock.journal.snapshot import engine_data, engine_from
 from gammonclock.sides import Button, Side
 from gammonclock.sim.script import parse_script
+from play_helpers import Played, play
 from property_helpers import property_settings
 
 S = 1_000_000_000

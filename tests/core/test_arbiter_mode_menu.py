@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Played
 from gammonclock.config.loading import parse_device_config
 from gammonclock.core.effects import ArbiterCommand, Shown, TurnEnded, TurnEndReason
 from gammonclock.core.engine import ButtonEdge
@@ -22,6 +21,7 @@ from gammonclock.hardware.screens import panel_view
 from gammonclock.hardware.views import TableInfo
 from gammonclock.journal.reader import read_journal
 from gammonclock.sides import Button, Side
+from play_helpers import Played
 from test_arbiter_mode import OPENING, RIGHT_PIN_TAPS, chord, entry, reserve_ns, run, taps
 
 S = 1_000_000_000

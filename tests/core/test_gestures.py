@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import play
 from gammonclock.core.effects import (
     BreakStarted,
     DoubleOffered,
@@ -19,6 +18,7 @@ from gammonclock.core.effects import (
     TurnEnded,
 )
 from gammonclock.core.rules import ResultKind
+from play_helpers import play
 
 R14 = 14 * 60_000          # a 7-point backgammon reserve, ms
 # A game under way: right won the opening roll (left taps), right moved, left moved; right's

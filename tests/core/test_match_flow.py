@@ -7,7 +7,6 @@ from fractions import Fraction
 
 import pytest
 
-from conftest import play
 from gammonclock.core.effects import (
     BreakOverrun,
     DiceRolled,
@@ -21,6 +20,7 @@ from gammonclock.core.effects import (
 from gammonclock.core.rules import MatchRules
 from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
 from gammonclock.sides import Pair
+from play_helpers import play
 
 S = 10**9
 

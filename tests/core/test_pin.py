@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import Played, play
 from device_helpers import MOCK_TEXT
 from gammonclock.cli.main import main
 from gammonclock.config.loading import (
@@ -37,6 +36,7 @@ from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side
+from play_helpers import Played, play
 from property_helpers import property_settings
 from test_arbiter_mode import OPENING, chord, taps
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import play
 from gammonclock.core.arbiter import parse_command
 from gammonclock.core.dice import parse_line
 from gammonclock.core.effects import (
@@ -33,6 +32,7 @@ from gammonclock.export import text as export_text
 from gammonclock.hardware.screens import INFO_PAGE, notice_for
 from gammonclock.journal import inputs as journal_inputs
 from gammonclock.sides import Button, Pair
+from play_helpers import play
 
 FIRMWARE = Path(__file__).resolve().parents[2] / "firmware" / "gammonclock"
 

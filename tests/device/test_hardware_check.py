@@ -35,7 +35,7 @@ from gammonclock.hardware.errors import HardwareError
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, Panel, shift_at
 from gammonclock.hardware.screens import HEIGHT, WIDTH
 from gammonclock.sides import Button, Pair, Side
-from pin_helpers import FakeClock, clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
+from pin_helpers import FakeClock
 
 S = 1_000_000_000
 MS = 1_000_000

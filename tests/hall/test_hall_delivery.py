@@ -25,11 +25,10 @@ from gammonclock.link.outbox import MEMORY_FILE
 from gammonclock.sides import Button
 from gammonclock.wire import Ack
 from hall_helpers import HallRunner
-from mqtt_helpers import (  # noqa: F401  (the fixture)
+from mqtt_helpers import (
     WATCHER,
     Broker,
     Collector,
-    broker_fixture,
     start_broker,
 )
 from test_hall_link import Table, device_text, end_the_match, event_records, link_of, wait

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,26 +15,12 @@ from typing import Any
 
 import pytest
 
-from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
 from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
-CHROMIUM = "/usr/bin/chromium"
-EVIL = "evil.example"              # Chromium resolves it to the hall's address (DNS rebinding)
+EVIL = "evil.example"              # hall/conftest.py's browser resolves it to the hall
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    found = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
-    if found is None:
-        pytest.fail("chromium is not installed: run scripts/test-deps", pytrace=False)
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=found, args=[
-            "--no-sandbox", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

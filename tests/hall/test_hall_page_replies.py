@@ -21,7 +21,7 @@ from gammonclock.hall.view import HallView
 from gammonclock.journal.reader import read_journal
 from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
-from mqtt_helpers import Broker, Collector, broker  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker, Collector
 from test_hall_link import (  # noqa: F401  (the fixture)
     MATCH_TEXT,
     OTHER_MATCH,
@@ -34,7 +34,7 @@ from test_hall_link import (  # noqa: F401  (the fixture)
     tables,
     wait,
 )
-from test_hall_page import DESKTOP, PHONE, browser, open_page  # noqa: F401  (the fixture)
+from test_hall_page import PHONE, open_page
 from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 WORDS_NEVER_SHOWN = ("null", "undefined", "[object", "{")

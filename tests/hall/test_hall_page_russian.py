@@ -26,8 +26,8 @@ from gammonclock.hall.run import options_of
 from gammonclock.hall.view import HallView
 from gammonclock.hall.web import TOKEN, TextsError, make_app, page_html, page_texts
 from gammonclock.sim import hall_demo
-from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
-from test_hall_page import DESKTOP, PHONE, browser  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
+from test_hall_page import DESKTOP, PHONE
 from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 STATIC = Path(hall_web.__file__).with_name("static")

@@ -11,11 +11,10 @@ from pathlib import Path
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.sides import Button
 from hall_helpers import HallRunner
-from mqtt_helpers import (  # noqa: F401  (the fixture)
+from mqtt_helpers import (
     WATCHER,
     Broker,
     Collector,
-    broker_fixture,
 )
 from test_hall_link import Table, device_text, wait
 

@@ -28,7 +28,7 @@ from gammonclock.hall.view import (
     HallView,
     Rejected,
 )
-from mqtt_helpers import Broker, broker_fixture  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
 from test_hall_web import RunningHall, clock_state, iso, publish, table_client
 
 P = "gammonclock"

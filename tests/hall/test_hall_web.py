@@ -28,7 +28,7 @@ from gammonclock.hall.server import Hall, HallOptions
 from gammonclock.hall.view import HallView
 from gammonclock.hall.web import TOKEN, Limits, PageHosts, make_app, start_page
 from gammonclock.wire import BrokerURL, BrokerURLError
-from mqtt_helpers import DIRECTOR, Broker, Collector, broker, free_port  # noqa: F401
+from mqtt_helpers import DIRECTOR, Broker, Collector, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 P = "gammonclock"

@@ -35,7 +35,7 @@ from gammonclock.hall.web import (
     host_name,
     snapshot_json,
 )
-from mqtt_helpers import DIRECTOR, Broker, broker_fixture, free_port  # noqa: F401
+from mqtt_helpers import DIRECTOR, Broker, free_port
 from test_hall_web import P, RunningHall, _journal, clock_state, iso, publish, table_client
 
 ROOT = Path(__file__).resolve().parents[2]

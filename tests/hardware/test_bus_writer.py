@@ -9,7 +9,6 @@ import threading
 from luma.core.device import dummy
 from PIL import Image, ImageChops
 
-from conftest import play
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.hardware import panels
 from gammonclock.hardware.bus_writer import BusWriter
@@ -17,6 +16,7 @@ from gammonclock.hardware.panels import FIRST_RETRY_NS, Panel
 from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.screens import HEIGHT, WIDTH, panel_view, render
 from gammonclock.sides import Button, Pair, Side
+from play_helpers import play
 
 S = 10**9
 NAMES = Pair("Anna", "Boris")

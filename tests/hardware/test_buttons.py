@@ -21,7 +21,6 @@ from gammonclock.hardware.buttons import ButtonBoard, make_pin_factory
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.sides import Button
 from gammonclock.sim.script import parse_script
-from pin_helpers import clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
 
 PINS = DEFAULT_DEVICE.button_pins          # left 17, right 27, cube 22
 MS = 1_000_000

@@ -15,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
-from conftest import play
 from gammonclock.core.effects import (
     DiceRolled,
     Effect,
@@ -33,6 +32,7 @@ from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.redraw import settled
 from gammonclock.hardware.screens import MARGIN, Clock, PanelView, panel_view, render
 from gammonclock.sides import Pair, Side
+from play_helpers import play
 from property_helpers import property_settings
 
 S = 10**9

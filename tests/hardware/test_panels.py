@@ -10,7 +10,6 @@ import pytest
 from luma.core.device import dummy
 from PIL import Image, ImageChops
 
-from conftest import play
 from gammonclock.config.loading import PanelConfig
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.hardware import panels
@@ -26,6 +25,7 @@ from gammonclock.hardware.panels import (
 )
 from gammonclock.hardware.screens import HEIGHT, MARGIN, WIDTH, panel_view, render
 from gammonclock.sides import Button, Pair, Side
+from play_helpers import play
 
 S = 10**9
 NAMES = Pair("Anna", "Boris")

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from luma.oled import device as oled
 from PIL import Image, ImageChops
 
-from conftest import play
 from gammonclock.hardware import partial
 from gammonclock.hardware.i2c_emulator import (
     EmulatedBus,
@@ -24,6 +23,7 @@ from gammonclock.hardware.i2c_emulator import (
 from gammonclock.hardware.panels import REWRITE_PERIOD_NS, SHIFT_PERIOD_NS, Panel, shift_at, shifted
 from gammonclock.hardware.screens import HEIGHT, WIDTH, panel_view, render
 from gammonclock.sides import Pair, Side
+from play_helpers import play
 
 S = 10**9
 DRIVERS = ("ssd1306", "sh1106", "ssd1309")

@@ -15,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from conftest import play
 from gammonclock.core.effects import (
     ChallengeDecided,
     CubeSet,
@@ -51,6 +50,7 @@ from gammonclock.hardware.screens import (
 )
 from gammonclock.hardware.texts import TEXTS, Room, Text, localized, say
 from gammonclock.sides import Pair, Side
+from play_helpers import play
 from property_helpers import property_settings
 from test_screens import OPENING, check_screen
 

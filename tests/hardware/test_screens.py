@@ -23,7 +23,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
-from conftest import play
 from gammonclock.core.effects import (
     ChallengeDecided,
     DiceRolled,
@@ -55,6 +54,7 @@ from gammonclock.hardware.screens import (
     render,
 )
 from gammonclock.sides import Pair, Side
+from play_helpers import play
 from property_helpers import property_settings
 
 S = 10**9

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import play
 from device_helpers import MOCK_TEXT
 from gammonclock.cli.main import main
 from gammonclock.config.loading import config_of_header, parse_config, parse_device_config
@@ -52,6 +51,7 @@ from gammonclock.journal.snapshot import engine_data
 from gammonclock.pin import main as pin_main
 from gammonclock.runtime.lifecycle import StickHandler, load_next_match
 from gammonclock.sides import Button
+from play_helpers import play
 from test_arbiter_mode import OPENING, chord, taps
 from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
     DOWN,

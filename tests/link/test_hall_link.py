@@ -30,12 +30,11 @@ from gammonclock.runtime.service import Reply
 from gammonclock.sides import Button
 from gammonclock.wire import Ack, Event
 from hall_helpers import HallRunner
-from mqtt_helpers import (  # noqa: F401  (the fixture)
+from mqtt_helpers import (
     WATCHER,
     Broker,
     Collector,
     Message,
-    broker_fixture,
     start_broker,
 )
 
