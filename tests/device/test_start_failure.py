@@ -1,7 +1,7 @@
 """A clock that cannot start says why in `systemctl status` (issue 21): its reason as the
 service's STATUS=, which systemd keeps through the restarts of `Restart=always` (a restart
-counter alone says nothing), and on stderr for the journal. tests/test_systemd_container.py sees
-it under a real systemd."""
+counter alone says nothing), and on stderr for the journal.
+tests/install/test_systemd_container.py sees it under a real systemd."""
 
 from __future__ import annotations
 

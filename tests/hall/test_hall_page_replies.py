@@ -3,7 +3,7 @@ command sent and, in words, what the table did or why not (its `said`, its `reas
 state), as text (never markup), from that table only; and a match that waits for the match in
 progress can be forced from the page, after a confirmation that names the table, the players and
 the score to be abandoned. Against a real Mosquitto, a real clock on mock pins (its `HallLink`)
-or a table's own client, and the page in a headless Chromium (tests/test_hall_page.py)."""
+or a table's own client, and the page in a headless Chromium (tests/hall/test_hall_page.py)."""
 
 from __future__ import annotations
 

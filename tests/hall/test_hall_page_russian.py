@@ -6,7 +6,7 @@
 The page's texts are one catalogue per language (hall/static/texts.json, put in the page by the
 hall); the hall's alerts come with their catalogue id and parameters (`say`), and in English the
 page says exactly what the hall says. Against a real Mosquitto, tables' own MQTT clients, and the
-page in a headless Chromium (tests/test_hall_page.py)."""
+page in a headless Chromium (tests/hall/test_hall_page.py)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 against reference PNGs, and when the shown digits change.
 
 Every state here comes from the real engine driven through inputs (`play`). The reference PNGs live
-in tests/reference/screens/; a changed look is accepted deliberately, never silently:
+in tests/hardware/reference/screens/; a changed look is accepted deliberately, never silently:
 
-    GAMMONCLOCK_UPDATE_REFERENCES=1 python -m pytest tests/test_screens.py
+    GAMMONCLOCK_UPDATE_REFERENCES=1 python -m pytest tests/hardware/test_screens.py
 
 writes them (each one written is reported as a warning, and nothing is compared in that run);
 look at the PNGs before committing them. A missing or different reference fails, and the actual
