@@ -17,7 +17,7 @@ delay — every turn charges max(0, span − delay) — and the final score. The
 those with the engine's final state to the nanosecond, and checks that
 Σ charged + Σ delay_used over the surviving `TurnEnded` effects equals Σ of the turn spans.
 
-The generator is importable (tests/test_benchmark_smoke.py runs a small match through it).
+The generator is importable (tests/bench/test_benchmark_smoke.py runs a small match through it).
 Nothing is written to disk.
 """
 

@@ -1,51 +1,18 @@
-"""Shared helpers: play a script through the real engine and look at the result."""
+"""The fixtures every folder of tests shares (tests/README.md): a folder's own fixtures are in its
+conftest.py; the helpers a test calls are the modules beside this file (`play_helpers`, …)."""
 
 from __future__ import annotations
 
-import textwrap
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from gpiozero.pins.mock import MockFactory
 
-from gammonclock.core.effects import Effect, surviving
-from gammonclock.core.engine import Engine
 from gammonclock.core.rules import MatchRules
-from gammonclock.sim.script import parse_script
-from gammonclock.sim.simulate import simulate
-
-
-@dataclass
-class Played:
-    engine: Engine
-    effects: list[Effect] = field(default_factory=list)
-
-    @property
-    def state(self) -> dict:
-        return self.engine.state_json()
-
-    @property
-    def match(self):
-        return self.engine.match
-
-    def surviving(self, kind: type | None = None) -> list[Effect]:
-        kept = surviving(self.effects)
-        return [e for e in kept if kind is None or isinstance(e, kind)]
-
-    def reserve_ms(self, side: str) -> int:
-        return self.state["clock"][side]["reserve_ms"]
-
-
-def play(script: str, rules: MatchRules | None = None, **overrides) -> Played:
-    """Run a SPEC §9 script (dedented) on a fresh engine; `overrides` go to MatchRules.defaults."""
-    rules = rules or MatchRules.defaults(**overrides)
-    parsed = parse_script(textwrap.dedent(script), rules.hold_ns)
-    played = Played(Engine.start(rules))
-
-    def observe(engine: Engine, effects: list[Effect]) -> None:
-        played.effects.extend(effects)
-
-    played.engine = simulate(rules, parsed.inputs, parsed.end, observe)
-    return played
+from gammonclock.hardware.buttons import make_pin_factory
+from mqtt_helpers import Broker, start_broker
+from pin_helpers import FakeClock, fake_clock
 
 
 @pytest.fixture
@@ -94,3 +61,32 @@ def processes():
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=5)
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    """A fresh Mosquitto with the accounts `hall`, `table-1`, `table-2` and `watcher`, and
+    hall/acl (mqtt_helpers.start_broker); the tests of the link, the hall and the races use it."""
+    b = start_broker(tmp_path / "broker")
+    try:
+        yield b
+    finally:
+        b.stop()
+
+
+@pytest.fixture
+def factory() -> Iterator[MockFactory]:
+    """The mock pin factory as the config's `pin_factory = "mock"` makes it; reset and closed
+    after the test."""
+    made = make_pin_factory("mock")
+    assert isinstance(made, MockFactory)
+    yield made
+    made.reset()
+    made.close()
+
+
+@pytest.fixture
+def clock(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """Virtual time for the mock pins (their change times) and the factory's ticks
+    (pin_helpers.fake_clock; test_device_run.py has its own, without a factory)."""
+    return fake_clock(monkeypatch, factory)

@@ -3,9 +3,9 @@ generated config, password file (`mosquitto_passwd -b`), the shipped ACL (hall/a
 shipped config's client-id and queue settings (hall/mosquitto.conf): every client's id is its
 account's name, so two clients of one account take each other's connection.
 
-    from mqtt_helpers import Broker, Collector, broker_fixture   # noqa: F401  (the fixture)
+    from mqtt_helpers import Broker, Collector
 
-    def test_something(broker: Broker):
+    def test_something(broker: Broker):        # the fixture: tests/conftest.py
         url = broker.url                       # mqtt://127.0.0.1:PORT
         pw = broker.password_file("table-1")   # a file holding that account's password
         with Collector(broker, "hall", "gammonclock/#") as seen:
@@ -26,7 +26,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -362,17 +362,3 @@ def start_broker(folder: Path, tables: tuple[str, ...] = TABLES, tls: bool = Fal
         b.add_account(table)
     b.start()
     return b
-
-
-@pytest.fixture(name="broker")
-def broker_fixture(tmp_path: Path) -> Iterator[Broker]:
-    """A fresh Mosquitto with the accounts `hall`, `table-1`, `table-2` and `watcher`, and
-    hall/acl."""
-    b = start_broker(tmp_path / "broker")
-    try:
-        yield b
-    finally:
-        b.stop()
-
-
-broker = broker_fixture    # the fixture's old import name; import `broker_fixture` (no F811)

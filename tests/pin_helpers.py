@@ -1,22 +1,19 @@
 """gpiozero's MockFactory pins on a fake clock, for the tests of the buttons, the hardware check
 and the device.
 
-    from pin_helpers import FakeClock, clock_fixture, factory_fixture  # noqa: F401  (the fixtures)
+    from pin_helpers import FakeClock
 
-    def test_something(factory: MockFactory, clock: FakeClock):
+    def test_something(factory: MockFactory, clock: FakeClock):   # the fixtures: tests/conftest.py
         factory.pin(17).drive_low()            # a press at clock.ns
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import gpiozero.pins.mock
 import pytest
 from gpiozero.pins.mock import MockFactory
-
-from gammonclock.hardware.buttons import make_pin_factory
 
 S = 1_000_000_000
 
@@ -42,20 +39,3 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch, factory: MockFactory | None = No
     if factory is not None:
         monkeypatch.setattr(factory, "ticks", fake.seconds)
     return fake
-
-
-@pytest.fixture(name="factory")
-def factory_fixture() -> Iterator[MockFactory]:
-    """The mock pin factory as the config's `pin_factory = "mock"` makes it; reset and closed
-    after the test."""
-    made = make_pin_factory("mock")
-    assert isinstance(made, MockFactory)
-    yield made
-    made.reset()
-    made.close()
-
-
-@pytest.fixture(name="clock")
-def clock_fixture(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    """Virtual time for the mock pins (their change times) and the factory's ticks."""
-    return fake_clock(monkeypatch, factory)

@@ -196,7 +196,7 @@ class ButtonBoard:
                 self._settle_called.add(button)
                 self._call_settle(button, due)
             return
-        # A board used on its own (tests/test_buttons.py); the device always has a loop.
+        # A board used on its own (tests/hardware/test_buttons.py); the device always has a loop.
         assert self._settle_ns is not None
         if (old := self._settlers.get(button)) is not None:
             old.cancel()

@@ -1,0 +1,28 @@
+"""The fixtures of the hall's tests (the broker is tests/conftest.py's)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+EVIL = "evil.example"              # Chromium resolves it to the hall's address (DNS rebinding)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's headless Chromium driven by Playwright, one per test module (its own browser
+    downloads are never used); it resolves EVIL to 127.0.0.1 (test_hall_page.py's DNS rebinding)."""
+    found = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
+    if found is None:
+        pytest.fail("chromium is not installed: run scripts/test-deps", pytrace=False)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=found, args=[
+            "--no-sandbox", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
+        yield launched
+        launched.close()
