@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
-from test_hall_page import DESKTOP, browser  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
+from test_hall_page import DESKTOP
 from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 RECORDERS = """

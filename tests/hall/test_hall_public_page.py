@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from gammonclock.hall.public import PublicClient
-from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
 from public_helpers import PublicBroker
-from test_hall_page import browser, seconds  # noqa: F401  (the fixture)
+from test_hall_page import seconds
 from test_hall_public import ROOT, PublicHall, public  # noqa: F401  (the fixture)
 from test_hall_web import P, clock_state, publish, table_client
 

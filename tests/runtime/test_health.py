@@ -24,7 +24,7 @@ from gammonclock.runtime.health import (
     read_throttled,
 )
 
-DATA = Path(__file__).parent / "data" / "health"
+DATA = Path(__file__).parents[1] / "data" / "health"
 STATE = "/var/lib/gammonclock"
 
 

@@ -25,7 +25,7 @@ from gammonclock.hall.public import (
 )
 from gammonclock.hall.public_web import PublicPage
 from gammonclock.hall.web import make_app
-from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
 from public_helpers import PublicBroker, Spectator
 from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
@@ -153,7 +153,7 @@ def test_a_spectator_cannot_take_the_halls_connection(public: PublicBroker) -> N
 def test_the_tables_broker_has_no_anonymous_or_websocket_listener() -> None:
     """The spectators have a broker of their own (public.conf says why): the tables' broker
     keeps every client bound to an account."""
-    shipped = (Path(__file__).resolve().parents[1] / "hall" / "mosquitto.conf").read_text()
+    shipped = (Path(__file__).resolve().parents[2] / "hall" / "mosquitto.conf").read_text()
     lines = [line.split("#", 1)[0].split() for line in shipped.splitlines()]
     assert ["allow_anonymous", "false"] in lines
     assert ["allow_anonymous", "true"] not in lines

@@ -12,8 +12,8 @@ from typing import Any
 
 from gammonclock.hall.archive import verify_archived
 from gammonclock.hall.pairings import parse_pairings
-from mqtt_helpers import Broker, broker  # noqa: F401  (the fixture)
-from test_hall_page import DESKTOP, browser  # noqa: F401  (the fixture)
+from mqtt_helpers import Broker
+from test_hall_page import DESKTOP
 from test_hall_page_russian import (  # noqa: F401  (the fixture)
     VISIBLE_TEXT,
     hall_ru,
@@ -176,7 +176,7 @@ def test_in_english_the_page_says_what_the_hall_says(browser: Any, broker: Broke
 
 
 def test_the_hall_sends_codes_the_page_knows() -> None:
-    texts = json.loads((Path(__file__).parents[1] / "firmware" / "gammonclock" / "hall" / "static"
+    texts = json.loads((Path(__file__).parents[2] / "firmware" / "gammonclock" / "hall" / "static"
                         / "texts.json").read_text(encoding="utf-8"))
     for code in ("empty", "columns_missing", "columns_unknown", "too_many_rows", "no_rows",
                  "extra_cells", "bad_table", "paired_twice", "no_names", "bad_length", "config"):
