@@ -376,8 +376,8 @@ def test_every_error_of_the_package_derives_from_gammonclock_error():
     ("gammonclock.core.arbiter", "ArbiterSyntaxError", ValueError),
     ("gammonclock.journal.inputs", "InputError", ValueError),
     ("gammonclock.journal.records", "Damaged", ValueError),
-    ("gammonclock.runtime.arbiter_socket", "RequestError", ValueError),
-    ("gammonclock.runtime.arbiter_socket", "BadReply", ValueError),
+    ("gammonclock.runtime.arbiter_requests", "RequestError", ValueError),
+    ("gammonclock.runtime.arbiter_client", "BadReply", ValueError),
     ("gammonclock.hardware.errors", "HardwareError", RuntimeError),
 ])
 def test_an_error_keeps_its_builtin(module, name, builtin):

@@ -15,7 +15,7 @@ from gammonclock import words
 from gammonclock.core.effects import Ignored, Refused, TurnEnded, TurnEndReason, Undone
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import GameResult, MatchRules, ResultKind
-from gammonclock.runtime.arbiter_socket import refusal_text, said_lines
+from gammonclock.runtime.arbiter_requests import refusal_text, said_lines
 from gammonclock.sides import Side
 from play_helpers import play
 

@@ -16,7 +16,8 @@ from gammonclock.cli.main import main
 from gammonclock.device.build import Device
 from gammonclock.link.outbox import HallMemory
 from gammonclock.link.requests import HallRequests
-from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import socket_path
 
 RU = '\n[display]\nlanguage = "ru"\n'
 

@@ -30,7 +30,8 @@ from gammonclock.journal.files import journal_header
 from gammonclock.journal.records import JOURNALS_DIR, Stamp
 from gammonclock.journal.verify import verify
 from gammonclock.journal.writer import JournalWriter
-from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import socket_path
 from gammonclock.runtime.session import Session
 from gammonclock.sim.script import parse_script
 from gammonclock.sim.simulate import run_script

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from device_helpers import wait_until_running
-from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import socket_path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "firmware" / "gammonclock"
 

@@ -39,7 +39,8 @@ from gammonclock.journal.snapshot import (
     undo_needs_more_history,
 )
 from gammonclock.journal.writer import JournalWriter
-from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import socket_path
 from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button
 from journal_helpers import CONFIG, SCRIPT, bodies_of, fake_stamps, journaled_run, sealed

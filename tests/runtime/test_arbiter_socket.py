@@ -12,7 +12,8 @@ from gammonclock.device.build import build_device
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
-from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import socket_path
 
 ROOT = Path(__file__).resolve().parents[2]
 MOCK = (ROOT / "config" / "backgammon.toml").read_text().replace(
@@ -169,13 +170,13 @@ def test_a_login_outside_the_sockets_group_is_told_it_is_a_permission_problem(
         running, capsys, monkeypatch):
     # The kernel's refusal, as `connect` gives it to a login outside the socket's group (the
     # tests run as root, whom the kernel never refuses, so the refusal is put in its place).
-    from gammonclock.runtime import arbiter_socket
+    from gammonclock.runtime import arbiter_client
 
     _, state_dir = running
 
     def refused(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(arbiter_socket, "ask", refused)
+    monkeypatch.setattr(arbiter_client, "ask", refused)
     status = main(["arbiter", "--state-dir", str(state_dir), "status"])
     err = capsys.readouterr().err
     assert status == 5, err

@@ -420,7 +420,8 @@ def test_new_match_over_the_socket(running_device, tmp_path, capsys):
 
 
 def test_a_raw_new_match_request_needs_the_text_and_only_it_carries_text(running_device):
-    from gammonclock.runtime.arbiter_socket import ask, socket_path
+    from gammonclock.runtime.arbiter_client import ask
+    from gammonclock.runtime.arbiter_socket import socket_path
 
     device, state = running_device
     answer = ask(socket_path(state), ["new-match"])
@@ -628,7 +629,8 @@ def test_run_on_a_device_file_starts_idle_and_takes_a_match(tmp_path, processes)
     import subprocess
 
     from device_helpers import gammonclock, wait_until_running
-    from gammonclock.runtime.arbiter_socket import ask, socket_path
+    from gammonclock.runtime.arbiter_client import ask
+    from gammonclock.runtime.arbiter_socket import socket_path
 
     state = tmp_path / "state"
     (tmp_path / "device.toml").write_text(DEVICE_TEXT, encoding="utf-8")
@@ -732,7 +734,8 @@ def test_a_sticks_message_on_russian_panels(tmp_path):
 def test_a_forced_load_journals_its_abandon_with_who_asked(running_device, tmp_path):
     import pwd
 
-    from gammonclock.runtime.arbiter_socket import ask, socket_path
+    from gammonclock.runtime.arbiter_client import ask
+    from gammonclock.runtime.arbiter_socket import socket_path
 
     device, state = running_device
     assert ask(socket_path(state), ["new-match"], text=MATCH_TEXT, file="m.toml")["ok"]

@@ -31,7 +31,8 @@ from gammonclock.hardware.dice_reader import BURST_LINES, LINES_PER_S, DiceReade
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
-from gammonclock.runtime.arbiter_socket import ask, socket_path
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import socket_path
 from gammonclock.runtime.service import MAX_WAITING_OTHERS, ClockService, Reply
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Button, Side

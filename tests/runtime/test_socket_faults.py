@@ -25,16 +25,9 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import Device
 from gammonclock.journal.reader import read_journal
-from gammonclock.runtime.arbiter_socket import (
-    MAX_REQUEST,
-    ArbiterServer,
-    BadReply,
-    Limits,
-    ReplyLost,
-    Responder,
-    ask,
-    socket_path,
-)
+from gammonclock.runtime.arbiter_client import BadReply, ReplyLost, ask
+from gammonclock.runtime.arbiter_requests import MAX_REQUEST, Limits
+from gammonclock.runtime.arbiter_socket import ArbiterServer, Responder, socket_path
 from gammonclock.runtime.service import ClockService, Reply
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
@@ -597,7 +590,8 @@ def test_the_deduct_table_entry_is_a_deduct():   # the fuzz oracle's own sanity
 VANISHING_CLIENTS = """
 import signal, socket, sys, tempfile, time
 from pathlib import Path
-from gammonclock.runtime.arbiter_socket import ArbiterServer, ask
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import ArbiterServer
 signal.signal(signal.SIGPIPE, signal.SIG_DFL)     # as a careless `main` might leave it
 
 class Service:

@@ -25,13 +25,8 @@ from gammonclock.hardware.buttons import make_pin_factory
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
-from gammonclock.runtime.arbiter_socket import (
-    RUNTIME_DIR,
-    ask,
-    asking_path,
-    serving_path,
-    socket_path,
-)
+from gammonclock.runtime.arbiter_client import ask
+from gammonclock.runtime.arbiter_socket import RUNTIME_DIR, asking_path, serving_path, socket_path
 from gammonclock.runtime.sdnotify import Notifier
 from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session
@@ -340,13 +335,13 @@ def test_a_notify_socket_nobody_reads_never_blocks_the_loop(systemd):
 
 
 def test_a_login_that_may_not_use_the_socket_is_told_so(monkeypatch, capsys, tmp_path):
-    import gammonclock.runtime.arbiter_socket as arbiter_socket
+    import gammonclock.runtime.arbiter_client as arbiter_client
     from gammonclock.cli.main import main
 
     def not_allowed(*_: object, **__: object) -> dict[str, object]:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(arbiter_socket, "ask", not_allowed)
+    monkeypatch.setattr(arbiter_client, "ask", not_allowed)
     assert main(["arbiter", "--state-dir", str(tmp_path), "status"]) == 5
     err = capsys.readouterr().err
     assert "permission denied" in err and "--arbiter" in err and "no clock answers" not in err

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gammonclock.runtime.arbiter_socket import ReplyLost
+from gammonclock.runtime.arbiter_client import ReplyLost
 from gammonclock.runtime.usb_mount import usb_stick_main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -406,13 +406,8 @@ def _arbiter(args: argparse.Namespace) -> int:
     """Send one arbiter command (or `status`) to the clock running with this state directory.
     Exit status: 0 acted, 1 refused, 2 bad words or a bad reply, 3 no clock, 4 not applied (busy,
     timed out) or outcome unknown, 5 this login may not use the socket: see arbiter_socket."""
-    from gammonclock.runtime.arbiter_socket import (
-        EXIT_NO_CLOCK,
-        EXIT_NOT_ALLOWED,
-        ClientError,
-        ask,
-        exit_status,
-    )
+    from gammonclock.runtime.arbiter_client import ClientError, ask
+    from gammonclock.runtime.arbiter_requests import EXIT_NO_CLOCK, EXIT_NOT_ALLOWED, exit_status
 
     try:
         words = _arbiter_options(args, args.words)
@@ -513,7 +508,7 @@ USB_STICK_TIMEOUT_S = 540.0
 def _usb_stick(args: argparse.Namespace) -> int:
     """A stick was plugged in (the udev-started unit, as root): mount it, have the clock export
     to it and load its next match, unmount it."""
-    from gammonclock.runtime.arbiter_socket import ask
+    from gammonclock.runtime.arbiter_client import ask
     from gammonclock.runtime.usb_mount import usb_stick_main
 
     path = _asking_path(args)

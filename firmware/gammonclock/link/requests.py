@@ -40,7 +40,7 @@ from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.inputs import effects_data
 from gammonclock.journal.records import JournalError
-from gammonclock.runtime.arbiter_socket import (
+from gammonclock.runtime.arbiter_requests import (
     Awaited,
     NotTaken,
     refusal_text,

@@ -63,7 +63,8 @@ from .session import _continue_in_new_journal, _stamp_of, resume
 if TYPE_CHECKING:
     from gammonclock.hardware.texts import Text
 
-    from .arbiter_socket import Awaited, Request, Responder
+    from .arbiter_requests import Awaited, Request
+    from .arbiter_socket import Responder
     from .service import ClockService
 
 log = logging.getLogger(__name__)
