@@ -19,15 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gammonclock.hall.view import (
-    ALERTS_KEPT,
-    JOURNALS_KEPT,
-    MAX_LAG_MS,
-    MAX_TABLES,
-    SEQ_WINDOW,
-    HallView,
-    Rejected,
-)
+from gammonclock.hall.tables import ALERTS_KEPT, JOURNALS_KEPT, SEQ_WINDOW
+from gammonclock.hall.view import MAX_LAG_MS, MAX_TABLES, HallView, Rejected
 from mqtt_helpers import Broker
 from test_hall_web import RunningHall, clock_state, iso, publish, table_client
 

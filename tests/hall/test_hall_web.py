@@ -22,11 +22,12 @@ import pytest
 from aiohttp import web
 
 from gammonclock.hall.archive import ArchiveError, store, verify_archived
+from gammonclock.hall.connections import Limits
 from gammonclock.hall.pairings import parse_pairings
 from gammonclock.hall.run import UsageError, http_address, options_of
 from gammonclock.hall.server import Hall, HallOptions
 from gammonclock.hall.view import HallView
-from gammonclock.hall.web import TOKEN, Limits, PageHosts, make_app, start_page
+from gammonclock.hall.web import TOKEN, PageHosts, make_app, start_page
 from gammonclock.wire import BrokerURL, BrokerURLError
 from mqtt_helpers import DIRECTOR, Broker, Collector, free_port
 

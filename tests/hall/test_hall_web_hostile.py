@@ -26,15 +26,8 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall.web import (
-    GuardedSite,
-    Limits,
-    PageHosts,
-    QuietLog,
-    card_json,
-    host_name,
-    snapshot_json,
-)
+from gammonclock.hall.connections import GuardedSite, Limits, QuietLog
+from gammonclock.hall.web import PageHosts, card_json, host_name, snapshot_json
 from mqtt_helpers import DIRECTOR, Broker, free_port
 from test_hall_web import P, RunningHall, _journal, clock_state, iso, publish, table_client
 
@@ -634,7 +627,7 @@ def test_the_gate_counts_out_a_connection_admitted_by_evicting_its_addresss_last
     gate refused every connection."""
     import asyncio
 
-    from gammonclock.hall.web import Gate, GuardedConnection, Limits
+    from gammonclock.hall.connections import Gate, GuardedConnection, Limits
 
     gate = Gate(lambda: asyncio.Protocol(), Limits(per_address=1, total=16))
 

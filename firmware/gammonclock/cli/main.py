@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import signal
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from gammonclock.config.loading import (
     Config,
@@ -22,51 +19,26 @@ from gammonclock.config.loading import (
     keyed_config,
     load_config,
     load_device_config,
-    read_config_text,
 )
-from gammonclock.core.effects import Effect
 from gammonclock.core.engine import Engine
 from gammonclock.core.pin import pepper_of
 from gammonclock.durations import MAX_SPEED, MIN_SPEED, quoted
 from gammonclock.journal.durable import fsync_dir
 from gammonclock.journal.files import journal_header
-from gammonclock.journal.key import KeyRefused, load_or_create_key, read_key
-from gammonclock.journal.reader import JournalStream
+from gammonclock.journal.key import load_or_create_key
 from gammonclock.journal.records import JournalError, Stamp
-from gammonclock.journal.replay import SNAPSHOT_EVERY, UNDO_KEPT, Checked, replay, verify_and_replay
+from gammonclock.journal.replay import SNAPSHOT_EVERY
 from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.sdnotify import Notifier
 from gammonclock.runtime.session import Session, StampSource, system_stamps
 from gammonclock.sim.script import ScriptError, load_script
-from gammonclock.sim.simulate import Pacer, account_line, run_script
+from gammonclock.sim.simulate import Pacer, run_script
 
-EXIT_BAD_INPUT = 2
-EXIT_LOOP_FAILED = 70      # EX_SOFTWARE: the clock's loop met a bug; systemd starts it again
+from .arbiter import arbiter_command, usb_stick_command
+from .common import EXIT_BAD_INPUT, EXIT_LOOP_FAILED, fail, print_account, print_state, state_dir_of
+from .records import export_command, replay_command, verify_command
+
 NO_SNAPSHOTS = 1 << 62     # a scripted run in virtual time: no snapshot records
-DEFAULT_STATE_DIR = "/var/lib/gammonclock"
-
-
-def _fail(message: object, status: int = EXIT_BAD_INPUT) -> int:
-    print(f"gammonclock: {message}", file=sys.stderr)
-    return status
-
-
-def _state_dir(args: argparse.Namespace, device: DeviceConfig | None = None) -> str:
-    """--state-dir, else $GAMMONCLOCK_STATE_DIR, else the config's (or the default)."""
-    if getattr(args, "state_dir", None):
-        return str(args.state_dir)
-    if os.environ.get("GAMMONCLOCK_STATE_DIR"):
-        return os.environ["GAMMONCLOCK_STATE_DIR"]
-    return device.state_dir if device is not None else DEFAULT_STATE_DIR
-
-
-def _print_account(engine: Engine, effects: list[Effect]) -> None:
-    for effect in effects:
-        print(account_line(engine, effect))
-
-
-def _print_state(engine: Engine, compact: bool) -> None:
-    print(json.dumps(engine.state_json(), indent=None if compact else 2))
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -74,13 +46,13 @@ def _simulate(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         if args.script is None:
             if args.json or args.journal or args.frames or args.gif or args.speed:
-                return _fail("simulate: --json, --journal, --frames, --gif and --speed are for "
+                return fail("simulate: --json, --journal, --frames, --gif and --speed are for "
                              "scripted runs: give --script FILE")
             return _interactive(args, config)
         script = load_script(args.script, config.rules.hold_ns,
                              debounce_ns=config.rules.debounce_ns)
     except (ConfigError, ScriptError) as exc:
-        return _fail(exc)
+        return fail(exc)
     for note in script.bounces:      # run as the device would run them; said, not refused
         print(note, file=sys.stderr)
     # Checkpoints bound what a power cut costs and snapshots how long a recovery takes; a run in
@@ -90,9 +62,9 @@ def _simulate(args: argparse.Namespace) -> int:
     key = pepper = None
     if args.journal:
         try:
-            key = load_or_create_key(_state_dir(args, config.device))
+            key = load_or_create_key(state_dir_of(args, config.device))
         except JournalError as exc:
-            return _fail(exc)
+            return fail(exc)
         # The journal's header and the engine hold one PIN hash, keyed by the device key.
         pepper = pepper_of(key)
         config = keyed_config(config, pepper)
@@ -100,7 +72,7 @@ def _simulate(args: argparse.Namespace) -> int:
     # the device keeps it in its session (lifecycle's `start`).
     session = Session(Engine.start(config.rules, at=0), checkpoint_ns=checkpoint_ns,
                       snapshot_every=SNAPSHOT_EVERY if args.speed else NO_SNAPSHOTS,
-                      observers=[] if args.json else [_print_account],
+                      observers=[] if args.json else [print_account],
                       language=config.device.language)
     stamps = session.stamps if args.speed else _virtual_wall_stamps(session)
     session.stamps = stamps
@@ -114,7 +86,7 @@ def _simulate(args: argparse.Namespace) -> int:
                 0, stamps(), fsync=bool(args.speed))
             session.journal = journal
         except JournalError as exc:
-            return _fail(exc)
+            return fail(exc)
     presenters = []
     if args.frames or args.gif:
         from gammonclock.sim.ui import FrameRecorder
@@ -129,9 +101,9 @@ def _simulate(args: argparse.Namespace) -> int:
             journal.sync()
             fsync_dir(Path(args.journal).parent)
         except JournalError as exc:
-            return _fail(exc)
+            return fail(exc)
     session.close()
-    _print_state(session.engine, args.json)
+    print_state(session.engine, args.json)
     return 0
 
 
@@ -152,7 +124,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
     from gammonclock.sim.ui import run_interactive, window_available
 
     if not window_available() and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return _fail("simulate: the interactive simulator needs a window or a terminal; "
+        return fail("simulate: the interactive simulator needs a window or a terminal; "
                      "give --script FILE for a scripted run")
     from gammonclock.runtime.arbiter_socket import (
         simulator_socket_path,
@@ -174,7 +146,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
         device = build_device(replace(config, device=device_config), state_dir,
                               socket_at=socket_at)
     except JournalError as exc:   # another clock on this folder, a bad key or journal
-        return _fail(exc, status=1)
+        return fail(exc, status=1)
     where = ("`gammonclock arbiter status` finds it" if socket_at is not None
              else f"`gammonclock arbiter --state-dir {state_dir} status`")
     shown = socket_at or socket_path(state_dir)
@@ -183,7 +155,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
     try:
         run_interactive(device, text=True if args.text else None, socket=shown)
     except LoopFailed as exc:
-        _fail(exc, status=EXIT_LOOP_FAILED)
+        fail(exc, status=EXIT_LOOP_FAILED)
         print(f"gammonclock: the match's journal is in {state_dir}/journals")
         return EXIT_LOOP_FAILED
     print(f"gammonclock: the match's journal is in {state_dir}/journals")
@@ -205,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not args.device and not args.config:
-        return _fail("run: give --device FILE (the device config; its table.match_file is the "
+        return fail("run: give --device FILE (the device config; its table.match_file is the "
                      "match at boot) or --config FILE (one file holding the device and a match)")
     try:
         source, device_config = _run_source(args)
@@ -222,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)
     try:
         try:
-            device = build_device(source, _state_dir(args, device_config),
+            device = build_device(source, state_dir_of(args, device_config),
                                   match_path=args.config if args.device else None)
         except StartRefused as exc:
             # Shown on the panels; wait to be stopped, so that systemd does not restart a
@@ -252,7 +224,7 @@ def _run(args: argparse.Namespace) -> int:
     except LoopFailed as exc:
         # Logged and shown on the panels by the loop; non-zero, so that systemd starts the
         # clock again (the match resumes from its journal, paused).
-        return _fail(exc, status=EXIT_LOOP_FAILED)
+        return fail(exc, status=EXIT_LOOP_FAILED)
     finally:
         device.close()
     return 0
@@ -262,7 +234,7 @@ def _start_failed(reason: object, status: int) -> int:
     """A start that failed: the reason in the journal (stderr) and in `systemctl status`, which
     keeps a service's last STATUS= through its restarts (a restart counter alone says nothing)."""
     Notifier().status("failed to start: " + " ".join(str(reason).split()))
-    return _fail(reason, status)
+    return fail(reason, status)
 
 
 def _wait_refused(notifier: Notifier, stop_signals: set[signal.Signals], why: str) -> None:
@@ -295,60 +267,6 @@ def _show_config_error(message: str) -> None:
                                                exc_info=True)
 
 
-def _replay(args: argparse.Namespace) -> int:
-    try:
-        read = JournalStream.open(args.journal)
-        replayed = replay(read, observe=None if args.json else _print_account,
-                          keep=UNDO_KEPT)     # its memory does not grow with the journal
-    except (JournalError, ConfigError) as exc:
-        return _fail(exc)
-    for note in read.problems():
-        print(f"gammonclock: {note}", file=sys.stderr)
-    if replayed.diverged:
-        print(f"gammonclock: {len(replayed.diverged)} records replay differently with this "
-              f"version (first: {replayed.diverged[0]})", file=sys.stderr)
-    _print_state(replayed.engine, args.json)
-    return 0
-
-
-def _verify(args: argparse.Namespace) -> int:
-    """The journal's verdict, in the words the export prints (`journal.Verdict.words`): exit 1
-    when it is tampered with; 0 when its chain holds, its seals checked with this device's key
-    or not (a journal of another device, or no key here: the verdict says which). A record this
-    firmware does not understand, or a journal it cannot read: exit 2, naming it. The key is
-    found as the export finds it (`export.keys.choose_key`)."""
-    from gammonclock.export.keys import choose_key
-
-    chosen = choose_key(args.state_dir)
-    for note in chosen.notes:
-        print(f"gammonclock: {note}", file=sys.stderr)
-    try:
-        if chosen.key is None:
-            _refuse_a_bad_key(chosen.state_dir)
-            print(f"gammonclock: {chosen.said}", file=sys.stderr)
-        checked = verify_and_replay(args.journal, chosen.key, no_key=chosen.no_check)
-    except JournalError as exc:
-        return _fail(exc)
-    verdict = checked.verdict
-    if not verdict.intact:
-        print(f"{args.journal}: {verdict.words}")
-        return 1
-    print(f"{args.journal}: {verdict.words}; {_match_summary(checked)}")
-    return 0
-
-
-def _refuse_a_bad_key(state_dir: str) -> None:
-    """KeyRefused for a key file that is there but holds no whole key (empty, short, not hex):
-    never used, and `verify` does not pass it over as "no key" either (a journal forged with
-    the empty key would then read "seal not checked"). A key not there or not readable: None."""
-    try:
-        read_key(state_dir)
-    except KeyRefused:
-        raise
-    except JournalError:
-        pass
-
-
 def _check_config(args: argparse.Namespace) -> int:
     """Every problem of each file (exit 2), or each read back in words (exit 0), checked as
     `--as` says or as its sections say (the verdict names which). A device config given before
@@ -374,169 +292,16 @@ def _check_config(args: argparse.Namespace) -> int:
     return status
 
 
-def _export(args: argparse.Namespace) -> int:
-    from gammonclock.export import ExportError, export_journal
-    from gammonclock.export.keys import choose_key
-    from gammonclock.journal.files import latest_journal
-
-    logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
-    # --state-dir, $GAMMONCLOCK_STATE_DIR, the device config's, the default (export/keys.py).
-    chosen = choose_key(args.state_dir)
-    state_dir = chosen.state_dir
-    journal = args.journal or (latest_journal(state_dir) if args.latest else None)
-    if journal is None:
-        return _fail(f"export: no journal in {state_dir}/journals" if args.latest
-                     else "export: name a JOURNAL or give --latest")
-    for note in chosen.notes:
-        print(f"gammonclock: {note}", file=sys.stderr)
-    if args.format != "csv":        # the CSV of turns has no place for the seal check
-        print(f"gammonclock: {chosen.said}", file=sys.stderr)
-    try:
-        verdict = export_journal(journal, args.format, args.out, key=chosen.key,
-                                 no_check=chosen.no_check, language=args.language)
-    except ExportError as exc:
-        return _fail(exc)
-    if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
-        print(f"{journal}: {verdict.words}")
-    print(f"{args.out}: {args.format} export of {journal}")
-    return 0
-
-
-def _arbiter(args: argparse.Namespace) -> int:
-    """Send one arbiter command (or `status`) to the clock running with this state directory.
-    Exit status: 0 acted, 1 refused, 2 bad words or a bad reply, 3 no clock, 4 not applied (busy,
-    timed out) or outcome unknown, 5 this login may not use the socket: see arbiter_socket."""
-    from gammonclock.runtime.arbiter_client import ClientError, ask
-    from gammonclock.runtime.arbiter_requests import EXIT_NO_CLOCK, EXIT_NOT_ALLOWED, exit_status
-
-    try:
-        words = _arbiter_options(args, args.words)
-    except ValueError as exc:
-        return _fail(f"arbiter: {exc}")
-    if not words:
-        return _fail("arbiter: give a command, e.g. `gammonclock arbiter status`")
-    text, file = None, None
-    if words[0] == "new-match":
-        try:
-            words, text, file = _new_match_request(words)
-        except ConfigError as exc:
-            return _fail(f"arbiter: {exc}")
-    elif words[0] == "continue":                 # SPEC §13.5: the clock reads FROM itself
-        sources = [word for word in words[1:] if not word.startswith("--")]
-        if len(sources) != 1:
-            return _fail("arbiter: give one journal or folder: continue FROM [--force] "
-                         "[--unverified]")
-        words = ["continue", *[word for word in words[1:] if word.startswith("--")]]
-        file = str(Path(sources[0]).resolve())
-    path = _asking_path(args)
-    try:
-        answer = ask(path, words, text=text, file=file)
-    except ClientError as exc:
-        return _fail(f"arbiter: {exc}", status=exc.exit_status)
-    except PermissionError:
-        return _fail(f"arbiter: {path}: permission denied: this login may not use the clock's "
-                     f"socket; an administrator adds it to the arbiters' groups (sudo "
-                     f"scripts/install --arbiter $USER), then log in again",
-                     status=EXIT_NOT_ALLOWED)
-    except OSError as exc:
-        return _fail(f"arbiter: no clock answers at {path} ({exc.strerror or exc})",
-                     status=EXIT_NO_CLOCK)
-    if args.json or "said" not in answer:
-        if "state" in answer and answer.get("ok"):
-            print(json.dumps(answer["state"], indent=None if args.json else 2))
-        elif args.json:
-            print(json.dumps(answer))
-    else:
-        for line in answer["said"]:
-            # A refusal is said once, on stderr with the exit status (below), not also here.
-            if answer.get("ok") or not line.startswith("refused "):
-                print(line)
-        for label, key in (("applied again", "reapplied"),
-                           ("no longer applies", "no_longer_applied")):
-            for line in answer.get(key, []):
-                print(f"{label}: {line}")
-    if not answer.get("ok"):
-        print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
-    return exit_status(answer)
-
-
-def _asking_path(args: argparse.Namespace) -> Path:
-    """The socket a client asks at: --state-dir's, else $GAMMONCLOCK_STATE_DIR's, else where a
-    clock serves (`asking_path`)."""
-    from gammonclock.runtime.arbiter_socket import asking_path
-
-    told = args.state_dir or os.environ.get("GAMMONCLOCK_STATE_DIR") or None
-    return asking_path(told, DEFAULT_STATE_DIR)
-
-
-def _arbiter_options(args: argparse.Namespace, words: list[str]) -> list[str]:
-    """The command's words with `--json` and `--state-dir DIR` taken out wherever they stand
-    (`arbiter status --json` as well as `arbiter --json status`); a command's own words that
-    start with "-" (`adjust left -30s`) are left alone. ValueError for `--state-dir` without a
-    folder."""
-    kept: list[str] = []
-    rest = iter(words)
-    for word in rest:
-        if word == "--json":
-            args.json = True
-        elif word == "--state-dir" or word.startswith("--state-dir="):
-            value = word.partition("=")[2] or next(rest, "")
-            if not value:
-                raise ValueError("--state-dir needs a folder")
-            args.state_dir = Path(value)
-        else:
-            kept.append(word)
-    return kept
-
-
-def _new_match_request(words: list[str]) -> tuple[list[str], str, str]:
-    """`new-match FILE [--force]` (the flag on either side): the words to send, the match
-    file's text and its name. Raises ConfigError for a file that cannot be read."""
-    force = "--force" in words[1:]
-    files = [word for word in words[1:] if word != "--force"]
-    if len(files) != 1:
-        raise ConfigError("new-match", ["give one match file: new-match FILE [--force]"])
-    text = read_config_text(files[0])
-    return ["new-match"] + (["--force"] if force else []), text, files[0]
-
-
-# A stick's copy of many matches' reports; the unit allows 10 min, and this leaves the helper the
-# time to sync and unmount before systemd would kill it.
-USB_STICK_TIMEOUT_S = 540.0
-
-
-def _usb_stick(args: argparse.Namespace) -> int:
-    """A stick was plugged in (the udev-started unit, as root): mount it, have the clock export
-    to it and load its next match, unmount it."""
-    from gammonclock.runtime.arbiter_client import ask
-    from gammonclock.runtime.usb_mount import usb_stick_main
-
-    path = _asking_path(args)
-    return usb_stick_main(args.target,
-                          lambda words: ask(path, words, timeout_s=USB_STICK_TIMEOUT_S))
-
-
 def _check_hardware(args: argparse.Namespace) -> int:
     """The wiring check: both panels show LEFT or RIGHT, every press is printed."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         device = load_device_config(args.device)
     except ConfigError as exc:
-        return _fail(exc)
+        return fail(exc)
     from gammonclock.device.check import check_hardware
     return check_hardware(device.device, out=sys.stdout, seconds=args.seconds,
-                          state_dir=None if args.no_card else _state_dir(args, device.device))
-
-
-def _match_summary(checked: Checked) -> str:
-    """The match `verify` replayed, in one line."""
-    replayed = checked.replayed
-    if replayed is None:
-        return f"(cannot replay: {checked.config_problem})"
-    rules, state = replayed.config.rules, replayed.engine.state_json()
-    score: Any = state["score"]
-    return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
-            f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
+                          state_dir=None if args.no_card else state_dir_of(args, device.device))
 
 
 def _speed(text: str) -> float:
@@ -592,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("replay", help="rebuild a match's state from its journal")
     rep.add_argument("journal", help="the journal file")
     rep.add_argument("--json", action="store_true", help="print only the state as JSON")
-    rep.set_defaults(handler=_replay)
+    rep.set_defaults(handler=replay_command)
 
     ver = commands.add_parser("verify", help="check that a journal is intact (untampered): "
                                              "exit 0 intact (or only its seal not checkable: "
@@ -603,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "journal.state_dir of /etc/gammonclock/device.toml, else "
                           "/var/lib/gammonclock); without a key the chain is checked, not the "
                           "seals")
-    ver.set_defaults(handler=_verify)
+    ver.set_defaults(handler=verify_command)
 
     arb = commands.add_parser("arbiter", help="an arbiter's command to the running clock, or "
                                               "`status`")
@@ -617,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
                           "[SIDE], abandon, status, new-match FILE [--force], "
                           "continue FROM [--force] [--unverified]")
-    arb.set_defaults(handler=_arbiter)
+    arb.set_defaults(handler=arbiter_command)
 
     chk = commands.add_parser("check-config", help="check config files (match, device, or one "
                                                    "holding both): every problem, or each read "
@@ -640,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "mount it, export the journals to it, load its next match, unmount")
     usb.add_argument("target", help="the stick's device (/dev/sda1), or a folder standing for it")
     usb.add_argument("--state-dir", type=Path, help="the clock's state directory (its socket)")
-    usb.set_defaults(handler=_usb_stick)
+    usb.set_defaults(handler=usb_stick_command)
 
     hw = commands.add_parser(
         "check-hardware",
@@ -673,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where journals and the device key are (for --latest and the seal "
                           "check; default $GAMMONCLOCK_STATE_DIR, else the journal.state_dir "
                           "of /etc/gammonclock/device.toml, else /var/lib/gammonclock)")
-    exp.set_defaults(handler=_export)
+    exp.set_defaults(handler=export_command)
 
     from .hall import add_hall_parser  # argparse only: paho and aiohttp load when it runs
     add_hall_parser(commands)

@@ -16,21 +16,10 @@ from typing import Any
 from gammonclock.errors import GammonclockError
 from gammonclock.wire import BrokerURL, BrokerURLError
 
+from .connections import Gate, GuardedSite, Limits, open_files_limit, quiet_logs
 from .public import PublicError, PublicOptions, PublicPublisher, websocket_url
 from .server import Hall, HallOptions
-from .web import (
-    Gate,
-    GuardedSite,
-    Limits,
-    PageHosts,
-    host_name,
-    is_address,
-    is_loopback,
-    make_app,
-    open_files_limit,
-    quiet_logs,
-    start_page,
-)
+from .web import PageHosts, host_name, is_address, is_loopback, make_app, start_page
 
 EXIT_BAD_INPUT = 2
 SWITCH_INTERVAL_S = 0.0005

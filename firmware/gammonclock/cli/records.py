@@ -1,0 +1,108 @@
+"""`gammonclock replay`, `verify` and `export`: a journal replayed, checked, or exported for the
+arbiter."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from gammonclock.config.loading import (
+    ConfigError,
+)
+from gammonclock.journal.key import KeyRefused, read_key
+from gammonclock.journal.reader import JournalStream
+from gammonclock.journal.records import JournalError
+from gammonclock.journal.replay import UNDO_KEPT, Checked, replay, verify_and_replay
+
+from .common import fail, print_account, print_state
+
+
+def replay_command(args: argparse.Namespace) -> int:
+    try:
+        read = JournalStream.open(args.journal)
+        replayed = replay(read, observe=None if args.json else print_account,
+                          keep=UNDO_KEPT)     # its memory does not grow with the journal
+    except (JournalError, ConfigError) as exc:
+        return fail(exc)
+    for note in read.problems():
+        print(f"gammonclock: {note}", file=sys.stderr)
+    if replayed.diverged:
+        print(f"gammonclock: {len(replayed.diverged)} records replay differently with this "
+              f"version (first: {replayed.diverged[0]})", file=sys.stderr)
+    print_state(replayed.engine, args.json)
+    return 0
+
+def verify_command(args: argparse.Namespace) -> int:
+    """The journal's verdict, in the words the export prints (`journal.Verdict.words`): exit 1
+    when it is tampered with; 0 when its chain holds, its seals checked with this device's key
+    or not (a journal of another device, or no key here: the verdict says which). A record this
+    firmware does not understand, or a journal it cannot read: exit 2, naming it. The key is
+    found as the export finds it (`export.keys.choose_key`)."""
+    from gammonclock.export.keys import choose_key
+
+    chosen = choose_key(args.state_dir)
+    for note in chosen.notes:
+        print(f"gammonclock: {note}", file=sys.stderr)
+    try:
+        if chosen.key is None:
+            _refuse_a_bad_key(chosen.state_dir)
+            print(f"gammonclock: {chosen.said}", file=sys.stderr)
+        checked = verify_and_replay(args.journal, chosen.key, no_key=chosen.no_check)
+    except JournalError as exc:
+        return fail(exc)
+    verdict = checked.verdict
+    if not verdict.intact:
+        print(f"{args.journal}: {verdict.words}")
+        return 1
+    print(f"{args.journal}: {verdict.words}; {_match_summary(checked)}")
+    return 0
+
+def _refuse_a_bad_key(state_dir: str) -> None:
+    """KeyRefused for a key file that is there but holds no whole key (empty, short, not hex):
+    never used, and `verify` does not pass it over as "no key" either (a journal forged with
+    the empty key would then read "seal not checked"). A key not there or not readable: None."""
+    try:
+        read_key(state_dir)
+    except KeyRefused:
+        raise
+    except JournalError:
+        pass
+
+def export_command(args: argparse.Namespace) -> int:
+    from gammonclock.export import ExportError, export_journal
+    from gammonclock.export.keys import choose_key
+    from gammonclock.journal.files import latest_journal
+
+    logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
+    # --state-dir, $GAMMONCLOCK_STATE_DIR, the device config's, the default (export/keys.py).
+    chosen = choose_key(args.state_dir)
+    state_dir = chosen.state_dir
+    journal = args.journal or (latest_journal(state_dir) if args.latest else None)
+    if journal is None:
+        return fail(f"export: no journal in {state_dir}/journals" if args.latest
+                     else "export: name a JOURNAL or give --latest")
+    for note in chosen.notes:
+        print(f"gammonclock: {note}", file=sys.stderr)
+    if args.format != "csv":        # the CSV of turns has no place for the seal check
+        print(f"gammonclock: {chosen.said}", file=sys.stderr)
+    try:
+        verdict = export_journal(journal, args.format, args.out, key=chosen.key,
+                                 no_check=chosen.no_check, language=args.language)
+    except ExportError as exc:
+        return fail(exc)
+    if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
+        print(f"{journal}: {verdict.words}")
+    print(f"{args.out}: {args.format} export of {journal}")
+    return 0
+
+def _match_summary(checked: Checked) -> str:
+    """The match `verify` replayed, in one line."""
+    replayed = checked.replayed
+    if replayed is None:
+        return f"(cannot replay: {checked.config_problem})"
+    rules, state = replayed.config.rules, replayed.engine.state_json()
+    score: Any = state["score"]
+    return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
+            f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
