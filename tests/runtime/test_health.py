@@ -229,3 +229,34 @@ def test_the_journal_writer_times_each_sync(tmp_path):
     writer.sync()
     writer.close()
     assert times.count == 2 and times.p99_ms() is not None
+
+
+# --- recording a board for the tests ------------------------------------------------------------
+
+@pytest.mark.parametrize("board", ["pi3", "pi4", "pi5"])
+def test_a_recording_of_a_board_reads_back_as_the_same_health(board: str, tmp_path: Path) -> None:
+    """What `--record DIR` keeps of a board is a folder of tests/data/health's shape: read back,
+    it gives the very health the board gave (so a real Pi's sources become a test by a copy)."""
+    from gammonclock.runtime.health import RecordingSystem
+
+    times = FsyncTimes(Clock())
+    live = read_health(RecordingSystem(recorded(board), tmp_path), STATE, fsync_times=times,
+                       at="2026-12-02T03:31:40.000Z").as_json()
+    files = {"/" + str(p.relative_to(tmp_path / "files")): p.read_text(encoding="utf-8")
+             for p in (tmp_path / "files").rglob("*") if p.is_file()}
+    commands = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "commands").iterdir()}
+    again = FakeSystem(files, commands, {STATE: (3_100_000_000, 29_800_000_000)})
+    assert read_health(again, STATE, fsync_times=times,
+                       at="2026-12-02T03:31:40.000Z").as_json() == live
+    assert live["pi"] is not None                       # it was read as a Pi, not "not a Pi"
+
+
+def test_the_health_command_records_this_machine_and_refuses_bad_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gammonclock.runtime.health import main
+
+    assert main([str(tmp_path), "--record", str(tmp_path / "rec")]) == 0
+    out = capsys.readouterr().out
+    assert "board: " in out and f"recorded in {tmp_path / 'rec'}" in out
+    assert main(["--record"]) == 2 and main(["--bogus"]) == 2
+    assert "usage: python -m gammonclock.runtime.health" in capsys.readouterr().err

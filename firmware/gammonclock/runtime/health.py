@@ -28,8 +28,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -114,6 +115,40 @@ class FakeSystem:
 
     def disk(self, path: str) -> tuple[int, int] | None:
         return self.disks.get(path)
+
+
+@dataclass
+class RecordingSystem:
+    """Another system's answers, each also written under `folder` as tests/data/health keeps a
+    board's (`files/` mirrors the paths read, `commands/` holds each command's output under its
+    command line): `python -m gammonclock.runtime.health --record DIR` on a real Pi gives the
+    tests that board's own sources. Nothing absent is written: an absent file stays absent."""
+
+    inner: System
+    folder: Path
+
+    def read_text(self, path: str) -> str | None:
+        text = self.inner.read_text(path)
+        if text is not None:
+            self._keep(self.folder / "files" / path.lstrip("/"), text)
+        return text
+
+    def glob(self, pattern: str) -> list[str]:
+        return self.inner.glob(pattern)
+
+    def run(self, argv: list[str]) -> str | None:
+        out = self.inner.run(argv)
+        if out is not None:
+            self._keep(self.folder / "commands" / " ".join(argv), out)
+        return out
+
+    def disk(self, path: str) -> tuple[int, int] | None:
+        return self.inner.disk(path)
+
+    @staticmethod
+    def _keep(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 # --- the readers ----------------------------------------------------------------------------------
@@ -325,14 +360,37 @@ def read_health(system: System, state_dir: str | Path, *,
     )
 
 
-def main() -> None:      # pragma: no cover - a look at this machine by hand
-    import sys
-    state = sys.argv[1] if len(sys.argv) > 1 else "/var/lib/gammonclock"
+USAGE = ("usage: python -m gammonclock.runtime.health [STATE_DIR] [--record DIR]   (--record: "
+         "keep what was read under DIR, as tests/data/health keeps a board's)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """This machine's health, in words; `--record DIR` keeps its sources too (a new board for
+    the tests: copy DIR to tests/data/health/NAME)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    record = None
+    if "--record" in args:
+        at = args.index("--record")
+        if at + 1 >= len(args):
+            print(USAGE, file=sys.stderr)
+            return 2
+        record = Path(args.pop(at + 1))
+        args.pop(at)
+    if len(args) > 1 or any(a.startswith("-") for a in args):
+        print(USAGE, file=sys.stderr)
+        return 2
+    state = args[0] if args else "/var/lib/gammonclock"
+    system: System = HostSystem()
+    if record is not None:
+        system = RecordingSystem(system, record)
     started = time.monotonic()
-    for line in read_health(HostSystem(), state).lines():
+    for line in read_health(system, state).lines():
         print(line)
     print(f"(read in {1000 * (time.monotonic() - started):.0f} ms)")
+    if record is not None:
+        print(f"recorded in {record}: copy it to tests/data/health/BOARD for the tests")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
