@@ -233,7 +233,7 @@ def test_the_journal_writer_times_each_sync(tmp_path):
 
 # --- recording a board for the tests ------------------------------------------------------------
 
-@pytest.mark.parametrize("board", ["pi3", "pi4", "pi5"])
+@pytest.mark.parametrize("board", sorted(p.name for p in DATA.iterdir() if p.is_dir()))
 def test_a_recording_of_a_board_reads_back_as_the_same_health(board: str, tmp_path: Path) -> None:
     """What `--record DIR` keeps of a board is a folder of tests/data/health's shape: read back,
     it gives the very health the board gave (so a real Pi's sources become a test by a copy)."""
