@@ -3,7 +3,7 @@ conftest.py; the helpers a test calls are the modules beside this file (`play_he
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from gammonclock.core.rules import MatchRules
 from gammonclock.hardware.buttons import make_pin_factory
 from mqtt_helpers import Broker, start_broker
 from pin_helpers import FakeClock, fake_clock
+from table_helpers import Table
 
 
 @pytest.fixture
@@ -90,3 +91,18 @@ def clock(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """Virtual time for the mock pins (their change times) and the factory's ticks
     (pin_helpers.fake_clock; test_device_run.py has its own, without a factory)."""
     return fake_clock(monkeypatch, factory)
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> Iterator[Callable[..., Table]]:
+    made: list[Table] = []
+
+    def make(text: str, folder: str = "clock") -> Table:
+        table = Table(tmp_path / folder, text)
+        (tmp_path / folder).mkdir(exist_ok=True)
+        made.append(table)
+        return table.start()
+
+    yield make
+    for table in made:
+        table.stop()

@@ -31,7 +31,7 @@ from mqtt_helpers import (
     Collector,
     start_broker,
 )
-from test_hall_link import Table, device_text, end_the_match, event_records, link_of, wait
+from table_helpers import Table, device_text, end_the_match, event_records, link_of, wait
 
 MATCH = """\
 [match]

@@ -20,7 +20,7 @@ from gammonclock.link import client as hall_link
 from gammonclock.runtime.health import Backlog, read_health
 from gammonclock.sides import Button
 from mqtt_helpers import Broker, Collector
-from test_hall_link import TABLE, TOPIC, Table, device_text, link_of, tables, wait  # noqa: F401
+from table_helpers import TOPIC, Table, device_text, link_of, wait
 from test_hall_web import P, RunningHall, publish, table_client
 from test_health import Clock, recorded
 

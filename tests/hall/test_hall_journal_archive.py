@@ -29,8 +29,8 @@ from gammonclock.link import client as hall_link
 from gammonclock.runtime.lifecycle import load_next_match, run_on_loop
 from hall_helpers import HallRunner
 from mqtt_helpers import SHIPPED_CONF, Broker
+from table_helpers import Table, device_text, end_the_match, wait
 from test_hall_delivery import MATCH, acked, all_acknowledged, play
-from test_hall_link import Table, device_text, end_the_match, wait
 
 T1 = "table-1"
 

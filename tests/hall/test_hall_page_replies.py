@@ -22,7 +22,7 @@ from gammonclock.journal.reader import read_journal
 from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
 from mqtt_helpers import Broker, Collector
-from test_hall_link import (  # noqa: F401  (the fixture)
+from table_helpers import (
     MATCH_TEXT,
     OTHER_MATCH,
     TOPIC,
@@ -31,7 +31,6 @@ from test_hall_link import (  # noqa: F401  (the fixture)
     device_text,
     link_of,
     right_player,
-    tables,
     wait,
 )
 from test_hall_page import PHONE, open_page

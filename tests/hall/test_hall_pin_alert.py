@@ -16,7 +16,7 @@ from mqtt_helpers import (
     Broker,
     Collector,
 )
-from test_hall_link import Table, device_text, wait
+from table_helpers import Table, device_text, wait
 
 PIN = "LRCR"
 FAST_PANEL = f"""
