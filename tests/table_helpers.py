@@ -19,7 +19,7 @@ from gammonclock.device.build import Device, build_device
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.link import client as hall_link
-from gammonclock.runtime.service import Reply
+from gammonclock.runtime.inbox import Reply
 from gammonclock.sides import Button
 from mqtt_helpers import (
     Broker,

@@ -18,8 +18,8 @@ from gammonclock.core.reasons import Reason
 from gammonclock.link import requests as hall_requests
 from gammonclock.link.outbox import HallMemory
 from gammonclock.link.requests import HallRequests
+from gammonclock.runtime.inbox import Reply, Task
 from gammonclock.runtime.lifecycle import LoadOutcome
-from gammonclock.runtime.service import Reply, Task
 
 
 class SilentLoop:

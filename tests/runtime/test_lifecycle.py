@@ -40,9 +40,10 @@ from gammonclock.hardware.texts import Text
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
+from gammonclock.runtime.inbox import Task
 from gammonclock.runtime.lifecycle import journal_path, load_next_match, match_words, run_on_loop
 from gammonclock.runtime.network import local_addresses
-from gammonclock.runtime.service import ClockService, Task
+from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button, Side
 
@@ -557,7 +558,7 @@ def test_a_task_runs_on_the_loop_in_order_with_the_inputs(build):
 
 
 def test_a_task_that_fails_costs_its_reply_not_the_loop(build):
-    from gammonclock.runtime.service import Reply
+    from gammonclock.runtime.inbox import Reply
 
     device = build()
     service, reply = device.service, Reply()

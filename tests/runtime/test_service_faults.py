@@ -33,7 +33,8 @@ from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.arbiter_client import ask
 from gammonclock.runtime.arbiter_socket import socket_path
-from gammonclock.runtime.service import MAX_WAITING_OTHERS, ClockService, Reply
+from gammonclock.runtime.inbox import MAX_WAITING_OTHERS, Reply
+from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Button, Side
 from gammonclock.sim.simulate import VirtualClock

@@ -28,7 +28,8 @@ from gammonclock.journal.reader import read_journal
 from gammonclock.runtime.arbiter_client import BadReply, ReplyLost, ask
 from gammonclock.runtime.arbiter_requests import MAX_REQUEST, Limits
 from gammonclock.runtime.arbiter_socket import ArbiterServer, Responder, socket_path
-from gammonclock.runtime.service import ClockService, Reply
+from gammonclock.runtime.inbox import Reply
+from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
 from gammonclock.sim.simulate import VirtualClock

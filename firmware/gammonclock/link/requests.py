@@ -50,6 +50,7 @@ from gammonclock.runtime.arbiter_requests import (
     submit_and_wait,
 )
 from gammonclock.runtime.continuation import MAX_SOURCE_BYTES, checked_then
+from gammonclock.runtime.inbox import Reply, Task
 from gammonclock.runtime.lifecycle import (
     MAX_MATCH_FILE,
     LoadOutcome,
@@ -57,7 +58,7 @@ from gammonclock.runtime.lifecycle import (
     in_progress,
     load_next_match,
 )
-from gammonclock.runtime.service import ClockService, Reply, Task
+from gammonclock.runtime.service import ClockService
 from gammonclock.wire import iso_utc
 
 from .outbox import REMEMBERED_IDS, HallMemory

@@ -18,8 +18,9 @@ from gammonclock.core.match import ArbiterAction
 from gammonclock.durations import has_control_characters
 from gammonclock.errors import GammonclockError
 
+from .inbox import Reply, Task
 from .lifecycle import MAX_MATCH_FILE
-from .service import ClockService, Reply, Task
+from .service import ClockService
 
 # Bytes in a request line, without its newline: a command is short, a new-match request carries
 # a whole match file (non-ASCII text is sent as UTF-8, not escaped).

@@ -87,8 +87,9 @@ from .arbiter_requests import (
     said_lines,
     submit_and_wait,
 )
+from .inbox import Reply, Task
 from .lifecycle import LoadOutcome, Table, load_next_match
-from .service import ClockService, Reply, Task
+from .service import ClockService
 
 log = logging.getLogger(__name__)
 

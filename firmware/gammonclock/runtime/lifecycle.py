@@ -414,7 +414,7 @@ class PanelRequests:
     def present(self, engine: Engine, t: int, effects: list[Any]) -> int | None:
         from gammonclock.core.effects import Shown
 
-        from .service import Task
+        from .inbox import Task
 
         if any(isinstance(e, Shown) and e.reason is Reason.NEXT_MATCH_REQUESTED
                for e in effects):
@@ -459,7 +459,7 @@ def run_on_loop(service: ClockService, work: Callable[[], object],
                 wait_s: float = STICK_LOAD_WAIT_S) -> tuple[bool, object]:
     """Run `work` on the clock's loop, in order with the presses, and wait for it: (True, what
     it returned), or (False, None) when the loop did not take it in time (then it never will)."""
-    from .service import Reply, Task
+    from .inbox import Reply, Task
 
     reply = Reply()
     if not service.submit(Task(service.clock_ns(), work), reply) \

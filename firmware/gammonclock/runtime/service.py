@@ -57,8 +57,8 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 from gammonclock.core.effects import Effect, Refused
 from gammonclock.core.engine import ButtonEdge, Engine, Input
@@ -68,6 +68,16 @@ from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import format_score
 from gammonclock.errors import GammonclockError
 
+from .inbox import (
+    MAX_WAITING_EDGES,
+    MAX_WAITING_OTHERS,
+    Arrival,
+    Reply,
+    Task,
+    TimedCall,
+    TimedCallAt,
+)
+from .presenting import Presenter, hold_frames, release_frames
 from .sdnotify import Notifier
 from .session import Session
 
@@ -76,11 +86,6 @@ log = logging.getLogger(__name__)
 GRACE_NS = 5_000_000          # an input is applied this long after its edge (others may be late)
 TIMER_GRACE_NS = 50_000_000   # a timer fires this long after its instant: no late press slips
 LATE_NS = 50_000_000          # an input later than that is logged (and applied at the loop's now)
-# How many inputs may wait for the loop. Button edges come from two hands and a cube and get far
-# more room than the other sources (dice reader, arbiter socket), so a flood from those can
-# neither starve a press nor grow memory without bound.
-MAX_WAITING_EDGES = 4096
-MAX_WAITING_OTHERS = 64
 
 
 def settle_memory() -> None:
@@ -100,93 +105,6 @@ MESSAGE_NS = 10_000_000_000   # a message over the panels (a match loaded, a fil
 class LoopFailed(GammonclockError, RuntimeError):
     """The clock's loop met an unexpected error (a bug) and stopped: the process should exit
     and be started again (systemd), which resumes the match from its journal."""
-
-
-class Presenter(Protocol):
-    """Something that shows the match (the panels, the buzzer)."""
-
-    def present(self, engine: Engine, t: int, effects: list[Effect]) -> int | None:
-        """Show the match at engine instant `t`; return when to be called again, or None."""
-
-    def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Task:
-    """Work for the loop's thread at instant `t` (monotonic, as `submit` takes inputs), in order
-    with the inputs: loading the next match. Its return value goes to the Reply's `value`."""
-
-    t: int
-    run: Callable[[], object]
-
-    def __str__(self) -> str:
-        return f"task at {self.t} ns"
-
-
-class Reply:
-    """Where the loop leaves what an input did, for a caller waiting on another thread (the
-    arbiter's socket).
-
-    A caller that stops waiting `withdraw`s the input: if the loop has not taken it yet it never
-    will (the command is certainly not applied); if it has, the caller knows the outcome is on
-    its way and can wait for it. So a command is never reported as failed and applied later.
-    """
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.effects: list[Effect] = []
-        self.value: object = None            # a Task's result
-        self._lock = threading.Lock()
-        self._state = "waiting"          # waiting | taken (by the loop) | withdrawn (by the caller)
-
-    def take(self) -> bool:
-        """The loop claims the input before applying it; False: the caller withdrew it."""
-        with self._lock:
-            if self._state == "withdrawn":
-                return False
-            self._state = "taken"
-            return True
-
-    def withdraw(self) -> bool:
-        """The caller gives up waiting; True if the input will never be applied, False if the
-        loop has already taken it (its effects will arrive: `wait` again)."""
-        with self._lock:
-            if self._state == "taken":
-                return False
-            self._state = "withdrawn"
-            return True
-
-    def deliver(self, effects: list[Effect], value: object = None) -> None:
-        self.effects, self.value = effects, value
-        self.done.set()
-
-    def wait(self, timeout: float) -> list[Effect] | None:
-        return self.effects if self.done.wait(timeout) else None
-
-    def wait_taken(self, timeout_s: float, grace_s: float) -> bool:
-        """Wait, bounded, for the loop: False when it never took the input (withdrawn, never to
-        be applied); True when it did (its outcome is here, or, after `grace_s` more, still on
-        its way: `done` says which)."""
-        if self.wait(timeout_s) is None:
-            if self.withdraw():
-                return False
-            self.wait(grace_s)           # taken: its outcome is coming
-        return True
-
-
-# A call the loop makes at its instant (a button's settle): it is given the engine as it stands
-# then (None: no match loaded) and may return an input (stamped on the monotonic clock, as
-# `submit` takes them) to apply at once.
-TimedCall = Callable[[Engine | None], Input | None]
-
-
-@dataclass(frozen=True)
-class _Call:
-    at: int               # monotonic instant
-    action: TimedCall
-
-
-_Arrival = tuple[Input | Task, Reply | None] | _Call
 
 
 def lifecycle_of(match: MatchState) -> str:
@@ -226,7 +144,7 @@ class ClockService:
         self.clock_ns = clock_ns
         self.grace_ns = grace_ns
         self.timer_grace_ns = max(timer_grace_ns, grace_ns)
-        self._inbox: queue.SimpleQueue[_Arrival | None] = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[Arrival | None] = queue.SimpleQueue()
         # Heaps by instant (engine time), then arrival: the inputs, and the loop's own calls.
         self._pending: list[tuple[int, int, Input | Task, Reply | None]] = []
         self._calls: list[tuple[int, int, TimedCall]] = []
@@ -268,7 +186,7 @@ class ClockService:
         """Have the loop call `action` at monotonic instant `mono` (any thread), ordered with
         the match's timers (after those of the same instant, before the inputs); the input it
         returns, if any, is applied at that instant."""
-        self._inbox.put(_Call(mono, action))
+        self._inbox.put(TimedCallAt(mono, action))
 
     def waiting(self) -> int:
         """Inputs submitted and not yet applied (any thread)."""
@@ -452,9 +370,9 @@ class ClockService:
             if item is not None:
                 self._take(item)
 
-    def _take(self, item: _Arrival) -> None:
+    def _take(self, item: Arrival) -> None:
         """Move an arrived input (or call) into its heap, stamped in engine time."""
-        if isinstance(item, _Call):
+        if isinstance(item, TimedCallAt):
             heapq.heappush(self._calls, (self.engine_time(item.at), next(self._arrivals),
                                          item.action))
             return
@@ -524,7 +442,7 @@ class ClockService:
         picture, self._picture = self._picture, None
         session = self.session
         if effects is not None and session is not None and session.commit_due:
-            held = [i for i, presenter in enumerate(self.presenters) if _hold(presenter)]
+            held = [i for i, presenter in enumerate(self.presenters) if hold_frames(presenter)]
             if held:
                 self._show_beside_sync(effects, picture or session.engine, held)
                 return
@@ -552,7 +470,7 @@ class ClockService:
         finally:
             future.result()      # never two threads on a presenter
             for i in held:
-                _release(self.presenters[i])
+                release_frames(self.presenters[i])
         for i, presenter in enumerate(self.presenters):
             if i not in held:
                 self._redraw_at[i] = self._present(presenter, t, effects, message, engine)
@@ -779,22 +697,3 @@ class ClockService:
         return min(candidates) + self.origin if candidates else None
 
 
-def _hold(presenter: Presenter) -> bool:
-    """Have a presenter hold its frames until `_release` (False: it cannot, or failed to)."""
-    hold = getattr(presenter, "hold", None)
-    if hold is None:
-        return False
-    try:
-        return bool(hold())
-    except Exception:   # a display fault never stops the clock: drawn after the sync then
-        log.exception("presenter %r cannot hold its frames", presenter)
-        return False
-
-
-def _release(presenter: Presenter) -> None:
-    release = getattr(presenter, "release", None)
-    try:
-        if release is not None:
-            release()
-    except Exception:   # a display fault never stops the clock
-        log.exception("presenter %r cannot release its frames", presenter)

@@ -20,7 +20,8 @@ from gammonclock.core.engine import Engine, Input
 from gammonclock.core.rules import MatchRules
 from gammonclock.durations import NS_PER_S, format_clock, format_seconds
 from gammonclock.journal.replay import Observer
-from gammonclock.runtime.service import ClockService, Presenter
+from gammonclock.runtime.presenting import Presenter
+from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session
 from gammonclock.sides import Side
 
