@@ -198,6 +198,10 @@ def test_low_time_sounds_once_per_game_and_side_under_the_pages_mark(
             assert page.get_attribute("#low-time", "aria-invalid") == "true", bad
             assert page.evaluate("() => localStorage.getItem('gammonclock.hall.low_time')") \
                 is None, bad
+        page.select_option("#language", "ru")
+        page.screenshot(path=str(tmp_path / "director-low-time-bad-ru.png"))
+        assert "М:СС" in (page.get_attribute("#low-time", "title") or "")
+        page.select_option("#language", "en")
         page.fill("#low-time", "1:20")
         page.dispatch_event("#low-time", "change")
         assert page.get_attribute("#low-time", "aria-invalid") == "false"
