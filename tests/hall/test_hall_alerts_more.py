@@ -113,6 +113,7 @@ def test_a_refused_match_and_a_late_return_from_a_break_sound_once_each(
                                         timeout=5000)
         got = director.sentinel(3)
         assert len(got) == 3 and director.page.evaluate("() => window.__beeps") == 3 * 2, got
+        assert len({n["tag"] for n in got}) == 3, got
         # In Russian, a late return noticed by its event first (the state follows).
         director.page.select_option("#language", "ru")
         director.state(game=5)
@@ -177,6 +178,7 @@ def test_a_table_offline_in_a_match_sounds_once_and_back_online_once(
         director.online(True)
         got = director.wait(3)
         assert bodies(got)[1:] == ["нет связи во время матча", "снова на связи"], bodies(got)
+        assert len({n["tag"] for n in got}) == 3, got        # each its own notification
     finally:
         director.close()
 

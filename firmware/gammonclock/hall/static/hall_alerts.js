@@ -20,6 +20,7 @@ const HEARD_KEPT = 5000;
 const heard = new Set();          // the alerts already sounded (or there when the page opened)
 let audible = (() => { try { return window.localStorage.getItem(ALERTS_KEY) === "on"; } catch (err) { return false; } })();
 let audio = null;
+const FLAG = [880, 660, 880], TWO = [660, 880], LOW = [880, 440];    // the beeps' tones (Hz)
 let lowMs = (() => {
   try { return lowOf(window.localStorage.getItem(LOW_KEY)); } catch (err) { return null; }
 })() ?? LOW_DEFAULT_MS;
@@ -51,10 +52,10 @@ function hearCards(list, first) {
       // A late return from a break shows twice: the table's state says so (no key: only while
       // the break runs over) and its `break_overrun` event makes an alert: one occurrence, one
       // sound.
-      const late = need.kind === "overrun";
-      if ((!late || need.key) && !hear(alertId(card, need))) continue;
-      if (late && !hear(lateId(card, need))) continue;
-      if (!first) announce(card, alertText(need, card), need.kind === "flag" ? FLAG : TWO);
+      const late = need.kind === "overrun", id = late ? lateId(card, need) : alertId(card, need);
+      if (late && need.key && !hear(alertId(card, need))) continue;
+      if (!hear(id)) continue;
+      if (!first) announce(card, id, alertText(need, card), need.kind === "flag" ? FLAG : TWO);
     }
     hearOnline(card, first);
     hearLow(card, first);
@@ -85,9 +86,9 @@ function hearOnline(card, first) {
   if (card.online === false && before !== false && IN_MATCH.has(state.phase)
       && state.lifecycle !== "ready") {
     if (audible) wentOffline.add(card.table);        // "back online" follows an announced one
-    announce(card, t("alert.offline_match"), LOW);
+    announce(card, `${card.table}/offline/${Date.now()}`, t("alert.offline_match"), LOW);
   } else if (card.online === true && wentOffline.delete(card.table)) {
-    announce(card, t("alert.online_again"), [660]);
+    announce(card, `${card.table}/online/${Date.now()}`, t("alert.online_again"), [660]);
   }
 }
 
@@ -98,8 +99,9 @@ function hearLow(card, first) {
   if (side !== "left" && side !== "right") return;
   const ms = reserveNow(card, side);
   if (ms === null || ms <= 0 || ms >= lowMs) return;
-  if (!hear(`${card.table}/low/${state.journal || ""}/${state.game ?? ""}/${side}`)) return;
-  if (!first) announce(card, t("alert.low_time", { who: who(card, side), time: clockText(ms) }), LOW);
+  const id = `${card.table}/low/${state.journal || ""}/${state.game ?? ""}/${side}`;
+  if (!hear(id)) return;
+  if (!first) announce(card, id, t("alert.low_time", { who: who(card, side), time: clockText(ms) }), LOW);
 }
 
 function tickLow() {
@@ -107,15 +109,14 @@ function tickLow() {
   for (const card of cards.values()) hearLow(card, false);
 }
 
-const FLAG = [880, 660, 880], TWO = [660, 880], LOW = [880, 440];
-
-function announce(card, body, tones) {
+// Sound TONES and notify BODY, tagged ID (one occurrence: a new ID is a new notification).
+function announce(card, id, body, tones) {
   if (!audible) return;
   beep(tones);
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   try {
     new Notification(t("notify.title", { table: card.table }),
-                     { body, tag: `${card.table}/${body}`, renotify: false });
+                     { body, tag: id, renotify: false });
   } catch (err) { /* not on this browser (a phone wants a service worker) */ }
 }
 
