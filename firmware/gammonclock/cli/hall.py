@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_BAD_INPUT = 2
-LANGUAGES = ("en", "ru")       # the page's (hall_web.LANGUAGES; aiohttp is not imported here)
+LANGUAGES = ("en", "ru")       # the page's (hall/page.py's LANGUAGES; aiohttp is not imported here)
 MISSING_EXTRA = ("gammonclock hall needs the `hall` extra: pip install 'gammonclock[hall]' "
                  "(paho-mqtt and aiohttp)")
 

@@ -48,7 +48,7 @@ from .messages import strict_json
 from .words import Say, summary_say, unchecked_say, verdict_say
 
 # The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
-# no leading `.`, no `..`. hall_web serves `/archive/TABLE/NAME` under the same pattern.
+# no leading `.`, no `..`. web.py serves `/archive/TABLE/NAME` under the same pattern.
 JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")
 MAX_NAME_BYTES = 200          # room for `.cut-short.N` and the temporary name within 255 bytes
 CUT_SHORT = ".cut-short"
@@ -59,7 +59,7 @@ MAX_JOURNAL_BYTES = 16 << 20
 
 class ArchiveError(GammonclockError):
     """A journal message the archive cannot take; the message says why, `code` and `fields`
-    say it for the page (hall_words: `archive.failed.CODE`)."""
+    say it for the page (words.py: `archive.failed.CODE`)."""
 
     def __init__(self, message: str, code: str = "", **fields: str | int) -> None:
         super().__init__(message)
@@ -79,7 +79,7 @@ class Verified:
     cut_short: bool = False
     tampered: bool = False  # the chain (or, with the key, a seal) does not hold
     # `message`, `summary` and the cut short's words as codes and fields, for the page to say
-    # in its language (hall_words)
+    # in its language (words.py)
     say: Say = field(default_factory=dict)
     summary_say: Say = field(default_factory=dict)
     cut: Say = field(default_factory=dict)

@@ -2,7 +2,7 @@
 §14; issue 24).
 
 Every `P/T/events` message carries the journal's sealed lines since the event before it (the
-header with a journal's first event: `hall_outbox.JournalTail`), so the hall holds each table's
+header with a journal's first event: the table's `JournalTail`), so the hall holds each table's
 journal as the table wrote it, up to its last event. `LiveCopies` keeps them, table by table,
 bounded (`MAX_TABLE_BYTES` a table, its newest `JOURNALS_KEPT` journals), every line checked
 before it is kept: its checksum, its record's schema, its seq within the event's `(after, seq]`,

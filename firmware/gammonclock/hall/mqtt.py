@@ -6,7 +6,7 @@ hall's asyncio loop.
   take the hall's id or its queued messages): the broker keeps the hall's subscriptions and
   queues QoS 1 messages for it while it is away (bounded: `max_queued_messages`), and (with
   `persistence true`) across its own restart. What a broker drops anyway is sent again by the
-  table, which goes on only on the hall's own `ack` (hall_delivery).
+  table, which goes on only on the hall's own `ack` (delivery.py).
 - Subscribes to its own retained `P/+/ack` too: a restarted hall reads back where it stood.
 - Reconnects by itself, 1 s to 2 s apart (one client: trying every 2 s costs the broker
   nothing, and the hall is back within 2 s of its broker, before the tables' first resend at

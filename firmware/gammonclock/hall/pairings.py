@@ -30,7 +30,7 @@ class Pairing:
     table: str
     toml: str | None = None
     error: str | None = None
-    # the error as a code and its fields, for the page to say in its language (hall_words)
+    # the error as a code and its fields, for the page to say in its language (words.py)
     code: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
 

@@ -147,7 +147,7 @@ def _name(value: object) -> str | None:
 
 def public_view(table: str, online: bool | None, state: dict[str, Any],
                 reserves_at_ms: int | None) -> dict[str, Any]:
-    """A table's public view, chosen key by key from its checked state (hall_view.state_of):
+    """A table's public view, chosen key by key from its checked state (messages.state_of):
     nothing else of the card or the state reaches it."""
     phase = PHASES.get(str(state.get("phase")), None)
     if state.get("lifecycle") == "ready" and phase == "between_games":

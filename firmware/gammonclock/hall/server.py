@@ -1,12 +1,12 @@
 """`gammonclock hall` (SPEC §14): the director's side. It subscribes to every table on the broker,
 keeps the hall's view (view), archives and verifies finished journals (archive) and
-collects each one's result from it (hall_results), pushes a round's pairings (hall_pairings)
-and commands, and serves the page (hall_web).
+collects each one's result from it (results.py), pushes a round's pairings (pairings.py)
+and commands, and serves the page (web.py).
 
 Everything runs on one asyncio loop; paho's network thread only hands messages over to it
-(hall_mqtt). Verifying a journal runs in a worker thread: the page never waits for it.
+(mqtt.py). Verifying a journal runs in a worker thread: the page never waits for it.
 
-The hall acknowledges (retained `P/T/ack`, hall_delivery): how far it holds each table's events
+The hall acknowledges (retained `P/T/ack`, delivery.py): how far it holds each table's events
 without a gap, and which finished journals its archive has written and checked (its verdict,
 TAMPERED too, is on the card and the archive list: archived is not verified); a table's outbox
 goes on only on that. A journal shorter than the events already seen of it is kept aside as cut
@@ -249,7 +249,7 @@ class Hall:
             return
         if key is not None:
             self._took(table, key)
-            self.live.take(table, payload)        # its journal's lines (hall_continue)
+            self.live.take(table, payload)        # its journal's lines (continuation.py)
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self._state_seen(table, payload)
         if what == "journal":
@@ -280,7 +280,7 @@ class Hall:
         for probe in self.on_change:
             probe(table, received_ms if received_ms is not None else now_ms())
 
-    # --- acknowledgements (hall_delivery) -------------------------------------------------------
+    # --- acknowledgements (delivery.py) -------------------------------------------------------
 
     def position(self, table: str) -> TablePosition:
         position = self.positions.get(table)
@@ -589,7 +589,7 @@ class Hall:
     async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
                    wait_s: float = REPLY_WAIT_S) -> dict[str, Any]:
         """"Move FROM's match to TO" (SPEC §13.5): TO continues FROM's newest journal as the
-        hall holds it (`hall_continue`). ValueError when the hall holds no whole copy, or for
+        hall holds it (`continuation.py`). ValueError when the hall holds no whole copy, or for
         an unknown table; else the spare's reply, as `command`."""
         if from_table == to_table:
             raise ValueError("a match is moved to another table")

@@ -9,7 +9,7 @@ page as data (`page_texts` checks that every text is in every language).
 Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
 actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
 `/api/results.json` and `/api/standings.csv` the results recomputed from the archived journals
-(hall_results; GETs: under the Host check and the password, no token).
+(results.py; GETs: under the Host check and the password, no token).
 
 Security, outermost first:
 - The connections (`Gate`, started by `start_page`): a deadline for a request's headers from the
@@ -423,7 +423,7 @@ async def _command(request: web.Request) -> web.StreamResponse:
 
 async def _move(request: web.Request) -> web.StreamResponse:
     """`{"from": TABLE, "to": SPARE, "force": false}`: the spare continues the table's match
-    from the hall's copy of its journal (SPEC §13.5, hall_continue)."""
+    from the hall's copy of its journal (SPEC §13.5, continuation.py)."""
     body = await _json(request)
     force = body.get("force", False)
     if not isinstance(force, bool):

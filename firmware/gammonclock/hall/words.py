@@ -1,5 +1,5 @@
 """What the hall tells the director's page about its archive and a round's pairings, as a code
-and its fields (issue 25, SPEC §15): the page words them in its own language (hall_static/
+and its fields (issue 25, SPEC §15): the page words them in its own language (static/
 texts.json, `archive.say.CODE`, `round.error.CODE`), the English `message`/`error` beside them
 for the log and for older pages. A field that is a table's or a system's own text (what a
 tampered record is, an OS error) is put in as it is.

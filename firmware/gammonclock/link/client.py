@@ -3,14 +3,14 @@
 Topics are `PREFIX/TABLE/…` (hall/PROTOCOL.md has every payload). The link never holds up the
 clock and the clock never waits for it:
 
-- The clock's loop only signals: `HallSignal` (hall_signal.py), one of the service's
+- The clock's loop only signals: `HallSignal` (signal.py), one of the service's
   presenters, sets an event when something changed (a press, a timer's effects, a next
   match). Nothing else of the link runs on the loop.
 - paho's own network thread connects, reconnects with back-off (1 s doubling to 10 s), and
   takes callbacks that only note things and hand messages to the link's worker.
 - The publisher thread publishes `state` (retained; newest wins, at most one unacknowledged at a
   time; every 10 s while a clock runs) and the journal's events, read from the journal FILE from
-  the last position the HALL acknowledged (`hall_outbox`), at most `WINDOW` beyond it at a time.
+  the last position the HALL acknowledged (`outbox.py`), at most `WINDOW` beyond it at a time.
   The position moves only on the hall's retained `P/T/ack` (never on the broker's PUBACK: a
   broker that dropped a message, or another client that took it, loses nothing) and is kept on
   the card. With no progress of the ack within RESEND_MIN_S of publishing, at a reconnect or a
@@ -19,7 +19,7 @@ clock and the clock never waits for it:
   silent the wait doubles up to RESEND_MAX_S. A finished match's whole journal goes to `journal`
   until the hall's ack lists it as archived (written and checked: its verdict, TAMPERED or cut
   short too, is the hall's to show; archived is not verified).
-- The worker thread answers `cmd` and loads `match` (`hall_requests`): through the clock's
+- The worker thread answers `cmd` and loads `match` (`requests.py`): through the clock's
   queue, like a press. It sleeps on its queue: a `match` that waits for the match in progress
   is loaded when the publisher, woken by the loop's signal, sees that match over and hands the
   worker a `RETRY` (within milliseconds of the end, not at the next tick of a timer).
