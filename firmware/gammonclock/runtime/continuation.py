@@ -5,8 +5,9 @@
 FROM is the dead clock's journal (from its card, or a stick), or a folder holding it (the
 newest journal there, by its own header, as a clock orders its journals). The hall sends the
 same thing built from its copy of the dead table's records (`hall/continuation.py`; taken by
-`link/requests.py`'s `continue_request`), and a stick with the journal and a marker file does too (`stick_continuation`: the folder
-`gammonclock/continue/` holding the journal and `TABLE.continue` or `match.continue`).
+`link/requests.py`'s `continue_request`), and a stick with the journal and a marker file does
+too (`stick_continuation`: the folder `gammonclock/continue/` holding the journal and
+`TABLE.continue` or `match.continue`).
 
 The continuation is the journal's own rule for a journal that cannot go on in place
 (`session._continue_in_new_journal`): a new journal on this clock holds every whole record of
