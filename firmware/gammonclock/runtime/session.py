@@ -4,7 +4,8 @@ The device service and the simulator both run a `Session`. Every input and every
 through it in the same order: the engine computes, the journal writes and fsyncs the record, and
 only then do the observers (displays, buzzer, the simulator's account) see the effects. Under the
 service's group commit (`group`) the records of a step are synced together at `commit`, and a
-quiet edge (a tap's release) is written at once and synced with the next record (`feed`). After a
+quiet edge (a tap's release) is written at once and synced with the next record (`feed`), and so is
+a bare checkpoint until the power-cut bound is due (`SYNC_CHECKPOINTS`). After a
 power cut or a crash, `recover` replays the journal through the same engine — from its last
 snapshot on, which the session journals every SNAPSHOT_EVERY records — and resumes the match
 paused at the instant of its last record, so the outage is charged to nobody.
