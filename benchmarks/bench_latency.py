@@ -5,6 +5,7 @@ Run it as a plain script from the repository root::
     python benchmarks/bench_latency.py [--presses N] [--idle-seconds S] [--state-dir DIR]
         [--gap-min S] [--gap-max S] [--quick] [--seed N]
         [--sd-p50-ms MS] [--sd-p99-ms MS] [--sd-stall-rate R] [--sd-stall-ms MS]
+        [--sd-as-if-preallocated]
 
 It builds the device `gammonclock run` builds (config/backgammon.toml on gpiozero's MockFactory
 pins) with two luma `dummy` panels wrapped so that every `display()` is timestamped, runs the
@@ -86,6 +87,13 @@ class CardModel:
     stall_rate: float = 0.01
     stall_ms: float = 150.0
     seed: int = 1
+    # A sync that needs no metadata (`fdatasync` with the file's size unchanged since its last
+    # sync, or every sync with `as_if_preallocated`: an append into a preallocated, written
+    # region) writes the data and flushes, where `fsync` or a sync that grew the file also
+    # commits ext4's journal: modelled at `data_only` of the time (a stall stays as long).
+    data_only: float = 0.5
+    as_if_preallocated: bool = False
+    data_only_syncs: int = 0
     on: bool = False                        # the model applies to the fsyncs made while on
     fsyncs: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
     # The modelled stalls, each (start, end) in time.monotonic_ns.
@@ -99,6 +107,7 @@ class CardModel:
         self._drawn = 0
         self._stall_at = -1
         self.stalled = False                # whether the last draw was a stall
+        self._sizes: dict[int, int] = {}     # inode: its size at its last sync
 
     def draw_s(self) -> float:
         """One fsync's time on the modelled card, in seconds."""
@@ -113,14 +122,21 @@ class CardModel:
                     return self.stall_ms / 1e3
             return self.p50_ms * math.exp(self._random.gauss(0.0, self._sigma)) / 1e3
 
-    def wrap(self, real: Callable[[int], None]) -> Callable[[int], None]:
+    def wrap(self, real: Callable[[int], None], datasync: bool = False
+             ) -> Callable[[int], None]:
         def synced(fd: int) -> None:
             on = self.on
             start = time.perf_counter()
             try:
                 if on:
-                    os.fstat(fd)                # an fd the real call would refuse is refused
+                    info = os.fstat(fd)         # an fd the real call would refuse is refused
+                    with self._lock:
+                        grew = self._sizes.get(info.st_ino) != info.st_size
+                        self._sizes[info.st_ino] = info.st_size
                     seconds, stalled = self.draw_s(), self.stalled
+                    if not stalled and (self.as_if_preallocated or (datasync and not grew)):
+                        seconds *= self.data_only
+                        self.data_only_syncs += 1
                     begun = time.monotonic_ns()
                     time.sleep(seconds)
                     if stalled:
@@ -137,7 +153,7 @@ class CardModel:
         names = [n for n in ("fsync", "fdatasync") if hasattr(os, n)]
         saved = {n: getattr(os, n) for n in names}
         for n in names:
-            setattr(os, n, self.wrap(saved[n]))
+            setattr(os, n, self.wrap(saved[n], n == "fdatasync"))
         try:
             yield self
         finally:
@@ -249,6 +265,9 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--sd-stall-rate", type=float, default=0.01,
                         help="the share of fsyncs that stall")
     parser.add_argument("--sd-stall-ms", type=float, default=150.0, help="a stall's length")
+    parser.add_argument("--sd-as-if-preallocated", action="store_true",
+                        help="model every sync as an fdatasync into a preallocated file (half "
+                             "the time, stalls aside); the writer does not preallocate yet")
     args = parser.parse_args(argv)
     gaps_s = QUICK_GAPS_S if args.quick else PLAYER_GAPS_S
     gap_min = gaps_s[0] if args.gap_min is None else args.gap_min
@@ -257,7 +276,7 @@ def _main(argv: list[str] | None) -> int:
         parser.error(f"the gaps must be over the {HOLD_DOWN_S:g} s a press is held, min ≤ max")
     gaps = player_gaps(2 * args.presses + 1, gap_min, gap_max, args.seed)
     card = CardModel(args.sd_p50_ms, args.sd_p99_ms, args.sd_stall_rate, args.sd_stall_ms,
-                     args.seed)
+                     args.seed, as_if_preallocated=args.sd_as_if_preallocated)
 
     screens = Pair(TimedPanel("left panel"), TimedPanel("right panel"))
     panels = Pair(Panel.for_device(screens.left, "left panel"),
@@ -346,7 +365,9 @@ def _main(argv: list[str] | None) -> int:
           f"{gap_min:g}–{gap_max:g} s apart (service grace {GRACE_NS / 1e6:.1f} ms included), "
           f"journal under {under}")
     print(f"SD-card model on the first {args.presses}: fsync log-normal, p50 {card.p50_ms:g} ms, "
-          f"p99 {card.p99_ms:g} ms; {100 * card.stall_rate:g} % stall {card.stall_ms:g} ms")
+          f"p99 {card.p99_ms:g} ms; {100 * card.stall_rate:g} % stall {card.stall_ms:g} ms; "
+          f"{card.data_only_syncs} syncs needed no metadata (x{card.data_only:g}"
+          f"{', every sync as if preallocated' if card.as_if_preallocated else ''})")
     for on, title in ((True, "with the SD-card model"), (False, "this machine's file system")):
         print(f"  {title} ({len(both_frames[on])} presses):")
         for label, values in (("first panel drawn", first_frame[on]),

@@ -2,14 +2,18 @@
 
 Run it as a plain script from the repository root::
 
-    python benchmarks/bench_sync.py [--taps N] [--seed S] [--no-card-model]
+    python benchmarks/bench_sync.py [--taps N] [--seed S] [--no-card-model] [--gap-max S]
+                                    [--as-if-preallocated]
 
 It drives the real loop (`ClockService`, `Session`, `JournalWriter` with fsync, in a temporary
 directory) through a generated match: players tap their clocks, spaced like players (0.5–8 s
 apart), each release 60–150 ms after its press, one press in ten with bounce edges. Every sync
 of the journal (`os.fsync`, `os.fdatasync`) is counted and, unless `--no-card-model`, delayed like
 an SD card's: log-normal with p50 3 ms and p99 20 ms, and 1 % stalls of 150 ms (the journal is
-then kept in /dev/shm, so the model is the card's whole sync).
+then kept in /dev/shm, so the model is the card's whole sync). A sync that needs no metadata
+(`fdatasync` with the file's size unchanged since its last sync, or every journal sync with
+`--as-if-preallocated`) is modelled at DATA_ONLY (half) of that delay; a stall (the card's
+own) stays as long.
 
 Time runs on a clock that skips the idle gaps between inputs but counts every microsecond the
 loop spends (the injected delays included), so a press due while a sync stalls waits as it would
@@ -70,6 +74,11 @@ reserve = "60m"
 # The SD card's sync: log-normal with this median and p99, and stalls this often and long.
 CARD_P50_S, CARD_P99_S = 0.003, 0.020
 STALL_RATE, STALL_S = 0.01, 0.150
+# A sync that needs no metadata (`fdatasync` of a file whose size did not change since its last
+# sync: an append into a preallocated, already written region) writes the data blocks and
+# flushes; `fsync`, or any sync that grew the file, also commits ext4's journal (the inode's size,
+# the block bitmap): about twice the card's writes. A model, not a measurement: half the delay.
+DATA_ONLY = 0.5
 
 
 class SkipClock:
@@ -95,6 +104,9 @@ class Card:
         self.model, self.rng = model, rng
         self.syncs = 0
         self.ticks = 0          # syncs whose last record is a timer's or a checkpoint
+        self.data_only = 0      # syncs that needed no metadata (see DATA_ONLY)
+        self.as_if_preallocated = False    # every journal sync counted as data only
+        self._sizes: dict[int, int] = {}   # inode: size at its last sync
         self.delays: list[float] = []
         self.sigma = math.log(CARD_P99_S / CARD_P50_S) / 2.326
 
@@ -105,19 +117,24 @@ class Card:
         names = [n for n in ("fsync", "fdatasync") if hasattr(os, n)]
         saved = {n: getattr(os, n) for n in names}
         for n in names:
-            setattr(os, n, self._wrap(saved[n]))
+            setattr(os, n, self._wrap(saved[n], n == "fdatasync"))
         try:
             yield self
         finally:
             for n in names:
                 setattr(os, n, saved[n])
 
-    def _wrap(self, real: Any) -> Any:
+    def _wrap(self, real: Any, datasync: bool) -> Any:
         def sync(fd: int) -> None:
             real(fd)
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 return                                  # a folder's entries: not the journal
             self.syncs += 1
+            grew = self._sizes.get(info.st_ino) != info.st_size
+            self._sizes[info.st_ino] = info.st_size
+            data_only = self.as_if_preallocated or (datasync and not grew)
+            self.data_only += data_only
             with open(f"/proc/self/fd/{fd}", "rb") as f:      # the journal, read-only
                 size = f.seek(0, os.SEEK_END)
                 f.seek(max(0, size - 4096))
@@ -125,8 +142,9 @@ class Card:
             if b'"kind":"tick"' in last:
                 self.ticks += 1
             if self.model:
-                delay = (STALL_S if self.rng.random() < STALL_RATE
-                         else CARD_P50_S * math.exp(self.rng.gauss(0.0, self.sigma)))
+                delay = (STALL_S if self.rng.random() < STALL_RATE     # the card's own: as long
+                         else CARD_P50_S * math.exp(self.rng.gauss(0.0, self.sigma))
+                         * (DATA_ONLY if data_only else 1.0))
                 self.delays.append(delay)
                 time.sleep(delay)
         return sync
@@ -167,9 +185,10 @@ class Camera:
         pass
 
 
-def edges(taps: int, rng: random.Random) -> list[tuple[ButtonEdge, bool]]:
-    """A match's taps, turn after turn, spaced like players (engine instants from 1 s); each
-    edge with whether it is a tap's press."""
+def edges(taps: int, rng: random.Random, gap_max_ms: int = 8000
+          ) -> list[tuple[ButtonEdge, bool]]:
+    """A match's taps, turn after turn, spaced like players (0.5 s to `gap_max_ms` apart,
+    engine instants from 1 s); each edge with whether it is a tap's press."""
     out: list[tuple[ButtonEdge, bool]] = []
     t = 1 * S
     for i, button in zip(range(taps), itertools.cycle([Button.LEFT, Button.RIGHT]),
@@ -180,7 +199,7 @@ def edges(taps: int, rng: random.Random) -> list[tuple[ButtonEdge, bool]]:
                 out.append((ButtonEdge(t + (2 * k + 1) * MS // 2, button, False), False))
                 out.append((ButtonEdge(t + (2 * k + 2) * MS // 2, button, True), False))
         out.append((ButtonEdge(t + rng.randint(60, 150) * MS, button, False), False))
-        t += rng.randint(500, 8000) * MS
+        t += rng.randint(500, gap_max_ms) * MS
     return out
 
 
@@ -189,9 +208,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(taps: int, seed: int, model: bool, render_s: float = 0.0) -> dict[str, float]:
+def run(taps: int, seed: int, model: bool, render_s: float = 0.0, gap_max_s: float = 8.0,
+        as_if_preallocated: bool = False) -> dict[str, float]:
     rng = random.Random(seed)
     card = Card(model, random.Random(seed + 1))
+    card.as_if_preallocated = as_if_preallocated
     clock = SkipClock()
     # With the card model, the journal lives in memory (/dev/shm, where a sync costs nothing)
     # so that the model alone is the card; without it, on this machine's disk.
@@ -212,7 +233,7 @@ def run(taps: int, seed: int, model: bool, render_s: float = 0.0) -> dict[str, f
         presses: list[int] = []          # engine instants of the presses
         with card.installed():
             wake = service.step()
-            plan = edges(taps, rng)
+            plan = edges(taps, rng, round(gap_max_s * 1000))
             for i, (edge, press) in enumerate(plan):
                 due = origin + edge.t + GRACE_NS
                 while wake is not None and wake < due:       # timers, checkpoints meanwhile
@@ -238,7 +259,7 @@ def run(taps: int, seed: int, model: bool, render_s: float = 0.0) -> dict[str, f
         if j < len(shown) and shown[j][0] == t:      # its own picture (not a later one)
             latencies.append((shown[j][1] - (origin + t + GRACE_NS)) / MS)
     return {"taps": taps, "edges": len(plan), "syncs": syncs, "per_tap": syncs / taps,
-            "ticks": ticks, "inputs_per_tap": (syncs - ticks) / taps,
+            "ticks": ticks, "data_only": card.data_only, "inputs_per_tap": (syncs - ticks) / taps,
             "p50": statistics.median(latencies), "p99": percentile(latencies, 0.99),
             "max": max(latencies), "worst_delay": max(card.delays, default=0.0) * 1000,
             "presses": len(latencies)}
@@ -252,8 +273,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="the panels' render per picture (2 ms: a Pi's, about)")
     parser.add_argument("--no-card-model", action="store_true",
                         help="no injected delay: this machine's syncs alone")
+    parser.add_argument("--gap-max", type=float, default=8.0,
+                        help="the longest turn, seconds (8: turns of 0.5-8 s)")
+    parser.add_argument("--as-if-preallocated", action="store_true",
+                        help="model every journal sync as an fdatasync into a preallocated "
+                             "file (no metadata: DATA_ONLY of the delay); the writer does not "
+                             "preallocate yet")
     args = parser.parse_args(argv)
-    result = run(args.taps, args.seed, not args.no_card_model, args.render_ms / 1000)
+    result = run(args.taps, args.seed, not args.no_card_model, args.render_ms / 1000,
+                 args.gap_max, args.as_if_preallocated)
     model = ("no card model" if args.no_card_model else
              f"SD model: p50 {CARD_P50_S * 1e3:g} ms, p99 {CARD_P99_S * 1e3:g} ms, "
              f"{STALL_RATE:.0%} stalls of {STALL_S * 1e3:g} ms")
@@ -261,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{model}; a render of {args.render_ms:g} ms per picture")
     print(f"fsyncs per tap: {result['per_tap']:.2f} ({result['syncs']} syncs; for the inputs "
           f"alone {result['inputs_per_tap']:.2f} per tap, and {result['ticks']} for checkpoints "
-          f"and timers: a clock that runs is journaled every 5 s)")
+          f"and timers alone: a clock that runs is journaled every 5 s, synced alone every "
+          f"30 s; turns of 0.5-{args.gap_max:g} s)")
+    print(f"syncs that needed no metadata (fdatasync, size unchanged"
+          f"{', or modelled as if preallocated' if args.as_if_preallocated else ''}): "
+          f"{result['data_only']} of {result['syncs']}")
     print(f"press due -> frame ({result['presses']} presses): p50 {result['p50']:.2f} ms, "
           f"p99 {result['p99']:.2f} ms, max {result['max']:.2f} ms; longest injected sync "
           f"{result['worst_delay']:.1f} ms")

@@ -206,14 +206,19 @@ def test_edges_queued_behind_a_press_share_its_sync_and_its_picture(rig):
 
 
 def test_a_timer_shown_is_synced_and_a_quiet_edge_before_it_with_it(rig):
-    """The release waits for a sync; a checkpoint 5 s later is one, and makes it durable."""
+    """The release waits for a sync; a checkpoint 5 s later is written beside it, quiet too;
+    the checkpoint due 30 s after the last sync (the power-cut bound) is synced, and makes
+    them all durable."""
     play(rig, 2)
     written = rig.path.stat().st_size
     assert rig.syncs.durable_size < written              # the last release: written only
-    rig.step_at(3 * S + 5 * S + 100 * MS)                # right's clock runs: a checkpoint
-    assert rig.syncs.durable_size < written              # 5 s after the release, its grace
-    rig.step_at(3 * S + 5 * S + 100 * MS + TIMER_GRACE_NS)   # then
-    assert rig.syncs.durable_size == rig.path.stat().st_size > written
+    rig.step_at(3 * S + 5 * S + 100 * MS + TIMER_GRACE_NS)   # right's clock runs: a checkpoint
+    assert rig.path.stat().st_size > written             # written (a kill -9 keeps it)
+    assert rig.syncs.durable_size < written              # not synced alone
+    rig.step_at(3 * S + 30 * S)                          # 30 s after the press's sync
+    assert rig.syncs.durable_size < rig.path.stat().st_size
+    rig.step_at(3 * S + 30 * S + TIMER_GRACE_NS)         # its grace, then
+    assert rig.syncs.durable_size == rig.path.stat().st_size
 
 
 # --- a power cut at each point -----------------------------------------------------------------
@@ -435,3 +440,62 @@ def test_the_hall_reads_only_what_a_sync_covered(rig):
     assert writer.next_seq - 1 >= in_file + 1
     tail.read(100, upto=writer.next_seq - 1)
     assert tail.last_seq >= in_file + 1
+
+
+# --- checkpoints: written every 5 s, synced alone every 30 s -----------------------------------
+
+def last_instant(tmp_path: Path, blob: bytes, name: str) -> int:
+    copy = tmp_path / name
+    copy.write_bytes(blob)
+    return read_journal(copy).records[-1].t
+
+
+def test_a_power_cut_at_any_instant_costs_at_most_30_s_and_a_kill_at_most_5_s(rig, tmp_path):
+    """Turns of every length, then a clock left running 100 s: cut the power (the file as of
+    its last sync) or kill the process (the file as written) just before every step of the
+    loop — the worst instants, each record's sync still to come. The last record then kept is
+    never more than 30 s (a power cut) or 5 s (a kill) behind the cut, plus the timers' grace,
+    and every such journal recovers."""
+    buttons = itertools.cycle([Button.LEFT, Button.RIGHT])
+    t = S
+    presses = []
+    for gap in (2, 12, 40, 7, 65, 3, 31):
+        presses.append(t)
+        t += gap * S
+    presses.append(t)
+    end = t + 100 * S
+    cuts: list[tuple[int, bytes, bytes]] = []      # (instant, durable, written) before a step
+    wake = rig.service.step()
+    pending = list(presses)
+    for _ in range(1000):
+        due = pending[0] + GRACE_NS if pending else end
+        at = min(wake, ORIGIN + due) if wake is not None else ORIGIN + due
+        if at >= ORIGIN + end:
+            break
+        written = rig.path.read_bytes()
+        cuts.append((at - ORIGIN, written[:rig.syncs.durable_size], written))
+        rig.clock.ns = at
+        if pending and at == ORIGIN + due:
+            press = pending.pop(0)
+            button = next(buttons)
+            rig.edge(press, button, True)
+            rig.edge(press + 100 * MS, button, False)
+        wake = rig.service.step()
+    syncs_before_end = rig.syncs.count
+    assert len(cuts) > 40
+    for n, (instant, durable, written) in enumerate(cuts):
+        lost_cut = instant - last_instant(tmp_path, durable, f"cut-{n}.jsonl")
+        lost_kill = instant - last_instant(tmp_path, written, f"kill-{n}.jsonl")
+        assert lost_cut <= 30 * S + TIMER_GRACE_NS, (n, instant, lost_cut)
+        assert lost_kill <= 5 * S + TIMER_GRACE_NS + 100 * MS, (n, instant, lost_kill)
+    for n in range(0, len(cuts), 7):                        # and they recover
+        copy = tmp_path / f"cut-{n}.jsonl"
+        resumed, _ = recover(copy, rig.key, lambda: Stamp(0, "after-the-cut", 0),
+                             checkpoint_ns=5 * S)
+        assert resumed.engine.match.running_side is None    # paused, charged up to the record
+        resumed.close()
+    # 8 presses, and a clock running about 100 + 65 + 40 + 31 s untouched: 8 syncs for the
+    # presses, one per 30 s untouched, where a sync every 5 s took about 47 more.
+    assert syncs_before_end <= 8 + 9
+    ticks = [r for r in read_journal(rig.path).records if r.kind == "tick"]
+    assert len(ticks) >= 40                                # still written every 5 s

@@ -213,6 +213,7 @@ def test_a_stop_while_the_loop_writes_records_that_waited_never_kills_the_loop(r
     loop's turn: writing the same backlog beside it wrote the record twice and left the loop to
     pop an empty list (the bench's `IndexError: pop from empty list`)."""
     session = rig.device.session
+    session.sync_checkpoints = 1        # each checkpoint synced alone (appended), as it was
     journal = session.journal
     assert isinstance(journal, JournalWriter)
     rig.at(2 * S)

@@ -22,6 +22,11 @@ engine and the effects; nothing here reads a clock.
   presses never reach the engine's `buttons`: when the pad gives the buttons back (the next
   edge after its last press is released, out of the PIN's stage), every button is up, its
   debounce counted from the pad's last accepted edge.
+- the **chord's reach** (issue 20): a chord undoes what its down edges did, but only those made
+  within the last `CHORD_REACH` history entries when it is recognised; an older one (a button
+  held through a pause while the others were tapped many times) is part of the chord but its tap
+  stands, and the arbiter's mode opens as of the earliest edge within reach (or at the chord's
+  instant). So a snapshot never keeps more than that many entries for a chord to come.
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ from .match_state import MenuItem, PanelStage, Phase, copy_state
 from .pin import MAX_PIN, PinCheck
 from .reasons import Reason
 from .rules import EndReason, MatchRules
+
+# History entries a chord reaches back to undo its down edges (see the module's docstring). A
+# chord's three edges come within a second or two: two entries apart, a few more with dice.
+CHORD_REACH = 32
 
 
 @dataclass(frozen=True)
@@ -507,14 +516,18 @@ class Engine:
                 Reason.CHORD_LOCKED)])
         # Its presses are the chord's now: none of them becomes a hold any more.
         engine = self._with_presses(recognised=True, chord=True)
-        taps = [e for p in presses if p is not None
+        taps = [e for p in presses if p is not None and engine.in_chord_reach(p)
                 and (e := engine._find(p.entry_serial)) is not None]
-        if not taps:                 # an undo took their taps away: the mode opens now
+        if not taps:                 # an undo took their taps away (or out of reach): now
             return engine._fold(m.Chord(at))
         start = min(taps, key=lambda e: e.serial)
         chord_serials = {e.serial for e in taps}
         later = [e for e in _entries_since(engine.log, start) if e.serial not in chord_serials]
         return engine._replay(start, m.Chord(start.event.t), later, at, "arbiter chord")
+
+    def in_chord_reach(self, press: Press) -> bool:
+        """Whether a chord recognised now would undo this press's tap (`CHORD_REACH`)."""
+        return self.serials - press.entry_serial <= CHORD_REACH
 
     def _fold(self, event: m.Event) -> tuple[Engine, list[Effect]]:
         """Fold one event into the match and the history."""

@@ -170,10 +170,12 @@ def _entries(log: Entry | None) -> Iterator[Entry]:
 
 def _press_floor(state: Engine) -> int | None:
     """The serial of the oldest tap a press still in progress may rewind to: a pending hold,
-    or (with a PIN) one of a chord. Everything from there on is kept as it is."""
+    or (with a PIN) one of a chord, within the chord's reach (`CHORD_REACH` entries: an older
+    tap stands whatever comes). Everything from there on is kept as it is."""
     chords = state.rules.arbiter_pin is not None
     return min((s.press.entry_serial for _, s in state.buttons if s.press is not None and (
-        not s.press.recognised or (chords and not s.press.chord))), default=None)
+        not s.press.recognised or (chords and not s.press.chord
+                                   and state.in_chord_reach(s.press)))), default=None)
 
 
 def _floor_entry(state: Engine, actions: int, settled: bool = False

@@ -4,7 +4,8 @@ The device service and the simulator both run a `Session`. Every input and every
 through it in the same order: the engine computes, the journal writes and fsyncs the record, and
 only then do the observers (displays, buzzer, the simulator's account) see the effects. Under the
 service's group commit (`group`) the records of a step are synced together at `commit`, and a
-quiet edge (a tap's release) is written at once and synced with the next record (`feed`). After a
+quiet edge (a tap's release) is written at once and synced with the next record (`feed`), and so is
+a bare checkpoint until the power-cut bound is due (`SYNC_CHECKPOINTS`). After a
 power cut or a crash, `recover` replays the journal through the same engine — from its last
 snapshot on, which the session journals every SNAPSHOT_EVERY records — and resumes the match
 paused at the instant of its last record, so the outage is charged to nobody.
@@ -53,6 +54,13 @@ log = logging.getLogger(__name__)
 
 StampSource = Callable[[], Stamp]
 
+# Checkpoint intervals a running clock may go without a sync (group commit): a checkpoint is
+# written every interval (a kill -9 loses at most one: the page cache is the kernel's) and synced
+# alone only at this many (a power cut loses at most 6 × 5 s = 30 s, the age at which Linux
+# writes dirty pages back by itself). A press's sync makes the checkpoints before it durable, so
+# a match pays one sync per tap plus one per 30 s a clock runs untouched, not one per 5 s.
+SYNC_CHECKPOINTS = 6
+
 
 def boot_id() -> str:
     try:
@@ -98,8 +106,14 @@ class Session:
     # Records written without a sync (quiet edges), until a sync covers them: a failed write
     # or sync puts them back at the head of `backlog`.
     unsynced: list[tuple[str, int, dict[str, Any], Stamp]] = field(default_factory=list)
+    # Under group commit a checkpoint is written every `checkpoint_ns` (a kill -9 costs at most
+    # that) but synced alone only once the last synced record is `sync_checkpoints` intervals
+    # old (a power cut costs at most that: 30 s by default, the kernel's own writeback age);
+    # the next press's sync makes the others durable. See `_next_checkpoint`.
+    sync_checkpoints: int = SYNC_CHECKPOINTS
     _commit_due: bool = False              # a record waits that must be synced at `commit`
     _last_t: int | None = None             # the instant of the last record made (on disk or not)
+    _synced_t: int | None = None           # the instant of the last record synced
     # Effects told at `commit`, with the engine that made them.
     _untold: list[tuple[Engine, list[Effect]]] = field(default_factory=list)
     _telling: Engine | None = None         # the engine of the effects told now (`commit`)
@@ -137,8 +151,11 @@ class Session:
         """Fire the timers due up to `t`; journal them, or a checkpoint while a clock runs."""
         self.engine, effects = self.engine.advance(t)
         if self.journal is not None and (effects or self._checkpoint_due(t)):
-            self._write("tick", t, {"effects": effects_data(effects)})
-            self._snapshot_if_due(self.snapshot_every)
+            # A bare checkpoint is quiet (written, synced with the next record) until the
+            # power-cut bound is due: see `sync_checkpoints`.
+            quiet = self.group and not effects and not self._sync_due(t)
+            self._write("tick", t, {"effects": effects_data(effects)}, quiet)
+            self._snapshot_if_due(self.snapshot_every, quiet)
         self._report(effects)
         return effects
 
@@ -202,6 +219,12 @@ class Session:
                 match.running_side is None and match.next_deadline() is None):
             return None
         due = last_t + self.checkpoint_ns
+        # The power-cut bound, exactly: from the last record synced, or to be synced at the
+        # coming commit (a press that starts a clock after a long pause), never before now.
+        synced = last_t if self._commit_due else self._synced_t_or_journal()
+        if self.group and synced is not None:
+            due = min(due, max(synced + self.sync_checkpoints * self.checkpoint_ns,
+                               self.engine.now))
         if self.failed_at is not None:       # not again at once: that would spin on a dead disk
             due = max(due, self.failed_at + self.checkpoint_ns)
         return due
@@ -211,6 +234,19 @@ class Session:
         if self._last_t is not None:
             return self._last_t
         return self.journal.last_t if self.journal is not None else None
+
+    def _synced_t_or_journal(self) -> int | None:
+        """The instant of the last record a sync made durable."""
+        if self._synced_t is not None:
+            return self._synced_t
+        return self.journal.last_t if self.journal is not None else None
+
+    def _sync_due(self, t: int) -> bool:
+        """Whether a checkpoint at `t` must be synced alone: the last synced record is
+        `sync_checkpoints` intervals old (or records wait to be synced anyway)."""
+        synced = self._synced_t_or_journal()
+        return (self.checkpoint_ns is None or synced is None or self._commit_due
+                or t >= synced + self.sync_checkpoints * self.checkpoint_ns)
 
     def _checkpoint_due(self, t: int) -> bool:
         due = self._next_checkpoint()
@@ -242,15 +278,18 @@ class Session:
             return
         self._write_backlog(t)
 
-    def _snapshot_if_due(self, after: int) -> None:
+    def _snapshot_if_due(self, after: int, quiet: bool = False) -> None:
         """Journal the engine's snapshot right after the record it stands at (same instant, so
-        a replay to that record has exactly this engine), once `after` records went by."""
+        a replay to that record has exactly this engine), once `after` records went by.
+        `quiet`: after a quiet checkpoint, written as it is (synced with the next record; the
+        trim below needs it in the file, not on the card: a power cut that loses it leaves the
+        journal replayable from the snapshot before)."""
         if self.since_snapshot < after:
             return
         if self.history_floor is not None and history_floor(self.engine) is None:
             self._rebuild_history()      # what the snapshot keeps reaches past what we have
         self._write(SNAPSHOT_KIND, self.engine.now,
-                    engine_data(self.engine, cut=self.history_floor is not None))
+                    engine_data(self.engine, cut=self.history_floor is not None), quiet)
         self.since_snapshot = 0
         if self.group:      # with the records waiting before it: the trim needs it on disk
             self._commit_due = False
@@ -326,6 +365,7 @@ class Session:
             self._failed(exc, t)
             return
         self.unsynced.clear()
+        self._synced_t = self._last_t
         if self.journal_error is not None:
             log.warning("the journal is written again; nothing was lost")
         self.journal_error, self.failed_at = None, None
