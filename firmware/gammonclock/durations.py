@@ -47,10 +47,13 @@ class DurationError(GammonclockError, ValueError):
 
 
 class DurationRangeError(DurationError):
-    """A well-formed number beyond the bounds: `reason` says which ("is too long; …")."""
+    """A well-formed number beyond the bounds: `reason` says which ("is too long; …"), `code`
+    the same for a caller that words it in another language: "too_long" (at most
+    `MAX_DURATION_TEXT`) or "too_many_digits" (at most `MAX_DIGITS`)."""
 
     def __init__(self, shown: str, reason: str) -> None:
         self.reason = reason
+        self.code = "too_many_digits" if reason == _TOO_MANY_DIGITS else "too_long"
         super().__init__(f"{shown} {reason}")
 
 

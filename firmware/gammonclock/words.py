@@ -553,6 +553,44 @@ WORDS: dict[str, Entry] = {
                            "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
                            "а не в конфигурации устройства"),
     "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),
+    # tomllib's own words ({error}) stay as it says them; the place is ours
+    "cfg.not_toml_at": E("not valid TOML: {error} (at line {line}, column {column})",
+                         "это не правильный TOML: строка {line}, столбец {column}: {error}"),
+    "cfg.not_toml_end": E("not valid TOML: {error} (at end of document)",
+                          "это не правильный TOML: в конце файла: {error}"),
+    "cfg.toml_digits": E("not valid TOML: a number with too many digits",
+                         "это не правильный TOML: в числе слишком много цифр"),
+    "cfg.toml_nested": E("not valid TOML: arrays or tables nested too deeply",
+                         "это не правильный TOML: массивы или таблицы вложены слишком глубоко"),
+    # a duration beyond durations.py's bounds
+    "cfg.range.too_long": E("{value} is too long; at most {max}",
+                            '{value} — слишком долго; не больше "{max}"'),
+    "cfg.range.too_many_digits": E("{value} has too many digits; at most {digits}",
+                                   "{value} — слишком много цифр; не больше {digits}"),
+    "cfg.reserve_too_long": E("{per_point} × {points} is a reserve of {reserve}; a reserve is "
+                              "at most {max}: lower per_point or set time.reserve",
+                              '"{per_point}" × {points} — это резерв "{reserve}"; резерв не '
+                              'больше "{max}": уменьшите time.per_point или задайте '
+                              'time.reserve'),
+    # a pin_hash that is not one (core.pin.PinHashError's code and fields)
+    "cfg.pin_hash": E("{value} is not a PIN hash: {why}", "{value} — не хеш ПИН-кода: {why}"),
+    "cfg.pin_hash.form": E('it is not a hash as `python -m gammonclock.pin PIN [--key FILE]` '
+                           'prints it: "scrypt-k$14$8$1$<salt base64>$<digest base64>" (or '
+                           '"scrypt$…", unkeyed)',
+                           'это не хеш в том виде, как его печатает `python -m gammonclock.pin '
+                           'PIN [--key FILE]`: "scrypt-k$14$8$1$<salt base64>$<digest base64>" '
+                           '(или "scrypt$…", без ключа)'),
+    "cfg.pin_hash.part.salt": E("salt", "соль"),
+    "cfg.pin_hash.part.digest": E("digest", "дайджест"),
+    "cfg.pin_hash.not_base64": E("its {what} is not base64", "{what}: не base64"),
+    "cfg.pin_hash.not_our_base64": E("its {what} is not base64 as written by this firmware",
+                                     "{what}: не base64 в том виде, как его пишут эти часы"),
+    "cfg.pin_hash.range": E("its {name} is {value}; {low}..{high} is allowed",
+                            "{name} = {value}; допустимо {low}..{high}"),
+    "cfg.pin_hash.memory": E("it asks scrypt for more than {mib} MiB",
+                             "он требует от scrypt больше {mib} МиБ памяти"),
+    "cfg.pin_hash.salt_size": E("its salt must be 8..64 bytes", "соль должна быть 8..64 байт"),
+    "cfg.pin_hash.digest_size": E("its digest must be {n} bytes", "дайджест должен быть {n} байт"),
     "cfg.no_breaks": E("{discipline} has no breaks, ever; remove the key",
                        "{discipline}: перерывов в этой дисциплине нет; уберите этот ключ"),
     "cfg.pin_and_hash": E("give either pin or pin_hash, not both",
