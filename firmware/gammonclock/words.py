@@ -562,11 +562,18 @@ WORDS: dict[str, Entry] = {
                          "это не правильный TOML: в числе слишком много цифр"),
     "cfg.toml_nested": E("not valid TOML: arrays or tables nested too deeply",
                          "это не правильный TOML: массивы или таблицы вложены слишком глубоко"),
-    # a duration beyond durations.py's bounds
-    "cfg.range.too_long": E("{value} is too long; at most {max}",
-                            '{value} — слишком долго; не больше "{max}"'),
-    "cfg.range.too_many_digits": E("{value} has too many digits; at most {digits}",
-                                   "{value} — слишком много цифр; не больше {digits}"),
+    # a duration that is not one, or beyond durations.py's bounds (DurationError.code)
+    "dur.too_long": E("{value} is too long; at most {max}",
+                      '{value} — слишком долго; не больше "{max}"'),
+    "dur.too_many_digits": E("{value} has too many digits; at most {digits}",
+                             "{value} — слишком много цифр; не больше {digits}"),
+    "dur.not_duration": E('{value} is not a duration; use e.g. "12s", "2m30s", "2.5m", "1500ms"',
+                          '{value} — не длительность; пишите, например, "12s", "2m30s", "2.5m", '
+                          '"1500ms"'),
+    "dur.not_seconds": E("{value} is not a number of seconds", "{value} — не число секунд"),
+    "dur.not_finite": E("{value} is not a finite number", "{value} — не конечное число"),
+    "dur.finer_than_ns": E("{value} is finer than a nanosecond",
+                           "{value} — точнее наносекунды"),
     "cfg.reserve_too_long": E("{per_point} × {points} is a reserve of {reserve}; a reserve is "
                               "at most {max}: lower per_point or set time.reserve",
                               '"{per_point}" × {points} — это резерв "{reserve}"; резерв не '
@@ -682,6 +689,7 @@ WORDS: dict[str, Entry] = {
                         "nothing was done",
                         "этот матч здесь больше не ждёт (его загрузили, заменили или убрали); "
                         "ничего не сделано"),
+    "hr.bad": E("{reason}; nothing was done", "{reason}; ничего не сделано"),
     "hr.busy": E("the clock is busy (too many inputs waiting)",
                  "часы заняты (в очереди слишком много нажатий и команд)"),
     "hr.late": E("the clock did not take {what} in time", "часы не приняли {what} вовремя"),
@@ -694,6 +702,58 @@ WORDS: dict[str, Entry] = {
     "hr.what.it": E("it", "её"),            # the command
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
+
+    # --- the arbiter's command that is not one (core.arbiter.ArbiterSyntaxError's code) -------
+    # (the commands, sides and outcomes are said as the arbiter types them)
+    "arb.not_side": E("{word} is not a side (left or right)",
+                      "{word} — не сторона (left или right)"),
+    "arb.not_score": E("{word} is not a score", "{word} — не счёт"),
+    "arb.score_over": E("{word} is not a score (at most {max}, the longest match)",
+                        "{word} — не счёт (не больше {max}, как в самом длинном матче)"),
+    "arb.score_halves": E("{word} is not a score (whole or half points, not negative)",
+                          "{word} — не счёт (целые очки или половины очка, не меньше 0)"),
+    "arb.text_long": E("the text is {n} characters long; at most {max}",
+                       "текст слишком длинный ({n}); допустимо не больше {max} знаков"),
+    "arb.text_control": E("the text holds a control character (NUL, newline, escape, …); use "
+                          "printable characters only",
+                          "в тексте есть управляющий символ (нулевой байт, перевод строки "
+                          "и т. п.); используйте только печатные символы"),
+    "arb.no_command": E("no command; expected one of: {commands}",
+                        "нет команды; ожидается одна из: {commands}"),
+    "arb.unknown": E("unknown arbiter command {word}; expected one of: {commands}",
+                     "неизвестная команда судьи {word}; ожидается одна из: {commands}"),
+    "arb.usage": E("usage: {usage}", "как писать: {usage}"),
+    "arb.usage_after": E("{detail}; usage: {usage}", "{detail}; как писать: {usage}"),
+    "arb.takes.none": E("{name} takes 0 arguments", "{name}: аргументы не нужны"),
+    "arb.takes.one": E("{name} takes {n} argument", "{name}: нужен {n} аргумент"),
+    "arb.takes.many": E("{name} takes {n} arguments", "{name}: нужно аргументов: {n}"),
+    "arb.warn_args": E("warn needs a side and a text", "warn: нужны сторона и текст"),
+    "arb.forfeit_args": E("forfeit takes a side and optionally the points",
+                          "forfeit: нужна сторона и, если надо, число очков"),
+    "arb.forfeit_points": E("{word} is not a number of points (1 to {max})",
+                            "{word} — не число очков (от 1 до {max})"),
+    "arb.cube_args": E("cube takes a value and optionally the owner",
+                       "cube: нужно значение и, если надо, владелец"),
+    "arb.cube_value": E("{word} is not a cube value (a power of two from 1 to {max})",
+                        "{word} — не значение куба (степень двойки от 1 до {max})"),
+    "arb.cube_middle": E("a cube at 1 is in the middle and has no owner",
+                         "куб на 1 стоит в середине, владельца у него нет"),
+    "arb.outcome": E("{word} is not an outcome (upheld or rejected)",
+                     "{word} — не решение по апелляции (upheld или rejected)"),
+    "arb.above_zero": E("{name} needs a duration above zero",
+                        "{name}: нужна длительность больше нуля"),
+    # how each command is written (core.arbiter.USAGE; a command of one word is said as it is):
+    # the words typed as they are
+    "arb.how.adjust": E("adjust SIDE ±DURATION", "adjust СТОРОНА ±ВРЕМЯ"),
+    "arb.how.deduct": E("deduct SIDE DURATION", "deduct СТОРОНА ВРЕМЯ"),
+    "arb.how.add": E("add SIDE DURATION", "add СТОРОНА ВРЕМЯ"),
+    "arb.how.point": E("point SIDE", "point СТОРОНА"),
+    "arb.how.forfeit": E("forfeit SIDE [POINTS]", "forfeit СТОРОНА [ОЧКИ]"),
+    "arb.how.disqualify": E("disqualify SIDE", "disqualify СТОРОНА"),
+    "arb.how.warn": E("warn SIDE TEXT", "warn СТОРОНА ТЕКСТ"),
+    "arb.how.challenge": E("challenge SIDE upheld|rejected", "challenge СТОРОНА upheld|rejected"),
+    "arb.how.score": E("score LEFT RIGHT", "score СЧЁТ_ЛЕВОГО СЧЁТ_ПРАВОГО"),
+    "arb.how.cube": E("cube VALUE [SIDE]", "cube ЗНАЧЕНИЕ [СТОРОНА]"),
 
     # --- the CSV of turns: its header (the columns' order never changes) ------------------------
     "csv.game": E("game", "партия"),

@@ -414,7 +414,7 @@ class Pattern(Converter):
 
 def _range_problem(exc: DurationRangeError, value: str) -> Problem:
     """A duration beyond the bounds, said as a Problem (durations.py words no language)."""
-    return Problem(f"cfg.range.{exc.code}", value=value, max=MAX_DURATION_TEXT,
+    return Problem(f"dur.{exc.code}", value=value, max=MAX_DURATION_TEXT,
                    digits=MAX_DIGITS)
 
 
