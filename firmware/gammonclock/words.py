@@ -684,6 +684,74 @@ WORDS: dict[str, Entry] = {
     "load.not_loaded": E("next match NOT loaded: {why}", "следующий матч НЕ загружен: {why}"),
     "load.waits": E("; it loads by itself when this match is over",
                     "; он загрузится сам, когда этот матч закончится"),
+    # what a USB stick's export did (runtime/usb_stick.py: the reply, the panels' problem, the
+    # log's notes); file names and the system's own reason ({why}, {error}) as they are
+    "usb.exported.one": E("{n} match exported", "записано матчей: {n}"),
+    "usb.exported.many": E("{n} matches exported", "записано матчей: {n}"),
+    "usb.in_progress": E(", 1 in progress", ", и текущий матч"),
+    "usb.without_html": E(" ({n} without HTML report)", " (без HTML-протокола: {n})"),
+    "usb.nothing_new": E("nothing new to copy; {n} already on the stick",
+                         "нового нет; матчей уже на флешке: {n}"),
+    "usb.no_stick": E("no stick: {stick} is not there (not mounted, or already removed)",
+                      "флешки нет: {stick} не найдена (не подключена или уже извлечена)"),
+    "usb.bad_table_id": E("table id {id} cannot name a folder on the stick: letters, digits, '-' "
+                          "and '_' only",
+                          "номер стола {id} не годится как имя папки на флешке: допустимы "
+                          "только латинские буквы, цифры, '-' и '_'"),
+    "usb.bad_table_file": E("table id {id} cannot name a file on the stick: letters, digits, '-' "
+                            "and '_' only",
+                            "номер стола {id} не годится как имя файла на флешке: допустимы "
+                            "только латинские буквы, цифры, '-' и '_'"),
+    "usb.untouched": E("{problem}; the clock's files are untouched",
+                       "{problem}; файлы часов не тронуты"),
+    "usb.how_far": E("{done} of {planned} files copied", "скопировано файлов: {done} из {planned}"),
+    "usb.gone": E("the stick was removed during the copy: {done}",
+                  "флешку вынули во время копирования: {done}"),
+    "usb.full": E("the stick is full: {done}; free some space on it and insert it again",
+                  "флешка заполнена: {done}; освободите на ней место и вставьте её снова"),
+    "usb.read_only": E("the stick is read-only (write-protected, or the clock may not write on "
+                       "it): {done}",
+                       "флешка только для чтения (защищена от записи, или часам нельзя на неё "
+                       "писать): {done}"),
+    "usb.cannot_write": E("the stick cannot be written ({why}): {done}",
+                          "на флешку не удаётся записать ({why}): {done}"),
+    "usb.link": E("the stick's {path} is a link, not a folder: nothing is written or read through "
+                  "it",
+                  "{path} на флешке — ссылка, а не папка: через неё ничего не пишется и не "
+                  "читается"),
+    "usb.not_folder": E("the stick's {path} is not a folder (a file): nothing was written there",
+                        "{path} на флешке — не папка (а файл): туда ничего не записано"),
+    "usb.note_unreadable": E("{path}: the clock cannot read this journal, so it was not copied: "
+                             "{why}",
+                             "{path}: часы не могут прочитать этот журнал, он не скопирован: "
+                             "{why}"),
+    "usb.note_no_exports": E("{path}: copied without CSV and HTML: {error}",
+                             "{path}: скопирован без CSV и HTML: {error}"),
+    "usb.note_no_html": E("{path}: copied without the HTML report: {error}",
+                          "{path}: скопирован без HTML-протокола: {error}"),
+    "usb.note_no_seals": E("{path}: seals not checked for the HTML report: {error}",
+                           "{path}: печати для HTML-протокола не проверены: {error}"),
+    # a stick's next match that cannot be read (StickError)
+    "usb.cannot_read_stick": E("{path}: cannot read the stick: {why}",
+                               "{path}: флешка не читается: {why}"),
+    "usb.cannot_read": E("{path}: cannot read the match file: {why}",
+                         "{path}: файл матча не читается: {why}"),
+    "usb.folder_link": E("the stick's {dir} folder is a link: put the folder itself on the stick",
+                         "папка {dir} на флешке — ссылка: положите на флешку саму папку"),
+    "usb.folder_elsewhere": E("the stick's {dir} folder is not on the stick (another file system "
+                              "is mounted there)",
+                              "папка {dir} не на самой флешке (там смонтирована другая файловая "
+                              "система)"),
+    "usb.file_link": E("it is a link: put the file itself on the stick",
+                       "это ссылка: положите на флешку сам файл"),
+    "usb.file_elsewhere": E("it is not on the stick (another file system is mounted there)",
+                            "он не на самой флешке (там смонтирована другая файловая система)"),
+    "usb.not_plain": E("{path}: not a plain file; a match file is a TOML text file",
+                       "{path}: не обычный файл; файл матча — текстовый файл TOML"),
+    "usb.too_large": E("{path}: larger than {kib} KiB; a match file is a few lines of TOML",
+                       "{path}: больше {kib} КиБ; файл матча — несколько строк TOML"),
+    "usb.not_utf8": E("{path}: not UTF-8 text (byte {byte}); save it as UTF-8",
+                      "{path}: не текст в UTF-8 (байт {byte}); сохраните его в UTF-8"),
     # what a table answers the hall when a command or a match did not get through the loop
     "hr.not_waiting": E("that match no longer waits here (loaded, replaced or cleared since); "
                         "nothing was done",
