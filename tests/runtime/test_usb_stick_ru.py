@@ -36,7 +36,7 @@ def latin_words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z][A-Za-z0-9-]*", text)) - {"HTML", "CSV", "TOML", "UTF-8"}
 
 
-def test_a_russian_tables_summary(clock: Clock, stick: Path) -> None:
+def test_a_russian_tables_summary(clock: Clock, stick: Path) -> None:  # noqa: F811
     report = export(clock, stick)
     assert report.summary("ru") == "записано матчей: 3, и текущий матч"
     assert report.summary() == "3 matches exported, 1 in progress"
@@ -55,7 +55,7 @@ def test_a_russian_tables_summary(clock: Clock, stick: Path) -> None:
     ("open", 1, errno.EROFS, "флешка только для чтения (защищена от записи, или часам нельзя на "
                              "неё писать): скопировано файлов: 0 из 10; файлы часов не тронуты"),
 ])
-def test_a_stick_fault_in_russian(clock: Clock, stick: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_stick_fault_in_russian(clock: Clock, stick: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
                                   call: str, nth: int, code: int, ru: str) -> None:
     fail(monkeypatch, stick, call, nth, code,
          creating if call == "open" else (lambda *args, **kw: True))
@@ -89,7 +89,7 @@ def test_no_stick_and_a_bad_table_id_in_russian(tmp_path: Path) -> None:
     (lambda p: p.mkdir(), "{path}: не обычный файл; файл матча — текстовый файл TOML",
      "{path}: not a plain file; a match file is a TOML text file"),
 ])
-def test_a_sticks_match_file_not_taken_in_russian(stick: Path, write, ru: str, en: str) -> None:
+def test_a_sticks_match_file_not_taken_in_russian(stick: Path, write, ru: str, en: str) -> None:  # noqa: F811
     (stick / "gammonclock").mkdir()
     path = stick / "gammonclock" / "match.toml"
     write(path)
@@ -100,7 +100,7 @@ def test_a_sticks_match_file_not_taken_in_russian(stick: Path, write, ru: str, e
     assert str(caught.value) == en.format(path=path)
 
 
-def test_a_stick_fault_on_the_russian_panels(clock: Clock, stick: Path,
+def test_a_stick_fault_on_the_russian_panels(clock: Clock, stick: Path,  # noqa: F811
                                              monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Path) -> None:
     """The panels' screen for a stick that filled up: all Russian; looked at."""
