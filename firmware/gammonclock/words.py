@@ -478,6 +478,46 @@ WORDS: dict[str, Entry] = {
     "v.not_checked": E("seal not checked: {why}; chain intact: {records}",
                        "печати не проверены: {why}; цепочка цела: {records}"),
     "v.tampered": E("TAMPERED: {message}", "ЖУРНАЛ ИЗМЕНЁН: {message}"),
+    # what verify found (journal.verify: a Verdict's message), and why a line is damaged
+    "jv.intact": E("intact: {n} records{torn}", "цел: записей {n}{torn}"),
+    "jv.torn": E("; a torn last line of {n} bytes was dropped",
+                 "; оборванная последняя строка ({n} байт) отброшена"),
+    "jv.no_records": E("no records", "записей нет"),
+    "jv.altered": E("line {line}: record {record} was altered ({why})",
+                    "строка {line}: запись {record} изменена ({why})"),
+    "jv.seal": E("line {line}: record {record} was altered (its seal does not match)",
+                 "строка {line}: запись {record} изменена (её печать не совпадает)"),
+    "jv.header_other_key": E("line {line}: record 0 was altered (it names another device's key; "
+                             "the records after it are sealed with this one)",
+                             "строка {line}: запись 0 изменена (в ней указан ключ другого "
+                             "устройства, а записи после неё запечатаны ключом этого)"),
+    "jv.removed": E("line {line}: record {record} was removed",
+                    "строка {line}: запись {record} удалена"),
+    "jv.removed_many": E("line {line}: records {first}-{last} were removed",
+                         "строка {line}: записи {first}-{last} удалены"),
+    "jv.inserted": E("line {line}: record {record} was inserted or moved here (record {due} was "
+                     "due)",
+                     "строка {line}: запись {record} вставлена или перемещена сюда (ожидалась "
+                     "запись {due})"),
+    "jv.not_following": E("line {line}: record {record} does not follow the record before it "
+                          "(inserted, or one removed)",
+                          "строка {line}: запись {record} не следует за предыдущей (вставлена "
+                          "лишняя или удалена одна)"),
+    "jd.no_eol": E("no end of line", "нет конца строки"),
+    "jd.cut_short": E("no end of line: the write was cut short",
+                      "нет конца строки: запись прервалась"),
+    "jd.no_tail": E("no checksum and seal at its end", "в конце нет контрольной суммы и печати"),
+    "jd.checksum": E("checksum does not match", "контрольная сумма не совпадает"),
+    "jd.seq": E("sequence number {seq} where {due} was due",
+                "порядковый номер {seq} вместо {due}"),
+    # what the journal's reader says (JournalRead.problems): the report, the panels, the hall
+    "jr.torn": E("{path}: a torn last record ({length} bytes at byte {offset}) was dropped",
+                 "{path}: оборванная последняя запись ({length} байт с байта {offset}) "
+                 "отброшена"),
+    "jr.stopped": E("{path}: {stopped}; replay stops before it",
+                    "{path}: {stopped}; воспроизведение останавливается перед ней"),
+    "jr.damaged": E("record at line {line} (byte {byte}) is damaged: {why}",
+                    "запись в строке {line} (байт {byte}) повреждена: {why}"),
 
     # --- a config's problems (config_words.Problem) and `check-config`'s verdicts -------------
     # (values, key paths and file names are put in as written)
