@@ -43,15 +43,24 @@ _TOO_MANY_DIGITS = f"has too many digits; at most {MAX_DIGITS}"
 
 
 class DurationError(GammonclockError, ValueError):
-    """Text that is not a duration; the message says what is wrong and what would do."""
+    """Text that is not a duration; the message says what is wrong and what would do, `code`
+    the same for a caller that words it in another language ("not_duration", "not_seconds",
+    "not_finite", "finer_than_ns"; a range error's below), `shown` the value as quoted."""
+
+    def __init__(self, message: str, code: str = "other", shown: str = "") -> None:
+        super().__init__(message)
+        self.code, self.shown = code, shown
 
 
 class DurationRangeError(DurationError):
-    """A well-formed number beyond the bounds: `reason` says which ("is too long; …")."""
+    """A well-formed number beyond the bounds: `reason` says which ("is too long; …"), `code`
+    the same for a caller that words it in another language: "too_long" (at most
+    `MAX_DURATION_TEXT`) or "too_many_digits" (at most `MAX_DIGITS`)."""
 
     def __init__(self, shown: str, reason: str) -> None:
         self.reason = reason
-        super().__init__(f"{shown} {reason}")
+        super().__init__(f"{shown} {reason}",
+                         "too_many_digits" if reason == _TOO_MANY_DIGITS else "too_long", shown)
 
 
 class PointsProblem(Enum):
@@ -165,14 +174,14 @@ def decimal_to_ns(value: Decimal | int, scale_ns: int = NS_PER_S, *,
         raise DurationRangeError(shown, _TOO_LONG)
     number = Decimal(value)
     if not number.is_finite():
-        raise DurationError(f"{shown} is not a finite number")
+        raise DurationError(f"{shown} is not a finite number", "not_finite", shown)
     if number and number.adjusted() > MAX_DIGITS:
         raise DurationRangeError(shown, _TOO_LONG)
     if not is_small_decimal(number):
         raise DurationRangeError(shown, _TOO_MANY_DIGITS)
     ns = Fraction(number) * scale_ns
     if ns.denominator != 1:
-        raise DurationError(f"{shown} is finer than a nanosecond")
+        raise DurationError(f"{shown} is finer than a nanosecond", "finer_than_ns", shown)
     if abs(ns) > MAX_DURATION_NS:
         raise DurationRangeError(shown, _TOO_LONG)
     return int(ns)
@@ -191,7 +200,8 @@ def _decimal(text: str, what: str) -> Decimal:
 def seconds_to_ns(text: str) -> int:
     """A plain decimal number of seconds ("12", "12.5", "+3", "-0.25") as nanoseconds."""
     if not _NUMBER.fullmatch(text):
-        raise DurationError(f"{quoted(text)} is not a number of seconds")
+        raise DurationError(f"{quoted(text)} is not a number of seconds", "not_seconds",
+                            quoted(text))
     return decimal_to_ns(_decimal(text, "a number of seconds"), shown=quoted(text))
 
 
@@ -214,7 +224,8 @@ def parse_duration(text: str, *, bare_seconds: bool = False) -> int:
             raise DurationRangeError(quoted(text), _TOO_LONG)
         pos = match.end()
     if pos == 0 or pos != len(stripped):
-        raise DurationError(f"{quoted(text)} is not a duration; {DURATION_HINT}")
+        raise DurationError(f"{quoted(text)} is not a duration; {DURATION_HINT}", "not_duration",
+                            quoted(text))
     return total
 
 

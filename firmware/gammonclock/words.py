@@ -478,6 +478,46 @@ WORDS: dict[str, Entry] = {
     "v.not_checked": E("seal not checked: {why}; chain intact: {records}",
                        "печати не проверены: {why}; цепочка цела: {records}"),
     "v.tampered": E("TAMPERED: {message}", "ЖУРНАЛ ИЗМЕНЁН: {message}"),
+    # what verify found (journal.verify: a Verdict's message), and why a line is damaged
+    "jv.intact": E("intact: {n} records{torn}", "цел: записей {n}{torn}"),
+    "jv.torn": E("; a torn last line of {n} bytes was dropped",
+                 "; оборванная последняя строка ({n} байт) отброшена"),
+    "jv.no_records": E("no records", "записей нет"),
+    "jv.altered": E("line {line}: record {record} was altered ({why})",
+                    "строка {line}: запись {record} изменена ({why})"),
+    "jv.seal": E("line {line}: record {record} was altered (its seal does not match)",
+                 "строка {line}: запись {record} изменена (её печать не совпадает)"),
+    "jv.header_other_key": E("line {line}: record 0 was altered (it names another device's key; "
+                             "the records after it are sealed with this one)",
+                             "строка {line}: запись 0 изменена (в ней указан ключ другого "
+                             "устройства, а записи после неё запечатаны ключом этого)"),
+    "jv.removed": E("line {line}: record {record} was removed",
+                    "строка {line}: запись {record} удалена"),
+    "jv.removed_many": E("line {line}: records {first}-{last} were removed",
+                         "строка {line}: записи {first}-{last} удалены"),
+    "jv.inserted": E("line {line}: record {record} was inserted or moved here (record {due} was "
+                     "due)",
+                     "строка {line}: запись {record} вставлена или перемещена сюда (ожидалась "
+                     "запись {due})"),
+    "jv.not_following": E("line {line}: record {record} does not follow the record before it "
+                          "(inserted, or one removed)",
+                          "строка {line}: запись {record} не следует за предыдущей (вставлена "
+                          "лишняя или удалена одна)"),
+    "jd.no_eol": E("no end of line", "нет конца строки"),
+    "jd.cut_short": E("no end of line: the write was cut short",
+                      "нет конца строки: запись прервалась"),
+    "jd.no_tail": E("no checksum and seal at its end", "в конце нет контрольной суммы и печати"),
+    "jd.checksum": E("checksum does not match", "контрольная сумма не совпадает"),
+    "jd.seq": E("sequence number {seq} where {due} was due",
+                "порядковый номер {seq} вместо {due}"),
+    # what the journal's reader says (JournalRead.problems): the report, the panels, the hall
+    "jr.torn": E("{path}: a torn last record ({length} bytes at byte {offset}) was dropped",
+                 "{path}: оборванная последняя запись ({length} байт с байта {offset}) "
+                 "отброшена"),
+    "jr.stopped": E("{path}: {stopped}; replay stops before it",
+                    "{path}: {stopped}; воспроизведение останавливается перед ней"),
+    "jr.damaged": E("record at line {line} (byte {byte}) is damaged: {why}",
+                    "запись в строке {line} (байт {byte}) повреждена: {why}"),
 
     # --- a config's problems (config_words.Problem) and `check-config`'s verdicts -------------
     # (values, key paths and file names are put in as written)
@@ -553,6 +593,51 @@ WORDS: dict[str, Entry] = {
                            "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
                            "а не в конфигурации устройства"),
     "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),
+    # tomllib's own words ({error}) stay as it says them; the place is ours
+    "cfg.not_toml_at": E("not valid TOML: {error} (at line {line}, column {column})",
+                         "это не правильный TOML: строка {line}, столбец {column}: {error}"),
+    "cfg.not_toml_end": E("not valid TOML: {error} (at end of document)",
+                          "это не правильный TOML: в конце файла: {error}"),
+    "cfg.toml_digits": E("not valid TOML: a number with too many digits",
+                         "это не правильный TOML: в числе слишком много цифр"),
+    "cfg.toml_nested": E("not valid TOML: arrays or tables nested too deeply",
+                         "это не правильный TOML: массивы или таблицы вложены слишком глубоко"),
+    # a duration that is not one, or beyond durations.py's bounds (DurationError.code)
+    "dur.too_long": E("{value} is too long; at most {max}",
+                      '{value} — слишком долго; не больше "{max}"'),
+    "dur.too_many_digits": E("{value} has too many digits; at most {digits}",
+                             "{value} — слишком много цифр; не больше {digits}"),
+    "dur.not_duration": E('{value} is not a duration; use e.g. "12s", "2m30s", "2.5m", "1500ms"',
+                          '{value} — не длительность; пишите, например, "12s", "2m30s", "2.5m", '
+                          '"1500ms"'),
+    "dur.not_seconds": E("{value} is not a number of seconds", "{value} — не число секунд"),
+    "dur.not_finite": E("{value} is not a finite number", "{value} — не конечное число"),
+    "dur.finer_than_ns": E("{value} is finer than a nanosecond",
+                           "{value} — точнее наносекунды"),
+    "cfg.reserve_too_long": E("{per_point} × {points} is a reserve of {reserve}; a reserve is "
+                              "at most {max}: lower per_point or set time.reserve",
+                              '"{per_point}" × {points} — это резерв "{reserve}"; резерв не '
+                              'больше "{max}": уменьшите time.per_point или задайте '
+                              'time.reserve'),
+    # a pin_hash that is not one (core.pin.PinHashError's code and fields)
+    "cfg.pin_hash": E("{value} is not a PIN hash: {why}", "{value} — не хеш ПИН-кода: {why}"),
+    "cfg.pin_hash.form": E('it is not a hash as `python -m gammonclock.pin PIN [--key FILE]` '
+                           'prints it: "scrypt-k$14$8$1$<salt base64>$<digest base64>" (or '
+                           '"scrypt$…", unkeyed)',
+                           'это не хеш в том виде, как его печатает `python -m gammonclock.pin '
+                           'PIN [--key FILE]`: "scrypt-k$14$8$1$<salt base64>$<digest base64>" '
+                           '(или "scrypt$…", без ключа)'),
+    "cfg.pin_hash.part.salt": E("salt", "соль"),
+    "cfg.pin_hash.part.digest": E("digest", "дайджест"),
+    "cfg.pin_hash.not_base64": E("its {what} is not base64", "{what}: не base64"),
+    "cfg.pin_hash.not_our_base64": E("its {what} is not base64 as written by this firmware",
+                                     "{what}: не base64 в том виде, как его пишут эти часы"),
+    "cfg.pin_hash.range": E("its {name} is {value}; {low}..{high} is allowed",
+                            "{name} = {value}; допустимо {low}..{high}"),
+    "cfg.pin_hash.memory": E("it asks scrypt for more than {mib} MiB",
+                             "он требует от scrypt больше {mib} МиБ памяти"),
+    "cfg.pin_hash.salt_size": E("its salt must be 8..64 bytes", "соль должна быть 8..64 байт"),
+    "cfg.pin_hash.digest_size": E("its digest must be {n} bytes", "дайджест должен быть {n} байт"),
     "cfg.no_breaks": E("{discipline} has no breaks, ever; remove the key",
                        "{discipline}: перерывов в этой дисциплине нет; уберите этот ключ"),
     "cfg.pin_and_hash": E("give either pin or pin_hash, not both",
@@ -639,11 +724,80 @@ WORDS: dict[str, Entry] = {
     "load.not_loaded": E("next match NOT loaded: {why}", "следующий матч НЕ загружен: {why}"),
     "load.waits": E("; it loads by itself when this match is over",
                     "; он загрузится сам, когда этот матч закончится"),
+    # what a USB stick's export did (runtime/usb_stick.py: the reply, the panels' problem, the
+    # log's notes); file names and the system's own reason ({why}, {error}) as they are
+    "usb.exported.one": E("{n} match exported", "записано матчей: {n}"),
+    "usb.exported.many": E("{n} matches exported", "записано матчей: {n}"),
+    "usb.in_progress": E(", 1 in progress", ", и текущий матч"),
+    "usb.without_html": E(" ({n} without HTML report)", " (без HTML-протокола: {n})"),
+    "usb.nothing_new": E("nothing new to copy; {n} already on the stick",
+                         "нового нет; матчей уже на флешке: {n}"),
+    "usb.no_stick": E("no stick: {stick} is not there (not mounted, or already removed)",
+                      "флешки нет: {stick} не найдена (не подключена или уже извлечена)"),
+    "usb.bad_table_id": E("table id {id} cannot name a folder on the stick: letters, digits, '-' "
+                          "and '_' only",
+                          "номер стола {id} не годится как имя папки на флешке: допустимы "
+                          "только латинские буквы, цифры, '-' и '_'"),
+    "usb.bad_table_file": E("table id {id} cannot name a file on the stick: letters, digits, '-' "
+                            "and '_' only",
+                            "номер стола {id} не годится как имя файла на флешке: допустимы "
+                            "только латинские буквы, цифры, '-' и '_'"),
+    "usb.untouched": E("{problem}; the clock's files are untouched",
+                       "{problem}; файлы часов не тронуты"),
+    "usb.how_far": E("{done} of {planned} files copied", "скопировано файлов: {done} из {planned}"),
+    "usb.gone": E("the stick was removed during the copy: {done}",
+                  "флешку вынули во время копирования: {done}"),
+    "usb.full": E("the stick is full: {done}; free some space on it and insert it again",
+                  "флешка заполнена: {done}; освободите на ней место и вставьте её снова"),
+    "usb.read_only": E("the stick is read-only (write-protected, or the clock may not write on "
+                       "it): {done}",
+                       "флешка только для чтения (защищена от записи, или часам нельзя на неё "
+                       "писать): {done}"),
+    "usb.cannot_write": E("the stick cannot be written ({why}): {done}",
+                          "на флешку не удаётся записать ({why}): {done}"),
+    "usb.link": E("the stick's {path} is a link, not a folder: nothing is written or read through "
+                  "it",
+                  "{path} на флешке — ссылка, а не папка: через неё ничего не пишется и не "
+                  "читается"),
+    "usb.not_folder": E("the stick's {path} is not a folder (a file): nothing was written there",
+                        "{path} на флешке — не папка (а файл): туда ничего не записано"),
+    "usb.note_unreadable": E("{path}: the clock cannot read this journal, so it was not copied: "
+                             "{why}",
+                             "{path}: часы не могут прочитать этот журнал, он не скопирован: "
+                             "{why}"),
+    "usb.note_no_exports": E("{path}: copied without CSV and HTML: {error}",
+                             "{path}: скопирован без CSV и HTML: {error}"),
+    "usb.note_no_html": E("{path}: copied without the HTML report: {error}",
+                          "{path}: скопирован без HTML-протокола: {error}"),
+    "usb.note_no_seals": E("{path}: seals not checked for the HTML report: {error}",
+                           "{path}: печати для HTML-протокола не проверены: {error}"),
+    # a stick's next match that cannot be read (StickError)
+    "usb.cannot_read_stick": E("{path}: cannot read the stick: {why}",
+                               "{path}: флешка не читается: {why}"),
+    "usb.cannot_read": E("{path}: cannot read the match file: {why}",
+                         "{path}: файл матча не читается: {why}"),
+    "usb.folder_link": E("the stick's {dir} folder is a link: put the folder itself on the stick",
+                         "папка {dir} на флешке — ссылка: положите на флешку саму папку"),
+    "usb.folder_elsewhere": E("the stick's {dir} folder is not on the stick (another file system "
+                              "is mounted there)",
+                              "папка {dir} не на самой флешке (там смонтирована другая файловая "
+                              "система)"),
+    "usb.file_link": E("it is a link: put the file itself on the stick",
+                       "это ссылка: положите на флешку сам файл"),
+    "usb.file_elsewhere": E("it is not on the stick (another file system is mounted there)",
+                            "он не на самой флешке (там смонтирована другая файловая система)"),
+    "usb.not_plain": E("{path}: not a plain file; a match file is a TOML text file",
+                       "{path}: не обычный файл; файл матча — текстовый файл TOML"),
+    "usb.too_large": E("{path}: larger than {kib} KiB; a match file is a few lines of TOML",
+                       "{path}: больше {kib} КиБ; файл матча — несколько строк TOML"),
+    "usb.not_utf8": E("{path}: not UTF-8 text (byte {byte}); save it as UTF-8",
+                      "{path}: не текст в UTF-8 (байт {byte}); сохраните его в UTF-8"),
     # what a table answers the hall when a command or a match did not get through the loop
     "hr.not_waiting": E("that match no longer waits here (loaded, replaced or cleared since); "
                         "nothing was done",
                         "этот матч здесь больше не ждёт (его загрузили, заменили или убрали); "
                         "ничего не сделано"),
+    "hr.bad": E("{reason}; nothing was done", "{reason}; ничего не сделано"),
     "hr.busy": E("the clock is busy (too many inputs waiting)",
                  "часы заняты (в очереди слишком много нажатий и команд)"),
     "hr.late": E("the clock did not take {what} in time", "часы не приняли {what} вовремя"),
@@ -656,6 +810,58 @@ WORDS: dict[str, Entry] = {
     "hr.what.it": E("it", "её"),            # the command
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
+
+    # --- the arbiter's command that is not one (core.arbiter.ArbiterSyntaxError's code) -------
+    # (the commands, sides and outcomes are said as the arbiter types them)
+    "arb.not_side": E("{word} is not a side (left or right)",
+                      "{word} — не сторона (left или right)"),
+    "arb.not_score": E("{word} is not a score", "{word} — не счёт"),
+    "arb.score_over": E("{word} is not a score (at most {max}, the longest match)",
+                        "{word} — не счёт (не больше {max}, как в самом длинном матче)"),
+    "arb.score_halves": E("{word} is not a score (whole or half points, not negative)",
+                          "{word} — не счёт (целые очки или половины очка, не меньше 0)"),
+    "arb.text_long": E("the text is {n} characters long; at most {max}",
+                       "текст слишком длинный ({n}); допустимо не больше {max} знаков"),
+    "arb.text_control": E("the text holds a control character (NUL, newline, escape, …); use "
+                          "printable characters only",
+                          "в тексте есть управляющий символ (нулевой байт, перевод строки "
+                          "и т. п.); используйте только печатные символы"),
+    "arb.no_command": E("no command; expected one of: {commands}",
+                        "нет команды; ожидается одна из: {commands}"),
+    "arb.unknown": E("unknown arbiter command {word}; expected one of: {commands}",
+                     "неизвестная команда судьи {word}; ожидается одна из: {commands}"),
+    "arb.usage": E("usage: {usage}", "как писать: {usage}"),
+    "arb.usage_after": E("{detail}; usage: {usage}", "{detail}; как писать: {usage}"),
+    "arb.takes.none": E("{name} takes 0 arguments", "{name}: аргументы не нужны"),
+    "arb.takes.one": E("{name} takes {n} argument", "{name}: нужен {n} аргумент"),
+    "arb.takes.many": E("{name} takes {n} arguments", "{name}: нужно аргументов: {n}"),
+    "arb.warn_args": E("warn needs a side and a text", "warn: нужны сторона и текст"),
+    "arb.forfeit_args": E("forfeit takes a side and optionally the points",
+                          "forfeit: нужна сторона и, если надо, число очков"),
+    "arb.forfeit_points": E("{word} is not a number of points (1 to {max})",
+                            "{word} — не число очков (от 1 до {max})"),
+    "arb.cube_args": E("cube takes a value and optionally the owner",
+                       "cube: нужно значение и, если надо, владелец"),
+    "arb.cube_value": E("{word} is not a cube value (a power of two from 1 to {max})",
+                        "{word} — не значение куба (степень двойки от 1 до {max})"),
+    "arb.cube_middle": E("a cube at 1 is in the middle and has no owner",
+                         "куб на 1 стоит в середине, владельца у него нет"),
+    "arb.outcome": E("{word} is not an outcome (upheld or rejected)",
+                     "{word} — не решение по апелляции (upheld или rejected)"),
+    "arb.above_zero": E("{name} needs a duration above zero",
+                        "{name}: нужна длительность больше нуля"),
+    # how each command is written (core.arbiter.USAGE; a command of one word is said as it is):
+    # the words typed as they are
+    "arb.how.adjust": E("adjust SIDE ±DURATION", "adjust СТОРОНА ±ВРЕМЯ"),
+    "arb.how.deduct": E("deduct SIDE DURATION", "deduct СТОРОНА ВРЕМЯ"),
+    "arb.how.add": E("add SIDE DURATION", "add СТОРОНА ВРЕМЯ"),
+    "arb.how.point": E("point SIDE", "point СТОРОНА"),
+    "arb.how.forfeit": E("forfeit SIDE [POINTS]", "forfeit СТОРОНА [ОЧКИ]"),
+    "arb.how.disqualify": E("disqualify SIDE", "disqualify СТОРОНА"),
+    "arb.how.warn": E("warn SIDE TEXT", "warn СТОРОНА ТЕКСТ"),
+    "arb.how.challenge": E("challenge SIDE upheld|rejected", "challenge СТОРОНА upheld|rejected"),
+    "arb.how.score": E("score LEFT RIGHT", "score СЧЁТ_ЛЕВОГО СЧЁТ_ПРАВОГО"),
+    "arb.how.cube": E("cube VALUE [SIDE]", "cube ЗНАЧЕНИЕ [СТОРОНА]"),
 
     # --- the CSV of turns: its header (the columns' order never changes) ------------------------
     "csv.game": E("game", "партия"),

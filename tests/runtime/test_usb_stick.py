@@ -493,12 +493,20 @@ NONE = {"en": "no next match on the stick (gammonclock/{table}.toml or gammonclo
               "gammonclock/match.toml)"}
 
 
+EXPORT_LINKED = {
+    "en": "the stick's gammonclock is a link, not a folder: nothing is written or read through "
+          f"it; {UNTOUCHED}",
+    "ru": "gammonclock на флешке — ссылка, а не папка: через неё ничего не пишется и не "
+          "читается; файлы часов не тронуты"}
+LOAD_LINKED = {
+    "en": LINKED,
+    "ru": "файл матча не читается: папка gammonclock на флешке — ссылка: положите на флешку "
+          "саму папку"}
+
+
 @pytest.mark.parametrize(("language", "title", "first_lines"), [
-    ("en", "USB STICK", ["the stick's gammonclock is a link, not a folder: nothing is written "
-                         "or read through it; the clock's files are untouched"]),
-    ("ru", "USB-НАКОПИТЕЛЬ", ["флешка: the stick's gammonclock is a link, not a folder: nothing "
-                              "is written or read through it; the clock's files are "
-                              "untouched"]),
+    ("en", "USB STICK", [EXPORT_LINKED["en"]]),
+    ("ru", "USB-НАКОПИТЕЛЬ", [f"флешка: {EXPORT_LINKED['ru']}"]),       # issue 25: all Russian
 ])
 def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language: str,
                                                        title: str, first_lines: list[str]
@@ -535,9 +543,8 @@ def test_a_clock_loads_nothing_through_a_linked_folder(tmp_path: Path, language:
         answer = json.loads(json.dumps(result["answer"]))
         assert not answer["ok"]
         assert answer["said"] == [
-            f"the stick's gammonclock is a link, not a folder: nothing is written or read "
-            f"through it; {UNTOUCHED}",
-            f"{NEXT[language]}: {stick / 'gammonclock'}: {LINKED}",
+            EXPORT_LINKED[language],
+            f"{NEXT[language]}: {stick / 'gammonclock'}: {LOAD_LINKED[language]}",
             # (lifecycle.StickHandler says this after any refusal too; in the table's language)
             NONE[language].format(table=TABLE)]
         assert device.session is None                   # no match loaded

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gammonclock.core.pin import PinCheck, RedactError, clear_pin, hash_pin, redact_pin
-from gammonclock.core.rules import DISCIPLINES, MatchRules, format_score, initial_reserve_ns
+from gammonclock.core.rules import DISCIPLINES, MatchRules, initial_reserve_ns
 from gammonclock.core.timecontrol import FlagRule, TimeControl, TimeMode
 from gammonclock.durations import (
     MAX_DURATION_NS,
@@ -32,7 +32,7 @@ from gammonclock.durations import (
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button, Pair
 
-from .problems import Line, Problem, error_lines, message_of
+from .problems import Counted, Line, Problem, error_lines, message_of, toml_problem
 from .schema import (
     BAUDRATES,
     DEVICE,
@@ -200,11 +200,11 @@ def _toml(text: str, path: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(path, [Problem("cfg.not_toml", error=exc)]) from None
+        raise ConfigError(path, [toml_problem(exc)]) from None
     except ValueError:   # tomllib lets int() refuse a number over 4 300 digits
-        raise ConfigError(path, ["not valid TOML: a number with too many digits"]) from None
+        raise ConfigError(path, [Problem("cfg.toml_digits")]) from None
     except RecursionError:   # arrays or inline tables nested thousands deep
-        raise ConfigError(path, ["not valid TOML: arrays or tables nested too deeply"]) from None
+        raise ConfigError(path, [Problem("cfg.toml_nested")]) from None
 
 
 def file_kind(text: str, path: str = "<config>") -> str:
@@ -346,9 +346,10 @@ def _check_reserve(r: _Reader, v: dict[str, Any]) -> None:
     reserve = _reserve(v)
     if reserve > MAX_DURATION_NS:
         points = v["match.length"] - sum(v["match.start_score"]) / 2
-        r.problem("time.per_point", f"{duration_text(v['time.per_point'])} × "
-                  f"{format_score(points)} points is a reserve of {duration_text(reserve)}; a "
-                  f"reserve is at most {MAX_DURATION_TEXT}: lower per_point or set time.reserve")
+        r.problem("time.per_point", Problem(
+            "cfg.reserve_too_long", per_point=duration_text(v["time.per_point"]),
+            points=Counted("points", Fraction(points)), reserve=duration_text(reserve),
+            max=MAX_DURATION_TEXT))
 
 
 def _reserve(v: dict[str, Any]) -> int:

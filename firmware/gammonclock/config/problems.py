@@ -12,8 +12,10 @@ is said as it is.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 
 from gammonclock import words
 
@@ -34,6 +36,21 @@ class Problem(str):
                                             for name, value in self.args.items()})
 
 
+class Counted(str):
+    """A number with its noun, in the plural form each language wants ("5 points", "5 очков")."""
+
+    noun: str
+    n: int | Fraction
+
+    def __new__(cls, noun: str, n: int | Fraction) -> Counted:
+        text = super().__new__(cls, words.counted(noun, n, "en"))
+        text.noun, text.n = noun, n
+        return text
+
+    def said(self, lang: str) -> str:
+        return words.counted(self.noun, self.n, lang)
+
+
 class Line(str):
     """One line of a ConfigError: "KEY: PROBLEM" (the key as written, shortened)."""
 
@@ -51,9 +68,25 @@ class Line(str):
 
 def said(text: object, lang: str) -> str:
     """`text` in `lang`: a Problem or Line in the catalogue's words, anything else as it is."""
-    if isinstance(text, (Problem, Line)):
+    if isinstance(text, (Problem, Line, Counted)):
         return text.said(lang)
     return str(text)
+
+
+# tomllib's message: "Invalid value (at line 3, column 9)", "… (at end of document)"
+_TOML_AT = re.compile(r"(?P<what>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|"
+                      r"(?P<end>end of document))\)", re.DOTALL)
+
+
+def toml_problem(exc: tomllib.TOMLDecodeError) -> Problem:
+    """A file that is not TOML: our words around tomllib's own (English, as it says it), the
+    place it names said in the catalogue's words."""
+    m = _TOML_AT.fullmatch(str(exc))
+    if m is None:
+        return Problem("cfg.not_toml", error=str(exc))
+    if m["end"]:
+        return Problem("cfg.not_toml_end", error=m["what"])
+    return Problem("cfg.not_toml_at", error=m["what"], line=m["line"], column=m["column"])
 
 
 def message_of(exc: BaseException) -> str:

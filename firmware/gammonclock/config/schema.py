@@ -39,6 +39,8 @@ from gammonclock.core.rules import (
 )
 from gammonclock.core.timecontrol import FlagRule, TimeMode
 from gammonclock.durations import (
+    MAX_DIGITS,
+    MAX_DURATION_TEXT,
     MAX_POINTS,
     NS_PER_MS,
     NS_PER_S,
@@ -260,12 +262,15 @@ class Duration(Converter):
 
     def check(self, value: Any) -> int:
         if is_number(value):
-            ns = decimal_to_ns(value, shown=shown(value))
+            try:
+                ns = decimal_to_ns(value, shown=shown(value))
+            except DurationRangeError as exc:
+                raise ValueError(_range_problem(exc, shown(value))) from None
         elif isinstance(value, str):
             try:
                 ns = parse_duration(value)
             except DurationRangeError as exc:   # well formed, but too long or too many digits
-                raise ValueError(f"{shown(value)} {exc.reason}") from None
+                raise ValueError(_range_problem(exc, shown(value))) from None
             except DurationError:
                 raise ValueError(Problem("cfg.not_duration", value=shown(value))) from None
         else:
@@ -407,6 +412,12 @@ class Pattern(Converter):
         return value
 
 
+def _range_problem(exc: DurationRangeError, value: str) -> Problem:
+    """A duration beyond the bounds, said as a Problem (durations.py words no language)."""
+    return Problem(f"dur.{exc.code}", value=value, max=MAX_DURATION_TEXT,
+                   digits=MAX_DIGITS)
+
+
 class PinHash(Converter):
     """The arbiter's PIN as its hash (pin.py): what the journals keep instead of the PIN."""
 
@@ -418,7 +429,10 @@ class PinHash(Converter):
         try:
             return PinCheck.parse(value)
         except PinHashError as exc:
-            raise ValueError(f"{shown(value)} is not a PIN hash: {exc}") from None
+            fields = {name: Problem(f"cfg.pin_hash.part.{part}") if name == "what" else part
+                      for name, part in exc.fields.items()}
+            raise ValueError(Problem("cfg.pin_hash", value=shown(value), why=Problem(
+                f"cfg.pin_hash.{exc.code}", **fields))) from None
 
 
 _HOST = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]", re.ASCII)

@@ -34,7 +34,15 @@ from .rules import format_score
 
 
 class ArbiterSyntaxError(GammonclockError, ValueError):
-    """Words that are not an arbiter command; the message says what was expected."""
+    """Words that are not an arbiter command; the message says what was expected (English).
+
+    `code` and `fields` say the same for the runtime to word in the arbiter's language (the core
+    imports no words): a field may be a DurationError ("error") or, for "usage", the
+    ArbiterSyntaxError it adds the usage to ("detail", or None)."""
+
+    def __init__(self, message: str, code: str = "other", **fields: object) -> None:
+        super().__init__(message)
+        self.code, self.fields = code, fields
 
 
 @dataclass(frozen=True)
@@ -180,7 +188,8 @@ def _side(word: str) -> Side:
     try:
         return Side(word.lower())
     except ValueError:
-        raise ArbiterSyntaxError(f"{quoted(word)} is not a side (left or right)") from None
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a side (left or right)", "not_side",
+                                 word=quoted(word)) from None
 
 
 def _points(word: str) -> Fraction:
@@ -190,17 +199,19 @@ def _points(word: str) -> Fraction:
             raise ValueError(word)
         number = Decimal(word)
     except (InvalidOperation, ValueError):
-        raise ArbiterSyntaxError(f"{quoted(word)} is not a score") from None
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a score", "not_score",
+                                 word=quoted(word)) from None
     if not number.is_finite():
-        raise ArbiterSyntaxError(f"{quoted(word)} is not a score")
+        raise ArbiterSyntaxError(f"{quoted(word)} is not a score", "not_score", word=quoted(word))
     try:
         return bounded_points(number, MAX_POINTS)
     except PointsError as exc:
         if exc.problem is PointsProblem.OVER:
             raise ArbiterSyntaxError(f"{quoted(word)} is not a score (at most {MAX_POINTS}, "
-                                     "the longest match)") from None
+                                     "the longest match)", "score_over", word=quoted(word),
+                                     max=MAX_POINTS) from None
         raise ArbiterSyntaxError(f"{quoted(word)} is not a score (whole or half points, "
-                                 "not negative)") from None
+                                 "not negative)", "score_halves", word=quoted(word)) from None
 
 
 def _whole(word: str, high: int) -> int | None:
@@ -220,10 +231,11 @@ def _text(words: list[str]) -> str:
     fault = line_fault(text, MAX_TEXT_LENGTH)
     if fault is LineFault.TOO_LONG:
         raise ArbiterSyntaxError(f"the text is {len(text)} characters long; "
-                                 f"at most {MAX_TEXT_LENGTH}")
+                                 f"at most {MAX_TEXT_LENGTH}", "text_long", n=len(text),
+                                 max=MAX_TEXT_LENGTH)
     if fault is LineFault.CONTROL:
         raise ArbiterSyntaxError("the text holds a control character (NUL, newline, escape, …); "
-                                 "use printable characters only")
+                                 "use printable characters only", "text_control")
     return text
 
 
@@ -231,56 +243,65 @@ def _duration(word: str, signed: bool = False) -> int:
     try:
         return parse_signed_duration(word) if signed else parse_duration(word, bare_seconds=True)
     except DurationError as exc:
-        raise ArbiterSyntaxError(str(exc)) from None
+        raise ArbiterSyntaxError(str(exc), "duration", error=exc) from None
 
 
 def parse_command(words: list[str]) -> Command:
     """Parse the words of one arbiter command, e.g. `["deduct", "left", "30s"]`."""
     if not words:
-        raise ArbiterSyntaxError(f"no command; expected one of: {', '.join(USAGE)}")
+        raise ArbiterSyntaxError(f"no command; expected one of: {', '.join(USAGE)}", "no_command",
+                                 commands=", ".join(USAGE))
     name, args = words[0].lower(), words[1:]
     if name not in USAGE:
         raise ArbiterSyntaxError(f"unknown arbiter command {quoted(words[0])}; "
-                                 f"expected one of: {', '.join(USAGE)}")
+                                 f"expected one of: {', '.join(USAGE)}", "unknown",
+                                 word=quoted(words[0]), commands=", ".join(USAGE))
     try:
         return _build(name, args)
     except (IndexError, ArbiterSyntaxError) as exc:
-        detail = f"{exc}; " if isinstance(exc, ArbiterSyntaxError) else ""
-        raise ArbiterSyntaxError(f"{detail}usage: {USAGE[name]}") from None
+        detail = exc if isinstance(exc, ArbiterSyntaxError) else None
+        raise ArbiterSyntaxError(f"{detail}; usage: {USAGE[name]}" if detail else
+                                 f"usage: {USAGE[name]}", "usage", detail=detail,
+                                 name=name) from None
 
 
 def _build(name: str, args: list[str]) -> Command:
     def exactly(n: int) -> None:
         if len(args) != n:
-            raise ArbiterSyntaxError(f"{name} takes {n} argument{'s' if n != 1 else ''}")
+            raise ArbiterSyntaxError(f"{name} takes {n} argument{'s' if n != 1 else ''}", "takes",
+                                     name=name, n=n)
 
     if name in _BARE:
         exactly(0)
         return _BARE[name]()
     if name == "warn":
         if len(args) < 2:
-            raise ArbiterSyntaxError("warn needs a side and a text")
+            raise ArbiterSyntaxError("warn needs a side and a text", "warn_args")
         return Warn(_side(args[0]), _text(args[1:]))
     if name == "forfeit":
         if len(args) not in (1, 2):
-            raise ArbiterSyntaxError("forfeit takes a side and optionally the points")
+            raise ArbiterSyntaxError("forfeit takes a side and optionally the points",
+                                     "forfeit_args")
         points = None
         if len(args) == 2:
             points = _whole(args[1], MAX_POINTS)
             if points is None or points < 1:
                 raise ArbiterSyntaxError(f"{quoted(args[1])} is not a number of points "
-                                         f"(1 to {MAX_POINTS})")
+                                         f"(1 to {MAX_POINTS})", "forfeit_points",
+                                         word=quoted(args[1]), max=MAX_POINTS)
         return Forfeit(_side(args[0]), points)
     if name == "cube":
         if len(args) not in (1, 2):
-            raise ArbiterSyntaxError("cube takes a value and optionally the owner")
+            raise ArbiterSyntaxError("cube takes a value and optionally the owner", "cube_args")
         value = _whole(args[0], MAX_CUBE)
         if value is None or value < 1 or value & (value - 1):
             raise ArbiterSyntaxError(f"{quoted(args[0])} is not a cube value (a power of two "
-                                     f"from 1 to {MAX_CUBE})")
+                                     f"from 1 to {MAX_CUBE})", "cube_value",
+                                     word=quoted(args[0]), max=MAX_CUBE)
         owner = _side(args[1]) if len(args) == 2 else None
         if value == 1 and owner is not None:
-            raise ArbiterSyntaxError("a cube at 1 is in the middle and has no owner")
+            raise ArbiterSyntaxError("a cube at 1 is in the middle and has no owner",
+                                     "cube_middle")
         return SetCube(value, owner)
     if name == "score":
         exactly(2)
@@ -291,7 +312,8 @@ def _build(name: str, args: list[str]) -> Command:
     if name == "challenge":
         exactly(2)
         if args[1].lower() not in ("upheld", "rejected"):
-            raise ArbiterSyntaxError(f"{quoted(args[1])} is not an outcome (upheld or rejected)")
+            raise ArbiterSyntaxError(f"{quoted(args[1])} is not an outcome (upheld or rejected)",
+                                     "outcome", word=quoted(args[1]))
         return Challenge(_side(args[0]), args[1].lower() == "upheld")
     exactly(2)   # adjust, deduct, add
     side = _side(args[0])
@@ -299,5 +321,5 @@ def _build(name: str, args: list[str]) -> Command:
         return Adjust(side, _duration(args[1], signed=True))
     amount = _duration(args[1])
     if amount <= 0:
-        raise ArbiterSyntaxError(f"{name} needs a duration above zero")
+        raise ArbiterSyntaxError(f"{name} needs a duration above zero", "above_zero", name=name)
     return (Deduct if name == "deduct" else AddTime)(side, amount)

@@ -71,7 +71,14 @@ _HASH = re.compile(r"(scrypt|scrypt-k)\$(\d{1,2})\$(\d{1,2})\$(\d)\$([A-Za-z0-9+
 
 
 class PinHashError(GammonclockError, ValueError):
-    """A pin_hash that is not one this firmware makes and can check."""
+    """A pin_hash that is not one this firmware makes and can check: the English message, and
+    a `code` with its `fields` for a caller that words it in another language (the core imports
+    no words): "form"; "not_base64" and "not_our_base64" (what); "range" (name, value, low,
+    high); "memory" (mib); "salt_size"; "digest_size" (n)."""
+
+    def __init__(self, message: str, code: str, **fields: object) -> None:
+        super().__init__(message)
+        self.code, self.fields = code, fields
 
 
 class PinKeyMissing(GammonclockError, RuntimeError):
@@ -98,9 +105,10 @@ def _unb64(text: str, what: str) -> bytes:
     try:
         data = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
-        raise PinHashError(f"its {what} is not base64") from None
+        raise PinHashError(f"its {what} is not base64", "not_base64", what=what) from None
     if _b64(data) != text:
-        raise PinHashError(f"its {what} is not base64 as written by this firmware")
+        raise PinHashError(f"its {what} is not base64 as written by this firmware",
+                           "not_our_base64", what=what)
     return data
 
 
@@ -160,19 +168,22 @@ class PinCheck:
 def _parts(text: str) -> tuple[int, int, int, bytes, bytes]:
     m = _HASH.fullmatch(text) if isinstance(text, str) and len(text) <= 200 else None
     if m is None:
-        raise PinHashError(f"it is not {HASH_HINT}")
+        raise PinHashError(f"it is not {HASH_HINT}", "form")
     log_n, r, p = int(m[2]), int(m[3]), int(m[4])
     for value, (low, high), name in ((log_n, LOG_N_RANGE, "log2 N"), (r, R_RANGE, "r"),
                                      (p, P_RANGE, "p")):
         if not low <= value <= high:
-            raise PinHashError(f"its {name} is {value}; {low}..{high} is allowed")
+            raise PinHashError(f"its {name} is {value}; {low}..{high} is allowed", "range",
+                               name=name, value=value, low=low, high=high)
     if 128 * r * (1 << log_n) > MAX_MEMORY:
-        raise PinHashError(f"it asks scrypt for more than {MAX_MEMORY // 2**20} MiB")
+        raise PinHashError(f"it asks scrypt for more than {MAX_MEMORY // 2**20} MiB", "memory",
+                           mib=MAX_MEMORY // 2**20)
     salt, digest = _unb64(m[5], "salt"), _unb64(m[6], "digest")
     if not 8 <= len(salt) <= 64:
-        raise PinHashError("its salt must be 8..64 bytes")
+        raise PinHashError("its salt must be 8..64 bytes", "salt_size")
     if len(digest) != DIGEST_BYTES:
-        raise PinHashError(f"its digest must be {DIGEST_BYTES} bytes")
+        raise PinHashError(f"its digest must be {DIGEST_BYTES} bytes", "digest_size",
+                           n=DIGEST_BYTES)
     return log_n, r, p, salt, digest
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from html import escape
 
+from gammonclock.config.problems import said
 from gammonclock.core.effects import ReserveChanged
 from gammonclock.durations import NS_PER_S, format_clock
 from gammonclock.journal.verify import Verdict
@@ -204,9 +205,9 @@ class _Page:
             (t("r.seal_check"), self.integrity()),
         ]
         body = _table(None, [(f"<b>{_e(k)}</b>", v) for k, v in rows])
-        notes = list(m.notes)
+        notes = [said(note, self.lang) for note in m.notes]
         if self.verdict is not None and not self.verdict.intact:
-            notes.insert(0, t("r.failed_check", message=self.verdict.message))
+            notes.insert(0, t("r.failed_check", message=said(self.verdict.message, self.lang)))
         if notes:
             items = "".join(f"<li>{_e(n)}</li>" for n in notes)
             body += (f'<div class="note bad"><b>{_e(t("r.about_journal"))}</b>'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from gammonclock.config.problems import Problem, said
 from gammonclock.core.rules import json_points
 from gammonclock.durations import NS_PER_S, format_seconds
 from gammonclock.journal.verify import NO_KEY_GIVEN as _NO_KEY_GIVEN
@@ -36,7 +37,7 @@ def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN,
     """The verdict in the words `gammonclock verify` prints (`Verdict.words`); without one (a
     match rendered without its journal walked), plainly that the seals were not checked and
     why. In Russian, the catalogue's words (what is wrong with a tampered journal, and a torn
-    journal's note, stay `verify`'s)."""
+    journal's note, are `verify`'s Problems, said in the catalogue's words too)."""
     if words.language(lang) == "en":
         return f"seal not checked: {no_check}" if verdict is None else verdict.words
 
@@ -46,9 +47,9 @@ def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN,
     if verdict is None:
         return words.say("v.unchecked", lang, why=no_key(no_check))
     if not verdict.intact:
-        return words.say("v.tampered", lang, message=verdict.message)
-    records = (words.counted("records", verdict.records, lang)
-               + verdict.message.removeprefix(f"intact: {verdict.records} records"))
+        return words.say("v.tampered", lang, message=said(verdict.message, lang))
+    torn = verdict.message.args.get("torn", "") if isinstance(verdict.message, Problem) else ""
+    records = words.counted("records", verdict.records, lang) + said(torn, lang)
     if verdict.seal == SEAL_CHECKED:
         return words.say("v.sealed", lang, records=records)
     if verdict.seal == SEAL_OTHER_DEVICE:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
+from gammonclock.config.problems import Problem, message_of
+
 from .records import SNAPSHOT_KIND, Damaged, JournalError, Record, RecordError, decode, split_line
 
 
@@ -60,12 +62,11 @@ class JournalRead:
         return _problems(self.path, self.torn, self.stopped)
 
 def _problems(path: str, torn: Torn | None, stopped: str | None) -> list[str]:
-    notes = []
+    notes: list[str] = []
     if torn:
-        notes.append(f"{path}: a torn last record ({torn.length} bytes at byte "
-                     f"{torn.offset}) was dropped")
+        notes.append(Problem("jr.torn", path=path, length=torn.length, offset=torn.offset))
     if stopped:
-        notes.append(f"{path}: {stopped}; replay stops before it")
+        notes.append(Problem("jr.stopped", path=path, stopped=stopped))
     return notes
 
 def _file_lines(f: BinaryIO, offset: int, number: int) -> Iterator[Line]:
@@ -129,11 +130,11 @@ class JournalStream:
                 for (number, offset, piece, whole), after in _with_next(lines):
                     try:
                         if not whole:
-                            raise Damaged("no end of line: the write was cut short")
+                            raise Damaged(Problem("jd.cut_short"))
                         record = self._decode(piece, number, offset)
                         if record.seq != self.last.seq + 1:
-                            raise Damaged(f"sequence number {record.seq} where "
-                                          f"{self.last.seq + 1} was due")
+                            raise Damaged(Problem("jd.seq", seq=record.seq,
+                                                  due=self.last.seq + 1))
                     except Damaged as exc:
                         if after is None:
                             self.torn = Torn(offset, self.size - offset)
@@ -141,7 +142,8 @@ class JournalStream:
                         if _acknowledged(after, offset) is not None:
                             continue    # a torn line that the `torn` record after it owns
                         number = number or self.line_at(offset)
-                        self.stopped = f"record at line {number} (byte {offset}) is damaged: {exc}"
+                        self.stopped = Problem("jr.damaged", line=number, byte=offset,
+                                               why=message_of(exc))
                         return
                     self.last = record
                     yield record

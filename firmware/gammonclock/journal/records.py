@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from gammonclock import __version__
+from gammonclock.config.problems import Problem
 from gammonclock.errors import GammonclockError
 
 FORMAT = 1
@@ -137,10 +138,10 @@ def split_line(line: bytes) -> tuple[bytes, str]:
     """The body of a line and its seal, once its checksum matches; raises Damaged."""
     tail = _TAIL.search(line)
     if tail is None:
-        raise Damaged("no checksum and seal at its end")
+        raise Damaged(Problem("jd.no_tail"))
     raw = line[:tail.start()] + b"}"
     if hashlib.sha256(raw).hexdigest()[:16] != tail.group(1).decode():
-        raise Damaged("checksum does not match")
+        raise Damaged(Problem("jd.checksum"))
     return raw, tail.group(2).decode()
 
 

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gammonclock.config.problems import Problem, message_of
+
 from .key import check_key, key_id
 from .reader import Line, _acknowledged, _file_lines, _with_next
 from .records import (
@@ -95,8 +97,9 @@ def verify(path: str | Path, key: bytes | None,
     if walk.not_understood is not None:
         raise RecordError(f"{path}: {walk.not_understood}")
     if walk.expected == 0:
-        return walk.verdict(False, 0, "no records")
-    return walk.verdict(True, walk.expected, f"intact: {walk.expected} records{walk.torn_note}")
+        return walk.verdict(False, 0, Problem("jv.no_records"))
+    return walk.verdict(True, walk.expected, Problem("jv.intact", n=walk.expected,
+                                                     torn=walk.torn_note))
 
 class _SealWalk:
     """The state of `verify`'s walk: the next sequence number and the seal it must follow."""
@@ -104,7 +107,8 @@ class _SealWalk:
     def __init__(self, key: bytes | None, observe: Callable[[Record], None] | None,
                  no_key: str = NO_KEY_GIVEN) -> None:
         self.key, self.observe, self.no_key = key, observe, no_key
-        self.prev, self.expected, self.torn_note = GENESIS, 0, ""
+        self.prev, self.expected = GENESIS, 0
+        self.torn_note: str = ""
         self.not_understood: RecordError | None = None
         self.seal = SEAL_NOT_CHECKED if key is None else SEAL_CHECKED
         self.sealed_by: str | None = None
@@ -119,16 +123,16 @@ class _SealWalk:
         for (number, offset, piece, whole), after in lines:
             try:
                 if not whole:
-                    raise Damaged("no end of line")
+                    raise Damaged(Problem("jd.no_eol"))
                 raw, mac = split_line(piece)
             except Damaged as exc:
                 if after is not None and _acknowledged(after, offset) is not None:
                     continue
                 if after is None and not whole:
-                    self.torn_note = f"; a torn last line of {len(piece)} bytes was dropped"
+                    self.torn_note = Problem("jv.torn", n=len(piece))
                     return None
-                return self.verdict(False, self.expected, f"line {number}: record "
-                                                          f"{self.expected} was altered ({exc})")
+                return self.verdict(False, self.expected, Problem(
+                    "jv.altered", line=number, record=self.expected, why=message_of(exc)))
             failed = self.check(number, offset, raw, mac)
             if failed is not None:
                 return failed
@@ -143,9 +147,8 @@ class _SealWalk:
         if self.seal == SEAL_OTHER_DEVICE:
             if expected == 1 and holds:      # ours after all: the header's key id was changed
                 self.seal, self.sealed_by = SEAL_CHECKED, None
-                return self.verdict(False, 0, f"line {self.header_line}: record 0 was altered "
-                                              f"(it names another device's key; the records "
-                                              f"after it are sealed with this one)")
+                return self.verdict(False, 0, Problem("jv.header_other_key",
+                                                      line=self.header_line))
             return None
         if holds:
             return None
@@ -154,8 +157,7 @@ class _SealWalk:
             if isinstance(other, str) and other != key_id(key):
                 self.seal, self.sealed_by, self.header_line = SEAL_OTHER_DEVICE, other, number
                 return None
-        return self.verdict(False, expected, f"line {number}: record {expected} was altered "
-                                             f"(its seal does not match)")
+        return self.verdict(False, expected, Problem("jv.seal", line=number, record=expected))
 
     def check(self, number: int, offset: int, raw: bytes, mac: str) -> Verdict | None:
         expected = self.expected
@@ -171,18 +173,16 @@ class _SealWalk:
             self.prev, self.expected = mac, expected + 1
             return None
         if record.seq > expected:
-            return self.verdict(False, expected, f"line {number}: record"
-                                + (f"s {expected}-{record.seq - 1} were"
-                                   if record.seq - expected > 1 else f" {expected} was")
-                                + " removed")
+            return self.verdict(False, expected, Problem(
+                "jv.removed_many", line=number, first=expected, last=record.seq - 1)
+                if record.seq - expected > 1 else Problem("jv.removed", line=number,
+                                                          record=expected))
         if record.seq < expected:
-            return self.verdict(False, expected, f"line {number}: record {record.seq} was "
-                                                 f"inserted or moved here (record {expected} "
-                                                 f"was due)")
+            return self.verdict(False, expected, Problem("jv.inserted", line=number,
+                                                         record=record.seq, due=expected))
         if record.prev != self.prev:
-            return self.verdict(False, expected, f"line {number}: record {record.seq} does not "
-                                                 f"follow the record before it (inserted, or "
-                                                 f"one removed)")
+            return self.verdict(False, expected, Problem("jv.not_following", line=number,
+                                                         record=record.seq))
         self.prev, self.expected = record.mac, expected + 1
         if self.observe is not None and self.not_understood is None:
             try:

@@ -49,6 +49,7 @@ from gammonclock.runtime.arbiter_requests import (
     said_lines,
     submit_and_wait,
 )
+from gammonclock.runtime.arbiter_words import syntax_error_said
 from gammonclock.runtime.continuation import MAX_SOURCE_BYTES, checked_then
 from gammonclock.runtime.inbox import Reply, Task
 from gammonclock.runtime.lifecycle import (
@@ -180,12 +181,12 @@ class HallRequests:
             return _bad("only new-match carries a match file ('text')")
         if words == ["status"]:
             return {"ok": True, "outcome": "acted", "state": self.service.status()}
+        lang = reply_language(self.service)
         try:
             command = parse_command(words)
         except ValueError as exc:
-            return _bad(str(exc))
+            return _bad(syntax_error_said(exc, lang), lang)
         action = ArbiterAction(self.service.clock_ns(), command, "hall", request["by"])
-        lang = reply_language(self.service)
         return self._on_loop(action, "it", lambda reply: _acted(reply, lang), request["id"])
 
     def _load(self, text: str, name: str, force: bool, by: str = "hall",
@@ -353,8 +354,9 @@ def _notice_of(answer: dict[str, Any]) -> dict[str, Any]:
     return notice
 
 
-def _bad(reason: str) -> dict[str, Any]:
-    return {"ok": False, "outcome": "bad request", "reason": f"{reason}; nothing was done"}
+def _bad(reason: str, lang: str = "en") -> dict[str, Any]:
+    return {"ok": False, "outcome": "bad request",
+            "reason": words.say("hr.bad", lang, reason=reason)}
 
 
 def _not_applied(why: str, lang: str = "en") -> dict[str, Any]:

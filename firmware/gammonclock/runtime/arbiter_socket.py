@@ -87,6 +87,7 @@ from .arbiter_requests import (
     said_lines,
     submit_and_wait,
 )
+from .arbiter_words import syntax_error_said
 from .inbox import Reply, Task
 from .lifecycle import LoadOutcome, Table, load_next_match
 from .service import ClockService
@@ -246,7 +247,8 @@ class Responder:
             try:
                 command = parse_command(request.words)
             except ValueError as exc:     # ArbiterSyntaxError, and any number `int` refuses
-                return {"ok": False, "error": str(exc)}
+                return {"ok": False,
+                        "error": syntax_error_said(exc, reply_language(self.service))}
             action = lambda: self._apply(command, peer)     # noqa: E731
         if request.id is None:
             return action()[0]

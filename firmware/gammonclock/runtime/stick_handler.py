@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from gammonclock import words
+from gammonclock.config import problems
 from gammonclock.core.match_state import Phase
 from gammonclock.hardware.texts import Text
 from gammonclock.journal.files import journal_heads, journal_order
@@ -49,8 +50,8 @@ class StickHandler:
                                      self._key())
             for note in report.notes:
                 log.info("USB stick: %s", note)
-            said, ok = [report.summary()], report.problem is None
-            shown = [_stick_words(report)]           # the panels', in their language
+            said, ok = [report.summary(lang)], report.problem is None
+            shown = [_stick_words(report, lang)]     # the panels', in their language
             from .continuation import stick_continuation
             continued = stick_continuation(self.service, self.table, folder)
             if continued is not None:                # a dead clock's match (SPEC §13.5)
@@ -64,8 +65,9 @@ class StickHandler:
                 found = next_match_on_stick(folder, self.table.table_id)
             except StickError as exc:
                 found, ok = None, False
-                said.append(words.say("load.stick_next", lang, error=exc))
-                shown.append(Text("stick.next_refused", why=str(exc)))
+                why = problems.said(problems.message_of(exc), lang)
+                said.append(words.say("load.stick_next", lang, error=why))
+                shown.append(Text("stick.next_refused", why=why))
             if found is not None:
                 path, text = found
                 done, outcome = run_on_loop(self.service, lambda: load_next_match(
@@ -118,10 +120,10 @@ class StickHandler:
         else:
             self.service.show_message(message_view("USB STICK", list[str](said)))
 
-def _stick_words(report: StickReport) -> Text:
-    """What a stick's export did, for the panels (said in their language)."""
+def _stick_words(report: StickReport, lang: str = "en") -> Text:
+    """What a stick's export did, for the panels (said in their language, `lang`)."""
     if report.problem is not None:
-        return Text("stick.problem", problem=report.problem)
+        return Text("stick.problem", problem=problems.said(report.problem, lang))
     if report.nothing_new:
         return Text("stick.nothing_new", n=report.exported)
     key = "stick.exported_running" if report.in_progress is not None else "stick.exported"

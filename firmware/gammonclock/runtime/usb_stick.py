@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gammonclock import words
+from gammonclock.config.problems import Problem, message_of, said
 from gammonclock.errors import GammonclockError
 from gammonclock.export import ExportError, read_match, render
 from gammonclock.journal.records import JournalError
@@ -75,17 +77,19 @@ class StickReport:
         """Every match was on the stick already: nothing was written this time."""
         return self.problem is None and not self.copied and self.exported > 0
 
-    def summary(self) -> str:
-        """Short text for the panels: "3 matches exported, 1 in progress", or the problem."""
+    def summary(self, lang: str = "en") -> str:
+        """Short text for the reply: "3 matches exported, 1 in progress", or the problem; in
+        `lang` (the table's: SPEC §15), the file names as they are."""
         if self.problem is not None:
-            return self.problem
+            return said(self.problem, lang)
         if self.nothing_new:
-            return f"nothing new to copy; {self.exported} already on the stick"
-        text = f"{self.exported} match{'' if self.exported == 1 else 'es'} exported"
+            return words.say("usb.nothing_new", lang, n=self.exported)
+        text = words.say(f"usb.exported.{'one' if self.exported == 1 else 'many'}", lang,
+                         n=self.exported)
         if self.in_progress is not None:
-            text += ", 1 in progress"
+            text += words.say("usb.in_progress", lang)
         if self.without_html:
-            text += f" ({len(self.without_html)} without HTML report)"
+            text += words.say("usb.without_html", lang, n=len(self.without_html))
         return text
 
 
@@ -109,8 +113,8 @@ class _Progress:
     def wrote(self, path: Path) -> None:
         self.report.copied.append(path.relative_to(self.stick).as_posix())
 
-    def how_far(self) -> str:
-        return f"{len(self.report.copied)} of {self.planned} files copied"
+    def how_far(self) -> Problem:
+        return Problem("usb.how_far", done=len(self.report.copied), planned=self.planned)
 
 
 def export_to_stick(stick: Path, table_id: str, finished: Sequence[Path],
@@ -123,11 +127,10 @@ def export_to_stick(stick: Path, table_id: str, finished: Sequence[Path],
     """
     report = StickReport()
     if not stick.is_dir():
-        report.problem = f"no stick: {stick} is not there (not mounted, or already removed)"
+        report.problem = Problem("usb.no_stick", stick=stick)
         return report
     if not TABLE_ID.fullmatch(table_id):
-        report.problem = (f"table id {table_id!r} cannot name a folder on the stick: letters, "
-                          f"digits, '-' and '_' only")
+        report.problem = Problem("usb.bad_table_id", id=repr(table_id))
         return report
     matches = _read_clock_journals(finished, in_progress, report)
     progress = _Progress(stick, report, 0)
@@ -139,7 +142,7 @@ def export_to_stick(stick: Path, table_id: str, finished: Sequence[Path],
         for match in todo:
             _put_match(folder, match, key, report, progress)
     except StickError as exc:
-        report.problem = f"{exc}; {UNTOUCHED}"
+        report.problem = Problem("usb.untouched", problem=message_of(exc))
     except OSError as exc:
         report.problem = _fault(exc, progress)
     if report.problem is not None:
@@ -158,8 +161,7 @@ def _read_clock_journals(finished: Sequence[Path], in_progress: Path | None,
         try:
             matches.append(_Match(path, path.read_bytes(), done))
         except OSError as exc:
-            _note(report, f"{path}: the clock cannot read this journal, so it was not copied: "
-                          f"{exc.strerror or exc}")
+            _note(report, Problem("usb.note_unreadable", path=path, why=exc.strerror or exc))
     return matches
 
 
@@ -175,11 +177,9 @@ def _export_folder(stick: Path, table_id: str) -> Path:
             pass
         mode = os.lstat(folder).st_mode
         if stat.S_ISLNK(mode):      # the panels show this line first: it says the load too
-            raise StickError(f"the stick's {folder.relative_to(stick).as_posix()} is a link, "
-                             f"not a folder: nothing is written or read through it")
+            raise StickError(Problem("usb.link", path=folder.relative_to(stick).as_posix()))
         if not stat.S_ISDIR(mode):
-            raise StickError(f"the stick's {folder.relative_to(stick).as_posix()} is not a "
-                             f"folder (a file): nothing was written there")
+            raise StickError(Problem("usb.not_folder", path=folder.relative_to(stick).as_posix()))
     _fsync_dir(folder.parent)
     return folder
 
@@ -253,14 +253,14 @@ def _exports(match: _Match, key: bytes | None, report: StickReport, progress: _P
     try:
         record = read_match(source)
     except ExportError as exc:
-        _note(report, f"{source}: copied without CSV and HTML: {exc}")
+        _note(report, Problem("usb.note_no_exports", path=source, error=exc))
         progress.planned -= 2
         return []
     made = [(f"{stem}.csv", render(record, "csv"))]
     try:
         made.append((f"{stem}.html", render(record, "html", _verdict(source, key, report))))
     except ExportError as exc:
-        _note(report, f"{source}: copied without the HTML report: {exc}")
+        _note(report, Problem("usb.note_no_html", path=source, error=exc))
         report.without_html.append(source.name)
         progress.planned -= 1
     return made
@@ -273,7 +273,7 @@ def _verdict(source: Path, key: bytes | None, report: StickReport) -> Verdict | 
     try:
         return verify(source, key)
     except JournalError as exc:
-        _note(report, f"{source}: seals not checked for the HTML report: {exc}")
+        _note(report, Problem("usb.note_no_seals", path=source, error=exc))
         return None
 
 
@@ -320,17 +320,16 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _fault(exc: OSError, progress: _Progress) -> str:
+def _fault(exc: OSError, progress: _Progress) -> Problem:
     """The panels' words for a stick's fault, with how far the copy got."""
-    done = f"{progress.how_far()}; {UNTOUCHED}"
+    done = Problem("usb.untouched", problem=progress.how_far())
     if exc.errno in GONE:
-        return f"the stick was removed during the copy: {done}"
+        return Problem("usb.gone", done=done)
     if exc.errno in FULL:
-        return f"the stick is full: {done}; free some space on it and insert it again"
+        return Problem("usb.full", done=done)
     if exc.errno in READ_ONLY:
-        return (f"the stick is read-only (write-protected, or the clock may not write on it): "
-                f"{done}")
-    return f"the stick cannot be written ({exc.strerror or exc}): {done}"
+        return Problem("usb.read_only", done=done)
+    return Problem("usb.cannot_write", why=exc.strerror or exc, done=done)
 
 
 def _note(report: StickReport, text: str) -> None:
@@ -350,14 +349,14 @@ def next_match_on_stick(stick: Path, table_id: str) -> tuple[Path, str] | None:
     system: nothing is read through it.
     """
     if not TABLE_ID.fullmatch(table_id):
-        raise StickError(f"table id {table_id!r} cannot name a file on the stick: letters, "
-                         f"digits, '-' and '_' only")
+        raise StickError(Problem("usb.bad_table_file", id=repr(table_id)))
     try:
         root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
     except (FileNotFoundError, NotADirectoryError):
         return None                         # no stick: export_to_stick has said so
     except OSError as exc:
-        raise StickError(f"{stick}: cannot read the stick: {exc.strerror or exc}") from None
+        raise StickError(Problem("usb.cannot_read_stick", path=stick, why=exc.strerror or exc)
+                         ) from None
     try:
         folder = _open_stick_folder(stick, root)
         if folder is None:
@@ -377,20 +376,20 @@ def _open_stick_folder(stick: Path, root: int) -> int | None:
     try:
         info = os.lstat(STICK_DIR, dir_fd=root)
         if stat.S_ISLNK(info.st_mode):
-            raise StickError(f"{path}: cannot read the match file: the stick's {STICK_DIR} "
-                             f"folder is a link: put the folder itself on the stick")
+            raise StickError(Problem("usb.cannot_read", path=path, why=Problem(
+                "usb.folder_link", dir=STICK_DIR)))
         if not stat.S_ISDIR(info.st_mode):
             return None
         fd = os.open(STICK_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise StickError(f"{path}: cannot read the match file: {exc.strerror or exc}"
+        raise StickError(Problem("usb.cannot_read", path=path, why=exc.strerror or exc)
                          ) from None
     if os.fstat(fd).st_dev != os.fstat(root).st_dev:
         os.close(fd)
-        raise StickError(f"{path}: cannot read the match file: the stick's {STICK_DIR} folder "
-                         f"is not on the stick (another file system is mounted there)")
+        raise StickError(Problem("usb.cannot_read", path=path, why=Problem(
+            "usb.folder_elsewhere", dir=STICK_DIR)))
     return fd
 
 
@@ -403,7 +402,7 @@ def _find_match_file(folder_path: Path, folder: int, table_id: str, stick_device
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            raise StickError(f"{path}: cannot read the match file: {exc.strerror or exc}"
+            raise StickError(Problem("usb.cannot_read", path=path, why=exc.strerror or exc)
                              ) from None
         return path, _read_match_file(path, folder, name, stick_device)
     return None
@@ -415,29 +414,28 @@ def _read_match_file(path: Path, folder: int, name: str, stick_device: int) -> s
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     except OSError as exc:
-        why = ("it is a link: put the file itself on the stick" if exc.errno == errno.ELOOP
+        why = (Problem("usb.file_link") if exc.errno == errno.ELOOP
                else exc.strerror or str(exc))
-        raise StickError(f"{path}: cannot read the match file: {why}") from None
+        raise StickError(Problem("usb.cannot_read", path=path, why=why)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise StickError(f"{path}: not a plain file; a match file is a TOML text file")
+            raise StickError(Problem("usb.not_plain", path=path))
         if info.st_dev != stick_device:
-            raise StickError(f"{path}: cannot read the match file: it is not on the stick "
-                             f"(another file system is mounted there)")
+            raise StickError(Problem("usb.cannot_read", path=path,
+                                     why=Problem("usb.file_elsewhere")))
         blob = _read_at_most(fd, MAX_MATCH_FILE + 1)
     except OSError as exc:
-        raise StickError(f"{path}: cannot read the match file: {exc.strerror or exc}") from None
+        raise StickError(Problem("usb.cannot_read", path=path, why=exc.strerror or exc)
+                         ) from None
     finally:
         os.close(fd)
     if len(blob) > MAX_MATCH_FILE:
-        raise StickError(f"{path}: larger than {MAX_MATCH_FILE // 1024} KiB; a match file is a "
-                         f"few lines of TOML")
+        raise StickError(Problem("usb.too_large", path=path, kib=MAX_MATCH_FILE // 1024))
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StickError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
-                         ) from None
+        raise StickError(Problem("usb.not_utf8", path=path, byte=exc.start)) from None
     return text.removeprefix("\ufeff")
 
 
