@@ -15,7 +15,7 @@ import pytest
 
 from gammonclock.hall.public import PublicClient
 from mqtt_helpers import Broker
-from public_helpers import PublicBroker
+from public_helpers import PublicBroker, Spectator
 from test_hall_page import seconds
 from test_hall_public import ROOT, PublicHall, public  # noqa: F401  (the fixture)
 from test_hall_web import P, clock_state, publish, table_client
@@ -166,6 +166,15 @@ def test_the_page_bounds_what_it_takes_from_the_broker(browser: Any, hall: Publi
         for table, payload in bad.items():     # retained views: the page's first look
             raw.publish(f"{ROOT}/t/{table}", payload)
         raw.publish(f"{ROOT}/t/zz-last", json.dumps({**good, "table": "zz-last"}).encode())
+        # QoS 0 has no answer: the views are on the broker once a spectator is given the last
+        # one retained (else the page, subscribing first, would wait for it in vain)
+        watcher = Spectator(public)
+        try:
+            watcher.subscribe(f"{ROOT}/t/zz-last")
+            hall.wait(lambda: any(m.topic.endswith("/zz-last") for m in list(watcher.messages)),
+                      "the retained views on the public broker")
+        finally:
+            watcher.close()
         page.goto(hall.base + "/public")
         page.wait_for_selector('.table[data-view="zz-last"]', timeout=5000)
         assert not page.query_selector_all('.table[data-view^="bad-"]')
