@@ -25,7 +25,8 @@ JOURNAL_ORDER_KEPT = 64      # journals whose order (by the table's states) is r
 SEVERITY = {"flag": 0, "refused": 1, "overrun": 1, "pin": 1, "challenge": 2, "offline": 2,
             "bad": 2, "paused": 3, "notice": 3, "archive": 3}
 
-Say = tuple[str | int, ...]
+# An alert as the page words it: its catalogue id, then its parameters in order.
+AlertWords = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Need:
     journal: str | None = None     # the match (journal) a match's own alert is about
     match: str | None = None       # a match refused mid-match that waits: its sha256 (the page
                                    # offers to force it while the table's notice still says so)
-    say: Say = ()
+    say: AlertWords = ()
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "text": self.text, "key": self.key}
@@ -187,7 +188,7 @@ class TableView:
         return min(s for s in ordered if s >= median - OFFSET_TOLERANCE_MS)
 
     def add_alert(self, kind: str, text: str, journal: str | None = None,
-                  match: str | None = None, say: Say = ()) -> str:
+                  match: str | None = None, say: AlertWords = ()) -> str:
         self.alert_serial += 1
         key = f"{kind}-{self.alert_serial}"
         self.alerts[key] = Need(kind, text, key, journal, match, say)

@@ -60,7 +60,7 @@ from .messages import (
     strict_json,
     text_of,
 )
-from .tables import REPLIES_KEPT, REWIND_AFTER, SEVERITY, Need, Say, TableView
+from .tables import REPLIES_KEPT, REWIND_AFTER, SEVERITY, AlertWords, Need, TableView
 
 MAX_LAG_MS = 30_000          # a state's reserves are never counted from further back than this
 MAX_TABLES = 1000
@@ -174,7 +174,7 @@ class HallView:
         count = f" ({view.bad_messages} so far)" if view.bad_messages > 1 else ""
         detail = clip(why, MAX_TEXT)
         text = f"bad message from the table ({what}): {detail}{count}"
-        say: Say = ("bad", what, detail, view.bad_messages)
+        say: AlertWords = ("bad", what, detail, view.bad_messages)
         key = view.bad_key
         if key is not None and key in view.alerts:
             view.alerts[key] = Need("bad", text, key, say=say)
@@ -372,7 +372,7 @@ class HallView:
         view.alerts_dropped = 0
         return count
 
-    def note_archive(self, table: str, text: str, say: Say = ()) -> None:
+    def note_archive(self, table: str, text: str, say: AlertWords = ()) -> None:
         """An archive problem shown on the table's card (a journal that does not verify);
         `say`, its catalogue id and parameters (the page words it), else the text as it is."""
         detail = clip(text, 2 * MAX_TEXT)
