@@ -6,18 +6,28 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from gammonclock.cli import hall as hall_cli
+from gammonclock.cli.main import build_parser
 from gammonclock.hall.results import Result
+from gammonclock.hall.run import options_of
 from gammonclock.hall.standings import (
+    FORMATS,
     ROUND_ROBIN,
     SWISS,
     StandingsError,
     standings,
 )
-from gammonclock.hall.standings_web import STANDING_COLUMNS, standings_csv
+from gammonclock.hall.standings_web import (
+    STANDING_COLUMNS,
+    add_standings_routes,
+    standings_csv,
+)
 
 _tables = iter(range(1, 1_000_000))
 
@@ -166,6 +176,8 @@ def test_what_is_not_counted_is_listed_with_why() -> None:
           verdict="seal not checked"),
     ]
     data = standings(results, SWISS, rounds=["2", "1"])
+    assert [e["code"] for e in data["excluded"]] == ["replaced", "tampered", "abandoned",
+                                                    "no_round", "same_player", "unreadable"]
     assert [(e["table"], e["why"]) for e in data["excluded"]] == [
         ("table-1", "replaced by a later result"), ("table-2", "TAMPERED"),
         ("table-3", "abandoned"), ("table-4", "no round"),
@@ -195,3 +207,23 @@ def test_the_csv_has_a_stable_header_and_one_column_per_round() -> None:
     [cmd] = [r for r in body if r[1] == "'=cmd"]                     # a formula quoted
     assert cmd[-1] == "W 5-1 v Eve" and cmd[9] == "4"
     assert text.endswith("\r\n") and not text.startswith("\ufeff")
+
+
+def test_the_events_format_on_the_command_line(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`gammonclock hall --format round-robin`: the page's standings' default (swiss without
+    it); any other format is refused before the hall starts, naming the choices."""
+    secret = tmp_path / "hall.password"
+    secret.write_text("s3cret\n", encoding="utf-8")
+    parser = build_parser()
+    common = ["hall", "--broker", "mqtt://127.0.0.1:1883", "--password-file", str(secret)]
+    assert options_of(parser.parse_args(common + ["--format", "round-robin"]))[1] \
+        .standings_format == "round-robin"
+    assert options_of(parser.parse_args(common))[1].standings_format == "swiss"
+    with pytest.raises(SystemExit):
+        parser.parse_args(common + ["--format", "knockout"])
+    said = capsys.readouterr().err
+    assert "--format: invalid choice: 'knockout'" in said and "round-robin" in said
+    assert hall_cli.FORMATS == FORMATS
+    with pytest.raises(ValueError, match="'knockout' is not one of swiss, round-robin"):
+        add_standings_routes(web.Application(), "knockout")

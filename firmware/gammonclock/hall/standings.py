@@ -50,7 +50,8 @@ COUNTED_VERDICTS = ("intact", "seal not checked")
 WIN, LOSS, DRAW = "W", "L", "D"
 WORTH = {WIN: Fraction(1), DRAW: Fraction(1, 2), LOSS: Fraction(0)}
 
-# Why a result is not counted (`excluded[].why`): the verdict's word, or one of these.
+# Why a result is not counted (`excluded[].why`, in words; `code`: tampered, unreadable, abandoned,
+# no_round, same_player, replaced): the verdict's word, the reading's error, or one of these.
 ABANDONED, NO_ROUND, REPLACED, SAME_PLAYER = ("abandoned", "no round",
                                               "replaced by a later result",
                                               "one player on both sides")
@@ -168,26 +169,27 @@ def select(results: Iterable[Reported]) -> tuple[list[Reported], list[dict[str, 
     latest: dict[tuple[str, str], Reported] = {}
     excluded: list[dict[str, str]] = []
 
-    def exclude(r: Reported, why: str) -> None:
+    def exclude(r: Reported, code: str, why: str) -> None:
         excluded.append({"journal": r.journal, "table": r.table, "round": r.round,
-                         "verdict": r.verdict, "why": why})
+                         "verdict": r.verdict, "code": code, "why": why})
 
     given = list(results)
     for r in given:
         finished = not r.error and r.ended_by not in ("", "unfinished")
         if r.error:
-            exclude(r, r.error if r.verdict in COUNTED_VERDICTS else r.verdict)
+            exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable",
+                    r.error if r.verdict in COUNTED_VERDICTS else r.verdict)
         elif r.verdict not in COUNTED_VERDICTS:
             if finished or r.verdict == "TAMPERED":
-                exclude(r, r.verdict)
+                exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable", r.verdict)
         elif not finished:
             continue                     # still playing (the round's status says so)
         elif r.ended_by == ABANDONED:
-            exclude(r, ABANDONED)
+            exclude(r, "abandoned", ABANDONED)
         elif not r.round:
-            exclude(r, NO_ROUND)
+            exclude(r, "no_round", NO_ROUND)
         elif r.left == r.right:
-            exclude(r, SAME_PLAYER)
+            exclude(r, "same_player", SAME_PLAYER)
         else:
             key = (r.round, r.table)
             before = latest.get(key)
@@ -195,9 +197,9 @@ def select(results: Iterable[Reported]) -> tuple[list[Reported], list[dict[str, 
                                                                   before.journal):
                 latest[key] = r
                 if before is not None:
-                    exclude(before, REPLACED)
+                    exclude(before, "replaced", REPLACED)
             else:
-                exclude(r, REPLACED)
+                exclude(r, "replaced", REPLACED)
     kept = {id(r) for r in latest.values()}
     return [r for r in given if id(r) in kept], excluded
 
