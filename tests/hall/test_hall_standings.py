@@ -16,6 +16,7 @@ from gammonclock.cli import hall as hall_cli
 from gammonclock.cli.main import build_parser
 from gammonclock.hall.results import Result
 from gammonclock.hall.run import options_of
+from gammonclock.hall.server import Hall
 from gammonclock.hall.standings import (
     FORMATS,
     ROUND_ROBIN,
@@ -28,6 +29,7 @@ from gammonclock.hall.standings_web import (
     add_standings_routes,
     standings_csv,
 )
+from gammonclock.hall.web import make_app
 
 _tables = iter(range(1, 1_000_000))
 
@@ -227,3 +229,10 @@ def test_the_events_format_on_the_command_line(tmp_path: Path,
     assert hall_cli.FORMATS == FORMATS
     with pytest.raises(ValueError, match="'knockout' is not one of swiss, round-robin"):
         add_standings_routes(web.Application(), "knockout")
+    # The page's standings and /api/results.json's both rank by the event's format.
+    options, page = options_of(parser.parse_args(common + ["--format", "round-robin",
+                                                           "--archive", str(tmp_path)]))
+    hall = Hall(options)
+    make_app(hall, standings_format=page.standings_format)
+    assert hall.results.standings()["tie_breaks"] == ["score", "head_to_head",
+                                                      "point_difference", "points_for"]

@@ -191,6 +191,7 @@ class Results:
         self.by_path: dict[str, Result] = {}
         self.rounds: dict[str, Pushed] = {}        # by round name, in push order
         self.dropped = 0
+        self.form = SWISS       # the event's format (`--format`: standings_web sets it)
 
     # --- what the hall tells it -----------------------------------------------------------------
 
@@ -289,11 +290,11 @@ class Results:
                         "pushed_ms": pushed.at_ms})
         return out
 
-    def standings(self, form: str = SWISS) -> dict[str, Any]:
-        """The event's standings under FORM's tie-breaks (standings.py): per player, its
-        matches, wins, points for and against, each round's result and its place; what is not
-        counted listed as excluded, with why."""
-        return standings(self.results(), form, list(self.rounds))
+    def standings(self, form: str | None = None) -> dict[str, Any]:
+        """The event's standings under FORM's tie-breaks (default: the event's; standings.py):
+        per player, its matches, wins, points for and against, each round's result and its
+        place; what is not counted listed as excluded, with why."""
+        return standings(self.results(), form or self.form, list(self.rounds))
 
 
 def _playing(table: str, card: dict[str, Any] | None) -> dict[str, Any]:

@@ -46,10 +46,12 @@ def _cell(value: object) -> object:
 
 
 def add_standings_routes(app: web.Application, form: str = SWISS) -> None:
-    """The two routes, the event's format FORM their default."""
+    """The two routes, the event's format FORM their default (and the hall's results')."""
     if form not in FORMATS:
         raise ValueError(f"the event's format {form!r} is not one of {', '.join(FORMATS)}")
     app[STANDINGS_FORMAT] = form
+    if HALL in app:
+        app[HALL].results.form = form      # /api/results.json's standings too
     app.router.add_get("/api/standings.json", _standings_json)
     app.router.add_get("/api/standings.csv", _standings_csv)
 
