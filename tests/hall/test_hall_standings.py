@@ -35,8 +35,8 @@ _tables = iter(range(1, 1_000_000))
 
 
 def m(round_name: str, left: str, right: str, score: str, *, ended_by: str = "score",
-      verdict: str = "intact", table: str | None = None, at: int = 0, error: str = ""
-      ) -> Result:
+      verdict: str = "intact", table: str | None = None, at: int = 0, error: str = "",
+      event: str = "") -> Result:
     """A result as the hall collects it: `m("1", "Anna", "Boris", "5-3")`, the higher score
     winning (equal: a match tied at its length, no winner)."""
     a, b = (int(x) for x in score.split("-"))
@@ -47,7 +47,7 @@ def m(round_name: str, left: str, right: str, score: str, *, ended_by: str = "sc
     return Result(table, f"{table}/match-{round_name}-{at}.jsonl", verdict, verdict,
                   round=round_name, left=left, right=right, length=max(a, b), left_score=a,
                   right_score=b, winner=winner, ended_by=ended_by, ended_wall_ms=at,
-                  error=error)
+                  error=error, event=event)
 
 
 def places(data: dict[str, Any]) -> list[tuple[int, str, str]]:
@@ -197,6 +197,24 @@ def test_what_is_not_counted_is_listed_with_why() -> None:
     with pytest.raises(StandingsError, match="format 'knockout' is not one of swiss, "
                                              "round-robin"):
         standings([], "knockout")
+
+
+def test_one_events_standings_of_an_archive_that_holds_two() -> None:
+    results = [m("1", "Anna", "Boris", "5-3", event="Spring", table="table-1"),
+               m("1", "Clara", "Anna", "5-0", event="Autumn", table="table-1"),
+               m("1", "Dora", "Eve", "5-1", event="Autumn", table="table-2", ended_by="abandoned")]
+    every = standings(results, SWISS)
+    assert (every["event"], every["events"]) == (None, ["Autumn", "Spring"])
+    # (both round 1 at table-1, but of two events: both count)
+    assert [e["code"] for e in every["excluded"]] == ["abandoned"]
+    assert row(every, "Anna")["played"] == 2
+    spring = standings(results, SWISS, event="Spring")
+    assert [(p["player"], p["wins"]) for p in spring["players"]] == [("Anna", 1), ("Boris", 0)]
+    assert spring["excluded"] == [] and spring["events"] == ["Autumn", "Spring"]
+    autumn = standings(results, SWISS, event="Autumn")
+    assert [(p["player"], p["wins"]) for p in autumn["players"]] == [("Clara", 1), ("Anna", 0)]
+    assert [e["table"] for e in autumn["excluded"]] == ["table-2"]
+    assert standings(results, SWISS, event="Winter")["players"] == []
 
 
 def test_the_csv_has_a_stable_header_and_one_column_per_round() -> None:

@@ -32,7 +32,9 @@ PASSWORD = "s3cret"
 EVENT = [("1", "table-1", "A", "B", 5, 3), ("1", "table-2", "C", "D", 5, 1),
          ("2", "table-1", "A", "C", 5, 4), ("2", "table-2", "B", "D", 5, 2),
          ("3", "table-1", "D", "A", 5, 0), ("3", "table-2", "B", "C", 5, 2),
-         ("3", "table-3", "Борис", "Clara", 2, 1)]      # abandoned: listed, not counted
+         ("3", "table-3", "Борис", "Clara", 2, 1),      # abandoned: listed, not counted
+         ("1", "table-4", "Xena", "Yuri", 5, 2)]        # of another event (AUTUMN)
+AUTUMN = "Autumn cup"
 
 MATCH = """\
 [match]
@@ -43,7 +45,7 @@ left = "{left}"
 right = "{right}"
 
 [event]
-name = "Club night"
+name = "{event}"
 round = "{round}"
 """
 
@@ -61,7 +63,8 @@ def archive_event(archive: Path) -> None:
             end = f"2 arbiter score 4 {rs}\n3 arbiter forfeit right 1\n"
         else:
             end = f"2 arbiter score {ls} 4\n3 arbiter forfeit left 1\n"
-        play_journal(folder, MATCH.format(left=left, right=right, round=round_name),
+        event = AUTUMN if table == "table-4" else "Club night"
+        play_journal(folder, MATCH.format(left=left, right=right, round=round_name, event=event),
                      f"1 tap left\n{end}10 end\n", name=f"match-round-{round_name}.jsonl")
 
 
@@ -80,14 +83,18 @@ def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
 
         running.wait(lambda: len(json.loads(get(running, "/api/standings.json")[1])
                                  ["excluded"]) == 1 and len(json.loads(
-                                     get(running, "/api/results.json")[1])["results"]) == 7,
+                                     get(running, "/api/results.json")[1])["results"]) == 8,
                      "the archived journals read", timeout=30)
         yield running
 
 
 def test_the_standings_endpoints_recompute_the_event_from_the_archive(
         hall: RunningHall) -> None:
-    kind, text = get(hall, "/api/standings.csv")
+    # The whole archive: both events' players; an event's own: its players only.
+    data = json.loads(get(hall, "/api/standings.json")[1])
+    assert (data["event"], data["events"]) == (None, [AUTUMN, "Club night"])
+    assert {p["player"] for p in data["players"]} == {"A", "B", "C", "D", "Xena", "Yuri"}
+    kind, text = get(hall, "/api/standings.csv?event=Club%20night")
     assert kind.startswith("text/csv")
     header, *body = list(csv.reader(io.StringIO(text)))
     assert header == ["rank", "player", "played", "wins", "draws", "losses", "score",
@@ -103,7 +110,7 @@ def test_the_standings_endpoints_recompute_the_event_from_the_archive(
         ["4", "C", "3", "1", "0", "2", "1", "11", "11", "0", "5", "1",
          "W 5-1 v D", "L 4-5 v A", "L 2-5 v B"]]
 
-    data = json.loads(get(hall, "/api/standings.json?format=round-robin")[1])
+    data = json.loads(get(hall, "/api/standings.json?format=round-robin&event=Club+night")[1])
     assert (data["format"], data["event_format"]) == ("round-robin", "swiss")
     # Round robin: A and B 2 wins, A beat B; C and D 1 win, C beat D.
     assert [(p["rank"], p["player"], p["decided_by"]) for p in data["players"]] == [
@@ -115,6 +122,10 @@ def test_the_standings_endpoints_recompute_the_event_from_the_archive(
         with pytest.raises(urllib.error.HTTPError) as refused:
             get(hall, path, password=None)
         assert refused.value.code == 401
+    for bad in ("format=knockout", "event=" + "x" * 121):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            get(hall, f"/api/standings.csv?{bad}")
+        assert refused.value.code == 400
 
 
 def test_the_standings_table_on_the_page_in_both_languages_and_formats(
@@ -126,6 +137,12 @@ def test_the_standings_table_on_the_page_in_both_languages_and_formats(
         page.goto(hall.base + "/")
         page.click("#open-standings")
         page.wait_for_selector("#standings-body tr[data-player]", timeout=5000)
+        # The archive holds two events: all of them first, then the director picks one.
+        assert page.is_visible("#standings-event")
+        assert page.locator("#standings-body tbody tr").count() == 6
+        page.select_option("#standings-event", "=Club night")
+        page.wait_for_function("() => document.querySelectorAll('#standings-body tbody tr')"
+                               ".length === 4", timeout=5000)
         rows = page.locator("#standings-body tbody tr")
         assert [rows.nth(i).get_attribute("data-player") for i in range(4)] == \
             ["A", "B", "D", "C"]
@@ -140,7 +157,7 @@ def test_the_standings_table_on_the_page_in_both_languages_and_formats(
         assert "Buch." in head and "Round 3" in head
         assert "table-3, round 3: match abandoned" in page.inner_text("#standings-body ul")
         assert page.get_attribute("#standings-dl-csv", "href") == \
-            "/api/standings.csv?format=swiss"
+            "/api/standings.csv?format=swiss&event=Club+night"
         page.screenshot(path=str(tmp_path / "standings-en.png"), full_page=True)
 
         page.select_option("#language", "ru")
@@ -163,7 +180,8 @@ def test_the_standings_table_on_the_page_in_both_languages_and_formats(
         assert "личная встреча" in page.inner_text('#standings-body tr[data-player="B"]')
         assert "Бух." not in page.inner_text("#standings-body thead")
         assert page.get_attribute("#standings-dl-csv", "href") == \
-            "/api/standings.csv?format=round-robin"
+            "/api/standings.csv?format=round-robin&event=Club+night"
+        assert page.locator("#standings-body tbody tr").count() == 4   # the event kept
         page.screenshot(path=str(tmp_path / "standings-ru-round-robin.png"), full_page=True)
     finally:
         context.close()

@@ -290,11 +290,11 @@ class Results:
                         "pushed_ms": pushed.at_ms})
         return out
 
-    def standings(self, form: str | None = None) -> dict[str, Any]:
-        """The event's standings under FORM's tie-breaks (default: the event's; standings.py):
-        per player, its matches, wins, points for and against, each round's result and its
-        place; what is not counted listed as excluded, with why."""
-        return standings(self.results(), form or self.form, list(self.rounds))
+    def standings(self, form: str | None = None, event: str | None = None) -> dict[str, Any]:
+        """The standings under FORM's tie-breaks (default: the event's; standings.py), of
+        EVENT's results (default: all): per player, its matches, wins, points for and against,
+        each round's result and its place; what is not counted listed as excluded, with why."""
+        return standings(self.results(), form or self.form, list(self.rounds), event)
 
 
 def _playing(table: str, card: dict[str, Any] | None) -> dict[str, Any]:

@@ -11,12 +11,15 @@ What counts:
   winner the match length: the engine's `lose_match`).
 - Not counted, listed under `excluded` with why, for the arbiter to decide: a TAMPERED or
   unreadable journal, an abandoned match (no winner), a match of no round, a match with one
-  player on both sides, and an earlier counted result of the same round and table (the table
-  played that round again: the latest counts).
+  player on both sides, and an earlier counted result of the same event, round and table (the
+  table played that round again: the latest counts).
 - A bye is not the hall's: a pairings row has two players and a table; the pairing software
   that gave the bye counts it. A forfeit before any play (a player did not come) is the
   arbiter's `disqualify` or `forfeit` at the table: a finished match like any other.
 - A player is a name exactly as the pairings wrote it (the journal's, spaces collapsed).
+- The standings are of every result the archive holds, or of one event's (its match files'
+  `[event] name`, as the round form gave it): an archive that holds two events' journals
+  names both (`events`).
 
 The ranking (`TIE_BREAKS`), each step only among the players still tied by all before it;
 players tied by every step share the place (listed by name):
@@ -88,6 +91,8 @@ class Reported(Protocol):
     def ended_wall_ms(self) -> int: ...
     @property
     def error(self) -> str: ...
+    @property
+    def event(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -137,13 +142,16 @@ class Player:
 
 
 def standings(results: Iterable[Reported], form: str = SWISS,
-              rounds: Sequence[str] = ()) -> dict[str, Any]:
+              rounds: Sequence[str] = (), event: str | None = None) -> dict[str, Any]:
     """The standings of RESULTS (in the order the hall lists them) under FORM's tie-breaks;
     ROUNDS: the pushed rounds' names, in push order (the rounds' columns come in this order,
-    then any other round in the order its first result came)."""
+    then any other round in the order its first result came); EVENT: only its results (its
+    match files' `[event] name`; None: every event's). `events` lists every event named."""
     if form not in FORMATS:
         raise StandingsError(f"format {form!r} is not one of {', '.join(FORMATS)}")
-    counted, excluded = select(results)
+    given = list(results)
+    events = sorted({r.event for r in given})
+    counted, excluded = select(r for r in given if event is None or r.event == event)
     players: dict[str, Player] = {}
     named = list(dict.fromkeys(r.round for r in counted))
     order = [r for r in rounds if r in named] + [r for r in named if r not in rounds]
@@ -158,7 +166,8 @@ def standings(results: Iterable[Reported], form: str = SWISS,
                 r.round, r.table, other, mine, scored, conceded, r.ended_by, r.journal))
     measure = measures(players)
     places = rank(players, form, measure)
-    return {"format": form, "tie_breaks": list(TIE_BREAKS[form]), "rounds": order,
+    return {"format": form, "tie_breaks": list(TIE_BREAKS[form]), "event": event,
+            "events": events, "rounds": order,
             "players": [_player_json(measure, p, place, shared, decided, order)
                         for place, shared, decided, p in places],
             "excluded": excluded}
@@ -166,7 +175,7 @@ def standings(results: Iterable[Reported], form: str = SWISS,
 
 def select(results: Iterable[Reported]) -> tuple[list[Reported], list[dict[str, str]]]:
     """The results that count, and those that do not (each with why)."""
-    latest: dict[tuple[str, str], Reported] = {}
+    latest: dict[tuple[str, str, str], Reported] = {}
     excluded: list[dict[str, str]] = []
 
     def exclude(r: Reported, code: str, why: str) -> None:
@@ -191,7 +200,7 @@ def select(results: Iterable[Reported]) -> tuple[list[Reported], list[dict[str, 
         elif r.left == r.right:
             exclude(r, "same_player", SAME_PLAYER)
         else:
-            key = (r.round, r.table)
+            key = (r.event, r.round, r.table)
             before = latest.get(key)
             if before is None or (r.ended_wall_ms, r.journal) > (before.ended_wall_ms,
                                                                   before.journal):

@@ -1,7 +1,8 @@
 """The event's standings on the director's page (SPEC §14 "Results"): `/api/standings.json` and
 `/api/standings.csv`, under the page's Host check and password like `/api/results.csv` (GETs:
 no token). The tie-breaks are the event's format's (`gammonclock hall --format swiss|
-round-robin`, default swiss); `?format=round-robin` asks for the other (anything else: 400).
+round-robin`, default swiss); `?format=round-robin` asks for the other (anything else: 400);
+`?event=NAME` only that event's results (default: every result in the archive).
 
 The CSV is the pairing software's: a stable English header (as `/api/results.csv`), UTF-8,
 CRLF, text cells a spreadsheet would run quoted with `'` (numbers as they are: `-2`):
@@ -18,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from .messages import MAX_EVENT_NAME
 from .page import HALL
 from .results import safe_cell
 from .standings import FORMATS, SWISS
@@ -61,7 +63,11 @@ def _standings(request: web.Request) -> dict[str, Any]:
     if form not in FORMATS:
         raise web.HTTPBadRequest(text=f"format {form[:40]!r} is not one of "
                                       f"{', '.join(FORMATS)}\n")
-    return request.app[HALL].results.standings(form)
+    event = request.query.get("event")
+    if event is not None and len(event) > MAX_EVENT_NAME:
+        raise web.HTTPBadRequest(text=f"an event's name is at most {MAX_EVENT_NAME} "
+                                      "characters\n")
+    return request.app[HALL].results.standings(form, event)
 
 
 async def _standings_json(request: web.Request) -> web.StreamResponse:

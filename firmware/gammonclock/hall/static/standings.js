@@ -6,15 +6,18 @@
 "use strict";
 
 let standingsFormat = null;       // the format the director chose here (null: the event's)
+let standingsEvent = null;        // the event chosen here (null: every result in the archive)
 
 async function openStandings() {
   const status = $("standings-status");
   if (!$("standings-dialog").open) $("standings-dialog").showModal();
   status.textContent = t("results.loading");
-  const query = standingsFormat ? `?format=${encodeURIComponent(standingsFormat)}` : "";
+  const query = new URLSearchParams();
+  if (standingsFormat) query.set("format", standingsFormat);
+  if (standingsEvent !== null) query.set("event", standingsEvent);
   let data;
   try {
-    const response = await fetch(`/api/standings.json${query}`, { cache: "no-store" });
+    const response = await fetch(`/api/standings.json?${query}`, { cache: "no-store" });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     data = await response.json();
   } catch (err) {
@@ -28,11 +31,22 @@ function formatName(format) {
   return t(`standings.format.${format === "round-robin" ? "round-robin" : "swiss"}`);
 }
 
+// An archive holding more than one event's journals: the director picks one, or all.
+function fillEvents(data) {
+  const pick = $("standings-event");
+  $("standings-event-pick").hidden = data.events.length < 2 && data.event === null;
+  pick.replaceChildren(el("option", { value: "*" }, t("standings.all_events")),
+    ...data.events.map((name) => el("option", { value: `=${name}` }, name || "—")));
+  pick.value = data.event === null ? "*" : `=${data.event}`;
+}
+
 function fillStandings(data) {
   $("standings-format").value = data.format;
-  const query = `?format=${encodeURIComponent(data.format)}`;
-  $("standings-dl-csv").setAttribute("href", `/api/standings.csv${query}`);
-  $("standings-dl-json").setAttribute("href", `/api/standings.json${query}`);
+  fillEvents(data);
+  const params = new URLSearchParams({ format: data.format });
+  if (data.event !== null) params.set("event", data.event);
+  $("standings-dl-csv").setAttribute("href", `/api/standings.csv?${params}`);
+  $("standings-dl-json").setAttribute("href", `/api/standings.json?${params}`);
   const steps = data.tie_breaks.map((s) => t(`standings.step.${s}`)).join(", ");
   const said = [t("standings.by", { steps })];
   if (data.format !== data.event_format) {
@@ -81,6 +95,11 @@ function setupStandings() {
   $("open-standings").addEventListener("click", openStandings);
   $("standings-format").addEventListener("change", (e) => {
     standingsFormat = e.currentTarget.value;
+    openStandings();
+  });
+  $("standings-event").addEventListener("change", (e) => {
+    const value = e.currentTarget.value;
+    standingsEvent = value === "*" ? null : value.slice(1);
     openStandings();
   });
 }
