@@ -503,6 +503,9 @@ WORDS: dict[str, Entry] = {
                           "(inserted, or one removed)",
                           "строка {line}: запись {record} не следует за предыдущей (вставлена "
                           "лишняя или удалена одна)"),
+    "jv.snapshot": E("record {record}: its snapshot is not the replay's match at that record",
+                     "запись {record}: её снимок не совпадает с матчем, воспроизведённым до "
+                     "этой записи"),
     "jd.no_eol": E("no end of line", "нет конца строки"),
     "jd.cut_short": E("no end of line: the write was cut short",
                       "нет конца строки: запись прервалась"),
@@ -518,6 +521,18 @@ WORDS: dict[str, Entry] = {
                     "{path}: {stopped}; воспроизведение останавливается перед ней"),
     "jr.damaged": E("record at line {line} (byte {byte}) is damaged: {why}",
                     "запись в строке {line} (байт {byte}) повреждена: {why}"),
+    # records whose effects this firmware computes otherwise than the journal holds them
+    # ({records}: "5 records", "5 записей": the verb agrees with no number)
+    "jr.diverged": E("{path}: this version replays {records} differently",
+                     "{path}: эта версия прошивки воспроизводит иначе {records}"),
+    "jr.diverged_first": E("this version replays {records} differently (first: record "
+                           "{first})",
+                           "эта версия прошивки воспроизводит иначе {records} (первая — "
+                           "запись {first})"),
+    "r.diverged": E("this version replays {records} differently (first: record {first}); the "
+                    "export shows the replay",
+                    "эта версия прошивки воспроизводит иначе {records} (первая — запись "
+                    "{first}); в протоколе — то, что воспроизведено"),
 
     # --- a config's problems (config_words.Problem) and `check-config`'s verdicts -------------
     # (values, key paths and file names are put in as written)

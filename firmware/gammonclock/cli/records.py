@@ -14,7 +14,13 @@ from gammonclock.config.loading import (
 from gammonclock.journal.key import KeyRefused, read_key
 from gammonclock.journal.reader import JournalStream
 from gammonclock.journal.records import JournalError
-from gammonclock.journal.replay import UNDO_KEPT, Checked, replay, verify_and_replay
+from gammonclock.journal.replay import (
+    UNDO_KEPT,
+    Checked,
+    diverged_note,
+    replay,
+    verify_and_replay,
+)
 
 from .common import fail, print_account, print_state
 
@@ -29,8 +35,7 @@ def replay_command(args: argparse.Namespace) -> int:
     for note in read.problems():
         print(f"gammonclock: {note}", file=sys.stderr)
     if replayed.diverged:
-        print(f"gammonclock: {len(replayed.diverged)} records replay differently with this "
-              f"version (first: {replayed.diverged[0]})", file=sys.stderr)
+        print(f"gammonclock: {diverged_note(replayed.diverged)}", file=sys.stderr)
     print_state(replayed.engine, args.json)
     return 0
 

@@ -154,6 +154,15 @@ TEXTS: dict[str, Entry] = {
     "stick.continue_refused": E(Room.TEXT, "match NOT continued: {why}",
                                 "матч НЕ продолжен: {why}"),
     "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
+    # why the clock starts nothing (lifecycle.StartRefused): the whole story is in the log
+    "start.journal": E(Room.TEXT, "a journal cannot be read (see the log): move it out of "
+                         "journals/, then restart",
+                         "журнал матча не читается (причина в логе): уберите его из journals/ "
+                         "и перезапустите"),
+    "start.key": E(Room.TEXT, "the device key is bad (see the log): move device.key away, "
+                     "then restart",
+                     "ключ устройства испорчен (причина в логе): уберите device.key и "
+                     "перезапустите"),
     "title.config_error": E(Room.TITLE, "CONFIG ERROR", "ОШИБКА НАСТРОЕК"),
     "title.clock_failed": E(Room.TITLE, "CLOCK FAILED", "СБОЙ ЧАСОВ"),
     "next.match": E(Room.TEXT, "{left}-{right}, {length}", "{left}-{right}, {length}"),
