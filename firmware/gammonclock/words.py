@@ -826,6 +826,94 @@ WORDS: dict[str, Entry] = {
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
 
+    # --- a dead clock's match continued here (runtime/continuation.py, SPEC §13.5): what the
+    # arbiter's socket, a stick and the hall's move are answered; file names, the command
+    # language and the system's own reason ({why}) as they are
+    "cont.no_such": E("{path}: no such journal or folder; nothing changed",
+                      "{path}: нет такого журнала или папки; ничего не изменено"),
+    "cont.no_journal": E("{path}: holds no journal (match-*.jsonl, in it or in its {dir}/); "
+                         "nothing changed",
+                         "{path}: журнала нет (match-*.jsonl ни в папке, ни в её {dir}/); "
+                         "ничего не изменено"),
+    "cont.cannot_read": E("{path}: cannot read the journal: {why}; nothing changed",
+                          "{path}: журнал не читается: {why}; ничего не изменено"),
+    "cont.too_large": E("{path}: {size} bytes, more than {mib} MiB: not a match's journal; "
+                        "nothing changed",
+                        "{path}: {size} байт, больше {mib} МиБ: это не журнал матча; ничего не "
+                        "изменено"),
+    "cont.tampered": E("{path}: {verdict}. The journal was not continued; nothing changed "
+                       "(`continue --unverified` takes it all the same, and its header says so)",
+                       "{path}: {verdict}. Матч из этого журнала не продолжен; ничего не "
+                       "изменено (`continue --unverified` всё равно возьмёт его, и заголовок "
+                       "нового журнала это запишет)"),
+    "cont.no_records": E("{path}: no records; nothing changed",
+                         "{path}: записей нет; ничего не изменено"),
+    "cont.unreadable": E("{error}\nThe journal was not continued; nothing changed",
+                         "{error}\nМатч из этого журнала не продолжен; ничего не изменено"),
+    "cont.over": E("{path}: the match is over ({end}): nothing to continue; nothing changed",
+                   "{path}: матч окончен ({end}): продолжать нечего; ничего не изменено"),
+    "cont.own_journal": E("{path}: a journal of this clock: it resumes by itself after a power "
+                          "cut; nothing changed",
+                          "{path}: это журнал этих же часов: после сбоя питания матч "
+                          "продолжается сам; ничего не изменено"),
+    "cont.already": E("match already continued here: {match}",
+                      "матч уже продолжен здесь: {match}"),
+    "cont.in_progress": E("a match is in progress (game {game}, score {score}): a match is "
+                          "continued here once it is over; `continue --force` ends it now as "
+                          "abandoned, on the record",
+                          "идёт матч (партия {game}, счёт {score}): другой матч продолжится "
+                          "здесь, когда этот закончится; `continue --force` прерывает его "
+                          "сейчас, с записью в протоколе"),
+    "cont.journal_not_written": E("the journal of the current match is not being written "
+                                  "({error}): the continuation waits until it is",
+                                  "журнал текущего матча не записывается ({error}): "
+                                  "продолжение ждёт, пока запись не восстановится"),
+    "cont.cannot": E("the match cannot be continued here: {error}",
+                     "матч нельзя продолжить здесь: {error}"),
+    "cont.continued": E("match continued: {match}, from {file} (record {seq})",
+                        "матч продолжен: {match}, из {file} (запись {seq})"),
+    "cont.paused": E("score {score}, paused: a hold of the cube button resumes",
+                     "счёт {score}, пауза: игра продолжится, если удержать кнопку куба"),
+    "cont.not_verified": E("NOT VERIFIED, continued on the arbiter's word: {verdict}",
+                           "НЕ ПРОВЕРЕН, продолжен под ответственность судьи: {verdict}"),
+    "cont.not_continued": E("match NOT continued: {why}", "матч НЕ продолжен: {why}"),
+    "cont.no_table": E("this clock takes no next match", "эти часы не принимают следующий матч"),
+    "cont.usage": E("usage: continue FROM [--force] [--unverified] (FROM: a journal, or a "
+                    "folder holding it, in the request's 'file')",
+                    "как писать: continue FROM [--force] [--unverified] (FROM — журнал или "
+                    "папка с ним, в поле 'file' запроса)"),
+    "cont.folder_unreadable": E("{path}: cannot read the folder ({why}; a link is not followed)",
+                                "{path}: папка не читается ({why}; по ссылкам часы не "
+                                "переходят)"),
+    "cont.elsewhere": E("{path}: not on the stick (another file system is mounted there)",
+                        "{path}: не на самой флешке (там смонтирована другая файловая "
+                        "система)"),
+    "cont.marker_alone": E("{path}: a marker to continue a match, but no journal "
+                           "(match-*.jsonl) beside it",
+                           "{path}: есть метка продолжения матча, но рядом нет журнала "
+                           "(match-*.jsonl)"),
+    "cont.journal_unreadable": E("{path}: cannot read the journal ({why}; a link is not "
+                                 "followed)",
+                                 "{path}: журнал не читается ({why}; по ссылкам часы не "
+                                 "переходят)"),
+    "cont.not_plain": E("{path}: not a plain file on the stick",
+                        "{path}: не обычный файл на флешке"),
+    "cont.stick_too_large": E("{path}: more than {mib} MiB: not a match's journal",
+                              "{path}: больше {mib} МиБ: это не журнал матча"),
+    "cont.read_failed": E("{path}: cannot read the journal: {why}",
+                          "{path}: журнал не читается: {why}"),
+    # the hall's copy sent to a table (link/requests.py: `continue FROM-TABLE JOURNAL`)
+    "cont.hall_usage": E("usage: continue FROM-TABLE JOURNAL [--force], the journal's text in "
+                         "'text'",
+                         "как писать: continue FROM-TABLE JOURNAL [--force], текст журнала в "
+                         "'text'"),
+    "cont.hall_name": E("{name} of {table} is not a table's journal name",
+                        "{name} стола {table} — не имя журнала стола"),
+    "cont.hall_too_long": E("the journal is longer than {mib} MiB",
+                            "журнал длиннее {mib} МиБ"),
+    "cont.hall_not_kept": E("cannot keep the journal the hall sent: {error}",
+                            "журнал, присланный залом, не удаётся сохранить: {error}"),
+
     # --- the arbiter's command that is not one (core.arbiter.ArbiterSyntaxError's code) -------
     # (the commands, sides and outcomes are said as the arbiter types them)
     "arb.not_side": E("{word} is not a side (left or right)",

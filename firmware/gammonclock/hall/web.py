@@ -47,6 +47,7 @@ from aiohttp import web
 from .accounts import TABLE_ID
 from .archive import JOURNAL_NAME
 from .connections import GuardedSite, Limits
+from .continuation import NoWholeCopy
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
 from .results import results_csv, standings_csv
@@ -269,10 +270,14 @@ def _authorised(request: web.Request, password: str) -> bool:
                                                            password.encode())
 
 
-def _error(status: int, message: str, code: str | None = None) -> web.Response:
-    """An error for the page: its message, and a `code` where the page says it in its own
-    language (`error.CODE` in texts.json)."""
-    body = {"error": message} if code is None else {"error": message, "code": code}
+def _error(status: int, message: str, code: str | None = None,
+           fields: dict[str, object] | None = None) -> web.Response:
+    """An error for the page: its message, and a `code` (with its `fields`) where the page says
+    it in its own language (`error.CODE` in texts.json)."""
+    body: dict[str, object] = {"error": message} if code is None else {"error": message,
+                                                                        "code": code}
+    if code is not None and fields:
+        body["fields"] = fields
     return web.json_response(body, status=status)
 
 
@@ -431,6 +436,8 @@ async def _move(request: web.Request) -> web.StreamResponse:
     hall, source, spare = request.app[HALL], _text(body, "from"), _text(body, "to")
     try:
         answer = await hall.move(source, spare, _by(request), force)
+    except NoWholeCopy as exc:
+        return _error(400, str(exc), exc.code, exc.fields)
     except ValueError as exc:
         return _error(400, str(exc))
     command = f"continue {source} (moved by the hall)"

@@ -403,25 +403,27 @@ def continue_request(requests: HallRequests, request: dict[str, Any]) -> dict[st
     """A `cmd` from the director's account: continue FROM-TABLE's journal, its text (the
     hall's copy) in the request's `text`. The text is bounded and verified here as a journal
     from a stick is: the hall is trusted to send, not to be right."""
-    words, text = request["command"].split(), request.get("text")
-    flags = words[3:]
-    if len(words) < 3 or flags not in ([], ["--force"]) or text is None:
-        return _bad("usage: continue FROM-TABLE JOURNAL [--force], the journal's text in "
-                    "'text'")
-    table_word, name = words[1], words[2]
+    parts, text = request["command"].split(), request.get("text")
+    flags = parts[3:]
+    lang = reply_language(requests.service)          # the table's words, in its match's
+    if len(parts) < 3 or flags not in ([], ["--force"]) or text is None:
+        return _bad(words.say("cont.hall_usage", lang), lang)
+    table_word, name = parts[1], parts[2]
     if TABLE_WORD.fullmatch(table_word) is None or JOURNAL_NAME.fullmatch(name) is None:
-        return _bad(f"{name[:80]!r} of {table_word[:40]!r} is not a table's journal name")
+        return _bad(words.say("cont.hall_name", lang, name=repr(name[:80]),
+                              table=repr(table_word[:40])), lang)
     blob = text.encode("utf-8")
     if len(blob) > MAX_SOURCE_BYTES:
-        return _bad(f"the journal is longer than {MAX_SOURCE_BYTES >> 20} MiB")
+        return _bad(words.say("cont.hall_too_long", lang, mib=MAX_SOURCE_BYTES >> 20), lang)
     service, table = requests.service, requests.table
     folder = table.state_dir / COPIED_FROM_HALL / table_word
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_atomically(folder / name, blob)
     except (JournalError, OSError) as exc:
-        return {"ok": False, "outcome": "refused", "reason": f"cannot keep the journal the hall "
-                f"sent: {exc}", "code": Reason.JOURNAL_NOT_WRITTEN.value}
+        return {"ok": False, "outcome": "refused",
+                "reason": words.say("cont.hall_not_kept", lang, error=exc),
+                "code": Reason.JOURNAL_NOT_WRITTEN.value}
     at = service.clock_ns()
     work = checked_then(service, table, folder / name, via="hall", force=flags == ["--force"],
                         at=at, source_of="hall", by=request["by"])

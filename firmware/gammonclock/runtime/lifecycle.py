@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gammonclock import words
-from gammonclock.config.problems import message_of
 from gammonclock.config.loading import (
     Config,
     ConfigError,
@@ -32,6 +31,7 @@ from gammonclock.config.loading import (
     keyed_config,
     parse_match_config,
 )
+from gammonclock.config.problems import message_of
 from gammonclock.core.engine import Engine
 from gammonclock.core.match_state import Phase
 from gammonclock.core.pin import RedactError, pepper_of, redact_pin_as

@@ -419,7 +419,12 @@ async function post(path, body) {
   if (!response.ok) {
     // The hall's own errors the page knows are said in its language; others as the hall says.
     const known = typeof data.code === "string" && own(TEXTS.en || {}, `error.${data.code}`);
-    throw new Error(known ? t(`error.${data.code}`) : textOf(data.error) || `HTTP ${response.status}`);
+    const args = {};
+    for (const [name, value] of Object.entries(own(data, "fields") && typeof data.fields === "object"
+                                               && data.fields ? data.fields : {})) {
+      if (typeof value === "string" || Number.isFinite(value)) args[name] = value;
+    }
+    throw new Error(known ? t(`error.${data.code}`, args) : textOf(data.error) || `HTTP ${response.status}`);
   }
   return data;
 }
