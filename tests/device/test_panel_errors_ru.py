@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from device_helpers import MOCK_TEXT
 from gammonclock.config.loading import ConfigError, parse_config, parse_device_config
 from gammonclock.config.problems import message_of
 from gammonclock.device.build import StartRefused, build_device, dummy_panels
@@ -20,7 +21,6 @@ from gammonclock.hardware.screens import config_error_view, render
 from gammonclock.hardware.texts import Text
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Side
-from device_helpers import MOCK_TEXT
 from journal_helpers import unknown_input_journal
 from test_lifecycle import DEVICE_TEXT, MATCH_TEXT, uptime_clock
 from test_screens import check_reference

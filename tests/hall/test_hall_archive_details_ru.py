@@ -24,6 +24,7 @@ from test_hall_page_russian import (  # noqa: F401  (the fixtures)
 )
 from test_hall_web import P, RunningHall, _journal, clock_state, publish, table_client
 
+
 def _archived(tmp_path: Path) -> dict[str, Any]:
     """Three archived copies of a real journal with the table's key: one with a record removed
     (TAMPERED), one whose last line is torn (intact), one whose header's config is not valid,
