@@ -647,10 +647,19 @@ WORDS: dict[str, Entry] = {
     "cfg.pin_hash.not_base64": E("its {what} is not base64", "{what}: не base64"),
     "cfg.pin_hash.not_our_base64": E("its {what} is not base64 as written by this firmware",
                                      "{what}: не base64 в том виде, как его пишут эти часы"),
-    "cfg.pin_hash.range": E("its {name} is {value}; {low}..{high} is allowed",
-                            "{name} = {value}; допустимо {low}..{high}"),
-    "cfg.pin_hash.memory": E("it asks scrypt for more than {mib} MiB",
-                             "он требует от scrypt больше {mib} МиБ памяти"),
+    "cfg.pin_hash.range": E("its {param} is {value}; {low}..{high} is allowed",
+                            "{param} равен {value}; допустимо {low}..{high}"),
+    # scrypt's parameters (core.pin.SCRYPT_PARAMETERS): their names as written in the hash
+    "cfg.pin_hash.param.log2 N": E("scrypt cost (log2 N, the 2nd field)",
+                                   "показатель стоимости scrypt (log2 N, второе поле)"),
+    "cfg.pin_hash.param.r": E("scrypt block size (r, the 3rd field)",
+                              "размер блока scrypt (r, третье поле)"),
+    "cfg.pin_hash.param.p": E("scrypt parallelism (p, the 4th field)",
+                              "параллелизм scrypt (p, четвёртое поле)"),
+    "cfg.pin_hash.memory": E("its parameters ask scrypt for more than {mib} MiB of memory "
+                             "(128 × r × 2^log2 N bytes)",
+                             "его параметры требуют от scrypt больше {mib} МиБ памяти "
+                             "(128 × r × 2^log2 N байт)"),
     "cfg.pin_hash.salt_size": E("its salt must be 8..64 bytes", "соль должна быть 8..64 байт"),
     "cfg.pin_hash.digest_size": E("its digest must be {n} bytes", "дайджест должен быть {n} байт"),
     "cfg.no_breaks": E("{discipline} has no breaks, ever; remove the key",
