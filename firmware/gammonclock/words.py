@@ -835,6 +835,51 @@ WORDS: dict[str, Entry] = {
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
 
+    # --- the arbiter's socket's own answers (runtime/arbiter_socket.py): the command language
+    # (`new-match`, `--force`, `usb-stick DIR`, 'text') as typed
+    "sock.busy": E("the clock is busy (too many inputs waiting); {not_done}: try again",
+                   "часы заняты (в очереди слишком много нажатий и команд); {not_done}: "
+                   "попробуйте ещё раз"),
+    "sock.late": E("the clock did not answer in time; {not_done}",
+                   "часы не ответили вовремя; {not_done}"),
+    "sock.not_done.command": E("the command was NOT applied", "команда НЕ применена"),
+    "sock.not_done.match": E("the match was NOT loaded", "матч НЕ загружен"),
+    "sock.unknown": E("queued, outcome unknown: the clock took `{what}` but did not say what it "
+                      "did in time; check with `gammonclock arbiter status` before repeating it",
+                      "в очереди, результат неизвестен: часы приняли `{what}`, но не сообщили "
+                      "вовремя, что сделали; проверьте `gammonclock arbiter status`, прежде чем "
+                      "повторять"),
+    "sock.text_not_new_match": E("only new-match carries a match file ('text'); nothing was "
+                                 "done",
+                                 "файл матча ('text') передаёт только new-match; ничего не "
+                                 "сделано"),
+    "sock.no_table": E("this clock takes no next match", "эти часы не принимают следующий матч"),
+    "sock.new_match_usage": E("usage: new-match [--force] (the match file's text in the "
+                              "request's 'text')",
+                              "как писать: new-match [--force] (текст файла матча в поле 'text' "
+                              "запроса)"),
+    "sock.new_match_text": E("new-match needs the match file's text: `gammonclock arbiter "
+                             "new-match FILE` sends it",
+                             "для new-match нужен текст файла матча: его отправляет "
+                             "`gammonclock arbiter new-match FILE`"),
+    "sock.load_failed": E("the clock failed loading the match ({error}); check with "
+                          "`gammonclock arbiter status` before repeating it",
+                          "часы не смогли загрузить матч ({error}); проверьте `gammonclock "
+                          "arbiter status`, прежде чем повторять"),
+    "sock.no_stick": E("this clock takes no USB stick", "эти часы не принимают USB-флешку"),
+    "sock.stick_usage": E("usage: usb-stick DIR (the folder the stick is mounted at)",
+                          "как писать: usb-stick DIR (папка, куда смонтирована флешка)"),
+    "sock.id_reused": E("request id {id} was already used for another command; nothing was "
+                        "done: use a fresh id",
+                        "номер запроса {id} уже занят другой командой; ничего не сделано: "
+                        "возьмите новый номер"),
+    "sock.first_waits": E("queued, outcome unknown: the first request with this id is still "
+                          "waiting for the clock; check with `gammonclock arbiter status` before "
+                          "repeating it",
+                          "в очереди, результат неизвестен: первый запрос с этим номером ещё "
+                          "ждёт часы; проверьте `gammonclock arbiter status`, прежде чем "
+                          "повторять"),
+
     # --- a dead clock's match continued here (runtime/continuation.py, SPEC §13.5): what the
     # arbiter's socket, a stick and the hall's move are answered; file names, the command
     # language and the system's own reason ({why}) as they are
