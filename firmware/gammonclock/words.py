@@ -372,6 +372,14 @@ WORDS: dict[str, Entry] = {
     # the seal check (journal.Verdict's words for an intact journal; others stay as they are)
     "v.unchecked": E("seal not checked: {why}", "печати не проверены: {why}"),
     "v.no_key": E("no device key given", "не дан ключ устройства"),
+    # why there is no key (export/keys.py: `KeyChoice.no_check`), the key file as it is named
+    "v.no_key_at": E("no device key given ({path} is {why})",
+                     "не дан ключ устройства ({path}: {why})"),
+    "v.key.absent": E("not there", "файла нет"),
+    "v.key.not_for_user": E("not readable by this user", "этому пользователю он не доступен"),
+    "v.key.unreadable": E("not readable", "не читается"),
+    "v.key_unusable": E("the device key {path} is not usable",
+                        "ключ устройства {path} не годится"),
 
     # why an input was refused or ignored (`reasons.Reason`): the English is the engine's own
     # words, made from the effect's facts (a test keeps them equal); a key's ".CASE" is for an
@@ -469,6 +477,10 @@ WORDS: dict[str, Entry] = {
     "what.dice_dropped": E("{count} dice reader lines", "строк считывателя костей: {count}"),
     "what.void": E("void", "отмена броска"),
 
+    # `gammonclock verify`'s line on the match it replayed (cli/records.py)
+    "vf.match": E("match: {discipline} to {length}, {left} v {right}, {score}, {phase}",
+                  "матч: {discipline}, {length}, {left} — {right}, счёт {score}, {phase}"),
+    "vf.cannot_replay": E("(cannot replay: {problem})", "(не воспроизводится: {problem})"),
     # the journal's verdict (journal.Verdict.words), for an intact journal
     "v.sealed": E("intact: {records}", "цел: {records}, печати проверены"),
     "v.other_device": E("sealed by another device (key id {sealed_by}; this device's key id "

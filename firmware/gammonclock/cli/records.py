@@ -8,9 +8,11 @@ import logging
 import sys
 from typing import Any
 
+from gammonclock import words
 from gammonclock.config.loading import (
     ConfigError,
 )
+from gammonclock.config.problems import said
 from gammonclock.journal.key import KeyRefused, read_key
 from gammonclock.journal.reader import JournalStream
 from gammonclock.journal.records import JournalError
@@ -32,10 +34,11 @@ def replay_command(args: argparse.Namespace) -> int:
                           keep=UNDO_KEPT)     # its memory does not grow with the journal
     except (JournalError, ConfigError) as exc:
         return fail(exc)
+    lang = replayed.config.device.language          # the match's (SPEC §15)
     for note in read.problems():
-        print(f"gammonclock: {note}", file=sys.stderr)
+        print(f"gammonclock: {said(note, lang)}", file=sys.stderr)
     if replayed.diverged:
-        print(f"gammonclock: {diverged_note(replayed.diverged)}", file=sys.stderr)
+        print(f"gammonclock: {said(diverged_note(replayed.diverged), lang)}", file=sys.stderr)
     print_state(replayed.engine, args.json)
     return 0
 
@@ -46,6 +49,7 @@ def verify_command(args: argparse.Namespace) -> int:
     firmware does not understand, or a journal it cannot read: exit 2, naming it. The key is
     found as the export finds it (`export.keys.choose_key`)."""
     from gammonclock.export.keys import choose_key
+    from gammonclock.export.text import integrity_text
 
     chosen = choose_key(args.state_dir)
     for note in chosen.notes:
@@ -58,10 +62,14 @@ def verify_command(args: argparse.Namespace) -> int:
     except JournalError as exc:
         return fail(exc)
     verdict = checked.verdict
+    # In the match's language (SPEC §15), else --language's; the words of the export's report.
+    lang = args.language or (checked.replayed.config.device.language
+                             if checked.replayed is not None else "en")
     if not verdict.intact:
-        print(f"{args.journal}: {verdict.words}")
+        print(f"{args.journal}: {integrity_text(verdict, lang=lang)}")
         return 1
-    print(f"{args.journal}: {verdict.words}; {_match_summary(checked)}")
+    print(f"{args.journal}: {integrity_text(verdict, lang=lang)}; "
+          f"{_match_summary(checked, lang)}")
     return 0
 
 def _refuse_a_bad_key(state_dir: str) -> None:
@@ -102,12 +110,20 @@ def export_command(args: argparse.Namespace) -> int:
     print(f"{args.out}: {args.format} export of {journal}")
     return 0
 
-def _match_summary(checked: Checked) -> str:
-    """The match `verify` replayed, in one line."""
+def _match_summary(checked: Checked, lang: str = "en") -> str:
+    """The match `verify` replayed, in one line, in `lang` (English: the codes as they are)."""
     replayed = checked.replayed
     if replayed is None:
-        return f"(cannot replay: {checked.config_problem})"
+        return words.say("vf.cannot_replay", lang, problem=said(checked.config_problem, lang))
     rules, state = replayed.config.rules, replayed.engine.state_json()
     score: Any = state["score"]
-    return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
-            f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
+    english = words.language(lang) == "en"
+    name = rules.discipline.name
+    return words.say(
+        "vf.match", lang,
+        discipline=name if english else words.word_or_self("discipline", name, lang),
+        length=rules.length if english else words.up_to(rules.length, lang),
+        left=rules.names.left, right=rules.names.right,
+        score=f"{words.number(score['left'], lang)}-{words.number(score['right'], lang)}",
+        phase=state["phase"] if english else words.word_or_self("phase", str(state["phase"]),
+                                                                lang))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gammonclock.config.loading import ConfigError, load_device_config
+from gammonclock.config.problems import Problem
 from gammonclock.journal.key import SECRET_FILE, KeyRefused, key_id, read_key
 from gammonclock.journal.records import JournalError
 
@@ -68,14 +69,14 @@ def choose_key(given: str | Path | None, env: Mapping[str, str] | None = None,
         key = read_key(folder)
     except KeyRefused as exc:
         return KeyChoice(folder, origin, None, f"seals not checked: {exc}",
-                         f"the device key {path} is not usable", notes)
+                         Problem("v.key_unusable", path=path), notes)
     except JournalError:
-        why = ("not there" if not os.path.lexists(path)
-               else "not readable by this user" if not os.access(path, os.R_OK)
-               else "not readable")
+        why = Problem("v.key.absent" if not os.path.lexists(path)
+                      else "v.key.not_for_user" if not os.access(path, os.R_OK)
+                      else "v.key.unreadable")
         return KeyChoice(folder, origin, None,
                          f"seals not checked: no device key found ({path} from {origin}: {why})",
-                         f"{NO_KEY_GIVEN} ({path} is {why})", notes)
+                         Problem("v.no_key_at", path=path, why=why), notes)
     return KeyChoice(folder, origin, key, f"the device key {path} (from {origin}; key id "
                                           f"{key_id(key)}) checks the seals it made",
                      NO_KEY_GIVEN, notes)
