@@ -102,6 +102,13 @@ def test_the_russian_page_says_why_the_match_cannot_be_moved(
                              "пришло событий с записями)"), text
         no_english(text, "the move's answer", allowed=("continue",))
         page.screenshot(path=str(shots(tmp_path) / "hall-ru-move-refused.png"))
+        # A command longer than the hall takes: said in Russian too (its code and bound).
+        page.fill("#cmd-input", "warn left " + "x" * 400)
+        page.click("#cmd-form button[type=submit]")
+        page.wait_for_function("() => document.querySelector('#cmd-result').textContent"
+                               ".includes('300')", timeout=5000)
+        assert page.inner_text("#cmd-result").endswith(
+            "команда — одна строка длиной от 1 до 300 знаков")
         for exc in _errors(tmp_path):
             said = page.evaluate("([code, fields]) => t(`error.${code}`, fields)",
                                  [exc.code, exc.fields])

@@ -51,7 +51,7 @@ from .continuation import NoWholeCopy
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
 from .results import results_csv, standings_csv
-from .server import Hall, Listener, now_ms
+from .server import MAX_COMMAND, Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -415,7 +415,7 @@ async def _command(request: web.Request) -> web.StreamResponse:
     try:
         answer = await hall.command(table, command, _by(request), text, float(wait))
     except ValueError as exc:
-        return _error(400, str(exc))
+        return _error(400, str(exc), *_command_refused(hall, table, command))
     # The reply as the hall's view took it from THIS table (checked and bounded: what the card
     # shows), never the raw payload (`Hall.command` waits only for this table's reply).
     command = " ".join(command.split())
@@ -424,6 +424,16 @@ async def _command(request: web.Request) -> web.StreamResponse:
     reply = None if kept is None else {k: v for k, v in kept.items()
                                        if k not in ("received_ms", "command")}
     return web.json_response({"id": answer["id"], "command": command, "reply": reply})
+
+
+def _command_refused(hall: Hall, table: str, command: str
+                     ) -> tuple[str | None, dict[str, object] | None]:
+    """Why `Hall.command` refused a command, as a code (and its fields) the page words."""
+    if table not in hall.view.tables:
+        return "no_table", None
+    if not 0 < len(" ".join(command.split())) <= MAX_COMMAND:
+        return "command_length", {"max": MAX_COMMAND}
+    return None, None
 
 
 async def _move(request: web.Request) -> web.StreamResponse:
