@@ -843,6 +843,18 @@ WORDS: dict[str, Entry] = {
                     "state before sending it again",
                     "часы приняли {what}, но не сообщили вовремя, что сделали; посмотрите "
                     "состояние стола, прежде чем отправлять ещё раз"),
+    "hr.new_match_usage": E("usage: new-match [--force], with the match file's TOML in 'text'; "
+                            "or new-match --force --waiting SHA256, the match that waits",
+                            "как писать: new-match [--force], TOML файла матча в 'text'; или "
+                            "new-match --force --waiting SHA256 — матч, который ждёт"),
+    "hr.text_not_new_match": E("only new-match carries a match file ('text')",
+                               "файл матча ('text') передаёт только new-match"),
+    "hr.not_utf8": E("{topic}: not UTF-8 text (byte {byte}); nothing changed",
+                     "{topic}: не текст в UTF-8 (байт {byte}); ничего не изменено"),
+    "hr.tried_again": E("the clock did not take the match in time (busy): not loaded yet; it is "
+                        "tried again by itself",
+                        "часы не приняли матч вовремя (заняты): он ещё не загружен; часы сами "
+                        "попробуют снова"),
     "hr.what.it": E("it", "её"),            # the command
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
