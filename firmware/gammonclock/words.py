@@ -619,6 +619,8 @@ WORDS: dict[str, Entry] = {
                            "раздел матча: ему место в файле матча (table.match_file в "
                            "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
                            "а не в конфигурации устройства"),
+    "cfg.match_too_large": E("longer than {kib} KiB: not a match file",
+                             "больше {kib} КиБ: это не файл матча"),
     "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),
     # tomllib's own words ({error}) stay as it says them; the place is ours
     "cfg.not_toml_at": E("not valid TOML: {error} (at line {line}, column {column})",

@@ -138,3 +138,13 @@ def test_a_refused_next_match_is_answered_and_shown_in_russian(tmp_path: Path) -
         assert "is not a duration" in str(english.value)     # the English is kept as it was
     finally:
         device.close()
+
+
+def test_a_match_file_too_large_is_refused_in_russian(tmp_path: Path) -> None:
+    device = build_device(parse_device_config(DEVICE_TEXT + RU, str(tmp_path / "device.toml")),
+                          tmp_path / "state", clock_ns=uptime_clock)
+    try:
+        outcome = load_next_match(device.service, device.table, "#" * 70_000, "big.toml")
+        assert outcome.error == "big.toml: больше 64 КиБ: это не файл матча"
+    finally:
+        device.close()

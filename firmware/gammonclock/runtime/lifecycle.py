@@ -31,7 +31,7 @@ from gammonclock.config.loading import (
     keyed_config,
     parse_match_config,
 )
-from gammonclock.config.problems import message_of
+from gammonclock.config.problems import Problem, message_of
 from gammonclock.core.engine import Engine
 from gammonclock.core.match_state import Phase
 from gammonclock.core.pin import RedactError, pepper_of, redact_pin_as
@@ -204,8 +204,8 @@ class Table:
         """A match file's text read on this device (SPEC §13.1); ConfigError with every
         problem, naming `name`."""
         if len(text.encode("utf-8", "replace")) > MAX_MATCH_FILE:
-            raise ConfigError(name, [f"longer than {MAX_MATCH_FILE // 1024} KiB: not a match "
-                                     "file"])
+            raise ConfigError(name, [Problem("cfg.match_too_large",
+                                             kib=MAX_MATCH_FILE // 1024)])
         return parse_match_config(text, name, self.device)
 
     def start(self, config: Config, planned: Planned | None = None) -> Opened:
