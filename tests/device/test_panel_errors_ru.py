@@ -148,3 +148,47 @@ def test_a_match_file_too_large_is_refused_in_russian(tmp_path: Path) -> None:
         assert outcome.error == "big.toml: больше 64 КиБ: это не файл матча"
     finally:
         device.close()
+
+
+def test_a_failed_loop_is_said_in_russian_on_both_panels(tmp_path: Path) -> None:
+    """A bug in a step: the loop stops, and both panels say so in their language (the error as
+    the program words it)."""
+    import threading
+    import time as real_time
+
+    from gammonclock.core.engine import ButtonEdge
+    from gammonclock.runtime.service import LoopFailed
+    from gammonclock.sides import Button
+
+    panels = dummy_panels()
+    device = build_device(parse_config(MOCK_RU, "mock.toml"), tmp_path / "state",
+                          panels=panels)
+    assert device.session is not None
+
+    def buggy_feed(event: object) -> object:
+        raise KeyError("a bug")
+    device.session.feed = buggy_feed  # type: ignore[method-assign]
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            device.service.run()
+        except LoopFailed as exc:
+            failed.append(exc)
+    loop = threading.Thread(target=run, daemon=True)
+    loop.start()
+    try:
+        device.service.submit(ButtonEdge(real_time.monotonic_ns(), Button.LEFT, True))
+        loop.join(30)
+        assert failed and not loop.is_alive()
+        view = config_error_view(Text("fault.restarting", error="KeyError: 'a bug'"),
+                                 "CLOCK FAILED", "ru")
+        assert view.title == "СБОЙ ЧАСОВ"
+        assert " ".join(line for line, _ in view.lines) == ("сбой часов, перезапуск: KeyError: "
+                                                            "'a bug'")
+        for side in Side:
+            assert shown(panels, side).tobytes() == render(view).convert("1").tobytes()
+        check_reference("ru-clock-failed", shown(panels))
+        look(shown(panels), "ru-clock-failed", tmp_path)
+    finally:
+        device.close()

@@ -163,6 +163,9 @@ TEXTS: dict[str, Entry] = {
                      "then restart",
                      "ключ устройства испорчен (причина в логе): уберите device.key и "
                      "перезапустите"),
+    # the loop failed (runtime/service.py): the error is the program's, as it is
+    "fault.restarting": E(Room.TEXT, "clock failed, restarting: {error}",
+                          "сбой часов, перезапуск: {error}"),
     "title.config_error": E(Room.TITLE, "CONFIG ERROR", "ОШИБКА НАСТРОЕК"),
     "title.clock_failed": E(Room.TITLE, "CLOCK FAILED", "СБОЙ ЧАСОВ"),
     "next.match": E(Room.TEXT, "{left}-{right}, {length}", "{left}-{right}, {length}"),
