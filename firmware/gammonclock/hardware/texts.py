@@ -5,10 +5,11 @@ The Russian words are those of the Russian tournament rules this project starts 
 a game, match, cube, break, flag, Crawford, the arbiter as sudya). A text with a name or a number
 has `{placeholders}`, filled by `say`.
 
-Texts that are not the panels' own stay as they come, in English: a config error (the config
-checker's words, with the file, key and line), a USB stick's summary and the next match's
-description as the lifecycle words them, an arbiter's warning after its translated "warning:", a
-refusal the engine words without a reason code.
+Texts that are not the panels' own come said already: a config error is the config checker's
+words (`config.problems`: its Problems said in the panel's language, the file, key and value as
+written), a USB stick's summary and the next match's description as the lifecycle words them in
+the table's language; an arbiter's warning stays as typed after its translated "warning:", and a
+refusal the engine words without a reason code stays English.
 
 Pure: no PIL, no device.
 """
