@@ -376,7 +376,7 @@ WORDS: dict[str, Entry] = {
     "v.no_key_at": E("no device key given ({path} is {why})",
                      "не дан ключ устройства ({path}: {why})"),
     "v.key.absent": E("not there", "файла нет"),
-    "v.key.not_for_user": E("not readable by this user", "этому пользователю он не доступен"),
+    "v.key.not_for_user": E("not readable by this user", "нет прав на чтение"),
     "v.key.unreadable": E("not readable", "не читается"),
     "v.key_unusable": E("the device key {path} is not usable",
                         "ключ устройства {path} не годится"),
@@ -477,6 +477,21 @@ WORDS: dict[str, Entry] = {
     "what.dice_dropped": E("{count} dice reader lines", "строк считывателя костей: {count}"),
     "what.void": E("void", "отмена броска"),
 
+    # which key `export` and `verify` check the seals with (export/keys.py: `KeyChoice.said`,
+    # its notes), and what the export did; the flags and files as they are
+    "keys.used": E("the device key {path} (from {origin}; key id {key_id}) checks the seals it "
+                   "made",
+                   "печати проверяются ключом устройства {path} (взят из {origin}; ключ "
+                   "{key_id})"),
+    "keys.refused": E("seals not checked: {error}", "печати не проверяются: {error}"),
+    "keys.none": E("seals not checked: no device key found ({path} from {origin}: {why})",
+                   "печати не проверяются: ключ устройства не найден ({path} из {origin}: "
+                   "{why})"),
+    "keys.origin.default": E("the default", "папки по умолчанию"),
+    "keys.origin.device": E("the journal.state_dir of {path}", "journal.state_dir в {path}"),
+    "keys.not_read": E("{path} was not read for its state folder ({error})",
+                       "{path} не прочитан, папка состояния не взята из него ({error})"),
+    "exp.done": E("{out}: {format} export of {journal}", "{out}: {journal} выгружен в {format}"),
     # `gammonclock verify`'s line on the match it replayed (cli/records.py)
     "vf.match": E("match: {discipline} to {length}, {left} v {right}, {score}, {phase}",
                   "матч: {discipline}, {length}, {left} — {right}, счёт {score}, {phase}"),

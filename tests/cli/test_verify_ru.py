@@ -91,3 +91,31 @@ def test_an_english_match_stays_english(tmp_path: Path, capsys) -> None:
     assert main(["verify", str(path), "--state-dir", str(tmp_path / "state")]) == 0
     assert re.search(r": intact: \d+ records; match: backgammon to 7, Anna v Boris, 0-4, "
                      r"running$", capsys.readouterr().out.strip())
+
+
+def test_export_says_its_key_and_what_it_did_in_the_matchs_language(ru_journal: Path,
+                                                                    tmp_path: Path,
+                                                                    capsys) -> None:
+    out = tmp_path / "r.html"
+    state = tmp_path / "state"
+    assert main(["export", str(ru_journal), "--format", "html", "--out", str(out),
+                 "--state-dir", str(state)]) == 0
+    captured = capsys.readouterr()
+    assert (f"gammonclock: печати проверяются ключом устройства {state / 'device.key'} (взят "
+            "из --state-dir; ключ ") in captured.err, captured.err
+    lines = captured.out.splitlines()
+    assert re.fullmatch(re.escape(f"{ru_journal}: цел: ") + r"\d+ запис(ь|и|ей), печати "
+                        r"проверены", lines[0]), lines
+    assert lines[1] == f"{out}: {ru_journal} выгружен в html"
+    assert main(["export", str(ru_journal), "--format", "html", "--out", str(out),
+                 "--state-dir", str(state), "--language", "en"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == f"{out}: html export of {ru_journal}"
+
+
+def test_verify_without_a_key_says_where_it_looked_in_russian(ru_journal: Path, tmp_path: Path,
+                                                              capsys) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    assert main(["verify", str(ru_journal), "--state-dir", str(elsewhere)]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err == (f"gammonclock: печати не проверяются: ключ устройства не найден "
+                   f"({elsewhere / 'device.key'} из --state-dir: файла нет)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 from gammonclock import words
@@ -52,12 +53,13 @@ def verify_command(args: argparse.Namespace) -> int:
     from gammonclock.export.text import integrity_text
 
     chosen = choose_key(args.state_dir)
+    told = args.language or journal_language(args.journal)
     for note in chosen.notes:
-        print(f"gammonclock: {note}", file=sys.stderr)
+        print(f"gammonclock: {said(note, told)}", file=sys.stderr)
     try:
         if chosen.key is None:
             _refuse_a_bad_key(chosen.state_dir)
-            print(f"gammonclock: {chosen.said}", file=sys.stderr)
+            print(f"gammonclock: {said(chosen.said, told)}", file=sys.stderr)
         checked = verify_and_replay(args.journal, chosen.key, no_key=chosen.no_check)
     except JournalError as exc:
         return fail(exc)
@@ -86,6 +88,7 @@ def _refuse_a_bad_key(state_dir: str) -> None:
 def export_command(args: argparse.Namespace) -> int:
     from gammonclock.export import ExportError, export_journal
     from gammonclock.export.keys import choose_key
+    from gammonclock.export.text import integrity_text
     from gammonclock.journal.files import latest_journal
 
     logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
@@ -96,19 +99,33 @@ def export_command(args: argparse.Namespace) -> int:
     if journal is None:
         return fail(f"export: no journal in {state_dir}/journals" if args.latest
                      else "export: name a JOURNAL or give --latest")
+    lang = args.language or journal_language(journal)     # the report's (SPEC §15)
     for note in chosen.notes:
-        print(f"gammonclock: {note}", file=sys.stderr)
+        print(f"gammonclock: {said(note, lang)}", file=sys.stderr)
     if args.format != "csv":        # the CSV of turns has no place for the seal check
-        print(f"gammonclock: {chosen.said}", file=sys.stderr)
+        print(f"gammonclock: {said(chosen.said, lang)}", file=sys.stderr)
     try:
         verdict = export_journal(journal, args.format, args.out, key=chosen.key,
                                  no_check=chosen.no_check, language=args.language)
     except ExportError as exc:
         return fail(exc)
     if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
-        print(f"{journal}: {verdict.words}")
-    print(f"{args.out}: {args.format} export of {journal}")
+        print(f"{journal}: {integrity_text(verdict, lang=lang)}")
+    print(words.say("exp.done", lang, out=args.out, format=args.format, journal=journal))
     return 0
+
+
+def journal_language(path: str | Path) -> str:
+    """The language of the match a journal holds (its header's `[display] language`, SPEC §15);
+    English when its header cannot be read (the command then says why, in English)."""
+    from gammonclock.config.loading import config_of_header
+    from gammonclock.journal.reader import read_header
+
+    try:
+        return words.language(config_of_header(read_header(path).data, str(path))
+                              .device.language)
+    except (JournalError, ConfigError, KeyError, TypeError):
+        return "en"
 
 def _match_summary(checked: Checked, lang: str = "en") -> str:
     """The match `verify` replayed, in one line, in `lang` (English: the codes as they are)."""
