@@ -634,6 +634,10 @@ WORDS: dict[str, Entry] = {
                            "раздел матча: ему место в файле матча (table.match_file в "
                            "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
                            "а не в конфигурации устройства"),
+    # the config a journal's header holds, named in its problems (config_of_header)
+    "cfg.in_header": E("{name} (header)", "{name} (заголовок журнала)"),
+    "cfg.in_header_device": E("{name} (header: device config)",
+                              "{name} (заголовок журнала: конфигурация устройства)"),
     "cfg.match_too_large": E("longer than {kib} KiB: not a match file",
                              "больше {kib} КиБ: это не файл матча"),
     "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),

@@ -62,7 +62,8 @@ def test_the_hall_sends_the_journals_own_words_in_each_language(tmp_path: Path) 
     assert config["code"] == "cannot_replay"
     assert config["details"]["en"] == config["detail"]
     assert config["details"]["ru"].endswith(
-        "(header): match.length: 0 — вне допустимых пределов; допустимо 1..99"), config
+        "(заголовок журнала): match.length: 0 — вне допустимых пределов; допустимо 1..99"), \
+        config
     # without the table's key: the reader's problems, each said in Russian
     unchecked = verify_archived(Path(found["removed"].path), "table-1", None).say
     assert unchecked["code"] == "unchecked_no_keys"
@@ -92,7 +93,8 @@ def test_the_russian_page_says_the_journals_words_in_russian(
                             r"строка \(40 байт\) отброшена", said[1]), said[1]
         summary = page.evaluate("v => archiveSummary(v)", records[2])
         assert summary.startswith("не воспроизводится: ") and summary.endswith(
-            "(header): match.length: 0 — вне допустимых пределов; допустимо 1..99"), summary
+            "(заголовок журнала): match.length: 0 — вне допустимых пределов; допустимо "
+            "1..99"), summary
         # an archived journal's alert says the archive's own verdict, its detail in Russian
         page.evaluate("records => setArchive(records)", records)
         alert = page.evaluate("""() => alertText(

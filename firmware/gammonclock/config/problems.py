@@ -117,8 +117,9 @@ def message_of(exc: BaseException) -> str:
 
 
 def error_lines(path: str, problems: Iterable[str], lang: str) -> str:
-    """A ConfigError's text in `lang`: one line per problem, each naming the file."""
-    return "\n".join(f"{path}: {said(p, lang)}" for p in problems)
+    """A ConfigError's text in `lang`: one line per problem, each naming the file (a journal's
+    header, "… (header)", said too)."""
+    return "\n".join(f"{said(path, lang)}: {said(p, lang)}" for p in problems)
 
 
 def language_in(text: str) -> str | None:
