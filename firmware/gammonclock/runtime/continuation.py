@@ -35,6 +35,10 @@ On the clock, a continuation replaces the current match under the rules of SPEC 
 `new-match` does: accepted in idle, ready and match_over; in mid-match only with `--force`,
 which first ends the current match `abandoned` on its own record. The same continuation asked
 for again (a stick plugged in twice, a hall request repeated) is kept, not made twice.
+
+What it answers is said in words.py's "cont.*" (SPEC §15): a refusal, and what became of the
+match here, in this table's language; what the continued match is, in its own. A refusal is a
+`ContinuationRefused` holding a Problem (its English is the message), said where it is answered.
 """
 
 from __future__ import annotations
