@@ -372,6 +372,14 @@ WORDS: dict[str, Entry] = {
     # the seal check (journal.Verdict's words for an intact journal; others stay as they are)
     "v.unchecked": E("seal not checked: {why}", "печати не проверены: {why}"),
     "v.no_key": E("no device key given", "не дан ключ устройства"),
+    # why there is no key (export/keys.py: `KeyChoice.no_check`), the key file as it is named
+    "v.no_key_at": E("no device key given ({path} is {why})",
+                     "не дан ключ устройства ({path}: {why})"),
+    "v.key.absent": E("not there", "файла нет"),
+    "v.key.not_for_user": E("not readable by this user", "нет прав на чтение"),
+    "v.key.unreadable": E("not readable", "не читается"),
+    "v.key_unusable": E("the device key {path} is not usable",
+                        "ключ устройства {path} не годится"),
 
     # why an input was refused or ignored (`reasons.Reason`): the English is the engine's own
     # words, made from the effect's facts (a test keeps them equal); a key's ".CASE" is for an
@@ -469,6 +477,25 @@ WORDS: dict[str, Entry] = {
     "what.dice_dropped": E("{count} dice reader lines", "строк считывателя костей: {count}"),
     "what.void": E("void", "отмена броска"),
 
+    # which key `export` and `verify` check the seals with (export/keys.py: `KeyChoice.said`,
+    # its notes), and what the export did; the flags and files as they are
+    "keys.used": E("the device key {path} (from {origin}; key id {key_id}) checks the seals it "
+                   "made",
+                   "печати проверяются ключом устройства {path} (взят из {origin}; ключ "
+                   "{key_id})"),
+    "keys.refused": E("seals not checked: {error}", "печати не проверяются: {error}"),
+    "keys.none": E("seals not checked: no device key found ({path} from {origin}: {why})",
+                   "печати не проверяются: ключ устройства не найден ({path} из {origin}: "
+                   "{why})"),
+    "keys.origin.default": E("the default", "папки по умолчанию"),
+    "keys.origin.device": E("the journal.state_dir of {path}", "journal.state_dir в {path}"),
+    "keys.not_read": E("{path} was not read for its state folder ({error})",
+                       "{path} не прочитан, папка состояния не взята из него ({error})"),
+    "exp.done": E("{out}: {format} export of {journal}", "{out}: {journal} выгружен в {format}"),
+    # `gammonclock verify`'s line on the match it replayed (cli/records.py)
+    "vf.match": E("match: {discipline} to {length}, {left} v {right}, {score}, {phase}",
+                  "матч: {discipline}, {length}, {left} — {right}, счёт {score}, {phase}"),
+    "vf.cannot_replay": E("(cannot replay: {problem})", "(не воспроизводится: {problem})"),
     # the journal's verdict (journal.Verdict.words), for an intact journal
     "v.sealed": E("intact: {records}", "цел: {records}, печати проверены"),
     "v.other_device": E("sealed by another device (key id {sealed_by}; this device's key id "
@@ -503,6 +530,9 @@ WORDS: dict[str, Entry] = {
                           "(inserted, or one removed)",
                           "строка {line}: запись {record} не следует за предыдущей (вставлена "
                           "лишняя или удалена одна)"),
+    "jv.snapshot": E("record {record}: its snapshot is not the replay's match at that record",
+                     "запись {record}: её снимок не совпадает с матчем, воспроизведённым до "
+                     "этой записи"),
     "jd.no_eol": E("no end of line", "нет конца строки"),
     "jd.cut_short": E("no end of line: the write was cut short",
                       "нет конца строки: запись прервалась"),
@@ -518,6 +548,18 @@ WORDS: dict[str, Entry] = {
                     "{path}: {stopped}; воспроизведение останавливается перед ней"),
     "jr.damaged": E("record at line {line} (byte {byte}) is damaged: {why}",
                     "запись в строке {line} (байт {byte}) повреждена: {why}"),
+    # records whose effects this firmware computes otherwise than the journal holds them
+    # ({records}: "5 records", "5 записей": the verb agrees with no number)
+    "jr.diverged": E("{path}: this version replays {records} differently",
+                     "{path}: эта версия прошивки воспроизводит иначе {records}"),
+    "jr.diverged_first": E("this version replays {records} differently (first: record "
+                           "{first})",
+                           "эта версия прошивки воспроизводит иначе {records} (первая — "
+                           "запись {first})"),
+    "r.diverged": E("this version replays {records} differently (first: record {first}); the "
+                    "export shows the replay",
+                    "эта версия прошивки воспроизводит иначе {records} (первая — запись "
+                    "{first}); в протоколе — то, что воспроизведено"),
 
     # --- a config's problems (config_words.Problem) and `check-config`'s verdicts -------------
     # (values, key paths and file names are put in as written)
@@ -592,6 +634,12 @@ WORDS: dict[str, Entry] = {
                            "раздел матча: ему место в файле матча (table.match_file в "
                            "конфигурации устройства или `gammonclock arbiter new-match FILE`), "
                            "а не в конфигурации устройства"),
+    # the config a journal's header holds, named in its problems (config_of_header)
+    "cfg.in_header": E("{name} (header)", "{name} (заголовок журнала)"),
+    "cfg.in_header_device": E("{name} (header: device config)",
+                              "{name} (заголовок журнала: конфигурация устройства)"),
+    "cfg.match_too_large": E("longer than {kib} KiB: not a match file",
+                             "больше {kib} КиБ: это не файл матча"),
     "cfg.not_toml": E("not valid TOML: {error}", "это не правильный TOML: {error}"),
     # tomllib's own words ({error}) stay as it says them; the place is ours
     "cfg.not_toml_at": E("not valid TOML: {error} (at line {line}, column {column})",
@@ -632,10 +680,19 @@ WORDS: dict[str, Entry] = {
     "cfg.pin_hash.not_base64": E("its {what} is not base64", "{what}: не base64"),
     "cfg.pin_hash.not_our_base64": E("its {what} is not base64 as written by this firmware",
                                      "{what}: не base64 в том виде, как его пишут эти часы"),
-    "cfg.pin_hash.range": E("its {name} is {value}; {low}..{high} is allowed",
-                            "{name} = {value}; допустимо {low}..{high}"),
-    "cfg.pin_hash.memory": E("it asks scrypt for more than {mib} MiB",
-                             "он требует от scrypt больше {mib} МиБ памяти"),
+    "cfg.pin_hash.range": E("its {param} is {value}; {low}..{high} is allowed",
+                            "{param} равен {value}; допустимо {low}..{high}"),
+    # scrypt's parameters (core.pin.SCRYPT_PARAMETERS): their names as written in the hash
+    "cfg.pin_hash.param.log2 N": E("scrypt cost (log2 N, the 2nd field)",
+                                   "показатель стоимости scrypt (log2 N, второе поле)"),
+    "cfg.pin_hash.param.r": E("scrypt block size (r, the 3rd field)",
+                              "размер блока scrypt (r, третье поле)"),
+    "cfg.pin_hash.param.p": E("scrypt parallelism (p, the 4th field)",
+                              "параллелизм scrypt (p, четвёртое поле)"),
+    "cfg.pin_hash.memory": E("its parameters ask scrypt for more than {mib} MiB of memory "
+                             "(128 × r × 2^log2 N bytes)",
+                             "его параметры требуют от scrypt больше {mib} МиБ памяти "
+                             "(128 × r × 2^log2 N байт)"),
     "cfg.pin_hash.salt_size": E("its salt must be 8..64 bytes", "соль должна быть 8..64 байт"),
     "cfg.pin_hash.digest_size": E("its digest must be {n} bytes", "дайджест должен быть {n} байт"),
     "cfg.no_breaks": E("{discipline} has no breaks, ever; remove the key",
@@ -807,9 +864,154 @@ WORDS: dict[str, Entry] = {
                     "state before sending it again",
                     "часы приняли {what}, но не сообщили вовремя, что сделали; посмотрите "
                     "состояние стола, прежде чем отправлять ещё раз"),
+    "hr.new_match_usage": E("usage: new-match [--force], with the match file's TOML in 'text'; "
+                            "or new-match --force --waiting SHA256, the match that waits",
+                            "как писать: new-match [--force], TOML файла матча в 'text'; или "
+                            "new-match --force --waiting SHA256 — матч, который ждёт"),
+    "hr.text_not_new_match": E("only new-match carries a match file ('text')",
+                               "файл матча ('text') передаёт только new-match"),
+    "hr.not_utf8": E("{topic}: not UTF-8 text (byte {byte}); nothing changed",
+                     "{topic}: не текст в UTF-8 (байт {byte}); ничего не изменено"),
+    "hr.tried_again": E("the clock did not take the match in time (busy): not loaded yet; it is "
+                        "tried again by itself",
+                        "часы не приняли матч вовремя (заняты): он ещё не загружен; часы сами "
+                        "попробуют снова"),
     "hr.what.it": E("it", "её"),            # the command
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
+
+    # --- the arbiter's socket's own answers (runtime/arbiter_socket.py): the command language
+    # (`new-match`, `--force`, `usb-stick DIR`, 'text') as typed
+    "sock.busy": E("the clock is busy (too many inputs waiting); {not_done}: try again",
+                   "часы заняты (в очереди слишком много нажатий и команд); {not_done}: "
+                   "попробуйте ещё раз"),
+    "sock.late": E("the clock did not answer in time; {not_done}",
+                   "часы не ответили вовремя; {not_done}"),
+    "sock.not_done.command": E("the command was NOT applied", "команда НЕ применена"),
+    "sock.not_done.match": E("the match was NOT loaded", "матч НЕ загружен"),
+    "sock.unknown": E("queued, outcome unknown: the clock took `{what}` but did not say what it "
+                      "did in time; check with `gammonclock arbiter status` before repeating it",
+                      "в очереди, результат неизвестен: часы приняли `{what}`, но не сообщили "
+                      "вовремя, что сделали; проверьте `gammonclock arbiter status`, прежде чем "
+                      "повторять"),
+    "sock.text_not_new_match": E("only new-match carries a match file ('text'); nothing was "
+                                 "done",
+                                 "файл матча ('text') передаёт только new-match; ничего не "
+                                 "сделано"),
+    "sock.no_table": E("this clock takes no next match", "эти часы не принимают следующий матч"),
+    "sock.new_match_usage": E("usage: new-match [--force] (the match file's text in the "
+                              "request's 'text')",
+                              "как писать: new-match [--force] (текст файла матча в поле 'text' "
+                              "запроса)"),
+    "sock.new_match_text": E("new-match needs the match file's text: `gammonclock arbiter "
+                             "new-match FILE` sends it",
+                             "для new-match нужен текст файла матча: его отправляет "
+                             "`gammonclock arbiter new-match FILE`"),
+    "sock.load_failed": E("the clock failed loading the match ({error}); check with "
+                          "`gammonclock arbiter status` before repeating it",
+                          "часы не смогли загрузить матч ({error}); проверьте `gammonclock "
+                          "arbiter status`, прежде чем повторять"),
+    "sock.no_stick": E("this clock takes no USB stick", "эти часы не принимают USB-флешку"),
+    "sock.stick_usage": E("usage: usb-stick DIR (the folder the stick is mounted at)",
+                          "как писать: usb-stick DIR (папка, куда смонтирована флешка)"),
+    "sock.id_reused": E("request id {id} was already used for another command; nothing was "
+                        "done: use a fresh id",
+                        "номер запроса {id} уже занят другой командой; ничего не сделано: "
+                        "возьмите новый номер"),
+    "sock.first_waits": E("queued, outcome unknown: the first request with this id is still "
+                          "waiting for the clock; check with `gammonclock arbiter status` before "
+                          "repeating it",
+                          "в очереди, результат неизвестен: первый запрос с этим номером ещё "
+                          "ждёт часы; проверьте `gammonclock arbiter status`, прежде чем "
+                          "повторять"),
+
+    # --- a dead clock's match continued here (runtime/continuation.py, SPEC §13.5): what the
+    # arbiter's socket, a stick and the hall's move are answered; file names, the command
+    # language and the system's own reason ({why}) as they are
+    "cont.no_such": E("{path}: no such journal or folder; nothing changed",
+                      "{path}: нет такого журнала или папки; ничего не изменено"),
+    "cont.no_journal": E("{path}: holds no journal (match-*.jsonl, in it or in its {dir}/); "
+                         "nothing changed",
+                         "{path}: журнала нет (match-*.jsonl ни в папке, ни в её {dir}/); "
+                         "ничего не изменено"),
+    "cont.cannot_read": E("{path}: cannot read the journal: {why}; nothing changed",
+                          "{path}: журнал не читается: {why}; ничего не изменено"),
+    "cont.too_large": E("{path}: {size} bytes, more than {mib} MiB: not a match's journal; "
+                        "nothing changed",
+                        "{path}: {size} байт, больше {mib} МиБ: это не журнал матча; ничего не "
+                        "изменено"),
+    "cont.tampered": E("{path}: {verdict}. The journal was not continued; nothing changed "
+                       "(`continue --unverified` takes it all the same, and its header says so)",
+                       "{path}: {verdict}. Матч из этого журнала не продолжен; ничего не "
+                       "изменено (`continue --unverified` всё равно возьмёт его, и заголовок "
+                       "нового журнала это запишет)"),
+    "cont.no_records": E("{path}: no records; nothing changed",
+                         "{path}: записей нет; ничего не изменено"),
+    "cont.unreadable": E("{error}\nThe journal was not continued; nothing changed",
+                         "{error}\nМатч из этого журнала не продолжен; ничего не изменено"),
+    "cont.over": E("{path}: the match is over ({end}): nothing to continue; nothing changed",
+                   "{path}: матч окончен ({end}): продолжать нечего; ничего не изменено"),
+    "cont.own_journal": E("{path}: a journal of this clock: it resumes by itself after a power "
+                          "cut; nothing changed",
+                          "{path}: это журнал этих же часов: после сбоя питания матч "
+                          "продолжается сам; ничего не изменено"),
+    "cont.already": E("match already continued here: {match}",
+                      "матч уже продолжен здесь: {match}"),
+    "cont.in_progress": E("a match is in progress (game {game}, score {score}): a match is "
+                          "continued here once it is over; `continue --force` ends it now as "
+                          "abandoned, on the record",
+                          "идёт матч (партия {game}, счёт {score}): другой матч продолжится "
+                          "здесь, когда этот закончится; `continue --force` прерывает его "
+                          "сейчас, с записью в протоколе"),
+    "cont.journal_not_written": E("the journal of the current match is not being written "
+                                  "({error}): the continuation waits until it is",
+                                  "журнал текущего матча не записывается ({error}): "
+                                  "продолжение ждёт, пока запись не восстановится"),
+    "cont.cannot": E("the match cannot be continued here: {error}",
+                     "матч нельзя продолжить здесь: {error}"),
+    "cont.continued": E("match continued: {match}, from {file} (record {seq})",
+                        "матч продолжен: {match}, из {file} (запись {seq})"),
+    "cont.paused": E("score {score}, paused: a hold of the cube button resumes",
+                     "счёт {score}, пауза: игра продолжится, если удержать кнопку куба"),
+    "cont.not_verified": E("NOT VERIFIED, continued on the arbiter's word: {verdict}",
+                           "НЕ ПРОВЕРЕН, продолжен под ответственность судьи: {verdict}"),
+    "cont.not_continued": E("match NOT continued: {why}", "матч НЕ продолжен: {why}"),
+    "cont.no_table": E("this clock takes no next match", "эти часы не принимают следующий матч"),
+    "cont.usage": E("usage: continue FROM [--force] [--unverified] (FROM: a journal, or a "
+                    "folder holding it, in the request's 'file')",
+                    "как писать: continue FROM [--force] [--unverified] (FROM — журнал или "
+                    "папка с ним, в поле 'file' запроса)"),
+    "cont.folder_unreadable": E("{path}: cannot read the folder ({why}; a link is not followed)",
+                                "{path}: папка не читается ({why}; по ссылкам часы не "
+                                "переходят)"),
+    "cont.elsewhere": E("{path}: not on the stick (another file system is mounted there)",
+                        "{path}: не на самой флешке (там смонтирована другая файловая "
+                        "система)"),
+    "cont.marker_alone": E("{path}: a marker to continue a match, but no journal "
+                           "(match-*.jsonl) beside it",
+                           "{path}: есть метка продолжения матча, но рядом нет журнала "
+                           "(match-*.jsonl)"),
+    "cont.journal_unreadable": E("{path}: cannot read the journal ({why}; a link is not "
+                                 "followed)",
+                                 "{path}: журнал не читается ({why}; по ссылкам часы не "
+                                 "переходят)"),
+    "cont.not_plain": E("{path}: not a plain file on the stick",
+                        "{path}: не обычный файл на флешке"),
+    "cont.stick_too_large": E("{path}: more than {mib} MiB: not a match's journal",
+                              "{path}: больше {mib} МиБ: это не журнал матча"),
+    "cont.read_failed": E("{path}: cannot read the journal: {why}",
+                          "{path}: журнал не читается: {why}"),
+    # the hall's copy sent to a table (link/requests.py: `continue FROM-TABLE JOURNAL`)
+    "cont.hall_usage": E("usage: continue FROM-TABLE JOURNAL [--force], the journal's text in "
+                         "'text'",
+                         "как писать: continue FROM-TABLE JOURNAL [--force], текст журнала в "
+                         "'text'"),
+    "cont.hall_name": E("{name} of {table} is not a table's journal name",
+                        "{name} стола {table} — не имя журнала стола"),
+    "cont.hall_too_long": E("the journal is longer than {mib} MiB",
+                            "журнал длиннее {mib} МиБ"),
+    "cont.hall_not_kept": E("cannot keep the journal the hall sent: {error}",
+                            "журнал, присланный залом, не удаётся сохранить: {error}"),
 
     # --- the arbiter's command that is not one (core.arbiter.ArbiterSyntaxError's code) -------
     # (the commands, sides and outcomes are said as the arbiter types them)

@@ -374,7 +374,7 @@ def test_a_clear_pin_is_hashed_once_per_process_and_never_kept():
     ('[arbiter]\npin_hash = "scrypt$14$8$1$AAAA$AAAA"\n', "arbiter.pin_hash",
      "salt must be 8..64 bytes"),
     (f'[arbiter]\npin_hash = "{make_hash("LRCL").replace("$14$", "$30$")}"\n',
-     "arbiter.pin_hash", "log2 N is 30"),
+     "arbiter.pin_hash", "its scrypt cost (log2 N, the 2nd field) is 30; 10..16 is allowed"),
     ('[arbiter]\npin_hash = 1234\n', "arbiter.pin_hash", "is not a PIN hash"),
     ('arbiter = { pin = "LRCL" }\n', "arbiter.pin", "line of its own"),
     ('[arbiter]\npin = """LRCL"""\n', "arbiter.pin", "line of its own"),

@@ -91,7 +91,7 @@ SAMPLES = {"own": "10", "opp": "11", "length": "13", "n": "12", "s": "12", "valu
            "text": "slow play", "addresses": "192.168.100.200",
            # a USB stick's lines: free text, wrapped on the panel (at most four lines)
            "match": "Анна-Борис, 13 points", "why": "a match is in progress (game 3)",
-           "problem": "the stick is full: 2 of 5 files copied"}
+           "problem": "the stick is full: 2 of 5 files copied", "error": "KeyError: 0"}
 NAME = {"en": "Anna", "ru": "Анна"}
 FIRST = {lang: max((say(k, lang, s="12", n=12) for k in
                     ("tc.none", "tc.delay", "tc.bronstein", "tc.fischer", "ready.game")), key=len)
@@ -126,7 +126,8 @@ def test_the_russian_text_fits_where_it_is_drawn(key: str) -> None:
     elif entry.room is Room.NOTICE:         # the notice box: two wrapped lines, nothing cut
         lines = glyphs.wrap(ru, TINY.chars(INNER_W - 4), 2)
         assert not lines[-1].endswith(".."), lines
-    elif key.startswith("stick."):          # a stick's message: wrapped, within the screen
+    elif key.startswith(("stick.", "start.", "fault.")):   # a stick's message, why the clock
+        # starts nothing, that it failed: wrapped, within the screen
         lines = glyphs.wrap(ru, TINY.chars(INNER_W), 4)
         assert not lines[-1].endswith(".."), lines
     else:

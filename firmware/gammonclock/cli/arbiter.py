@@ -13,6 +13,7 @@ from gammonclock.config.loading import (
     ConfigError,
     read_config_text,
 )
+from gammonclock.words import WORDS
 
 from .common import DEFAULT_STATE_DIR, fail
 
@@ -63,8 +64,9 @@ def arbiter_command(args: argparse.Namespace) -> int:
             print(json.dumps(answer))
     else:
         for line in answer["said"]:
-            # A refusal is said once, on stderr with the exit status (below), not also here.
-            if answer.get("ok") or not line.startswith("refused "):
+            # A refusal is said once, on stderr with the exit status (below), not also here
+            # (in the match's language: "refused …", "отказано …").
+            if answer.get("ok") or not line.startswith(REFUSED):
                 print(line)
         for label, key in (("applied again", "reapplied"),
                            ("no longer applies", "no_longer_applied")):
@@ -73,6 +75,11 @@ def arbiter_command(args: argparse.Namespace) -> int:
     if not answer.get("ok"):
         print(f"gammonclock: {answer.get('error', 'refused')}", file=sys.stderr)
     return exit_status(answer)
+
+# How a refusal's line starts in each language (words.py's "e.refused": "refused {what}: …").
+REFUSED = tuple({text.split("{", 1)[0] for text in (WORDS["e.refused"].en,
+                                                      WORDS["e.refused"].ru)})
+
 
 def _asking_path(args: argparse.Namespace) -> Path:
     """The socket a client asks at: --state-dir's, else $GAMMONCLOCK_STATE_DIR's, else where a

@@ -368,6 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "journal.state_dir of /etc/gammonclock/device.toml, else "
                           "/var/lib/gammonclock); without a key the chain is checked, not the "
                           "seals")
+    ver.add_argument("--language", choices=["en", "ru"],
+                     help="the language of the verdict (default: the match's [display] "
+                          "language, SPEC §15)")
     ver.set_defaults(handler=verify_command)
 
     arb = commands.add_parser("arbiter", help="an arbiter's command to the running clock, or "

@@ -6,15 +6,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
+from gammonclock import words
 from gammonclock.config.loading import (
     ConfigError,
 )
+from gammonclock.config.problems import said
 from gammonclock.journal.key import KeyRefused, read_key
 from gammonclock.journal.reader import JournalStream
 from gammonclock.journal.records import JournalError
-from gammonclock.journal.replay import UNDO_KEPT, Checked, replay, verify_and_replay
+from gammonclock.journal.replay import (
+    UNDO_KEPT,
+    Checked,
+    diverged_note,
+    replay,
+    verify_and_replay,
+)
 
 from .common import fail, print_account, print_state
 
@@ -26,11 +35,11 @@ def replay_command(args: argparse.Namespace) -> int:
                           keep=UNDO_KEPT)     # its memory does not grow with the journal
     except (JournalError, ConfigError) as exc:
         return fail(exc)
+    lang = replayed.config.device.language          # the match's (SPEC §15)
     for note in read.problems():
-        print(f"gammonclock: {note}", file=sys.stderr)
+        print(f"gammonclock: {said(note, lang)}", file=sys.stderr)
     if replayed.diverged:
-        print(f"gammonclock: {len(replayed.diverged)} records replay differently with this "
-              f"version (first: {replayed.diverged[0]})", file=sys.stderr)
+        print(f"gammonclock: {said(diverged_note(replayed.diverged), lang)}", file=sys.stderr)
     print_state(replayed.engine, args.json)
     return 0
 
@@ -41,22 +50,28 @@ def verify_command(args: argparse.Namespace) -> int:
     firmware does not understand, or a journal it cannot read: exit 2, naming it. The key is
     found as the export finds it (`export.keys.choose_key`)."""
     from gammonclock.export.keys import choose_key
+    from gammonclock.export.text import integrity_text
 
     chosen = choose_key(args.state_dir)
+    told = args.language or journal_language(args.journal)
     for note in chosen.notes:
-        print(f"gammonclock: {note}", file=sys.stderr)
+        print(f"gammonclock: {said(note, told)}", file=sys.stderr)
     try:
         if chosen.key is None:
             _refuse_a_bad_key(chosen.state_dir)
-            print(f"gammonclock: {chosen.said}", file=sys.stderr)
+            print(f"gammonclock: {said(chosen.said, told)}", file=sys.stderr)
         checked = verify_and_replay(args.journal, chosen.key, no_key=chosen.no_check)
     except JournalError as exc:
         return fail(exc)
     verdict = checked.verdict
+    # In the match's language (SPEC §15), else --language's; the words of the export's report.
+    lang = args.language or (checked.replayed.config.device.language
+                             if checked.replayed is not None else "en")
     if not verdict.intact:
-        print(f"{args.journal}: {verdict.words}")
+        print(f"{args.journal}: {integrity_text(verdict, lang=lang)}")
         return 1
-    print(f"{args.journal}: {verdict.words}; {_match_summary(checked)}")
+    print(f"{args.journal}: {integrity_text(verdict, lang=lang)}; "
+          f"{_match_summary(checked, lang)}")
     return 0
 
 def _refuse_a_bad_key(state_dir: str) -> None:
@@ -73,6 +88,7 @@ def _refuse_a_bad_key(state_dir: str) -> None:
 def export_command(args: argparse.Namespace) -> int:
     from gammonclock.export import ExportError, export_journal
     from gammonclock.export.keys import choose_key
+    from gammonclock.export.text import integrity_text
     from gammonclock.journal.files import latest_journal
 
     logging.basicConfig(level=logging.WARNING, format="gammonclock: %(message)s")
@@ -83,26 +99,48 @@ def export_command(args: argparse.Namespace) -> int:
     if journal is None:
         return fail(f"export: no journal in {state_dir}/journals" if args.latest
                      else "export: name a JOURNAL or give --latest")
+    lang = args.language or journal_language(journal)     # the report's (SPEC §15)
     for note in chosen.notes:
-        print(f"gammonclock: {note}", file=sys.stderr)
+        print(f"gammonclock: {said(note, lang)}", file=sys.stderr)
     if args.format != "csv":        # the CSV of turns has no place for the seal check
-        print(f"gammonclock: {chosen.said}", file=sys.stderr)
+        print(f"gammonclock: {said(chosen.said, lang)}", file=sys.stderr)
     try:
         verdict = export_journal(journal, args.format, args.out, key=chosen.key,
                                  no_check=chosen.no_check, language=args.language)
     except ExportError as exc:
         return fail(exc)
     if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
-        print(f"{journal}: {verdict.words}")
-    print(f"{args.out}: {args.format} export of {journal}")
+        print(f"{journal}: {integrity_text(verdict, lang=lang)}")
+    print(words.say("exp.done", lang, out=args.out, format=args.format, journal=journal))
     return 0
 
-def _match_summary(checked: Checked) -> str:
-    """The match `verify` replayed, in one line."""
+
+def journal_language(path: str | Path) -> str:
+    """The language of the match a journal holds (its header's `[display] language`, SPEC §15);
+    English when its header cannot be read (the command then says why, in English)."""
+    from gammonclock.config.loading import config_of_header
+    from gammonclock.journal.reader import read_header
+
+    try:
+        return words.language(config_of_header(read_header(path).data, str(path))
+                              .device.language)
+    except (JournalError, ConfigError, KeyError, TypeError):
+        return "en"
+
+def _match_summary(checked: Checked, lang: str = "en") -> str:
+    """The match `verify` replayed, in one line, in `lang` (English: the codes as they are)."""
     replayed = checked.replayed
     if replayed is None:
-        return f"(cannot replay: {checked.config_problem})"
+        return words.say("vf.cannot_replay", lang, problem=said(checked.config_problem, lang))
     rules, state = replayed.config.rules, replayed.engine.state_json()
     score: Any = state["score"]
-    return (f"match: {rules.discipline.name} to {rules.length}, {rules.names.left} v "
-            f"{rules.names.right}, {score['left']}-{score['right']}, {state['phase']}")
+    english = words.language(lang) == "en"
+    name = rules.discipline.name
+    return words.say(
+        "vf.match", lang,
+        discipline=name if english else words.word_or_self("discipline", name, lang),
+        length=rules.length if english else words.up_to(rules.length, lang),
+        left=rules.names.left, right=rules.names.right,
+        score=f"{words.number(score['left'], lang)}-{words.number(score['right'], lang)}",
+        phase=state["phase"] if english else words.word_or_self("phase", str(state["phase"]),
+                                                                lang))

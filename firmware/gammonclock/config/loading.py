@@ -463,11 +463,14 @@ def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = N
     (`PinCheck.legacy_pin`), so that it replays exactly as it was played."""
     device_text = header.get("device")
     if isinstance(device_text, str):
-        device = device_part(device_text, f"{name} (header: device config)", header=True)
-        config = parse_match_config(header["config"], f"{name} (header)", device)
+        device = device_part(device_text, Problem("cfg.in_header_device", name=name),
+                             header=True)
+        config = parse_match_config(header["config"], Problem("cfg.in_header", name=name),
+                                    device)
         pin = clear_pin(device.data)
     else:
-        config = parse_config(header["config"], f"{name} (header)", header=True)
+        config = parse_config(header["config"], Problem("cfg.in_header", name=name),
+                              header=True)
         pin = clear_pin(_toml(header["config"], name))
     rules = config.rules
     if pin is not None and rules.arbiter_pin is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 
 from gammonclock import words
@@ -66,9 +66,25 @@ class Line(str):
         return f"{self.subject}: {said(self.problem, lang)}"
 
 
+class Told(str):
+    """Words made elsewhere that can be said in any language: the English, and the function
+    that says them in `lang` (a ConfigError's lines, a journal's verdict), so that a Problem
+    can hold them as an argument and a panel can show them in its language."""
+
+    say: Callable[[str], str]
+
+    def __new__(cls, english: str, say: Callable[[str], str]) -> Told:
+        text = super().__new__(cls, english)
+        text.say = say
+        return text
+
+    def said(self, lang: str) -> str:
+        return self.say(lang)
+
+
 def said(text: object, lang: str) -> str:
     """`text` in `lang`: a Problem or Line in the catalogue's words, anything else as it is."""
-    if isinstance(text, (Problem, Line, Counted)):
+    if isinstance(text, (Problem, Line, Counted, Told)):
         return text.said(lang)
     return str(text)
 
@@ -90,15 +106,20 @@ def toml_problem(exc: tomllib.TOMLDecodeError) -> Problem:
 
 
 def message_of(exc: BaseException) -> str:
-    """A ValueError's message, the Problem itself when it was raised with one."""
-    if exc.args and isinstance(exc.args[0], Problem):
+    """An error's message: the Problem itself when it was raised with one, its words that say
+    themselves when it has a `said` (a ConfigError), else its English."""
+    if exc.args and isinstance(exc.args[0], (Problem, Told)):
         return exc.args[0]
+    say = getattr(exc, "said", None)
+    if callable(say):
+        return Told(str(exc), say)
     return str(exc)
 
 
 def error_lines(path: str, problems: Iterable[str], lang: str) -> str:
-    """A ConfigError's text in `lang`: one line per problem, each naming the file."""
-    return "\n".join(f"{path}: {said(p, lang)}" for p in problems)
+    """A ConfigError's text in `lang`: one line per problem, each naming the file (a journal's
+    header, "… (header)", said too)."""
+    return "\n".join(f"{said(path, lang)}: {said(p, lang)}" for p in problems)
 
 
 def language_in(text: str) -> str | None:

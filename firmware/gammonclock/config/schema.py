@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gammonclock.core.pin import HASH_HINT, PinCheck, PinHashError
+from gammonclock.core.pin import PinCheck, PinHashError
 from gammonclock.core.rules import (
     DEFAULT_DEBOUNCE_NS,
     DEFAULT_HOLD_NS,
@@ -425,12 +425,15 @@ class PinHash(Converter):
 
     def check(self, value: Any) -> PinCheck:
         if not isinstance(value, str):
-            raise ValueError(f"{shown(value)} is not a PIN hash; use {HASH_HINT}")
+            raise ValueError(Problem("cfg.pin_hash", value=shown(value),
+                                     why=Problem("cfg.pin_hash.form")))
         try:
             return PinCheck.parse(value)
         except PinHashError as exc:
             fields = {name: Problem(f"cfg.pin_hash.part.{part}") if name == "what" else part
                       for name, part in exc.fields.items()}
+            if "name" in exc.fields:                # a parameter: what it is, in words
+                fields["param"] = Problem(f"cfg.pin_hash.param.{exc.fields['name']}")
             raise ValueError(Problem("cfg.pin_hash", value=shown(value), why=Problem(
                 f"cfg.pin_hash.{exc.code}", **fields))) from None
 

@@ -60,6 +60,11 @@ LOG_N_RANGE = (10, 16)
 R_RANGE = (1, 16)
 P_RANGE = (1, 4)
 MAX_MEMORY = 64 * 1024 * 1024
+# What each parameter of a hash is, for a person reading why it is refused (the config's words
+# for it, in each language, are words.py's "cfg.pin_hash.param.NAME").
+SCRYPT_PARAMETERS = {"log2 N": "scrypt cost (log2 N, the 2nd field)",
+                     "r": "scrypt block size (r, the 3rd field)",
+                     "p": "scrypt parallelism (p, the 4th field)"}
 PIN_LETTERS = {"L": Button.LEFT, "R": Button.RIGHT, "C": Button.CUBE}
 LETTERS = {button: letter for letter, button in PIN_LETTERS.items()}
 MAX_PIN = 8                        # an entry ends at the 8th press at the latest
@@ -173,10 +178,11 @@ def _parts(text: str) -> tuple[int, int, int, bytes, bytes]:
     for value, (low, high), name in ((log_n, LOG_N_RANGE, "log2 N"), (r, R_RANGE, "r"),
                                      (p, P_RANGE, "p")):
         if not low <= value <= high:
-            raise PinHashError(f"its {name} is {value}; {low}..{high} is allowed", "range",
-                               name=name, value=value, low=low, high=high)
+            raise PinHashError(f"its {SCRYPT_PARAMETERS[name]} is {value}; {low}..{high} is "
+                               "allowed", "range", name=name, value=value, low=low, high=high)
     if 128 * r * (1 << log_n) > MAX_MEMORY:
-        raise PinHashError(f"it asks scrypt for more than {MAX_MEMORY // 2**20} MiB", "memory",
+        raise PinHashError(f"its parameters ask scrypt for more than {MAX_MEMORY // 2**20} MiB "
+                           "of memory (128 × r × 2^log2 N bytes)", "memory",
                            mib=MAX_MEMORY // 2**20)
     salt, digest = _unb64(m[5], "salt"), _unb64(m[6], "digest")
     if not 8 <= len(salt) <= 64:

@@ -30,6 +30,7 @@ from gammonclock.config.loading import (
     device_part,
     load_match_config,
 )
+from gammonclock.config.problems import message_of
 from gammonclock.journal.records import JournalError
 from gammonclock.runtime.lifecycle import PanelRequests, StartRefused, Table, device_key
 from gammonclock.runtime.network import local_addresses
@@ -156,13 +157,15 @@ def open_match(config: Config, state_dir: str | Path, stamps: StampSource,
     return boot.opened.session, boot.opened.origin, boot.notes
 
 
-def show_refusal(panels: Pair[Any], panel_text: str) -> None:
-    """Both panels say why the clock does not start."""
+def show_refusal(panels: Pair[Any], panel_text: str, lang: str = "en") -> None:
+    """Both panels say why the clock does not start, in `lang` (the device's: no match is
+    read)."""
     from gammonclock.hardware.presenters import PanelPresenter
     from gammonclock.hardware.views import config_error_view
 
     try:
-        PanelPresenter(panels).show_message(config_error_view(panel_text, "JOURNAL ERROR"))
+        PanelPresenter(panels, language=lambda: lang).show_message(
+            config_error_view(panel_text, "JOURNAL ERROR", lang))
     except Exception:   # a panel that fails must not hide the message in the log
         log.exception("cannot show the problem on the panels")
 
@@ -250,7 +253,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
                       stamps or system_stamps(), clock_ns)
         boot = table.boot(boot_match)
     except StartRefused as exc:
-        show_refusal(panels, exc.panel)
+        show_refusal(panels, exc.panel, device_config.language)
         factory.close()
         raise
     opened = boot.opened
@@ -282,7 +285,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     device = Device(device_config, table, service, factory, panels, notes=boot.notes,
                     problem=boot.problem)
     if boot.problem is not None:
-        service.show_message(config_error_view(str(boot.problem), "MATCH REFUSED"))
+        service.show_message(config_error_view(message_of(boot.problem), "MATCH REFUSED"))
     if device_config.dice_port:
         from gammonclock.hardware.dice_reader import DiceReader
         reader = DiceReader(device_config.dice_port, device_config.dice_baudrate,

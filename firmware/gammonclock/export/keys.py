@@ -14,11 +14,12 @@ another device (key id …)": its chain is checked, not its seals (`journal.veri
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gammonclock.config.loading import ConfigError, load_device_config
+from gammonclock.config.problems import Problem, Told, message_of
 from gammonclock.journal.key import SECRET_FILE, KeyRefused, key_id, read_key
 from gammonclock.journal.records import JournalError
 
@@ -48,15 +49,21 @@ def state_folder(given: str | Path | None, env: Mapping[str, str] | None = None,
         return str(given), "--state-dir", ()
     if env.get(STATE_DIR_VARIABLE):
         return env[STATE_DIR_VARIABLE], f"${STATE_DIR_VARIABLE}", ()
+    default = Problem("keys.origin.default")
     if device_config.is_file() and os.access(device_config, os.R_OK):
         try:
             device = load_device_config(device_config).device
         except ConfigError as exc:
-            first = str(exc).splitlines()[0]
-            return DEFAULT_STATE_DIR, "the default", (
-                f"{device_config} was not read for its state folder ({first})",)
-        return device.state_dir, f"the journal.state_dir of {device_config}", ()
-    return DEFAULT_STATE_DIR, "the default", ()
+            first = Told(str(exc).splitlines()[0], _first_line_of(exc))
+            return DEFAULT_STATE_DIR, default, (
+                Problem("keys.not_read", path=device_config, error=first),)
+        return device.state_dir, Problem("keys.origin.device", path=device_config), ()
+    return DEFAULT_STATE_DIR, default, ()
+
+
+def _first_line_of(exc: ConfigError) -> Callable[[str], str]:
+    """A ConfigError's first problem, said in any language."""
+    return lambda lang: exc.said(lang).splitlines()[0]
 
 
 def choose_key(given: str | Path | None, env: Mapping[str, str] | None = None,
@@ -67,15 +74,15 @@ def choose_key(given: str | Path | None, env: Mapping[str, str] | None = None,
     try:
         key = read_key(folder)
     except KeyRefused as exc:
-        return KeyChoice(folder, origin, None, f"seals not checked: {exc}",
-                         f"the device key {path} is not usable", notes)
+        return KeyChoice(folder, origin, None, Problem("keys.refused", error=message_of(exc)),
+                         Problem("v.key_unusable", path=path), notes)
     except JournalError:
-        why = ("not there" if not os.path.lexists(path)
-               else "not readable by this user" if not os.access(path, os.R_OK)
-               else "not readable")
+        why = Problem("v.key.absent" if not os.path.lexists(path)
+                      else "v.key.not_for_user" if not os.access(path, os.R_OK)
+                      else "v.key.unreadable")
         return KeyChoice(folder, origin, None,
-                         f"seals not checked: no device key found ({path} from {origin}: {why})",
-                         f"{NO_KEY_GIVEN} ({path} is {why})", notes)
-    return KeyChoice(folder, origin, key, f"the device key {path} (from {origin}; key id "
-                                          f"{key_id(key)}) checks the seals it made",
+                         Problem("keys.none", path=path, origin=origin, why=why),
+                         Problem("v.no_key_at", path=path, why=why), notes)
+    return KeyChoice(folder, origin, key, Problem("keys.used", path=path, origin=origin,
+                                                  key_id=key_id(key)),
                      NO_KEY_GIVEN, notes)

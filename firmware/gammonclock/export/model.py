@@ -14,7 +14,7 @@ from gammonclock.core.effects import Effect, MatchEnded
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import GameResult, MatchRules
 from gammonclock.journal.reader import JournalSource
-from gammonclock.journal.replay import Replayed
+from gammonclock.journal.replay import Replayed, diverged_note
 from gammonclock.sides import Pair, Side
 
 if TYPE_CHECKING:     # the stream and handover modules build on this one
@@ -234,7 +234,5 @@ class MatchRecord:
         """What the reader should know about the journal itself."""
         notes = list(self.read.problems())
         if self.replayed.diverged:
-            notes.append(f"{len(self.replayed.diverged)} records replay differently with this "
-                         f"version (first: {self.replayed.diverged[0]}); the export shows the "
-                         f"replay")
+            notes.append(diverged_note(self.replayed.diverged, "r.diverged"))
         return notes

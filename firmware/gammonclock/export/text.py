@@ -41,8 +41,8 @@ def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN,
     if words.language(lang) == "en":
         return f"seal not checked: {no_check}" if verdict is None else verdict.words
 
-    def no_key(why: str) -> str:
-        return words.say("v.no_key", lang) if why == NO_KEY_GIVEN else why
+    def no_key(why: str) -> str:        # (why there is no key may be a Problem: keys.py)
+        return words.say("v.no_key", lang) if why == NO_KEY_GIVEN else said(why, lang)
 
     if verdict is None:
         return words.say("v.unchecked", lang, why=no_key(no_check))

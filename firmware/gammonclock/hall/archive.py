@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gammonclock.config.loading import ConfigError
+from gammonclock.config.problems import message_of
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir
 from gammonclock.journal.key import KeyRefused, key_in_file
@@ -45,7 +46,7 @@ from gammonclock.journal.verify import verify
 
 from .accounts import TABLE_ID
 from .messages import strict_json
-from .words import Say, summary_say, unchecked_say, verdict_say
+from .words import Say, summary_say, unchecked_say, verdict_say, with_detail
 
 # The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
 # no leading `.`, no `..`. web.py serves `/archive/TABLE/NAME` under the same pattern.
@@ -314,7 +315,7 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
             summary = _summary(replayed) if replayed is not None else (
                 f"cannot replay: {checked.config_problem}")
             summary_said = (_summary_say(replayed) if replayed is not None else
-                            {"code": "cannot_replay", "detail": checked.config_problem})
+                            with_detail({"code": "cannot_replay"}, checked.config_problem or ""))
             return Verified(table, name, str(path), checked.verdict.intact,
                             checked.verdict.sealed, checked.verdict.words, summary, journal,
                             tampered=not checked.verdict.intact,
@@ -335,7 +336,8 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
                         journal, say=said, summary_say=_summary_say(replayed_match))
     except (GammonclockError, ConfigError) as exc:
         return Verified(table, name, str(path), False, key_known(keys_dir, table), str(exc),
-                        journal=journal, say={"code": "unreadable", "detail": str(exc)})
+                        journal=journal, say=with_detail({"code": "unreadable"},
+                                                         message_of(exc)))
 
 
 def key_known(keys_dir: Path | None, table: str) -> bool:

@@ -44,8 +44,14 @@ MAX_LINE = 64 * 1024
 MAX_LINES_PER_EVENT = 4096
 
 
-class NoWholeCopy(GammonclockError):
-    """The hall holds no whole copy of that table's journal; the message says what is missing."""
+class NoWholeCopy(GammonclockError, ValueError):
+    """The hall holds no whole copy of that table's journal; the message says what is missing,
+    in English, and its `code` and `fields` say it for the page, which words it in its language
+    (static/texts.json, `error.CODE`)."""
+
+    def __init__(self, message: str, code: str, **fields: object) -> None:
+        super().__init__(message)
+        self.code, self.fields = code, fields
 
 
 @dataclass
@@ -188,21 +194,24 @@ class LiveCopies:
         copies = self.tables.get(table)
         if not copies:
             raise NoWholeCopy(f"the hall holds no journal of table {table!r} (no events with "
-                              "their records since the hall started)")
+                              "their records since the hall started)", "no_copy", table=table)
         name = journal if journal is not None else next(reversed(copies))
         copy = copies.get(name)
         if copy is None:
-            raise NoWholeCopy(f"the hall holds no copy of {name} of table {table!r}")
+            raise NoWholeCopy(f"the hall holds no copy of {name} of table {table!r}",
+                              "no_copy_of", table=table, journal=name)
         if copy.cut is not None:
             raise NoWholeCopy(f"the hall's copy of {table}'s {name} is not whole: the table "
-                              "left records out of its events (too long for a message)")
+                              "left records out of its events (too long for a message)",
+                              "copy_cut", table=table, journal=name)
         last = max(copy.lines, default=-1)
         missing = next((seq for seq in range(last + 1) if seq not in copy.lines), None)
         if missing is not None or last < 1:
-            raise NoWholeCopy(f"the hall's copy of {table}'s {name} lacks record "
-                              f"{missing if missing is not None else 1} (events missed since "
-                              "the hall started): the match cannot be moved from the hall's "
-                              "copy; continue it from the clock's card or a stick")
+            record = missing if missing is not None else 1
+            raise NoWholeCopy(f"the hall's copy of {table}'s {name} lacks record {record} "
+                              "(events missed since the hall started): the match cannot be "
+                              "moved from the hall's copy; continue it from the clock's card or "
+                              "a stick", "copy_gap", table=table, journal=name, record=record)
         return name, "".join(copy.lines[seq] + "\n" for seq in range(last + 1))
 
     def held(self, table: str) -> dict[str, Any] | None:

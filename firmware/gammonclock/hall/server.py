@@ -596,7 +596,7 @@ class Hall:
         try:
             name, text = self.live.journal_text(from_table)
         except NoWholeCopy as exc:
-            raise ValueError(str(exc)) from None
+            raise exc from None          # a ValueError with a code the page words
         return await self.command(to_table, move_command(from_table, name, force), by, text,
                                   wait_s)
 

@@ -48,10 +48,11 @@ from aiohttp import web
 from .accounts import TABLE_ID
 from .archive import JOURNAL_NAME
 from .connections import GuardedSite, Limits
+from .continuation import NoWholeCopy
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
 from .results import results_csv
-from .server import Hall, Listener, now_ms
+from .server import MAX_COMMAND, Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
 
@@ -273,10 +274,14 @@ def _authorised(request: web.Request, password: str) -> bool:
                                                            password.encode())
 
 
-def _error(status: int, message: str, code: str | None = None) -> web.Response:
-    """An error for the page: its message, and a `code` where the page says it in its own
-    language (`error.CODE` in texts.json)."""
-    body = {"error": message} if code is None else {"error": message, "code": code}
+def _error(status: int, message: str, code: str | None = None,
+           fields: dict[str, object] | None = None) -> web.Response:
+    """An error for the page: its message, and a `code` (with its `fields`) where the page says
+    it in its own language (`error.CODE` in texts.json)."""
+    body: dict[str, object] = {"error": message} if code is None else {"error": message,
+                                                                        "code": code}
+    if code is not None and fields:
+        body["fields"] = fields
     return web.json_response(body, status=status)
 
 
@@ -414,7 +419,7 @@ async def _command(request: web.Request) -> web.StreamResponse:
     try:
         answer = await hall.command(table, command, _by(request), text, float(wait))
     except ValueError as exc:
-        return _error(400, str(exc))
+        return _error(400, str(exc), *_command_refused(hall, table, command))
     # The reply as the hall's view took it from THIS table (checked and bounded: what the card
     # shows), never the raw payload (`Hall.command` waits only for this table's reply).
     command = " ".join(command.split())
@@ -423,6 +428,16 @@ async def _command(request: web.Request) -> web.StreamResponse:
     reply = None if kept is None else {k: v for k, v in kept.items()
                                        if k not in ("received_ms", "command")}
     return web.json_response({"id": answer["id"], "command": command, "reply": reply})
+
+
+def _command_refused(hall: Hall, table: str, command: str
+                     ) -> tuple[str | None, dict[str, object] | None]:
+    """Why `Hall.command` refused a command, as a code (and its fields) the page words."""
+    if table not in hall.view.tables:
+        return "no_table", None
+    if not 0 < len(" ".join(command.split())) <= MAX_COMMAND:
+        return "command_length", {"max": MAX_COMMAND}
+    return None, None
 
 
 async def _move(request: web.Request) -> web.StreamResponse:
@@ -435,6 +450,8 @@ async def _move(request: web.Request) -> web.StreamResponse:
     hall, source, spare = request.app[HALL], _text(body, "from"), _text(body, "to")
     try:
         answer = await hall.move(source, spare, _by(request), force)
+    except NoWholeCopy as exc:
+        return _error(400, str(exc), exc.code, exc.fields)
     except ValueError as exc:
         return _error(400, str(exc))
     command = f"continue {source} (moved by the hall)"

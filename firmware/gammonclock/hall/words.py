@@ -2,30 +2,52 @@
 and its fields (issue 25, SPEC §15): the page words them in its own language (static/
 texts.json, `archive.say.CODE`, `round.error.CODE`), the English `message`/`error` beside them
 for the log and for older pages. A field that is a table's or a system's own text (what a
-tampered record is, an OS error) is put in as it is.
+tampered record is, an OS error) is put in as it is. A `detail` that is the journal's own
+words (what verify found, the reader's problems, why it cannot be read) comes in every language
+the page speaks beside it, `details` (words.py's catalogue: "jv.*", "jr.*", "jd.*"), the file
+names and numbers in it as they are.
 
     {"code": "unchecked", "records": 41, "key": "keys/table-1.key"}
+    {"code": "tampered", "detail": "line 5: record 4 was altered (…)",
+     "details": {"en": "line 5: record 4 was altered (…)", "ru": "строка 5: запись 4 …"}}
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gammonclock.config.problems import Problem, said
 from gammonclock.journal.verify import SEAL_CHECKED, SEAL_OTHER_DEVICE, Verdict
+from gammonclock.words import LANGUAGES
 
 Say = dict[str, Any]
 
 
+def details(text: str) -> dict[str, str]:
+    """`text` in each language the page speaks (a Problem in the catalogue's words, any other
+    text as it is)."""
+    return {lang: said(text, lang) for lang in LANGUAGES}
+
+
+def with_detail(say: Say, text: str) -> Say:
+    """`say` with its `detail` (English) and the same in every language (`details`)."""
+    return {**say, "detail": str(text), "details": details(text)}
+
+
 def verdict_say(verdict: Verdict) -> Say:
-    """A journal's verdict (journal.Verdict.words) as a code and its fields."""
+    """A journal's verdict (journal.Verdict.words) as a code and its fields; an intact
+    journal's torn last line as its `detail`."""
     if not verdict.intact:
-        return {"code": "tampered", "detail": verdict.message}
+        return with_detail({"code": "tampered"}, verdict.message)
+    torn = verdict.message.args.get("torn") if isinstance(verdict.message, Problem) else None
     if verdict.seal == SEAL_CHECKED:
-        return {"code": "intact", "records": verdict.records}
-    if verdict.seal == SEAL_OTHER_DEVICE:
-        return {"code": "other_device", "records": verdict.records,
-                "sealed_by": verdict.sealed_by or "", "this_key": verdict.this_key or ""}
-    return {"code": "not_checked", "records": verdict.records, "why": verdict.no_key}
+        say: Say = {"code": "intact", "records": verdict.records}
+    elif verdict.seal == SEAL_OTHER_DEVICE:
+        say = {"code": "other_device", "records": verdict.records,
+               "sealed_by": verdict.sealed_by or "", "this_key": verdict.this_key or ""}
+    else:
+        say = {"code": "not_checked", "records": verdict.records, "why": verdict.no_key}
+    return with_detail(say, torn) if isinstance(torn, str) and torn else say
 
 
 def unchecked_say(records: int, key_file: str | None, problems: list[str]) -> Say:
@@ -35,6 +57,8 @@ def unchecked_say(records: int, key_file: str | None, problems: list[str]) -> Sa
         say["key"] = key_file
     if problems:
         say["detail"] = "; ".join(problems)
+        say["details"] = {lang: "; ".join(said(p, lang) for p in problems)
+                          for lang in LANGUAGES}
     return say
 
 

@@ -5,10 +5,11 @@ The Russian words are those of the Russian tournament rules this project starts 
 a game, match, cube, break, flag, Crawford, the arbiter as sudya). A text with a name or a number
 has `{placeholders}`, filled by `say`.
 
-Texts that are not the panels' own stay as they come, in English: a config error (the config
-checker's words, with the file, key and line), a USB stick's summary and the next match's
-description as the lifecycle words them, an arbiter's warning after its translated "warning:", a
-refusal the engine words without a reason code.
+Texts that are not the panels' own come said already: a config error is the config checker's
+words (`config.problems`: its Problems said in the panel's language, the file, key and value as
+written), a USB stick's summary and the next match's description as the lifecycle words them in
+the table's language; an arbiter's warning stays as typed after its translated "warning:", and a
+refusal the engine words without a reason code stays English.
 
 Pure: no PIL, no device.
 """
@@ -154,6 +155,18 @@ TEXTS: dict[str, Entry] = {
     "stick.continue_refused": E(Room.TEXT, "match NOT continued: {why}",
                                 "матч НЕ продолжен: {why}"),
     "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
+    # why the clock starts nothing (lifecycle.StartRefused): the whole story is in the log
+    "start.journal": E(Room.TEXT, "a journal cannot be read (see the log): move it out of "
+                         "journals/, then restart",
+                         "журнал матча не читается (причина в логе): уберите его из journals/ "
+                         "и перезапустите"),
+    "start.key": E(Room.TEXT, "the device key is bad (see the log): move device.key away, "
+                     "then restart",
+                     "ключ устройства испорчен (причина в логе): уберите device.key и "
+                     "перезапустите"),
+    # the loop failed (runtime/service.py): the error is the program's, as it is
+    "fault.restarting": E(Room.TEXT, "clock failed, restarting: {error}",
+                          "сбой часов, перезапуск: {error}"),
     "title.config_error": E(Room.TITLE, "CONFIG ERROR", "ОШИБКА НАСТРОЕК"),
     "title.clock_failed": E(Room.TITLE, "CLOCK FAILED", "СБОЙ ЧАСОВ"),
     "next.match": E(Room.TEXT, "{left}-{right}, {length}", "{left}-{right}, {length}"),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TypedDict
 
+from gammonclock.config.problems import said
 from gammonclock.core.arbiter_mode import abandons_match
 from gammonclock.core.match import MatchState, Phase
 from gammonclock.core.match_state import MenuItem, PanelMode, PanelStage
@@ -28,7 +29,7 @@ from gammonclock.sides import Side
 
 from . import glyphs
 from .glyphs import TINY
-from .texts import DEFAULT, TEXTS, localized, say, say_lines
+from .texts import DEFAULT, TEXTS, Text, localized, say, say_lines
 from .texts import length as length_words
 from .texts import points as points_words
 
@@ -516,9 +517,11 @@ def next_match_view(names: tuple[str, str], length: int, reserve: str,
 def config_error_view(message: str, title: str = "CONFIG ERROR",
                       lang: str = DEFAULT) -> PanelView:
     """The screen for a config the clock refuses (both panels): its first problem, and how many
-    more there are. `title` names the kind of problem (a journal it cannot read, too). The
-    problem is the config checker's, in English; the title and the count are said in `lang`."""
-    problems = ([line for line in message.splitlines() if line.strip()]
+    more there are. `title` names the kind of problem (a journal it cannot read, too). All is
+    said in `lang`: the problem too when it can say itself (a `Text`, a config's `Problem`s, a
+    ConfigError's lines as `problems.Told`), the file names, keys and values as written."""
+    shown = message.said_in(lang) if isinstance(message, Text) else said(message, lang)
+    problems = ([line for line in shown.splitlines() if line.strip()]
                 or [say("error.no_details", lang)])
     width = TINY.chars(INNER_W)
     more = len(problems) - 1

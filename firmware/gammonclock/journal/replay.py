@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gammonclock.config.loading import Config, ConfigError, config_of_header
+from gammonclock.config.problems import Counted, Problem, message_of
 from gammonclock.core.effects import Effect, Refused
 from gammonclock.core.engine import Engine
 from gammonclock.core.reasons import Reason
@@ -135,6 +136,14 @@ class _Replay:
         return Replayed(self.engine, self.config, self.read, self.diverged,
                         self.snapshots_differ, history_floor)
 
+def diverged_note(diverged: list[str], key: str = "jr.diverged_first", **more: object
+                  ) -> Problem:
+    """What a reader is told of `Replayed.diverged` (its entries "record N"): how many records
+    this firmware replays differently, in each language's plural ("5 records", "5 записей"),
+    and the first of them."""
+    return Problem(key, records=Counted("records", len(diverged)),
+                   first=diverged[0].removeprefix("record "), **more)
+
 def oldest_serial(engine: Engine) -> int:
     entry = engine.log
     assert entry is not None
@@ -204,7 +213,7 @@ def verify_and_replay(path: str | Path, key: bytes | None, *,
         config = config_of_header(read.header.data, read.path)
     except (JournalError, ConfigError) as exc:
         # The chain says what is wrong with a header that cannot be read (altered, another key).
-        return Checked(verify(path, key, no_key=no_key), None, str(exc))
+        return Checked(verify(path, key, no_key=no_key), None, message_of(exc))
     run = _Replay(read, config, Engine.start(config.rules, at=read.header.t), None, None,
                   keep=UNDO_KEPT)      # its memory does not grow with the journal
 
@@ -215,8 +224,8 @@ def verify_and_replay(path: str | Path, key: bytes | None, *,
     verdict = verify(path, key, observe, no_key=no_key)
     if verdict.intact and run.snapshots_differ:
         verdict = replace(verdict, intact=False,
-                          message=f"{run.snapshots_differ[0]}: its snapshot is not the replay's "
-                                  f"match at that record")
+                          message=Problem("jv.snapshot",
+                                          record=run.snapshots_differ[0].removeprefix("record ")))
     return Checked(verdict, run.result())
 
 def replay_step(engine: Engine, kind: str, t: int, data: dict[str, Any]

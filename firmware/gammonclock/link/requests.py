@@ -164,26 +164,26 @@ class HallRequests:
             self._awaited.popitem(last=False)
 
     def _act(self, request: dict[str, Any]) -> dict[str, Any]:
-        words = request["command"].split()
-        if words[:1] == ["continue"]:                # SPEC §13.5: the hall moves a match here
+        parts = request["command"].split()
+        if parts[:1] == ["continue"]:                # SPEC §13.5: the hall moves a match here
             return continue_request(self, request)
-        if words[:1] == ["new-match"]:
-            if words[1:3] == ["--force", "--waiting"] and len(words) == 4 \
+        if parts[:1] == ["new-match"]:
+            if parts[1:3] == ["--force", "--waiting"] and len(parts) == 4 \
                     and request.get("text") is None:
-                return self._force_waiting(words[3], request)
-            if words[1:] not in ([], ["--force"]) or request.get("text") is None:
-                return _bad("usage: new-match [--force], with the match file's TOML in 'text'; "
-                            "or new-match --force --waiting SHA256, the match that waits")
+                return self._force_waiting(parts[3], request)
+            if parts[1:] not in ([], ["--force"]) or request.get("text") is None:
+                lang = reply_language(self.service)
+                return _bad(words.say("hr.new_match_usage", lang), lang)
             return self._load(request["text"], f"<hall cmd {request['id']}>",
-                              force=words[1:] == ["--force"], by=request["by"],
+                              force=parts[1:] == ["--force"], by=request["by"],
                               request_id=request["id"])
-        if request.get("text") is not None:
-            return _bad("only new-match carries a match file ('text')")
-        if words == ["status"]:
-            return {"ok": True, "outcome": "acted", "state": self.service.status()}
         lang = reply_language(self.service)
+        if request.get("text") is not None:
+            return _bad(words.say("hr.text_not_new_match", lang), lang)
+        if parts == ["status"]:
+            return {"ok": True, "outcome": "acted", "state": self.service.status()}
         try:
-            command = parse_command(words)
+            command = parse_command(parts)
         except ValueError as exc:
             return _bad(syntax_error_said(exc, lang), lang)
         action = ArbiterAction(self.service.clock_ns(), command, "hall", request["by"])
@@ -264,8 +264,9 @@ class HallRequests:
         try:
             text = payload.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self._notice({"ok": False, "error": f"{self.match_topic}: not UTF-8 text (byte "
-                                                f"{exc.start}); nothing changed"}, digest)
+            self._notice({"ok": False, "error": words.say(
+                "hr.not_utf8", reply_language(self.service), topic=self.match_topic,
+                byte=exc.start)}, digest)
             self._remember_match(digest)
             return
         answer = self._load(text, self.match_topic, force=False)
@@ -281,8 +282,7 @@ class HallRequests:
         else:                               # not taken (the loop busy): it is tried again
             self.pending_match = payload
             answer["pending"] = True
-            answer["reason"] = ("the clock did not take the match in time (busy): not loaded "
-                                "yet; it is tried again by itself")
+            answer["reason"] = words.say("hr.tried_again", reply_language(self.service))
         notice = _notice_of(answer)
         log.info("hall: match from %s: %s", self.match_topic,
                  "loaded" if answer["ok"] else answer["reason"].splitlines()[0])
@@ -403,25 +403,27 @@ def continue_request(requests: HallRequests, request: dict[str, Any]) -> dict[st
     """A `cmd` from the director's account: continue FROM-TABLE's journal, its text (the
     hall's copy) in the request's `text`. The text is bounded and verified here as a journal
     from a stick is: the hall is trusted to send, not to be right."""
-    words, text = request["command"].split(), request.get("text")
-    flags = words[3:]
-    if len(words) < 3 or flags not in ([], ["--force"]) or text is None:
-        return _bad("usage: continue FROM-TABLE JOURNAL [--force], the journal's text in "
-                    "'text'")
-    table_word, name = words[1], words[2]
+    parts, text = request["command"].split(), request.get("text")
+    flags = parts[3:]
+    lang = reply_language(requests.service)          # the table's words, in its match's
+    if len(parts) < 3 or flags not in ([], ["--force"]) or text is None:
+        return _bad(words.say("cont.hall_usage", lang), lang)
+    table_word, name = parts[1], parts[2]
     if TABLE_WORD.fullmatch(table_word) is None or JOURNAL_NAME.fullmatch(name) is None:
-        return _bad(f"{name[:80]!r} of {table_word[:40]!r} is not a table's journal name")
+        return _bad(words.say("cont.hall_name", lang, name=repr(name[:80]),
+                              table=repr(table_word[:40])), lang)
     blob = text.encode("utf-8")
     if len(blob) > MAX_SOURCE_BYTES:
-        return _bad(f"the journal is longer than {MAX_SOURCE_BYTES >> 20} MiB")
+        return _bad(words.say("cont.hall_too_long", lang, mib=MAX_SOURCE_BYTES >> 20), lang)
     service, table = requests.service, requests.table
     folder = table.state_dir / COPIED_FROM_HALL / table_word
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_atomically(folder / name, blob)
     except (JournalError, OSError) as exc:
-        return {"ok": False, "outcome": "refused", "reason": f"cannot keep the journal the hall "
-                f"sent: {exc}", "code": Reason.JOURNAL_NOT_WRITTEN.value}
+        return {"ok": False, "outcome": "refused",
+                "reason": words.say("cont.hall_not_kept", lang, error=exc),
+                "code": Reason.JOURNAL_NOT_WRITTEN.value}
     at = service.clock_ns()
     work = checked_then(service, table, folder / name, via="hall", force=flags == ["--force"],
                         at=at, source_of="hall", by=request["by"])

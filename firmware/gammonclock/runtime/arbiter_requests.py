@@ -204,11 +204,8 @@ def _not_applied(error: str, busy: bool = False) -> dict[str, Any]:
         answer["busy"] = True
     return answer
 
-def _unknown(what: str) -> dict[str, Any]:
-    return {"ok": False, "outcome": "unknown",
-            "error": f"queued, outcome unknown: the clock took `{what}` but did not "
-                     "say what it did in time; check with `gammonclock arbiter status` before "
-                     "repeating it"}
+def _unknown(what: str, lang: str = "en") -> dict[str, Any]:
+    return {"ok": False, "outcome": "unknown", "error": words.say("sock.unknown", lang, what=what)}
 
 def exit_status(answer: dict[str, Any]) -> int:
     """The `gammonclock arbiter` exit status for a reply (see the module's docstring)."""

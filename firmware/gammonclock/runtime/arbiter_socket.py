@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gammonclock import words
 from gammonclock.core.arbiter import Command, parse_command
 from gammonclock.core.effects import Effect, Undone
 from gammonclock.core.match import ArbiterAction
@@ -201,6 +202,11 @@ class _Outcomes:
                 return
 
 
+def say(key: str, service: ClockService, **args: object) -> str:
+    """The socket's own answer `key` in the match's language (English without a match)."""
+    return words.say(key, reply_language(service), **args)
+
+
 class Responder:
     """The answer to one request line; any thread (one per connection)."""
 
@@ -230,8 +236,7 @@ class Responder:
         if request.words == ["status"]:
             return {"ok": True, "state": self.service.status()}
         if request.match_text is not None and request.words[:1] != ["new-match"]:
-            return {"ok": False, "error": "only new-match carries a match file ('text'); "
-                                          "nothing was done"}
+            return {"ok": False, "error": say("sock.text_not_new_match", self.service)}
         if request.words[:1] == ["usb-stick"]:
             return self._stick(request.words[1:])
         action: Callable[[], tuple[dict[str, Any], Awaited | None]]
@@ -269,38 +274,39 @@ class Responder:
         """Submit the command to the loop and wait, bounded, for what it did: the answer, and
         the Awaited still to deliver the outcome when that is unknown yet (else None)."""
         action = ArbiterAction(self.clock_ns(), command, "socket", peer)
-        return self._on_loop(action, "the command was NOT applied", command.describe(),
+        return self._on_loop(action, "command", command.describe(),
                              lambda reply: self._acted(reply.effects,
                                                        reply_language(self.service)))
 
     def _on_loop(self, item: ArbiterAction | Task, not_done: str, what: str,
                  answer: Callable[[Reply], dict[str, Any]]
                  ) -> tuple[dict[str, Any], Awaited | None]:
-        """Submit `item` to the loop and wait, bounded, for it: the answer (`not_done` says
-        what did not happen when the loop turned it away or never took it), and the Awaited
-        still to deliver the outcome when that is unknown yet (else None)."""
+        """Submit `item` to the loop and wait, bounded, for it: the answer (`not_done`, a
+        "sock.not_done.*" id, says what did not happen when the loop turned it away or never
+        took it), and the Awaited still to deliver the outcome when that is unknown yet (else
+        None). Said in the match's language."""
+        lang = reply_language(self.service)
         waited = submit_and_wait(self.service, item, answer, self.limits.reply_timeout_s,
                                  self.limits.outcome_grace_s)
+        undone = words.say(f"sock.not_done.{not_done}", lang)
         if waited is NotTaken.BUSY:
-            return _not_applied(f"the clock is busy (too many inputs waiting); {not_done}: "
-                                "try again", busy=True), None
+            return _not_applied(words.say("sock.busy", lang, not_done=undone), busy=True), None
         if isinstance(waited, NotTaken):
-            return _not_applied(f"the clock did not answer in time; {not_done}"), None
+            return _not_applied(words.say("sock.late", lang, not_done=undone)), None
         settled = waited.settled()
         if settled is None:
-            return _unknown(what), waited
+            return _unknown(what, lang), waited
         return settled, None
 
     # --- the next match (SPEC §13.2) ------------------------------------------------------------
 
     def _new_match_problem(self, request: Request) -> str | None:
         if self.table is None:
-            return "this clock takes no next match"
+            return say("sock.no_table", self.service)
         if request.words[1:] not in ([], ["--force"]):
-            return "usage: new-match [--force] (the match file's text in the request's 'text')"
+            return say("sock.new_match_usage", self.service)
         if request.match_text is None:
-            return ("new-match needs the match file's text: `gammonclock arbiter new-match "
-                    "FILE` sends it")
+            return say("sock.new_match_text", self.service)
         return None
 
     def _load(self, request: Request, peer: str | None = None
@@ -317,15 +323,14 @@ class Responder:
     def run_loading(self, load: Callable[[], LoadOutcome], at: int
                     ) -> tuple[dict[str, Any], Awaited | None]:
         """Run a load on the clock's loop and wait for what it did."""
-        return self._on_loop(Task(at, load), "the match was NOT loaded", "new-match",
+        return self._on_loop(Task(at, load), "match", "new-match",
                              self._loaded)
 
     def _loaded(self, reply: Reply) -> dict[str, Any]:
         outcome = reply.value
         if not isinstance(outcome, LoadOutcome):      # the load failed (its bug is in the log)
             return {"ok": False, "outcome": "unknown",
-                    "error": f"the clock failed loading the match ({outcome!r}); check with "
-                             "`gammonclock arbiter status` before repeating it"}
+                    "error": say("sock.load_failed", self.service, error=repr(outcome))}
         answer: dict[str, Any] = {"ok": outcome.ok,
                                   "outcome": "acted" if outcome.ok else "refused",
                                   "said": outcome.said, "state": self.service.status()}
@@ -337,21 +342,18 @@ class Responder:
 
     def _stick(self, words: list[str]) -> dict[str, Any]:
         if self.on_stick is None:
-            return {"ok": False, "error": "this clock takes no USB stick"}
+            return {"ok": False, "error": say("sock.no_stick", self.service)}
         if len(words) != 1:
-            return {"ok": False, "error": "usage: usb-stick DIR (the folder the stick is "
-                                          "mounted at)"}
+            return {"ok": False, "error": say("sock.stick_usage", self.service)}
         return self.on_stick(Path(words[0]))
 
     def _repeat(self, request: Request, outcome: _Outcome) -> dict[str, Any]:
         if outcome.words != request.words:
-            return {"ok": False, "error": f"request id {request.id!r} was already used for "
-                                          "another command; nothing was done: use a fresh id"}
+            return {"ok": False, "error": say("sock.id_reused", self.service,
+                                              id=repr(request.id))}
         if not outcome.done.wait(self.limits.longest_answer_s + 1) or outcome.answer is None:
             return {"ok": False, "outcome": "unknown", "repeated": True,
-                    "error": "queued, outcome unknown: the first request with this id is still "
-                             "waiting for the clock; check with `gammonclock arbiter status` "
-                             "before repeating it"}
+                    "error": say("sock.first_waits", self.service)}
         if outcome.awaited is not None:         # it was unknown: has its outcome come since?
             settled = outcome.awaited.settled()
             if settled is not None:

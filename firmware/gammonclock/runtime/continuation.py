@@ -35,6 +35,10 @@ On the clock, a continuation replaces the current match under the rules of SPEC 
 `new-match` does: accepted in idle, ready and match_over; in mid-match only with `--force`,
 which first ends the current match `abandoned` on its own record. The same continuation asked
 for again (a stick plugged in twice, a hall request repeated) is kept, not made twice.
+
+What it answers is said in words.py's "cont.*" (SPEC §15): a refusal, and what became of the
+match here, in this table's language; what the continued match is, in its own. A refusal is a
+`ContinuationRefused` holding a Problem (its English is the message), said where it is answered.
 """
 
 from __future__ import annotations
@@ -47,7 +51,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gammonclock import words
 from gammonclock.config.loading import ConfigError
+from gammonclock.config.problems import Problem, Told, message_of, said
 from gammonclock.core.match_state import Phase
 from gammonclock.core.reasons import Reason
 from gammonclock.errors import GammonclockError
@@ -58,7 +64,16 @@ from gammonclock.journal.records import JOURNALS_DIR, JournalError
 from gammonclock.journal.replay import Replayed, replay, replay_from_snapshot
 from gammonclock.journal.verify import Verdict, verify
 
-from .lifecycle import LoadOutcome, Opened, Table, in_progress, journal_path, match_words
+from .arbiter_requests import reply_language, said_lines
+from .lifecycle import (
+    LoadOutcome,
+    Opened,
+    Table,
+    in_progress,
+    journal_path,
+    match_words,
+    table_language,
+)
 from .session import _continue_in_new_journal, _stamp_of, resume
 
 if TYPE_CHECKING:
@@ -114,7 +129,7 @@ def find_journal(place: str | Path) -> Path:
     if path.is_file():
         return path
     if not path.is_dir():
-        raise ContinuationRefused(f"{path}: no such journal or folder; nothing changed")
+        raise ContinuationRefused(Problem("cont.no_such", path=path))
     found: list[Path] = []
     for folder in (path, path / JOURNALS_DIR):
         found += [p for p in folder.glob("match-*.jsonl") if p.is_file()]
@@ -125,8 +140,7 @@ def find_journal(place: str | Path) -> Path:
         except JournalError as exc:
             log.warning("not a journal to continue: %s", exc)
     if not heads:
-        raise ContinuationRefused(f"{path}: holds no journal (match-*.jsonl, in it or in its "
-                                  f"{JOURNALS_DIR}/); nothing changed")
+        raise ContinuationRefused(Problem("cont.no_journal", path=path, dir=JOURNALS_DIR))
     ordered = journal_order([JournalHead.of(p, data) for p, data in heads])
     return ordered[-1].path
 
@@ -140,28 +154,27 @@ def check_source(path: str | Path, key: bytes | None, *, unverified: bool = Fals
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise ContinuationRefused(f"{path}: cannot read the journal: {exc.strerror}; nothing "
-                                  "changed") from None
+        raise ContinuationRefused(Problem("cont.cannot_read", path=path,
+                                          why=exc.strerror)) from None
     if size > MAX_SOURCE_BYTES:
-        raise ContinuationRefused(f"{path}: {size} bytes, more than {MAX_SOURCE_BYTES >> 20} "
-                                  "MiB: not a match's journal; nothing changed")
+        raise ContinuationRefused(Problem("cont.too_large", path=path, size=size,
+                                          mib=MAX_SOURCE_BYTES >> 20))
     try:
         verdict = verify(path, key)
         if not verdict.intact and not unverified:
-            raise ContinuationRefused(
-                f"{path}: {verdict.words}. The journal was not continued; nothing changed "
-                "(`continue --unverified` takes it all the same, and its header says so)")
+            raise ContinuationRefused(Problem("cont.tampered", path=path,
+                                              verdict=verdict_words(verdict)))
         read = read_journal(path)
         if read.count < 1:
-            raise ContinuationRefused(f"{path}: no records; nothing changed")
+            raise ContinuationRefused(Problem("cont.no_records", path=path))
         replayed = replay(read)
     except (JournalError, ConfigError) as exc:
-        raise ContinuationRefused(f"{exc}\nThe journal was not continued; nothing changed") \
-            from None
+        raise ContinuationRefused(Problem("cont.unreadable", error=message_of(exc))) from None
     match = replayed.engine.match
     if match.end_reason is not None:
-        raise ContinuationRefused(f"{path}: the match is over ({match.end_reason.value}): "
-                                  "nothing to continue; nothing changed")
+        end = match.end_reason.value
+        raise ContinuationRefused(Problem("cont.over", path=path, end=Problem(f"end.{end}")
+                                          if f"end.{end}" in words.WORDS else end))
     return Source(read, verdict, replayed, forced=not verdict.intact)
 
 
@@ -189,8 +202,7 @@ def start_continuation(table: Table, source: Source, via: str) -> Opened:
     stamp = table.stamps()
     path = journal_path(table.state_dir, stamp.wall, table.table_id, source.replayed.config)
     if Path(source.read.path).resolve().parent == path.parent.resolve():
-        raise ContinuationRefused(f"{source.read.path}: a journal of this clock: it resumes by "
-                                  "itself after a power cut; nothing changed")
+        raise ContinuationRefused(Problem("cont.own_journal", path=source.read.path))
     changes = {"continues": source.continues(via), "table": table.table_id,
                "match_no": next_match_no(heads)}
     key = table.key_of()
@@ -212,59 +224,72 @@ def continue_match(service: ClockService, table: Table, source: Source, *, via: 
     from gammonclock.core.arbiter import Abandon
     from gammonclock.core.match import ArbiterAction
 
-    words = match_words(source.replayed.config)
+    # What is said of the match here in its language, of the match continued in its own
+    # (SPEC §15), as `lifecycle.load_next_match` says a next match.
+    lang = table_language(service, table)
+    new_lang = words.language(source.replayed.config.device.language)
+    match_said = match_words(source.replayed.config, new_lang)
+    words_en = match_words(source.replayed.config)
     players = f"{source.replayed.config.rules.names.left}-" \
               f"{source.replayed.config.rules.names.right}"
     if _same_continuation(service, source):
-        return LoadOutcome(True, [f"match already continued here: {words}"], match=words,
-                           players=players, kept=True)
+        return LoadOutcome(True, [words.say("cont.already", new_lang, match=match_said)],
+                           match=words_en, players=players, kept=True, lang=new_lang)
     session = service.session
     if session is not None and in_progress(session.engine) and not force:
-        return LoadOutcome(False, [], _in_progress_words(session.engine),
-                           Reason.MATCH_IN_PROGRESS)
+        return LoadOutcome(False, [], _in_progress_words(session.engine, lang),
+                           Reason.MATCH_IN_PROGRESS, lang=lang)
     now = service.engine_time(service.clock_ns() if at is None else at)
     if session is not None and session.backlog:
         session.checkpoint(max(session.engine.now, now))
     if session is not None and session.backlog:
-        return LoadOutcome(False, [], "the journal of the current match is not being written "
-                           f"({session.journal_error}): the continuation waits until it is",
-                           Reason.JOURNAL_NOT_WRITTEN)
+        return LoadOutcome(False, [], words.say("cont.journal_not_written", lang,
+                                                error=session.journal_error),
+                           Reason.JOURNAL_NOT_WRITTEN, lang=lang)
     try:         # first: a card that cannot take it changes nothing
         opened = start_continuation(table, source, via)
     except (JournalError, ConfigError, OSError, ContinuationRefused) as exc:
-        return LoadOutcome(False, [], f"the match cannot be continued here: {exc}",
-                           Reason.JOURNAL_NOT_WRITTEN)
-    said: list[str] = []
+        return LoadOutcome(False, [], words.say("cont.cannot", lang,
+                                                error=said(message_of(exc), lang)),
+                           Reason.JOURNAL_NOT_WRITTEN, lang=lang)
+    done: list[str] = []
     if session is not None and session.engine.match.play_phase is not Phase.MATCH_OVER:
         t = max(session.engine.now, now)
-        said += [e.describe() for e in service.apply(ArbiterAction(t, Abandon(), source_of, by))]
+        done += said_lines(service.apply(ArbiterAction(t, Abandon(), source_of, by)), lang)
     if session is not None:
         session.close()
     for dropped in service.replace_session(opened.session, opened.origin):
         log.info("dropped with the match before: %s", dropped)
     match = opened.session.engine.match
-    said += [f"match continued: {words}, from {source.name} (record {source.read.last.seq})",
-             f"score {_score(match)}, paused: a hold of the cube button resumes"]
+    done += [words.say("cont.continued", new_lang, match=match_said, file=source.name,
+                       seq=source.read.last.seq),
+             words.say("cont.paused", new_lang, score=_score(match, new_lang))]
     if source.forced:
-        said.append(f"NOT VERIFIED, continued on the arbiter's word: {source.verdict.words}")
+        done.append(words.say("cont.not_verified", new_lang,
+                              verdict=verdict_words(source.verdict).said(new_lang)))
     journal = opened.session.journal
     if journal is not None:
-        said.append(f"journal: {Path(journal.path).name}")
+        done.append(words.say("load.journal", new_lang, name=Path(journal.path).name))
     for note in opened.notes:
         log.info("continuation: %s", note)
-    return LoadOutcome(True, said, match=words, players=players)
+    return LoadOutcome(True, done, match=words_en, players=players, lang=new_lang)
 
 
-def _score(match: Any) -> str:
-    from gammonclock.core.rules import format_score
-    return f"{format_score(match.score.left)}-{format_score(match.score.right)}"
+def _score(match: Any, lang: str = "en") -> str:
+    return f"{words.number(match.score.left, lang)}-{words.number(match.score.right, lang)}"
 
 
-def _in_progress_words(engine: Any) -> str:
+def _in_progress_words(engine: Any, lang: str = "en") -> str:
     match = engine.match
-    return (f"a match is in progress (game {match.game}, score {_score(match)}): a match is "
-            "continued here once it is over; `continue --force` ends it now as abandoned, on "
-            "the record")
+    return words.say("cont.in_progress", lang, game=match.game, score=_score(match, lang))
+
+
+def verdict_words(verdict: Verdict) -> Told:
+    """A journal's verdict (`Verdict.words`) that says itself in any language (the export's
+    words for it: `export.text.integrity_text`)."""
+    from gammonclock.export.text import integrity_text
+
+    return Told(verdict.words, lambda lang: integrity_text(verdict, lang=lang))
 
 
 def checked_then(service: ClockService, table: Table, path: str | Path, *, via: str,
@@ -276,7 +301,9 @@ def checked_then(service: ClockService, table: Table, path: str | Path, *, via: 
     try:
         source = check_source(find_journal(path), _key(table), unverified=unverified)
     except ContinuationRefused as exc:
-        return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD)
+        lang = table_language(service, table)
+        return LoadOutcome(False, [], said(message_of(exc), lang), Reason.MATCH_FILE_BAD,
+                           lang=lang)
     return lambda: continue_match(service, table, source, via=via, force=force, at=at,
                                   source_of=source_of, by=by)
 
@@ -296,12 +323,11 @@ def socket_request(server: Responder, request: Request, peer: str | None
     """`continue [--force] [--unverified]` on the arbiter's socket, the journal's path in the
     request's `file` (`gammonclock arbiter continue FROM` sends it whole: the clock reads it)."""
     flags = request.words[1:]
+    lang = reply_language(server.service)
     if server.table is None:
-        return {"ok": False, "error": "this clock takes no next match"}, None
+        return {"ok": False, "error": words.say("cont.no_table", lang)}, None
     if any(flag not in CONTINUE_FLAGS for flag in flags) or not request.file:
-        return {"ok": False, "error": "usage: continue FROM [--force] [--unverified] (FROM: a "
-                                      "journal, or a folder holding it, in the request's "
-                                      "'file')"}, None
+        return {"ok": False, "error": words.say("cont.usage", lang)}, None
     at = server.clock_ns()
     work = checked_then(server.service, server.table, request.file, via="journal",
                         force="--force" in flags, unverified="--unverified" in flags, at=at,
@@ -355,19 +381,17 @@ def _copy_off(where: Path, parent: int, table_id: str, device: int, into: Path) 
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise ContinuationRefused(f"{where}: cannot read the folder ({exc.strerror or exc}; "
-                                  "a link is not followed)") from None
+        raise ContinuationRefused(Problem("cont.folder_unreadable", path=where,
+                                          why=exc.strerror or exc)) from None
     try:
         if os.fstat(folder).st_dev != device:
-            raise ContinuationRefused(f"{where}: not on the stick (another file system is "
-                                      "mounted there)")
+            raise ContinuationRefused(Problem("cont.elsewhere", path=where))
         names = os.listdir(folder)
         if f"{table_id}.continue" not in names and "match.continue" not in names:
             return None
         journals = sorted(n for n in names if n.startswith("match-") and n.endswith(".jsonl"))
         if not journals:
-            raise ContinuationRefused(f"{where}: a marker to continue a match, but no journal "
-                                      "(match-*.jsonl) beside it")
+            raise ContinuationRefused(Problem("cont.marker_alone", path=where))
         into.mkdir(parents=True, exist_ok=True)
         copies = [_copy_one(where / name, folder, name, device, into) for name in journals]
     finally:
@@ -379,20 +403,20 @@ def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Pa
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
     except OSError as exc:
-        raise ContinuationRefused(f"{path}: cannot read the journal ({exc.strerror or exc}; a "
-                                  "link is not followed)") from None
+        raise ContinuationRefused(Problem("cont.journal_unreadable", path=path,
+                                          why=exc.strerror or exc)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_dev != device:
-            raise ContinuationRefused(f"{path}: not a plain file on the stick")
+            raise ContinuationRefused(Problem("cont.not_plain", path=path))
         if info.st_size > MAX_SOURCE_BYTES:
-            raise ContinuationRefused(f"{path}: more than {MAX_SOURCE_BYTES >> 20} MiB: not a "
-                                      "match's journal")
+            raise ContinuationRefused(Problem("cont.stick_too_large", path=path,
+                                              mib=MAX_SOURCE_BYTES >> 20))
         with os.fdopen(os.dup(fd), "rb") as f:
             blob = f.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
-        raise ContinuationRefused(f"{path}: cannot read the journal: {exc.strerror or exc}"
-                                  ) from None
+        raise ContinuationRefused(Problem("cont.read_failed", path=path,
+                                          why=exc.strerror or exc)) from None
     finally:
         os.close(fd)
     copy = into / name
@@ -409,22 +433,25 @@ def stick_continuation(service: ClockService, table: Table, stick: Path
 
     from .lifecycle import run_on_loop
 
+    lang = table_language(service, table)
+
+    def refused(why: str) -> tuple[bool, list[str], Text]:
+        why = why.splitlines()[0] if why else ""
+        return (False, [words.say("cont.not_continued", lang, why=why)],
+                Text("stick.continue_refused", why=why))
+
     try:
         path = journal_on_stick(stick, table.table_id, table.state_dir)
     except (ContinuationRefused, OSError) as exc:
-        why = str(exc).splitlines()[0]
-        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+        return refused(said(message_of(exc), lang))
     if path is None:
         return None
     work = checked_then(service, table, path, via="stick", source_of="usb")
     if isinstance(work, LoadOutcome):
-        why = (work.error or "").splitlines()[0]
-        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+        return refused(work.error or "")
     done, outcome = run_on_loop(service, work)
     if not done or not isinstance(outcome, LoadOutcome):
-        why = "the clock did not take it in time"
-        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+        return refused(words.say("load.not_in_time", lang))
     if not outcome.ok:
-        why = (outcome.error or "").splitlines()[0]
-        return False, [f"match NOT continued: {why}"], Text("stick.continue_refused", why=why)
+        return refused(outcome.error or "")
     return True, outcome.said, Text("stick.continued", match=outcome.players or "")

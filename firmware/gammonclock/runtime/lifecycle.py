@@ -31,6 +31,7 @@ from gammonclock.config.loading import (
     keyed_config,
     parse_match_config,
 )
+from gammonclock.config.problems import Problem, message_of
 from gammonclock.core.engine import Engine
 from gammonclock.core.match_state import Phase
 from gammonclock.core.pin import RedactError, pepper_of, redact_pin_as
@@ -68,7 +69,8 @@ NAME_IN_FILE = 16             # characters of each player's name in a journal's 
 class StartRefused(JournalError):
     """The clock will not start a match on top of a problem it cannot judge: a bad device key,
     or a journal it cannot understand. The file is kept untouched; `panel` is the short text
-    for the panels, and `release` gives up the state folder's lock."""
+    for the panels (a `Text`: English, said in the panels' language), and `release` gives up
+    the state folder's lock."""
 
     def __init__(self, message: str, panel: str) -> None:
         super().__init__(message)
@@ -83,8 +85,7 @@ def device_key(state_dir: str | Path) -> KeySource:
     try:
         key = load_or_create_key(state_dir)
     except KeyRefused as exc:
-        raise StartRefused(str(exc), "the device key is bad (see the log): move device.key "
-                                     "away, then restart") from None
+        raise StartRefused(str(exc), Text("start.key")) from None
     except JournalError:
         return lambda: load_or_create_key(state_dir)
     return lambda: key
@@ -104,8 +105,7 @@ def replay_for_resume(head: JournalHead, pepper: bytes | None = None) -> Replaye
             f"{exc}\nThe clock starts nothing while this journal stands: move {path.name} out "
             f"of {path.parent} (keep it for the arbiter) and restart the clock to start a new "
             f"match, or run a firmware that can read it to resume this one.",
-            "a journal cannot be read (see the log): move it out of journals/, then restart",
-        ) from None
+            Text("start.journal")) from None
 
 
 # --- names ------------------------------------------------------------------------------------
@@ -204,8 +204,8 @@ class Table:
         """A match file's text read on this device (SPEC §13.1); ConfigError with every
         problem, naming `name`."""
         if len(text.encode("utf-8", "replace")) > MAX_MATCH_FILE:
-            raise ConfigError(name, [f"longer than {MAX_MATCH_FILE // 1024} KiB: not a match "
-                                     "file"])
+            raise ConfigError(name, [Problem("cfg.match_too_large",
+                                             kib=MAX_MATCH_FILE // 1024)])
         return parse_match_config(text, name, self.device)
 
     def start(self, config: Config, planned: Planned | None = None) -> Opened:
@@ -305,8 +305,8 @@ def load_next_match(service: ClockService, table: Table, text: str, name: str, *
         config = table.read_match(text, name)
     except ConfigError as exc:
         if not _game_on(service):
-            service.show_message(config_error_view(str(exc), "MATCH REFUSED"))
-        return LoadOutcome(False, [], str(exc), Reason.MATCH_FILE_BAD, lang=lang)
+            service.show_message(config_error_view(message_of(exc), "MATCH REFUSED"))
+        return LoadOutcome(False, [], exc.said(lang), Reason.MATCH_FILE_BAD, lang=lang)
     session = service.session
     new_lang = words.language(config.device.language)
     if session is not None and _same_match_waiting(session, config):

@@ -267,7 +267,8 @@ class ClockService:
 
     def _show_failure(self, text: str) -> None:
         """The panels say the clock failed and restarts (a display fault never hides it)."""
-        message = f"clock failed, restarting: {text}"
+        from gammonclock.hardware.texts import Text
+        message = Text("fault.restarting", error=text)     # said in the panels' language
         view = None
         if self.fault_view is not None:
             try:

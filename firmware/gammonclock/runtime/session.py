@@ -36,6 +36,7 @@ from gammonclock.journal.replay import (
     UNDO_KEPT,
     Observer,
     Replayed,
+    diverged_note,
     oldest_serial,
     replay,
     replay_from_snapshot,
@@ -439,8 +440,7 @@ def resume(replayed: Replayed, key: bytes | KeySource, stamps: StampSource, *,
                      "here: every PIN entered at the panels fails until the clock runs with "
                      "its key")
     if replayed.diverged:
-        notes.append(f"{read.path}: {len(replayed.diverged)} records replay differently with "
-                     "this version")
+        notes.append(diverged_note(replayed.diverged, "jr.diverged", path=read.path))
     last, stamp, key_of = read.last, stamps(), _key_source(key)
     if read.stopped:
         path = Path(read.path).with_name(Path(read.path).stem + ".continued.jsonl")

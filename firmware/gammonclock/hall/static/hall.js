@@ -228,10 +228,13 @@ function alertText(need, card) {
       // In English the hall's own words (they name the parser's complaint too).
       return t(key, { why: language !== "en" && own(TEXTS.en || {}, `archive.failed.${args.code}`)
         ? t(`archive.failed.${args.code}`, args) : args.why });
-    case "archive_not_verified":
-      return t(key, { name: args.name,
-                      verdict: verdictText({ code: args.code, records: args.records,
-                                             key: args.key, detail: args.detail }) });
+    case "archive_not_verified": {
+      // The archived journal's own verdict when the page holds it (its detail in each language).
+      const entry = archive.get(`${(card || {}).table}/${args.name}`);
+      const say = entry && entry.say && entry.say.code === args.code ? entry.say
+        : { code: args.code, records: args.records, key: args.key, detail: args.detail };
+      return t(key, { name: args.name, verdict: verdictText(say) });
+    }
     default:
       return t(key, args);
   }
@@ -417,7 +420,12 @@ async function post(path, body) {
   if (!response.ok) {
     // The hall's own errors the page knows are said in its language; others as the hall says.
     const known = typeof data.code === "string" && own(TEXTS.en || {}, `error.${data.code}`);
-    throw new Error(known ? t(`error.${data.code}`) : textOf(data.error) || `HTTP ${response.status}`);
+    const args = {};
+    for (const [name, value] of Object.entries(own(data, "fields") && typeof data.fields === "object"
+                                               && data.fields ? data.fields : {})) {
+      if (typeof value === "string" || Number.isFinite(value)) args[name] = value;
+    }
+    throw new Error(known ? t(`error.${data.code}`, args) : textOf(data.error) || `HTTP ${response.status}`);
   }
   return data;
 }
@@ -677,7 +685,7 @@ const VERDICTS = new Set(["intact", "other_device", "not_checked", "tampered", "
 function verdictText(say, message = "") {
   if (!say || !VERDICTS.has(say.code)) return textOf(message);
   const records = Number.isInteger(say.records) ? tn("count.records", say.records) : "";
-  const detail = textOf(say.detail);
+  const detail = detailOf(say);
   const args = { records, sealed_by: textOf(say.sealed_by), this_key: textOf(say.this_key),
                  key: textOf(say.key), detail: detail };
   switch (say.code) {
@@ -691,6 +699,13 @@ function verdictText(say, message = "") {
     default:
   }
   return t(`archive.say.${say.code}`, args);
+}
+
+// A verdict's detail (the journal's own words: what verify or the reader found) in the page's
+// language when the hall gives it in each (`details`), else as the hall says it.
+function detailOf(say) {
+  const each = say.details && typeof say.details === "object" ? say.details : {};
+  return textOf(own(each, language) ? each[language] : "") || textOf(say.detail);
 }
 
 // What a cut-short copy is, before its verdict ("" when it is not one).
@@ -713,7 +728,7 @@ function archiveMessage(v) {
 function archiveSummary(v) {
   const s = v.summary_say;
   if (!s || typeof s !== "object") return textOf(v.summary);
-  if (s.code === "cannot_replay") return t("archive.cannot_replay", { detail: textOf(s.detail) });
+  if (s.code === "cannot_replay") return t("archive.cannot_replay", { detail: detailOf(s) });
   if (language === "en" || !Number.isInteger(s.length)) return textOf(v.summary);
   const discipline = own(TEXTS.en || {}, `discipline.${s.discipline}`)
     ? t(`discipline.${s.discipline}`) : textOf(s.discipline);
