@@ -273,7 +273,7 @@ def test_a_table_has_one_journal_archived_at_a_time_and_a_few_waiting(tmp_path: 
         await asyncio.sleep(0.05)
         archived.append((table, payload))
         running -= 1
-    hall._archive = slow_archive  # type: ignore[method-assign]
+    hall.archiving._archive = slow_archive  # type: ignore[method-assign]
 
     async def flood() -> None:
         for n in range(7):
