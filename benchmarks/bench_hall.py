@@ -96,8 +96,9 @@ from gammonclock.hall.server import Hall, HallOptions  # noqa: E402
 from gammonclock.hall.web import make_app  # noqa: E402
 from gammonclock.journal.reader import read_journal  # noqa: E402
 from gammonclock.link import client as hall_link  # noqa: E402
-from gammonclock.link.client import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
+from gammonclock.link.connection import WINDOW  # noqa: E402
 from gammonclock.link.outbox import MEMORY_FILE, journals_in_order  # noqa: E402
+from gammonclock.link.publisher import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
 from gammonclock.sides import Button, Side  # noqa: E402
 from gammonclock.wire import BrokerURL  # noqa: E402
 from mqtt_helpers import DIRECTOR, Broker, free_port  # noqa: E402
@@ -1051,7 +1052,7 @@ def intruders(run: Run, match_file: Path) -> None:
 
 # --- light fakes (--fakes): what the hall takes from 200 tables, without 200 clocks ------------
 
-WINDOW = hall_link.WINDOW        # events a fake table keeps beyond the hall's position
+# WINDOW (link/connection.py): events a fake table keeps beyond the hall's position
 
 
 def now_ns() -> int:

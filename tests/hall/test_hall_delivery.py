@@ -20,7 +20,7 @@ import pytest
 from gammonclock.hall import archive as hall_archive
 from gammonclock.hall.archive import JOURNAL_NAME, store_journal
 from gammonclock.hall.delivery import EventKey, TablePosition, event_key
-from gammonclock.link import client as hall_link
+from gammonclock.link import publisher as link_publisher
 from gammonclock.link.outbox import MEMORY_FILE
 from gammonclock.sides import Button
 from gammonclock.wire import Ack
@@ -46,8 +46,8 @@ right = "{right}"
 @pytest.fixture(autouse=True)
 def quick_resend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table's wait for the hall's ack, shortened (5 s doubling to 60 s in play)."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.5)
-    monkeypatch.setattr(hall_link, "RESEND_MAX_S", 2.0)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.5)
+    monkeypatch.setattr(link_publisher, "RESEND_MAX_S", 2.0)
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from gammonclock.hall.archive import (
     verify_archived,
 )
 from gammonclock.journal.key import SECRET_FILE
-from gammonclock.link import client as hall_link
+from gammonclock.link import publisher as link_publisher
 from gammonclock.runtime.lifecycle import load_next_match, run_on_loop
 from hall_helpers import HallRunner
 from mqtt_helpers import SHIPPED_CONF, Broker
@@ -38,8 +38,8 @@ T1 = "table-1"
 @pytest.fixture(autouse=True)
 def quick_resend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table's wait for the hall's ack, shortened (5 s doubling to 60 s in play)."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.5)
-    monkeypatch.setattr(hall_link, "RESEND_MAX_S", 2.0)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.5)
+    monkeypatch.setattr(link_publisher, "RESEND_MAX_S", 2.0)
 
 
 @pytest.fixture

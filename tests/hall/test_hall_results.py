@@ -32,7 +32,7 @@ from gammonclock.hall.results import (
     safe_cell,
 )
 from gammonclock.journal.key import SECRET_FILE
-from gammonclock.link import client as hall_link
+from gammonclock.link import publisher as link_publisher
 from mqtt_helpers import Broker
 from table_helpers import Table, device_text, end_the_match, right_player, wait
 from test_export import EDGE_CASES, play_journal
@@ -47,8 +47,8 @@ INJECTION = "=HYPERLINK(1)"          # a "name" a spreadsheet would run
 @pytest.fixture(autouse=True)
 def quick_resend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table's wait for the hall's ack, shortened (5 s doubling to 60 s in play)."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.5)
-    monkeypatch.setattr(hall_link, "RESEND_MAX_S", 2.0)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.5)
+    monkeypatch.setattr(link_publisher, "RESEND_MAX_S", 2.0)
 
 
 def fetch(hall: RunningHall, path: str, password: str | None = None) -> str:
