@@ -38,17 +38,8 @@ from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side
 from play_helpers import Played, play
 from property_helpers import property_settings
+from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config
 from test_arbiter_mode import OPENING, chord, taps
-from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
-    DOWN,
-    UP,
-    S,
-    clock,
-    direct,
-    journal_of,
-    mock_config,
-    open_device,
-)
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}

@@ -53,17 +53,8 @@ from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
 from play_helpers import play
+from rig_helpers import DOWN, UP, S, journal_of, mock_config
 from test_arbiter_mode import OPENING, chord, taps
-from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
-    DOWN,
-    UP,
-    S,
-    clock,
-    direct,
-    journal_of,
-    mock_config,
-    open_device,
-)
 from test_lifecycle import _on_loop
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
