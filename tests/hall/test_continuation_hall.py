@@ -1,6 +1,6 @@
 """A dead table's match moved to a spare from the hall's events alone (SPEC §13.5, §14; issue 24):
 real Mosquitto with the shipped config and ACL, the real `Hall`, real clocks on mock pins (the
-fake-time rig of test_continuation), each with its hall link."""
+fake-time venue of venue_helpers), each with its hall link."""
 
 from __future__ import annotations
 
@@ -18,16 +18,17 @@ from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
 from mqtt_helpers import Broker, start_broker
-from test_continuation import (
+from venue_helpers import (
+    DEVICE_TEXT,
     GAP_S,
     MATCH_TEXT,
     S,
     Venue,
-    _assert_same_export,
-    _one_clock_reference,
-    _power_cut,
+    assert_same_export,
     first_part,
     journal_of,
+    one_clock_reference,
+    power_cut,
     second_part,
 )
 
@@ -48,16 +49,14 @@ def hall_broker(tmp_path: Path):
         broker.stop()
 
 
-def _with_hall(venue: Venue, broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+def _with_hall(venue: Venue, broker: Broker) -> None:
     """Every clock the venue builds from now on has a [hall] section for its own account."""
-    import test_continuation
-
-    plain = test_continuation.DEVICE_TEXT
+    plain = DEVICE_TEXT
 
     def text_for(table: str) -> str:
         return plain.format(table=table) + HALL_SECTION.format(
             url=broker.url, user=table, password_file=broker.password_file(table))
-    monkeypatch.setattr(test_continuation, "DEVICE_TEXT", _Formatter(text_for))
+    venue.device_text = _Formatter(text_for)
 
 
 class _Formatter(str):
@@ -81,10 +80,9 @@ def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # n
         time.sleep(0.01)
 
 
-def test_a_dead_tables_match_moved_from_the_halls_events_alone(
-        tmp_path, hall_broker, monkeypatch):
+def test_a_dead_tables_match_moved_from_the_halls_events_alone(tmp_path, hall_broker):
     venue = Venue()
-    _with_hall(venue, hall_broker, monkeypatch)
+    _with_hall(venue, hall_broker)
     with HallRunner(hall_broker, tmp_path / "archive") as hall:
         dead = venue.build(tmp_path, "T7", tmp_path / "t7", 3 * 3600, "boot-t7")
         try:
@@ -95,7 +93,7 @@ def test_a_dead_tables_match_moved_from_the_halls_events_alone(
             # The hall holds the journal to its last record, from the events alone.
             _until(lambda: (hall.call(lambda: hall.hall.live.held("T7")) or {}).get("last_seq")
                    == last.seq, "the hall holds T7's journal", dead.service.step)
-            _power_cut(dead)                      # the clock dies; its card is never read
+            power_cut(dead)                      # the clock dies; its card is never read
             venue.clocks.remove(dead)
             card.rename(card.with_suffix(".burnt"))
             venue.wait(None, GAP_S)
@@ -125,14 +123,13 @@ def test_a_dead_tables_match_moved_from_the_halls_events_alone(
         finally:
             for device in venue.clocks:
                 device.close()
-    monkeypatch.undo()
     plain = Venue()
     try:
-        reference = _one_clock_reference(plain, tmp_path)
+        reference = one_clock_reference(plain, tmp_path)
     finally:
         for device in plain.clocks:
             device.close()
-    _assert_same_export(continued, reference, {"last": last}, card, via="hall")
+    assert_same_export(continued, reference, {"last": last}, card, via="hall")
 
 
 def _move(hall: HallRunner, spare, source: str, target: str) -> dict:  # noqa: ANN001
