@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arbiter_helpers import OPENING, chord, taps
 from device_helpers import MOCK_TEXT
 from gammonclock.cli.main import main
 from gammonclock.config.loading import (
@@ -39,7 +40,6 @@ from gammonclock.sides import Button, Side
 from play_helpers import Played, play
 from property_helpers import property_settings
 from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config
-from test_arbiter_mode import OPENING, chord, taps
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}

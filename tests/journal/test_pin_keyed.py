@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from arbiter_helpers import OPENING, chord, taps
 from device_helpers import MOCK_TEXT
 from gammonclock.cli.main import main
 from gammonclock.config.loading import config_of_header, parse_config, parse_device_config
@@ -54,7 +55,6 @@ from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
 from play_helpers import play
 from rig_helpers import DOWN, UP, S, journal_of, mock_config
-from test_arbiter_mode import OPENING, chord, taps
 from test_lifecycle import _on_loop
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
