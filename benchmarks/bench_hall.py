@@ -568,7 +568,7 @@ def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableS
     # A Pi reads its own health once a minute; here many clocks share a process and a machine,
     # and reading this machine's (timedatectl, chronyc: a process each) would load the benchmark
     # itself: they read a recorded Pi 4's (tests/data/health), and the hall gets real messages.
-    from test_health import recorded
+    from health_helpers import recorded
     hall_link.HostSystem = lambda: recorded("pi4")
     with tallied() as tally:
         clock = FastClock(speed, base)
