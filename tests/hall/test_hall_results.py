@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from export_helpers import EDGE_CASES, play_journal
 from gammonclock.hall.archive import verify_archived
 from gammonclock.hall.results import (
     MAX_RESULTS,
@@ -35,7 +36,6 @@ from gammonclock.journal.key import SECRET_FILE
 from gammonclock.link import publisher as link_publisher
 from mqtt_helpers import Broker
 from table_helpers import Table, device_text, end_the_match, right_player, wait
-from test_export import EDGE_CASES, play_journal
 from test_hall_delivery import MATCH, all_acknowledged, play
 from test_hall_journal_archive import as_sent
 from test_hall_web import P, RunningHall, clock_state, publish, table_client
