@@ -57,6 +57,16 @@ def running(tmp_path):
 
 
 @pytest.fixture
+def running_ru(tmp_path):
+    """A Russian match on the reference config's device (`[display] language = "ru"`), its
+    service on a thread (`running_device`)."""
+    from device_helpers import MOCK_TEXT, running_device
+
+    with running_device(MOCK_TEXT + '\n[display]\nlanguage = "ru"\n', tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
 def processes():
     """Processes a test starts; any still running after it are killed."""
     started = []

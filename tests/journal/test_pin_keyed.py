@@ -53,9 +53,9 @@ from gammonclock.pin import main as pin_main
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
+from lifecycle_helpers import on_loop
 from play_helpers import play
 from rig_helpers import DOWN, UP, S, journal_of, mock_config
-from test_lifecycle import _on_loop
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}
@@ -265,7 +265,7 @@ def test_a_sticks_match_judges_with_the_headers_hash(tmp_path):
         stick = tmp_path / "stick"
         (stick / "gammonclock").mkdir(parents=True)
         (stick / "gammonclock" / "T12.toml").write_text(OTHER_MATCH, encoding="utf-8")
-        answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+        answer = on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
         assert answer["ok"] and "next match loaded: Анна-Carla, 5 points" in answer["said"]
         assert device.session.engine.rules.names.right == "Carla"
         # Hashed once per process and key: the same hash in the next journal's header.
