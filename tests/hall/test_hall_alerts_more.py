@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from hall_web_helpers import P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
 from test_hall_alerts_sound import RECORDERS, event, notes
 from test_hall_page import DESKTOP
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 
 @pytest.fixture

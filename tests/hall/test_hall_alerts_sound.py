@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from hall_web_helpers import P, RunningHall, clock_state, iso, publish, table_client
 from mqtt_helpers import Broker
 from test_hall_page import DESKTOP
-from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 RECORDERS = """
 window.__notes = [];

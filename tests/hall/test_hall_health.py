@@ -19,10 +19,10 @@ from gammonclock.journal.fsync_times import FsyncTimes
 from gammonclock.link import client as hall_link
 from gammonclock.runtime.health import Backlog, read_health
 from gammonclock.sides import Button
+from hall_web_helpers import P, RunningHall, publish, table_client
 from health_helpers import Clock, recorded
 from mqtt_helpers import Broker, Collector
 from table_helpers import TOPIC, Table, device_text, link_of, wait
-from test_hall_web import P, RunningHall, publish, table_client
 
 NOW_MS = 1_764_650_000_000
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from hall_web_helpers import P, RunningHall, clock_state, iso, publish, table_client
 from mqtt_helpers import Broker
-from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 EVIL = "evil.example"              # hall/conftest.py's browser resolves it to the hall
 PHONE = {"width": 390, "height": 844}

@@ -21,6 +21,7 @@ from gammonclock.hall.view import HallView
 from gammonclock.journal.reader import read_journal
 from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
+from hall_web_helpers import P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker, Collector
 from table_helpers import (
     MATCH_TEXT,
@@ -34,7 +35,6 @@ from table_helpers import (
     wait,
 )
 from test_hall_page import PHONE, open_page
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 WORDS_NEVER_SHOWN = ("null", "undefined", "[object", "{")
 

@@ -25,9 +25,9 @@ from gammonclock.hall.public import (
 )
 from gammonclock.hall.public_web import PublicPage
 from gammonclock.hall.web import make_app
+from hall_web_helpers import P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
 from public_helpers import PublicBroker, Spectator
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 ROOT = public_root(P)
 SECRET_PIN_HASH = "5e" * 32
