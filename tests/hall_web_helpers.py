@@ -171,3 +171,61 @@ def finished_journal(tmp_path: Path) -> tuple[Path, Path]:
                            "--state-dir", str(state), "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return journal, state
+
+
+# --- the page in headless Chromium --------------------------------------------------------------
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 800}
+
+
+def open_page(browser: Any, hall: RunningHall, viewport: dict[str, int] = DESKTOP) -> Any:
+    page = browser.new_page(viewport=viewport)
+    page.goto(hall.base + "/")
+    return page
+
+
+def seconds(clock: str) -> int:
+    """A reserve as the page shows it ("9:59", "1:02:03") in seconds (text compares "9:59" above
+    "10:00")."""
+    total = 0
+    for part in clock.split(":"):
+        total = total * 60 + int(part)
+    return total
+
+
+RECORDERS = """
+window.__notes = [];
+window.__beeps = 0;
+window.__asked = 0;
+class FakeNotification {
+  constructor(title, options) {
+    window.__notes.push({ title, body: options.body, tag: options.tag });
+  }
+  static requestPermission() { window.__asked += 1; return Promise.resolve("granted"); }
+}
+FakeNotification.permission = "granted";
+window.Notification = FakeNotification;
+class FakeAudio {
+  constructor() { this.currentTime = 0; this.destination = {}; }
+  resume() { return Promise.resolve(); }
+  createGain() {
+    const ramp = () => {};
+    return { gain: { setValueAtTime: ramp, exponentialRampToValueAtTime: ramp },
+             connect: (x) => x };
+  }
+  createOscillator() {
+    return { frequency: {}, connect: (x) => x, start: () => { window.__beeps += 1; },
+             stop: () => {} };
+  }
+}
+window.AudioContext = FakeAudio;
+"""
+
+
+def event(seq: int, *effects: dict[str, Any]) -> dict[str, Any]:
+    return {"journal": "match-1.jsonl", "seq": seq, "at": iso(), "effects": list(effects)}
+
+
+def notes(page: Any) -> list[dict[str, str]]:
+    return list(page.evaluate("() => window.__notes"))

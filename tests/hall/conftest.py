@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hall_web_helpers import RunningHall, table_client
+from mqtt_helpers import Broker
 
 CHROMIUM = "/usr/bin/chromium"
 EVIL = "evil.example"              # Chromium resolves it to the hall's address (DNS rebinding)
@@ -26,3 +30,17 @@ def browser() -> Iterator[Any]:
             "--no-sandbox", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:
+    with RunningHall(broker, tmp_path / "archive") as running:
+        yield running
+
+
+@pytest.fixture
+def table(broker: Broker) -> Iterator[Any]:
+    client = table_client(broker, "table-1")
+    yield client
+    client.disconnect()
+    client.loop_stop()

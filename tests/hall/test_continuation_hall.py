@@ -248,8 +248,7 @@ def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, h
 def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_broker):
     """The table's dialog on the director's page (Chromium): the other tables to choose from,
     and the hall's answer (here: it holds no journal of that table)."""
-    from hall_web_helpers import RunningHall, clock_state, publish, table_client
-    from test_hall_page import DESKTOP
+    from hall_web_helpers import DESKTOP, RunningHall, clock_state, publish, table_client
 
     found = shutil.which("chromium") or "/usr/bin/chromium"
     from playwright.sync_api import sync_playwright

@@ -12,9 +12,16 @@ from typing import Any
 
 from gammonclock.hall.archive import verify_archived
 from gammonclock.hall.pairings import parse_pairings
-from hall_web_helpers import P, RunningHall, clock_state, finished_journal, publish, table_client
+from hall_web_helpers import (
+    DESKTOP,
+    P,
+    RunningHall,
+    clock_state,
+    finished_journal,
+    publish,
+    table_client,
+)
 from mqtt_helpers import Broker
-from test_hall_page import DESKTOP
 from test_hall_page_russian import (  # noqa: F401  (the fixture)
     VISIBLE_TEXT,
     hall_ru,

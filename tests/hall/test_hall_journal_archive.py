@@ -29,8 +29,17 @@ from gammonclock.link import publisher as link_publisher
 from gammonclock.runtime.lifecycle import load_next_match, run_on_loop
 from hall_helpers import HallRunner
 from mqtt_helpers import SHIPPED_CONF, Broker
-from table_helpers import Table, device_text, end_the_match, wait
-from test_hall_delivery import MATCH, acked, all_acknowledged, play
+from table_helpers import (
+    MATCH,
+    Table,
+    acked,
+    all_acknowledged,
+    as_sent,
+    device_text,
+    end_the_match,
+    play,
+    wait,
+)
 
 T1 = "table-1"
 
@@ -58,24 +67,6 @@ def table_at(tmp_path: Path) -> Iterator[Callable[[Broker], Table]]:
     yield make
     for table in made:
         table.stop()
-
-
-def as_sent(monkeypatch: pytest.MonkeyPatch, journal: Path, change: Callable[[str], str]
-            ) -> list[str]:
-    """What the table's link reads of `journal` to send it, changed by `change` (a tail lost on
-    a power cut, a record tampered with); the texts it read, in order."""
-    real = Path.read_text
-    sent: list[str] = []
-
-    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
-        text = real(self, *args, **kwargs)
-        if self != journal or threading.current_thread().name == "MainThread":
-            return text
-        sent.append(change(text))
-        return sent[-1]
-
-    monkeypatch.setattr(Path, "read_text", read_text)
-    return sent
 
 
 def acks_of(hall: HallRunner, table: str = T1) -> list[dict[str, Any]]:

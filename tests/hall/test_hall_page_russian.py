@@ -28,9 +28,8 @@ from gammonclock.hall.run import options_of
 from gammonclock.hall.view import HallView
 from gammonclock.hall.web import TOKEN, make_app, page_html
 from gammonclock.sim import hall_demo
-from hall_web_helpers import P, RunningHall, clock_state, iso, publish, table_client
+from hall_web_helpers import DESKTOP, PHONE, P, RunningHall, clock_state, iso, publish, table_client
 from mqtt_helpers import Broker
-from test_hall_page import DESKTOP, PHONE
 
 STATIC = Path(hall_web.__file__).with_name("static")
 SHA = "ab" * 32

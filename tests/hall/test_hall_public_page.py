@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 from gammonclock.hall.public import PublicClient
-from hall_web_helpers import P, clock_state, publish, table_client
+from hall_web_helpers import P, clock_state, publish, seconds, table_client
 from mqtt_helpers import Broker
 from public_helpers import PublicBroker, Spectator
-from test_hall_page import seconds
 from test_hall_public import ROOT, PublicHall, public  # noqa: F401  (the fixture)
 
 PHONE = {"width": 390, "height": 844}

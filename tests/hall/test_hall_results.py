@@ -36,9 +36,17 @@ from gammonclock.journal.key import SECRET_FILE
 from gammonclock.link import publisher as link_publisher
 from hall_web_helpers import P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
-from table_helpers import Table, device_text, end_the_match, right_player, wait
-from test_hall_delivery import MATCH, all_acknowledged, play
-from test_hall_journal_archive import as_sent
+from table_helpers import (
+    MATCH,
+    Table,
+    all_acknowledged,
+    as_sent,
+    device_text,
+    end_the_match,
+    play,
+    right_player,
+    wait,
+)
 
 T1, T2 = "table-1", "table-2"
 INJECTION = "=HYPERLINK(1)"          # a "name" a spreadsheet would run
