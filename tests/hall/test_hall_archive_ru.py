@@ -12,6 +12,7 @@ from typing import Any
 
 from gammonclock.hall.archive import verify_archived
 from gammonclock.hall.pairings import parse_pairings
+from hall_ru_helpers import VISIBLE_TEXT, language_hall, no_english, shots
 from hall_web_helpers import (
     DESKTOP,
     P,
@@ -22,13 +23,6 @@ from hall_web_helpers import (
     table_client,
 )
 from mqtt_helpers import Broker
-from test_hall_page_russian import (  # noqa: F401  (the fixture)
-    VISIBLE_TEXT,
-    hall_ru,
-    language_hall,
-    no_english,
-    shots,
-)
 
 ROUND = ("table,left,right,length,discipline\n"
          "table-1,Анна,Борис,0\n"
