@@ -62,7 +62,7 @@ EN_FORMS = {"one", "other"}
 def keys_used() -> set[str]:
     """Every catalogue key the page's script and HTML name."""
     script = "".join((STATIC / name).read_text(encoding="utf-8")
-                     for name in ("hall.js", "health.js"))
+                     for name in ("hall.js", "health.js", "standings.js"))
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     used = set(re.findall(r"\btn?\(\s*\"([\w.]+)\"", script))
     used |= set(re.findall(r"\"([a-z_]+\.[\w.]+)\"", script)) - {"gammonclock.hall.language"}

@@ -149,13 +149,28 @@ def test_results_rounds_and_standings_from_the_archived_journals(
 
             # Standings: per player, per round; the injected name escaped there too.
             header, *body = rows(fetch(hall, "/api/standings.csv"))
-            assert header == ["player", "played", "wins", "losses", "points_for",
-                              "points_against", "round 1", "round 2"]
-            standings = {r[0]: r for r in body}
-            assert standings["Boris"] == ["Boris", "2", "2", "0", "10", "0", "W 5-0", "W 5-0"]
-            assert standings["'" + INJECTION] == ["'" + INJECTION, "1", "0", "1", "0", "5",
-                                                  "L 0-5", ""]
-            assert standings["Zoe"][1:4] == ["1", "0", "1"]
+            assert header == ["rank", "player", "played", "wins", "draws", "losses", "score",
+                              "points_for", "points_against", "point_difference", "buchholz",
+                              "sonneborn_berger", "round 1", "round 2"]
+            standings = {r[1]: r for r in body}
+            assert standings["Boris"] == ["1", "Boris", "2", "2", "0", "0", "2", "10", "0", "10",
+                                          "0", "0", f"W 5-0 v {INJECTION}", "W 5-0 v Zoe"]
+            assert standings["'" + INJECTION] == ["2", "'" + INJECTION, "1", "0", "0", "1", "0",
+                                                  "0", "5", "-5", "2", "0", "L 0-5 v Boris", ""]
+            assert standings["Zoe"][:6] == ["2", "Zoe", "1", "0", "0", "1"]   # a shared place
+            data = hall.get("/api/standings.json")
+            assert (data["format"], data["event_format"], data["rounds"]) == \
+                ("swiss", "swiss", ["1", "2"])
+            assert [(p["rank"], p["player"], p["shared"]) for p in data["players"]] == [
+                (1, "Boris", False), (2, INJECTION, True), (2, "Zoe", True)]
+            assert data["players"][0]["rounds"]["2"][0]["journal"] == f"{T1}/{second.name}"
+            other = hall.get("/api/standings.json?format=round-robin")
+            assert other["tie_breaks"] == ["score", "head_to_head", "point_difference",
+                                           "points_for"]
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                fetch(hall, "/api/standings.csv?format=knockout")
+            assert refused.value.code == 400
+            assert "not one of swiss, round-robin" in refused.value.read().decode()
             # The match file's own match, replaced by the pushed one before a game: abandoned,
             # listed, not counted (no one played it).
             assert "Aaron" not in standings
@@ -238,7 +253,8 @@ def test_a_tampered_journal_is_flagged_and_not_counted_and_the_exports_are_guard
             table.stop()
 
         # The exports are behind the page's password and its Host check.
-        for path in ("/api/results.csv", "/api/results.json", "/api/standings.csv"):
+        for path in ("/api/results.csv", "/api/results.json", "/api/standings.csv",
+                     "/api/standings.json"):
             with pytest.raises(urllib.error.HTTPError) as refused:
                 urllib.request.urlopen(hall.base + path, timeout=20)
             assert refused.value.code == 401

@@ -3,7 +3,7 @@ when the command runs, so the rest of the command line works without them.
 
     gammonclock hall --broker mqtt://127.0.0.1:1883 --user hall --password-file hall.password \\
         --http 127.0.0.1:8080 --archive ~/hall-archive [--keys-dir ~/hall-keys] \\
-        [--page-host hall.local] [--language ru]
+        [--page-host hall.local] [--language ru] [--format swiss|round-robin]
     gammonclock hall demo [--tables 6] [--http 127.0.0.1:8080] [--folder DIR] [--language ru]
     gammonclock hall add-table table-12 --password-file passwords/table-12 \\
         --mosquitto-passwd /etc/mosquitto/passwd [--broker mqtt://10.0.0.2:1883]
@@ -18,6 +18,7 @@ from typing import Any
 
 EXIT_BAD_INPUT = 2
 LANGUAGES = ("en", "ru")       # the page's (hall/page.py's LANGUAGES; aiohttp is not imported here)
+FORMATS = ("swiss", "round-robin")   # hall/standings.py's FORMATS (the hall is not imported here)
 MISSING_EXTRA = ("gammonclock hall needs the `hall` extra: pip install 'gammonclock[hall]' "
                  "(paho-mqtt and aiohttp)")
 
@@ -53,6 +54,11 @@ def add_hall_parser(commands: Any) -> None:
     hall.add_argument("--language", choices=LANGUAGES, default="en",
                       help="the page's language (default: %(default)s); a switch on the page "
                            "chooses another for that browser, which remembers it")
+    hall.add_argument("--format", choices=FORMATS, default="swiss", dest="standings_format",
+                      help="the event's format, for its standings' tie-breaks (default: "
+                           "%(default)s): swiss (wins, Buchholz, Sonneborn-Berger, point "
+                           "difference, head-to-head) or round-robin (wins, head-to-head, "
+                           "point difference, points for)")
     hall.add_argument("--archive", type=Path, default=Path("hall-archive"),
                       help="the folder where finished journals land and are verified "
                            "(default: %(default)s)")

@@ -45,10 +45,10 @@ from gammonclock.journal.records import JournalError
 from .accounts import TABLE_ID
 from .archive import Verified, journal_of
 from .messages import MAX_EVENT_NAME, natural_key
+from .standings import SWISS, standings
 
 RESULT_COLUMNS = ("round", "table", "left", "right", "length", "left_score", "right_score",
                   "winner", "ended_by", "journal")
-STANDING_COLUMNS = ("player", "played", "wins", "losses", "points_for", "points_against")
 MAX_RESULTS = 5000          # results held; a journal past it is not collected (logged)
 MAX_ROUNDS = 200            # pushed rounds remembered
 MAX_ROUND_NAME = 40
@@ -191,6 +191,7 @@ class Results:
         self.by_path: dict[str, Result] = {}
         self.rounds: dict[str, Pushed] = {}        # by round name, in push order
         self.dropped = 0
+        self.form = SWISS       # the event's format (`--format`: standings_web sets it)
 
     # --- what the hall tells it -----------------------------------------------------------------
 
@@ -289,41 +290,11 @@ class Results:
                         "pushed_ms": pushed.at_ms})
         return out
 
-    def standings(self) -> dict[str, Any]:
-        """Per player: played, wins, losses, points for and against, and each round's result;
-        only counted results (finished, not TAMPERED); the rest listed as excluded."""
-        players: dict[str, dict[str, Any]] = {}
-        rounds: list[str] = []
-        excluded = []
-        for result in self.results():
-            if not result.counted:
-                if result.finished or result.verdict == TAMPERED:
-                    trusted = result.verdict in (INTACT, NOT_CHECKED)
-                    why = result.error or (result.ended_by if trusted else result.verdict)
-                    excluded.append({"journal": result.journal, "table": result.table,
-                                     "round": result.round, "verdict": result.verdict,
-                                     "why": cut(why, MAX_TEXT)})
-                continue
-            if result.round not in rounds:
-                rounds.append(result.round)
-            sides = (("left", result.left, result.left_score, result.right_score),
-                     ("right", result.right, result.right_score, result.left_score))
-            for side, name, scored, conceded in sides:
-                row = players.setdefault(name, {"player": name, "played": 0, "wins": 0,
-                                                "losses": 0, "points_for": 0,
-                                                "points_against": 0, "rounds": {}})
-                row["played"] += 1
-                won = result.winner == side
-                lost = result.winner not in ("", side)
-                row["wins"] += won
-                row["losses"] += lost
-                row["points_for"] += scored
-                row["points_against"] += conceded
-                mark = "W" if won else "L" if lost else "-"
-                row["rounds"][result.round] = f"{mark} {scored}-{conceded}"
-        table = sorted(players.values(), key=lambda p: (
-            -p["wins"], p["losses"], -(p["points_for"] - p["points_against"]), p["player"]))
-        return {"rounds": rounds, "players": table, "excluded": excluded}
+    def standings(self, form: str | None = None, event: str | None = None) -> dict[str, Any]:
+        """The standings under FORM's tie-breaks (default: the event's; standings.py), of
+        EVENT's results (default: all): per player, its matches, wins, points for and against,
+        each round's result and its place; what is not counted listed as excluded, with why."""
+        return standings(self.results(), form or self.form, list(self.rounds), event)
 
 
 def _playing(table: str, card: dict[str, Any] | None) -> dict[str, Any]:
@@ -380,10 +351,3 @@ def results_csv(results: Iterable[Result]) -> str:
          r.winner_name, r.ended_by if not r.error else "unreadable", journal_cell(r))
         for r in results))
 
-
-def standings_csv(standings: dict[str, Any]) -> str:
-    rounds: list[str] = standings["rounds"]
-    header = [*STANDING_COLUMNS, *(f"round {name}" if name else "round" for name in rounds)]
-    return _csv(header, (
-        [*(p[c] for c in STANDING_COLUMNS), *(p["rounds"].get(name, "") for name in rounds)]
-        for p in standings["players"]))

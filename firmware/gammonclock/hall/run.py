@@ -62,6 +62,7 @@ class PageOptions:
     limits: Limits = field(default_factory=Limits)
     language: str = "en"           # the page's, where a browser has not chosen one
     public: Any = None             # the spectators' pages (public_web.PublicPage)
+    standings_format: str = "swiss"   # the event's format: its standings' tie-breaks
 
 
 def page_hosts(bind: str, names: list[str] | None) -> PageHosts:
@@ -112,7 +113,8 @@ def options_of(args: argparse.Namespace) -> tuple[HallOptions, PageOptions]:
                                                       idle_s=min(Limits.idle_s, header_s))
     page = PageOptions(host, port, page_password,
                        page_hosts(host, args.page_host), limits,
-                       getattr(args, "language", None) or "en")
+                       getattr(args, "language", None) or "en",
+                       standings_format=getattr(args, "standings_format", None) or "swiss")
     options = HallOptions(broker, args.user, read_secret(args.password_file,
                                                          "the broker password (--password-file)"),
                           args.prefix.rstrip("/"), args.ca_file, args.archive, args.keys_dir)
@@ -184,7 +186,8 @@ async def run(options: HallOptions, page: PageOptions,
     try:
         runner = await start_page(make_app(hall, page.password, hosts=page.hosts,
                                            limits=page.limits, language=page.language,
-                                           public=page.public),
+                                           public=page.public,
+                                           standings_format=page.standings_format),
                                   page.host, page.port)
         shown = f"[{page.host}]" if ":" in page.host else page.host
         print(f"gammonclock hall: the page is http://{shown}:{page.port}/"

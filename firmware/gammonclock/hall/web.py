@@ -8,8 +8,9 @@ page as data (`page_texts` checks that every text is in every language).
 
 Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
 actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
-`/api/results.json` and `/api/standings.csv` the results recomputed from the archived journals
-(results.py; GETs: under the Host check and the password, no token).
+`/api/results.json`, `/api/standings.csv` and `/api/standings.json` the results recomputed from
+the archived journals (results.py, standings_web.py; GETs: under the Host check and the
+password, no token).
 
 Security, outermost first:
 - The connections (`Gate`, started by `start_page`): a deadline for a request's headers from the
@@ -49,7 +50,7 @@ from .archive import JOURNAL_NAME
 from .connections import GuardedSite, Limits
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
-from .results import results_csv, standings_csv
+from .results import results_csv
 from .server import Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
@@ -165,11 +166,13 @@ def page_html(language: str, token: str) -> str:
 
 def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None = None,
              limits: Limits | None = None, token: str | None = None,
-             language: str = "en", public: Any = None) -> web.Application:
+             language: str = "en", public: Any = None,
+             standings_format: str = "swiss") -> web.Application:
     """The page's app. `hosts`: the names it answers to (default: a loopback bind's);
     `token`: the page's token (default: a new random one); `language`: the page's language
     where a browser has not chosen one (en or ru); `public`: the spectators' pages'
-    settings (public_web.PublicPage; default: not published)."""
+    settings (public_web.PublicPage; default: not published); `standings_format`: the
+    event's format, its standings' tie-breaks (swiss or round-robin)."""
     if language not in LANGUAGES:
         raise ValueError(f"the page's language {language!r} is not one of {', '.join(LANGUAGES)}")
     app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY)
@@ -192,10 +195,11 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app.router.add_get("/api/archive", _archive_list)
     app.router.add_get("/api/results.json", _results_json)
     app.router.add_get("/api/results.csv", _results_csv)
-    app.router.add_get("/api/standings.csv", _standings_csv)
     app.router.add_get("/archive/{table}/{name}", _archive_file)
     from .public_web import add_public_routes  # /public, /overlay/TABLE: no password
     add_public_routes(app, public, language)
+    from .standings_web import add_standings_routes  # /api/standings.json and .csv
+    add_standings_routes(app, standings_format)
     return app
 
 
@@ -477,10 +481,6 @@ def _csv_file(text: str, name: str) -> web.Response:
 
 async def _results_csv(request: web.Request) -> web.StreamResponse:
     return _csv_file(results_csv(request.app[HALL].results.results()), "results.csv")
-
-
-async def _standings_csv(request: web.Request) -> web.StreamResponse:
-    return _csv_file(standings_csv(request.app[HALL].results.standings()), "standings.csv")
 
 
 async def _archive_file(request: web.Request) -> web.StreamResponse:

@@ -93,6 +93,7 @@ function setLanguage(chosen) {
   setBroker(lastBroker);
   fillArchive();
   if ($("results-dialog").open) openResults();
+  if ($("standings-dialog").open) openStandings();
   render();
 }
 const hallNow = () => Date.now() + skewMs;
@@ -152,7 +153,7 @@ function tickReserves() {
     const text = clockText(ms);
     if (node.textContent !== text) node.textContent = text;
     node.classList.toggle("zero", ms <= 0);
-    node.classList.toggle("low", ms > 0 && ms < 60000);
+    node.classList.toggle("low", ms > 0 && ms < lowMs);   // this browser's mark (hall_alerts.js)
   }
 }
 

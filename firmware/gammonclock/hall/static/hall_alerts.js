@@ -4,7 +4,8 @@
 // offline in a match (and back online), a running reserve under the low-time mark: a short
 // WebAudio beep and, where the browser allows it, a notification. An alert sounds once, when it
 // first appears; those already on the page when it opens are not news. The low-time mark is this
-// browser's ("warn under M:SS", remembered; 0 = off): the hall knows nothing of it. Uses
+// browser's ("warn under M:SS", remembered; 0 = off): the hall knows nothing of it; the cards'
+// low-time style (hall.js's `tickReserves`) follows the same mark. Uses
 // hall.js's `t`, `alertText`, `who`, `clockText`, `reserveNow` and `cards`.
 "use strict";
 

@@ -1,0 +1,287 @@
+"""The event's standings (SPEC §14 "Results"), pure: from the results the hall recomputed from the
+archived journals (results.py), each player's matches, wins, points for and against, each
+round's result (opponent, W/L, score), and a ranking with the tie-breaks of the event's format.
+
+What counts:
+- A result counts when its match finished (`score`, `flag`, `forfeit`, `disqualified`,
+  `challenges`), its journal is `intact` or `seal not checked`, and it belongs to a round (its
+  match file's `[event] round`). Whatever ended it, a counted match counts the same: a win, a
+  loss (or, for a match tied at its length, a draw: half a win each), and the journal's final
+  score as points (a match lost on the flag, by disqualification or by challenges gives the
+  winner the match length: the engine's `lose_match`).
+- Not counted, listed under `excluded` with why, for the arbiter to decide: a TAMPERED or
+  unreadable journal, an abandoned match (no winner), a match of no round, a match with one
+  player on both sides, and an earlier counted result of the same event, round and table (the
+  table played that round again: the latest counts).
+- A bye is not the hall's: a pairings row has two players and a table; the pairing software
+  that gave the bye counts it. A forfeit before any play (a player did not come) is the
+  arbiter's `disqualify` or `forfeit` at the table: a finished match like any other.
+- A player is a name exactly as the pairings wrote it (the journal's, spaces collapsed).
+- The standings are of every result the archive holds, or of one event's (its match files'
+  `[event] name`, as the round form gave it): an archive that holds two events' journals
+  names both (`events`).
+
+The ranking (`TIE_BREAKS`), each step only among the players still tied by all before it;
+players tied by every step share the place (listed by name):
+- Swiss: score (wins, a draw half), Buchholz (the sum of each opponent's score, once per
+  match), Sonneborn-Berger (the sum of the scores of the opponents beaten, half of those
+  drawn with), point difference (points for less against), head-to-head (score in the
+  matches among the tied players).
+- Round robin: score, head-to-head among the tied, point difference, points for.
+- When a later step leaves fewer players tied than head-to-head was taken among, head-to-head
+  (and the steps after it) is taken again among those few only (as UEFA's rules do): of three
+  tied in a circle of wins, the two left tied by points are ordered by their own match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Protocol
+
+from gammonclock.core.rules import json_points
+from gammonclock.errors import GammonclockError
+
+SWISS, ROUND_ROBIN = "swiss", "round-robin"
+FORMATS = (SWISS, ROUND_ROBIN)
+SCORE, BUCHHOLZ, SONNEBORN_BERGER = "score", "buchholz", "sonneborn_berger"
+POINT_DIFFERENCE, POINTS_FOR, HEAD_TO_HEAD = "point_difference", "points_for", "head_to_head"
+TIE_BREAKS = {SWISS: (SCORE, BUCHHOLZ, SONNEBORN_BERGER, POINT_DIFFERENCE, HEAD_TO_HEAD),
+              ROUND_ROBIN: (SCORE, HEAD_TO_HEAD, POINT_DIFFERENCE, POINTS_FOR)}
+COUNTED_VERDICTS = ("intact", "seal not checked")
+WIN, LOSS, DRAW = "W", "L", "D"
+WORTH = {WIN: Fraction(1), DRAW: Fraction(1, 2), LOSS: Fraction(0)}
+
+# Why a result is not counted (`excluded[].why`, in words; `code`: tampered, unreadable, abandoned,
+# no_round, same_player, replaced): the verdict's word, the reading's error, or one of these.
+ABANDONED, NO_ROUND, REPLACED, SAME_PLAYER = ("abandoned", "no round",
+                                              "replaced by a later result",
+                                              "one player on both sides")
+
+
+class StandingsError(GammonclockError, ValueError):
+    """A format the standings do not know."""
+
+
+class Reported(Protocol):
+    """A result as the hall holds it (results.Result)."""
+
+    @property
+    def table(self) -> str: ...
+    @property
+    def journal(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def round(self) -> str: ...
+    @property
+    def left(self) -> str: ...
+    @property
+    def right(self) -> str: ...
+    @property
+    def left_score(self) -> int | float: ...
+    @property
+    def right_score(self) -> int | float: ...
+    @property
+    def winner(self) -> str: ...
+    @property
+    def ended_by(self) -> str: ...
+    @property
+    def ended_wall_ms(self) -> int: ...
+    @property
+    def error(self) -> str: ...
+    @property
+    def event(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """One match as one player saw it."""
+
+    round: str
+    table: str
+    opponent: str
+    outcome: str                 # WIN, LOSS, DRAW
+    scored: Fraction
+    conceded: Fraction
+    ended_by: str
+    journal: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"opponent": self.opponent, "result": self.outcome,
+                "for": json_points(self.scored), "against": json_points(self.conceded),
+                "table": self.table, "ended_by": self.ended_by, "journal": self.journal}
+
+    @property
+    def text(self) -> str:
+        """The CSV's cell: `W 7-3 v Boris`."""
+        return (f"{self.outcome} {json_points(self.scored)}-{json_points(self.conceded)} "
+                f"v {self.opponent}")
+
+
+@dataclass
+class Player:
+    name: str
+    meetings: list[Meeting] = field(default_factory=list)
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for m in self.meetings if m.outcome == outcome)
+
+    @property
+    def score(self) -> Fraction:
+        return sum((WORTH[m.outcome] for m in self.meetings), Fraction(0))
+
+    @property
+    def points_for(self) -> Fraction:
+        return sum((m.scored for m in self.meetings), Fraction(0))
+
+    @property
+    def points_against(self) -> Fraction:
+        return sum((m.conceded for m in self.meetings), Fraction(0))
+
+
+def standings(results: Iterable[Reported], form: str = SWISS,
+              rounds: Sequence[str] = (), event: str | None = None) -> dict[str, Any]:
+    """The standings of RESULTS (in the order the hall lists them) under FORM's tie-breaks;
+    ROUNDS: the pushed rounds' names, in push order (the rounds' columns come in this order,
+    then any other round in the order its first result came); EVENT: only its results (its
+    match files' `[event] name`; None: every event's). `events` lists every event named."""
+    if form not in FORMATS:
+        raise StandingsError(f"format {form!r} is not one of {', '.join(FORMATS)}")
+    given = list(results)
+    events = sorted({r.event for r in given})
+    counted, excluded = select(r for r in given if event is None or r.event == event)
+    players: dict[str, Player] = {}
+    named = list(dict.fromkeys(r.round for r in counted))
+    order = [r for r in rounds if r in named] + [r for r in named if r not in rounds]
+    for r in counted:
+        left = Fraction(r.left_score)
+        right = Fraction(r.right_score)
+        outcome = {"left": (WIN, LOSS), "right": (LOSS, WIN)}.get(r.winner, (DRAW, DRAW))
+        for name, other, mine, scored, conceded in (
+                (r.left, r.right, outcome[0], left, right),
+                (r.right, r.left, outcome[1], right, left)):
+            players.setdefault(name, Player(name)).meetings.append(Meeting(
+                r.round, r.table, other, mine, scored, conceded, r.ended_by, r.journal))
+    measure = measures(players)
+    places = rank(players, form, measure)
+    return {"format": form, "tie_breaks": list(TIE_BREAKS[form]), "event": event,
+            "events": events, "rounds": order,
+            "players": [_player_json(measure, p, place, shared, decided, order)
+                        for place, shared, decided, p in places],
+            "excluded": excluded}
+
+
+def select(results: Iterable[Reported]) -> tuple[list[Reported], list[dict[str, str]]]:
+    """The results that count, and those that do not (each with why)."""
+    latest: dict[tuple[str, str, str], Reported] = {}
+    excluded: list[dict[str, str]] = []
+
+    def exclude(r: Reported, code: str, why: str) -> None:
+        excluded.append({"journal": r.journal, "table": r.table, "round": r.round,
+                         "verdict": r.verdict, "code": code, "why": why})
+
+    given = list(results)
+    for r in given:
+        finished = not r.error and r.ended_by not in ("", "unfinished")
+        if r.error:
+            exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable",
+                    r.error if r.verdict in COUNTED_VERDICTS else r.verdict)
+        elif r.verdict not in COUNTED_VERDICTS:
+            if finished or r.verdict == "TAMPERED":
+                exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable", r.verdict)
+        elif not finished:
+            continue                     # still playing (the round's status says so)
+        elif r.ended_by == ABANDONED:
+            exclude(r, "abandoned", ABANDONED)
+        elif not r.round:
+            exclude(r, "no_round", NO_ROUND)
+        elif r.left == r.right:
+            exclude(r, "same_player", SAME_PLAYER)
+        else:
+            key = (r.event, r.round, r.table)
+            before = latest.get(key)
+            if before is None or (r.ended_wall_ms, r.journal) > (before.ended_wall_ms,
+                                                                  before.journal):
+                latest[key] = r
+                if before is not None:
+                    exclude(before, "replaced", REPLACED)
+            else:
+                exclude(r, "replaced", REPLACED)
+    kept = {id(r) for r in latest.values()}
+    return [r for r in given if id(r) in kept], excluded
+
+
+# --- the ranking ---------------------------------------------------------------------------------
+
+Measure = Callable[[Player, Sequence[Player]], Fraction]
+
+
+def measures(players: dict[str, Player]) -> dict[str, Measure]:
+    """Each tie-break's value of a player, among GROUP (the players tied with it so far)."""
+    scores = {name: p.score for name, p in players.items()}
+
+    def buchholz(p: Player, group: Sequence[Player]) -> Fraction:
+        return sum((scores[m.opponent] for m in p.meetings), Fraction(0))
+
+    def sonneborn_berger(p: Player, group: Sequence[Player]) -> Fraction:
+        return sum((scores[m.opponent] * WORTH[m.outcome] for m in p.meetings), Fraction(0))
+
+    def head_to_head(p: Player, group: Sequence[Player]) -> Fraction:
+        tied = {q.name for q in group}
+        return sum((WORTH[m.outcome] for m in p.meetings if m.opponent in tied), Fraction(0))
+
+    return {SCORE: lambda p, g: p.score, BUCHHOLZ: buchholz, SONNEBORN_BERGER: sonneborn_berger,
+            POINT_DIFFERENCE: lambda p, g: p.points_for - p.points_against,
+            POINTS_FOR: lambda p, g: p.points_for, HEAD_TO_HEAD: head_to_head}
+
+
+def rank(players: dict[str, Player], form: str, measure: dict[str, Measure] | None = None
+         ) -> list[tuple[int, bool, str, Player]]:
+    """Each player with its place, whether the place is shared, and the tie-break that set it
+    apart from the player above ("" for the first and for a shared place), best first."""
+    measure = measure or measures(players)
+    steps_of = TIE_BREAKS[form]
+    again = steps_of[steps_of.index(HEAD_TO_HEAD):]
+    ordered: list[tuple[list[Player], str]] = []
+
+    def split(group: list[Player], steps: Sequence[str], decided: str, met: int) -> None:
+        if len(group) > 1 and not steps and len(group) < met:
+            steps = again             # fewer still tied: head-to-head among them, and on
+        if len(group) == 1 or not steps:
+            ordered.append((sorted(group, key=lambda p: p.name), decided))
+            return
+        if steps[0] == HEAD_TO_HEAD:
+            met = len(group)
+        value = {p.name: measure[steps[0]](p, group) for p in group}
+        levels = sorted(set(value.values()), reverse=True)
+        for i, level in enumerate(levels):
+            split([p for p in group if value[p.name] == level], steps[1:],
+                  steps[0] if i else decided, met)
+
+    split(sorted(players.values(), key=lambda p: p.name), steps_of, "", len(players) + 1)
+    out: list[tuple[int, bool, str, Player]] = []
+    for group, decided in ordered:
+        place = len(out) + 1
+        for i, p in enumerate(group):
+            out.append((place, len(group) > 1, "" if i else decided, p))
+    return out
+
+
+def _player_json(measure: dict[str, Measure], p: Player, place: int, shared: bool,
+                 decided: str, rounds: Sequence[str]) -> dict[str, Any]:
+    by_round: dict[str, list[dict[str, Any]]] = {}
+    for m in p.meetings:
+        by_round.setdefault(m.round, []).append(m.as_json())
+    return {"rank": place, "shared": shared, "decided_by": decided, "player": p.name,
+            "played": len(p.meetings), "wins": p.count(WIN), "draws": p.count(DRAW),
+            "losses": p.count(LOSS), "score": json_points(p.score),
+            "points_for": json_points(p.points_for),
+            "points_against": json_points(p.points_against),
+            "point_difference": json_points(p.points_for - p.points_against),
+            "buchholz": json_points(measure[BUCHHOLZ](p, ())),
+            "sonneborn_berger": json_points(measure[SONNEBORN_BERGER](p, ())),
+            "rounds": {r: by_round[r] for r in rounds if r in by_round},
+            "round_texts": {r: "; ".join(m.text for m in p.meetings if m.round == r)
+                            for r in rounds if r in by_round}}
