@@ -87,9 +87,8 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 ROOT = Path(__file__).resolve().parents[1]
 # benchmarks/ too: the clocks' processes are spawned, and find `clocks_process` by importing this
-# tests/runtime: the recorded Pi's health (test_health.recorded), as pytest's pythonpath has it
-sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "tests" / "runtime"),
-                str(ROOT / "benchmarks")]
+# tests: the recorded Pi's health (health_helpers.recorded) and the broker (mqtt_helpers)
+sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from gammonclock.config.loading import parse_device_config  # noqa: E402
 from gammonclock.core.engine import ButtonEdge  # noqa: E402
