@@ -87,9 +87,8 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 
 ROOT = Path(__file__).resolve().parents[1]
 # benchmarks/ too: the clocks' processes are spawned, and find `clocks_process` by importing this
-# tests/runtime: the recorded Pi's health (test_health.recorded), as pytest's pythonpath has it
-sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "tests" / "runtime"),
-                str(ROOT / "benchmarks")]
+# tests: the recorded Pi's health (health_helpers.recorded) and the broker (mqtt_helpers)
+sys.path[:0] = [str(ROOT / "firmware"), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from gammonclock.config.loading import parse_device_config  # noqa: E402
 from gammonclock.core.engine import ButtonEdge  # noqa: E402
@@ -98,8 +97,9 @@ from gammonclock.hall.server import Hall, HallOptions  # noqa: E402
 from gammonclock.hall.web import make_app  # noqa: E402
 from gammonclock.journal.reader import read_journal  # noqa: E402
 from gammonclock.link import client as hall_link  # noqa: E402
-from gammonclock.link.client import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
+from gammonclock.link.connection import WINDOW  # noqa: E402
 from gammonclock.link.outbox import MEMORY_FILE, journals_in_order  # noqa: E402
+from gammonclock.link.publisher import RESEND_MAX_S, RESEND_MIN_S  # noqa: E402
 from gammonclock.sides import Button, Side  # noqa: E402
 from gammonclock.wire import BrokerURL  # noqa: E402
 from mqtt_helpers import DIRECTOR, Broker, free_port  # noqa: E402
@@ -578,7 +578,7 @@ def clocks_process(conn: Connection, speed: float, base: int, specs: list[TableS
     # A Pi reads its own health once a minute; here many clocks share a process and a machine,
     # and reading this machine's (timedatectl, chronyc: a process each) would load the benchmark
     # itself: they read a recorded Pi 4's (tests/data/health), and the hall gets real messages.
-    from test_health import recorded
+    from health_helpers import recorded
     hall_link.HostSystem = lambda: recorded("pi4")
     with tallied() as tally:
         clock = FastClock(speed, base)
@@ -1066,7 +1066,7 @@ def intruders(run: Run, match_file: Path) -> None:
 
 # --- light fakes (--fakes): what the hall takes from 200 tables, without 200 clocks ------------
 
-WINDOW = hall_link.WINDOW        # events a fake table keeps beyond the hall's position
+# WINDOW (link/connection.py): events a fake table keeps beyond the hall's position
 
 
 def now_ns() -> int:

@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 from gpiozero.pins.mock import MockFactory
 
+from gammonclock.config.loading import Config
 from gammonclock.core.rules import MatchRules
+from gammonclock.device.build import build_device
 from gammonclock.hardware.buttons import make_pin_factory
 from mqtt_helpers import Broker, start_broker
 from pin_helpers import FakeClock, fake_clock
+from rig_helpers import Rig, close, mock_config
 from table_helpers import Table
 
 
@@ -54,6 +57,16 @@ def running(tmp_path):
 
 
 @pytest.fixture
+def running_ru(tmp_path):
+    """A Russian match on the reference config's device (`[display] language = "ru"`), its
+    service on a thread (`running_device`)."""
+    from device_helpers import MOCK_TEXT, running_device
+
+    with running_device(MOCK_TEXT + '\n[display]\nlanguage = "ru"\n', tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
 def processes():
     """Processes a test starts; any still running after it are killed."""
     started = []
@@ -89,8 +102,36 @@ def factory() -> Iterator[MockFactory]:
 @pytest.fixture
 def clock(factory: MockFactory, monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """Virtual time for the mock pins (their change times) and the factory's ticks
-    (pin_helpers.fake_clock; test_device_run.py has its own, without a factory)."""
+    (pin_helpers.fake_clock; `device_clock` is the one without a factory)."""
     return fake_clock(monkeypatch, factory)
+
+
+@pytest.fixture
+def device_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The host's monotonic clock, shared by the device, the mock pins and (`open_device`) the
+    ticks of the device's own factory."""
+    return fake_clock(monkeypatch)
+
+
+@pytest.fixture
+def open_device(device_clock: FakeClock, tmp_path: Path) -> Iterator[Callable[..., Rig]]:
+    """Builds mock devices on the fake clock (rig_helpers.Rig); closes each one (once) after
+    the test."""
+    clock = device_clock
+    made: list[Rig] = []
+
+    def build(config: Config | None = None, state_dir: Path | None = None) -> Rig:
+        device = build_device(config or mock_config(), state_dir or tmp_path / "state",
+                              clock_ns=clock)
+        device.factory.ticks = clock.seconds     # the edges' ticks on the same clock
+        rig = Rig(device, clock)
+        made.append(rig)
+        rig.device.service.present_all([])       # what run() does first
+        return rig
+
+    yield build
+    for rig in made:
+        close(rig)
 
 
 @pytest.fixture

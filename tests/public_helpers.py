@@ -17,9 +17,17 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall.public import PUBLIC_USER, PublicOptions, public_broker_config
+from gammonclock.hall.public import (
+    PUBLIC_USER,
+    PublicOptions,
+    PublicPublisher,
+    public_broker_config,
+)
+from gammonclock.hall.public_web import PublicPage
+from gammonclock.hall.web import make_app
 from gammonclock.wire import BrokerURL
-from mqtt_helpers import find_binary, free_port
+from hall_web_helpers import RunningHall
+from mqtt_helpers import Broker, find_binary, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC_ACL = ROOT / "firmware" / "gammonclock" / "hall" / "broker" / "public.acl"
@@ -145,3 +153,28 @@ class Spectator:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+class PublicHall(RunningHall):
+    """The hall with its public view published to PUBLIC (after DELAY_S) and its pages
+    pointing browsers there."""
+
+    def __init__(self, broker: Broker, public: PublicBroker, archive: Path,
+                 delay_s: float = 0.0, password: str | None = None) -> None:
+        super().__init__(broker, archive, password=password)
+        self.publisher = PublicPublisher(self.hall, public.options(delay_s))
+        self.app = make_app(self.hall, password, token=self.token,
+                            public=PublicPage(True, public.websocket, delay_s))
+
+    async def _start(self) -> None:
+        await super()._start()
+        self.publisher.start()
+
+    async def _stop(self) -> None:
+        self.publisher.stop()
+        await super()._stop()
+
+    def __enter__(self) -> PublicHall:
+        super().__enter__()
+        self.wait(lambda: self.publisher.client.connected, "the publisher connected")
+        return self

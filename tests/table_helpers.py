@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gammonclock.config.loading import parse_device_config
 from gammonclock.core.arbiter import parse_command
 from gammonclock.core.engine import ButtonEdge
@@ -19,6 +21,7 @@ from gammonclock.device.build import Device, build_device
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.link import client as hall_link
+from gammonclock.link.outbox import MEMORY_FILE
 from gammonclock.runtime.inbox import Reply
 from gammonclock.sides import Button
 from mqtt_helpers import (
@@ -42,6 +45,16 @@ right = "Boris"
 """
 
 OTHER_MATCH = MATCH_TEXT.replace("Boris", "Carla")
+
+# A match file with the players to fill in (`MATCH.format(left=…, right=…)`).
+MATCH = """\
+[match]
+length = 5
+
+[players]
+left = "{left}"
+right = "{right}"
+"""
 
 def device_text(broker: Broker, *, table: str = TABLE, user: str = TABLE,
                 password: str | None = None, match_file: Path | None = None) -> str:
@@ -155,3 +168,39 @@ def end_the_match(table: Table) -> float:
 def right_player(table: Table) -> str | None:
     session = table.service.session
     return None if session is None else session.engine.rules.names.right
+
+def acked(table: Table) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads((table.state / MEMORY_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+def play(table: Table, taps: int) -> None:
+    for i in range(taps):
+        table.tap(Button.LEFT if i % 2 == 0 else Button.RIGHT)
+
+
+def all_acknowledged(table: Table) -> bool:
+    """The table's position on the card is its journal's last event."""
+    expected = event_records(table.journal())
+    return bool(expected) and (acked(table).get("journal"), acked(table).get("seq")) == \
+        expected[-1]
+
+def as_sent(monkeypatch: pytest.MonkeyPatch, journal: Path, change: Callable[[str], str]
+            ) -> list[str]:
+    """What the table's link reads of `journal` to send it, changed by `change` (a tail lost on
+    a power cut, a record tampered with); the texts it read, in order."""
+    real = Path.read_text
+    sent: list[str] = []
+
+    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
+        text = real(self, *args, **kwargs)
+        if self != journal or threading.current_thread().name == "MainThread":
+            return text
+        sent.append(change(text))
+        return sent[-1]
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    return sent

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from arbiter_helpers import OPENING, RIGHT_PIN_TAPS, chord, entry, reserve_ns, run, taps
 from gammonclock.config.loading import parse_device_config
 from gammonclock.core.effects import ArbiterCommand, Shown, TurnEnded, TurnEndReason
 from gammonclock.core.engine import ButtonEdge
@@ -22,7 +23,6 @@ from gammonclock.hardware.views import TableInfo
 from gammonclock.journal.reader import read_journal
 from gammonclock.sides import Button, Side
 from play_helpers import Played
-from test_arbiter_mode import OPENING, RIGHT_PIN_TAPS, chord, entry, reserve_ns, run, taps
 
 S = 1_000_000_000
 MENU_AT = 45.0          # the menu is open from 44.5 s (the release of the cube held after the PIN)

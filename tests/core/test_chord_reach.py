@@ -6,10 +6,10 @@ never keeps more than that many entries for a chord to come (tests/journal/test_
 
 from __future__ import annotations
 
+from arbiter_helpers import OPENING, S, reserve_ns, run
 from gammonclock.core.engine import CHORD_REACH
 from gammonclock.core.match_state import PanelStage
 from gammonclock.sides import Side
-from test_arbiter_mode import OPENING, S, reserve_ns, run
 
 
 def held_through_a_pause(taps: int) -> str:

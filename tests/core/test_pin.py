@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arbiter_helpers import OPENING, chord, taps
 from device_helpers import MOCK_TEXT
 from gammonclock.cli.main import main
 from gammonclock.config.loading import (
@@ -38,17 +39,7 @@ from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side
 from play_helpers import Played, play
 from property_helpers import property_settings
-from test_arbiter_mode import OPENING, chord, taps
-from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
-    DOWN,
-    UP,
-    S,
-    clock,
-    direct,
-    journal_of,
-    mock_config,
-    open_device,
-)
+from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}

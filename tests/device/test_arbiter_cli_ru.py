@@ -5,10 +5,9 @@ printed again on stdout)."""
 from __future__ import annotations
 
 from gammonclock.cli.main import main
-from test_replies_ru import running_ru  # noqa: F401  (the fixture)
 
 
-def test_a_refusal_is_said_once_in_russian(running_ru, capsys) -> None:  # noqa: F811
+def test_a_refusal_is_said_once_in_russian(running_ru, capsys) -> None:
     _, state_dir = running_ru
     assert main(["arbiter", "--state-dir", str(state_dir), "deduct", "left", "10m"]) != 0
     captured = capsys.readouterr()

@@ -11,16 +11,7 @@ from gammonclock.core.match_state import PanelStage
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.sides import Button, Side
-from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
-    DOWN,
-    UP,
-    S,
-    clock,
-    direct,
-    journal_of,
-    mock_config,
-    open_device,
-)
+from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 PIN_TEXT = MOCK_TEXT + '\n[arbiter]\npin = "LRCL"\n'

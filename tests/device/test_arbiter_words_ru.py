@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from device_helpers import MOCK_TEXT, running_device
 from gammonclock.core.arbiter import USAGE, ArbiterSyntaxError, parse_command
-from gammonclock.device.build import Device
 from gammonclock.link.outbox import HallMemory
 from gammonclock.link.requests import HallRequests
 from gammonclock.runtime.arbiter_client import ask
 from gammonclock.runtime.arbiter_socket import socket_path
 from gammonclock.runtime.arbiter_words import syntax_error_said
 
-RU = '\n[display]\nlanguage = "ru"\n'
 COMMANDS = ", ".join(USAGE)
 
 # the words typed, what a Russian arbiter reads
@@ -94,12 +90,6 @@ def test_every_commands_usage_is_worded() -> None:
         exc = error_of([name, "x", "y", "z", "w"]) if name != "warn" else error_of([name])
         assert syntax_error_said(exc, "en") == str(exc)
         assert not latin_words(syntax_error_said(exc, "ru")), name
-
-
-@pytest.fixture
-def running_ru(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
-    with running_device(MOCK_TEXT + RU, tmp_path) as running:
-        yield running
 
 
 def test_a_russian_matchs_socket_says_a_bad_command_in_russian(running_ru) -> None:

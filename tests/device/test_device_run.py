@@ -10,8 +10,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,119 +18,27 @@ from PIL import Image, ImageChops
 
 from device_helpers import MOCK_TEXT, gammonclock, handles_sigterm, mock_config_text
 from gammonclock.cli.main import main
-from gammonclock.config.loading import Config, parse_config
-from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.engine import ButtonEdge
 from gammonclock.core.match import Phase
-from gammonclock.core.rules import MatchRules
-from gammonclock.device.build import Device, build_device
+from gammonclock.device.build import build_device
 from gammonclock.hardware.drawing import shifted
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, shift_at
 from gammonclock.hardware.screens import panel_view, render
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
-from gammonclock.runtime.service import GRACE_NS, ClockService
+from gammonclock.runtime.service import ClockService
 from gammonclock.sides import Button, Side
-from pin_helpers import FakeClock, fake_clock
+from pin_helpers import FakeClock
+from rig_helpers import DOWN, MS, UP, Rig, S, close, direct, journal_of, mock_config
 
-S = 1_000_000_000
-MS = 1_000_000
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
-DOWN, UP = True, False
-
-
-def mock_config(text: str = MOCK_TEXT) -> Config:
-    return parse_config(text, "mock.toml")
-
-
-@dataclass
-class Rig:
-    """A device stepped by hand on the fake clock; `edges` are what its pins did (engine time)."""
-
-    device: Device
-    clock: FakeClock
-    edges: list[ButtonEdge] = field(default_factory=list)
-    closed: bool = False
-
-    @property
-    def origin(self) -> int:
-        return self.device.service.origin
-
-    @property
-    def engine(self) -> Engine:
-        return self.device.session.engine
-
-    def at(self, t: int) -> int | None:
-        """Move the clock to engine instant `t` and let the service do what is due."""
-        assert self.origin + t >= self.clock.ns, "the clock goes forward only"
-        self.clock.ns = self.origin + t
-        return self.device.service.step()
-
-    def edge(self, t: int, button: Button, pressed: bool) -> None:
-        """The pin of `button` changes at engine instant `t` (pressed: driven low)."""
-        self.at(t)
-        pin = self.device.factory.pin(self.device.config.button_pins[button])
-        pin.drive_low() if pressed else pin.drive_high()
-        self.edges.append(ButtonEdge(t, button, pressed))
-
-    def play(self, edges: list[tuple[float, Button, bool]]) -> None:
-        for seconds, button, pressed in edges:
-            self.edge(round(seconds * S), button, pressed)
-
-    def settle(self, t: int) -> Engine:
-        """Everything up to `t` done; the device's engine brought to `t`."""
-        self.at(t + GRACE_NS)
-        return self.engine.advance(t)[0]
-
-
-def direct(rules: MatchRules, edges: list[ButtonEdge], t: int) -> Engine:
-    """The same edges fed straight to the engine, brought to `t`."""
-    engine = Engine.start(rules, at=0)
-    for e in edges:
-        engine, _ = engine.feed(e)
-    return engine.advance(t)[0]
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    """The host's monotonic clock, shared by the device, the mock pins and (`open_device`) the
-    ticks of the device's own factory."""
-    return fake_clock(monkeypatch)
-
-
-@pytest.fixture
-def open_device(clock: FakeClock, tmp_path: Path) -> Iterator[Callable[..., Rig]]:
-    """Builds mock devices on the fake clock; closes each one (once) after the test."""
-    made: list[Rig] = []
-
-    def build(config: Config | None = None, state_dir: Path | None = None) -> Rig:
-        device = build_device(config or mock_config(), state_dir or tmp_path / "state",
-                              clock_ns=clock)
-        device.factory.ticks = clock.seconds     # the edges' ticks on the same clock
-        rig = Rig(device, clock)
-        made.append(rig)
-        rig.device.service.present_all([])       # what run() does first
-        return rig
-
-    yield build
-    for rig in made:
-        close(rig)
-
-
-def close(rig: Rig) -> None:
-    if rig.closed:
-        return
-    rig.closed = True
-    rig.device.close()
-    for side in Side:
-        rig.device.panels[side].close()
-    rig.device.factory.close()
-
-
-def journal_of(rig: Rig) -> Path:
-    journal = rig.device.session.journal
-    assert journal is not None
-    return Path(journal.path)
+def clock(device_clock: FakeClock) -> FakeClock:
+    """The rig's clock (conftest's `device_clock`), by its short name in these tests."""
+    return device_clock
 
 
 def effect_kinds(path: Path) -> list[str]:

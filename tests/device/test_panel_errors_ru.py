@@ -22,8 +22,8 @@ from gammonclock.hardware.texts import Text
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Side
 from journal_helpers import unknown_input_journal
-from test_lifecycle import DEVICE_TEXT, MATCH_TEXT, uptime_clock
-from test_screens import check_reference
+from lifecycle_helpers import DEVICE_TEXT, MATCH_TEXT, uptime_clock
+from screen_helpers import check_reference
 
 RU = '\n[display]\nlanguage = "ru"\n'
 MOCK_RU = MOCK_TEXT + RU

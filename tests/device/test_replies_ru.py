@@ -6,27 +6,13 @@ the hall's page picks out."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from device_helpers import MOCK_TEXT, running_device
 from gammonclock.cli.main import main
-from gammonclock.device.build import Device
 from gammonclock.link.outbox import HallMemory
 from gammonclock.link.requests import HallRequests
 from gammonclock.runtime.arbiter_client import ask
 from gammonclock.runtime.arbiter_socket import socket_path
-
-RU = '\n[display]\nlanguage = "ru"\n'
-
-
-@pytest.fixture
-def running_ru(tmp_path: Path) -> Iterator[tuple[Device, Path]]:
-    """A Russian match on a device on mock hardware, its service on a thread."""
-    with running_device(MOCK_TEXT + RU, tmp_path) as running:
-        yield running
 
 
 def test_a_russian_matchs_socket_replies_are_russian(running_ru, capsys) -> None:

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from export_helpers import CONFIG_11, Played, eleven_point_script, play_journal
 from gammonclock import words
 from gammonclock.cli.main import main
 from gammonclock.core.effects import ArbiterCommand, surviving
 from gammonclock.export import export_journal, read_match, render
 from gammonclock.export.csv_out import COLUMNS
 from gammonclock.words import WORDS, fields
-from test_export import CONFIG_11, Played, eleven_point_script, play_journal
 
 RU_CONFIG = (CONFIG_11.replace("left = '<Anna & \"Co\">'", 'left = "Анна Иванова"')
              .replace("right = \"Boris <b>O'Neil</b>\"", 'right = "Борис Петров"')

@@ -1,13 +1,21 @@
-"""The fixtures of the hall's tests (the broker is tests/conftest.py's)."""
+"""The fixtures of the hall's tests (the broker is tests/conftest.py's): headless Chromium
+(`browser`), the hall with its page (`hall`; `hall_ru`, `hall_en` in a language), a table's own
+client (`table`) and the spectators' Mosquitto (`public`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hall_ru_helpers import language_hall
+from hall_web_helpers import RunningHall, table_client
+from mqtt_helpers import Broker
+from public_helpers import PublicBroker
 
 CHROMIUM = "/usr/bin/chromium"
 EVIL = "evil.example"              # Chromium resolves it to the hall's address (DNS rebinding)
@@ -26,3 +34,37 @@ def browser() -> Iterator[Any]:
             "--no-sandbox", f"--host-resolver-rules=MAP {EVIL} 127.0.0.1"])
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:
+    with RunningHall(broker, tmp_path / "archive") as running:
+        yield running
+
+
+@pytest.fixture
+def table(broker: Broker) -> Iterator[Any]:
+    client = table_client(broker, "table-1")
+    yield client
+    client.disconnect()
+    client.loop_stop()
+
+
+@pytest.fixture
+def public(tmp_path: Path) -> Iterator[PublicBroker]:
+    running = PublicBroker(tmp_path / "public")
+    running.start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def hall_ru(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:
+    with language_hall(broker, tmp_path, "ru") as running:
+        yield running
+
+
+@pytest.fixture
+def hall_en(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:
+    with language_hall(broker, tmp_path, "en") as running:
+        yield running

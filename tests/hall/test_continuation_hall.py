@@ -1,6 +1,6 @@
 """A dead table's match moved to a spare from the hall's events alone (SPEC §13.5, §14; issue 24):
 real Mosquitto with the shipped config and ACL, the real `Hall`, real clocks on mock pins (the
-fake-time rig of test_continuation), each with its hall link."""
+fake-time venue of venue_helpers), each with its hall link."""
 
 from __future__ import annotations
 
@@ -17,17 +17,19 @@ from gammonclock.hall.continuation import LiveCopies, NoWholeCopy
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
+from hall_web_helpers import journal_event
 from mqtt_helpers import Broker, start_broker
-from test_continuation import (
+from venue_helpers import (
+    DEVICE_TEXT,
     GAP_S,
     MATCH_TEXT,
     S,
     Venue,
-    _assert_same_export,
-    _one_clock_reference,
-    _power_cut,
+    assert_same_export,
     first_part,
     journal_of,
+    one_clock_reference,
+    power_cut,
     second_part,
 )
 
@@ -48,16 +50,14 @@ def hall_broker(tmp_path: Path):
         broker.stop()
 
 
-def _with_hall(venue: Venue, broker: Broker, monkeypatch: pytest.MonkeyPatch) -> None:
+def _with_hall(venue: Venue, broker: Broker) -> None:
     """Every clock the venue builds from now on has a [hall] section for its own account."""
-    import test_continuation
-
-    plain = test_continuation.DEVICE_TEXT
+    plain = DEVICE_TEXT
 
     def text_for(table: str) -> str:
         return plain.format(table=table) + HALL_SECTION.format(
             url=broker.url, user=table, password_file=broker.password_file(table))
-    monkeypatch.setattr(test_continuation, "DEVICE_TEXT", _Formatter(text_for))
+    venue.device_text = _Formatter(text_for)
 
 
 class _Formatter(str):
@@ -81,10 +81,9 @@ def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # n
         time.sleep(0.01)
 
 
-def test_a_dead_tables_match_moved_from_the_halls_events_alone(
-        tmp_path, hall_broker, monkeypatch):
+def test_a_dead_tables_match_moved_from_the_halls_events_alone(tmp_path, hall_broker):
     venue = Venue()
-    _with_hall(venue, hall_broker, monkeypatch)
+    _with_hall(venue, hall_broker)
     with HallRunner(hall_broker, tmp_path / "archive") as hall:
         dead = venue.build(tmp_path, "T7", tmp_path / "t7", 3 * 3600, "boot-t7")
         try:
@@ -95,7 +94,7 @@ def test_a_dead_tables_match_moved_from_the_halls_events_alone(
             # The hall holds the journal to its last record, from the events alone.
             _until(lambda: (hall.call(lambda: hall.hall.live.held("T7")) or {}).get("last_seq")
                    == last.seq, "the hall holds T7's journal", dead.service.step)
-            _power_cut(dead)                      # the clock dies; its card is never read
+            power_cut(dead)                      # the clock dies; its card is never read
             venue.clocks.remove(dead)
             card.rename(card.with_suffix(".burnt"))
             venue.wait(None, GAP_S)
@@ -125,14 +124,13 @@ def test_a_dead_tables_match_moved_from_the_halls_events_alone(
         finally:
             for device in venue.clocks:
                 device.close()
-    monkeypatch.undo()
     plain = Venue()
     try:
-        reference = _one_clock_reference(plain, tmp_path)
+        reference = one_clock_reference(plain, tmp_path)
     finally:
         for device in plain.clocks:
             device.close()
-    _assert_same_export(continued, reference, {"last": last}, card, via="hall")
+    assert_same_export(continued, reference, {"last": last}, card, via="hall")
 
 
 def _move(hall: HallRunner, spare, source: str, target: str) -> dict:  # noqa: ANN001
@@ -148,11 +146,6 @@ def _move(hall: HallRunner, spare, source: str, target: str) -> dict:  # noqa: A
 
 # --- the hall's copy, bounded and checked --------------------------------------------------------
 
-def _event(journal: str, seq: int, after: int, records: list[str]) -> bytes:
-    return json.dumps({"journal": journal, "seq": seq, "after": after, "at": "x",
-                       "effects": [], "records": records}).encode()
-
-
 def test_the_halls_copy_keeps_only_whole_lines_of_the_event_and_names_a_gap(tmp_path):
     from gammonclock.journal.records import Stamp
     from gammonclock.journal.writer import JournalWriter
@@ -165,20 +158,20 @@ def test_the_halls_copy_keeps_only_whole_lines_of_the_event_and_names_a_gap(tmp_
     writer.close()
     lines = path.read_text().splitlines()
     copies = LiveCopies()
-    copies.take("T1", _event(path.name, 2, 0, lines[0:3]))
+    copies.take("T1", journal_event(path.name, 2, 0, lines[0:3]))
     # A line of another seq than the event's, a forged one, and garbage are dropped.
     forged = lines[4].replace('"t":4000000000', '"t":4000000001')
-    copies.take("T1", _event(path.name, 4, 2, [lines[5], forged, "{", 7]))
+    copies.take("T1", journal_event(path.name, 4, 2, [lines[5], forged, "{", 7]))
     assert copies.dropped == 4
-    copies.take("T1", _event(path.name, 5, 4, lines[5:6]))
+    copies.take("T1", journal_event(path.name, 5, 4, lines[5:6]))
     with pytest.raises(NoWholeCopy, match="lacks record 3"):
         copies.journal_text("T1")
-    copies.take("T1", _event(path.name, 4, 2, lines[3:5]))
+    copies.take("T1", journal_event(path.name, 4, 2, lines[3:5]))
     name, text = copies.journal_text("T1")
     assert name == path.name and text == path.read_text()
     # A bad table or journal name is nothing the hall keeps.
-    copies.take("../x", _event(path.name, 6, 5, lines[:1]))
-    copies.take("T1", _event("../../etc.jsonl", 6, 5, lines[:1]))
+    copies.take("../x", journal_event(path.name, 6, 5, lines[:1]))
+    copies.take("T1", journal_event("../../etc.jsonl", 6, 5, lines[:1]))
     assert set(copies.tables) == {"T1"} and list(copies.tables["T1"]) == [path.name]
 
 
@@ -223,7 +216,7 @@ def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, h
     a table the hall holds no whole journal of is refused, naming it, and nothing is sent."""
     import urllib.error
 
-    from test_hall_web import RunningHall
+    from hall_web_helpers import RunningHall
 
     with RunningHall(hall_broker, tmp_path / "archive", password="open sesame") as hall:
         sent: list[tuple] = []
@@ -251,8 +244,7 @@ def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, h
 def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_broker):
     """The table's dialog on the director's page (Chromium): the other tables to choose from,
     and the hall's answer (here: it holds no journal of that table)."""
-    from test_hall_page import DESKTOP
-    from test_hall_web import RunningHall, clock_state, publish, table_client
+    from hall_web_helpers import DESKTOP, RunningHall, clock_state, publish, table_client
 
     found = shutil.which("chromium") or "/usr/bin/chromium"
     from playwright.sync_api import sync_playwright
@@ -294,10 +286,11 @@ def test_a_restarted_hall_keeps_its_copies(tmp_path):
     lines = path.read_text().splitlines()
     folder = tmp_path / "archive" / ".live"
     copies = LiveCopies(folder)
-    copies.take("T1", _event(path.name, 2, 0, lines[0:3]))
-    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))
-    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))          # sent again
-    cut = _event("match-4.jsonl", 1, 0, []).replace(b'"records": []', b'"records_cut": true')
+    copies.take("T1", journal_event(path.name, 2, 0, lines[0:3]))
+    copies.take("T1", journal_event(path.name, 3, 2, lines[3:4]))
+    copies.take("T1", journal_event(path.name, 3, 2, lines[3:4]))          # sent again
+    cut = journal_event("match-4.jsonl", 1, 0, []).replace(b'"records": []',
+                                                         b'"records_cut": true')
     copies.take("T2", cut)
     again = LiveCopies(folder)
     again.load()

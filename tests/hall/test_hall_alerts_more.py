@@ -9,30 +9,19 @@ has taken every message before it, so "nothing more" is checked without waiting 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from mqtt_helpers import Broker
-from test_hall_alerts_sound import RECORDERS, event, notes
-from test_hall_page import DESKTOP
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
-
-
-@pytest.fixture
-def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
-    with RunningHall(broker, tmp_path / "archive") as running:
-        yield running
-
-
-@pytest.fixture
-def table(broker: Broker) -> Iterator[Any]:  # noqa: F811
-    client = table_client(broker, "table-1")
-    yield client
-    client.disconnect()
-    client.loop_stop()
+from hall_web_helpers import (
+    DESKTOP,
+    RECORDERS,
+    P,
+    RunningHall,
+    clock_state,
+    event,
+    notes,
+    publish,
+)
 
 
 class Director:

@@ -8,65 +8,19 @@ notification centre); everything else is the real page on the real hall and brok
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from mqtt_helpers import Broker
-from test_hall_page import DESKTOP
-from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
-
-RECORDERS = """
-window.__notes = [];
-window.__beeps = 0;
-window.__asked = 0;
-class FakeNotification {
-  constructor(title, options) {
-    window.__notes.push({ title, body: options.body, tag: options.tag });
-  }
-  static requestPermission() { window.__asked += 1; return Promise.resolve("granted"); }
-}
-FakeNotification.permission = "granted";
-window.Notification = FakeNotification;
-class FakeAudio {
-  constructor() { this.currentTime = 0; this.destination = {}; }
-  resume() { return Promise.resolve(); }
-  createGain() {
-    const ramp = () => {};
-    return { gain: { setValueAtTime: ramp, exponentialRampToValueAtTime: ramp },
-             connect: (x) => x };
-  }
-  createOscillator() {
-    return { frequency: {}, connect: (x) => x, start: () => { window.__beeps += 1; },
-             stop: () => {} };
-  }
-}
-window.AudioContext = FakeAudio;
-"""
-
-
-@pytest.fixture
-def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
-    with RunningHall(broker, tmp_path / "archive") as running:
-        yield running
-
-
-@pytest.fixture
-def table(broker: Broker) -> Iterator[Any]:  # noqa: F811
-    client = table_client(broker, "table-1")
-    yield client
-    client.disconnect()
-    client.loop_stop()
-
-
-def event(seq: int, *effects: dict[str, Any]) -> dict[str, Any]:
-    return {"journal": "match-1.jsonl", "seq": seq, "at": iso(), "effects": list(effects)}
-
-
-def notes(page: Any) -> list[dict[str, str]]:
-    return list(page.evaluate("() => window.__notes"))
+from hall_web_helpers import (
+    DESKTOP,
+    RECORDERS,
+    P,
+    RunningHall,
+    clock_state,
+    event,
+    notes,
+    publish,
+)
 
 
 def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(

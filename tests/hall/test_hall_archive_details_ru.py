@@ -13,23 +13,25 @@ from typing import Any
 
 from gammonclock.hall.archive import verify_archived
 from gammonclock.journal.key import read_key
+from hall_ru_helpers import shots
+from hall_web_helpers import (
+    DESKTOP,
+    P,
+    RunningHall,
+    clock_state,
+    finished_journal,
+    publish,
+    table_client,
+)
 from journal_helpers import bodies_of, sealed, set_in
 from mqtt_helpers import Broker
-from test_hall_page import DESKTOP
-from test_hall_page_russian import (  # noqa: F401  (the fixtures)
-    hall_en,
-    hall_ru,
-    language_hall,
-    shots,
-)
-from test_hall_web import P, RunningHall, _journal, clock_state, publish, table_client
 
 
 def _archived(tmp_path: Path) -> dict[str, Any]:
     """Three archived copies of a real journal with the table's key: one with a record removed
     (TAMPERED), one whose last line is torn (intact), one whose header's config is not valid,
     sealed all the same (intact, its match cannot be replayed)."""
-    journal, state = _journal(tmp_path)
+    journal, state = finished_journal(tmp_path)
     keys = tmp_path / "keys"
     keys.mkdir()
     (keys / "table-1.key").write_text((state / "device.key").read_text())
@@ -78,7 +80,7 @@ def _says(hall: RunningHall, tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def test_the_russian_page_says_the_journals_words_in_russian(
-        browser: Any, hall_ru: RunningHall, broker: Broker, tmp_path: Path) -> None:  # noqa: F811
+        browser: Any, hall_ru: RunningHall, broker: Broker, tmp_path: Path) -> None:
     client = table_client(broker, "table-1")
     publish(client, f"{P}/table-1/online", "1", retain=True)
     publish(client, f"{P}/table-1/state", clock_state(), retain=True)
@@ -112,7 +114,7 @@ def test_the_russian_page_says_the_journals_words_in_russian(
 
 
 def test_the_english_page_says_what_the_hall_says(
-        browser: Any, hall_en: RunningHall, broker: Broker, tmp_path: Path) -> None:  # noqa: F811
+        browser: Any, hall_en: RunningHall, broker: Broker, tmp_path: Path) -> None:
     page = browser.new_page(viewport=DESKTOP)
     try:
         page.goto(hall_en.base + "/")

@@ -12,16 +12,17 @@ from typing import Any
 
 from gammonclock.hall.archive import verify_archived
 from gammonclock.hall.pairings import parse_pairings
-from mqtt_helpers import Broker
-from test_hall_page import DESKTOP
-from test_hall_page_russian import (  # noqa: F401  (the fixture)
-    VISIBLE_TEXT,
-    hall_ru,
-    language_hall,
-    no_english,
-    shots,
+from hall_ru_helpers import VISIBLE_TEXT, language_hall, no_english, shots
+from hall_web_helpers import (
+    DESKTOP,
+    P,
+    RunningHall,
+    clock_state,
+    finished_journal,
+    publish,
+    table_client,
 )
-from test_hall_web import P, RunningHall, _journal, clock_state, publish, table_client
+from mqtt_helpers import Broker
 
 ROUND = ("table,left,right,length,discipline\n"
          "table-1,Анна,Борис,0\n"
@@ -56,7 +57,7 @@ def test_pairing_rows_carry_codes_and_fields() -> None:
 
 
 def test_an_archived_journals_verdict_and_summary_carry_fields(tmp_path: Path) -> None:
-    journal, _state = _journal(tmp_path)
+    journal, _state = finished_journal(tmp_path)
     verdict = verify_archived(journal, "table-1", None)
     assert verdict.say["code"] == "unchecked_no_keys" and verdict.say["records"] > 3
     assert verdict.message == f"seal not checked (no --keys-dir); {verdict.say['records']} records"
@@ -75,7 +76,7 @@ def _table_1(broker: Broker) -> Any:  # noqa: F811
 
 
 def _archive(client: Any, hall: RunningHall, tmp_path: Path) -> tuple[str, str]:
-    journal, _state = _journal(tmp_path)
+    journal, _state = finished_journal(tmp_path)
     text = journal.read_text()
     lines = text.splitlines(keepends=True)
     tampered = "".join(lines[:2] + lines[3:])           # a record removed

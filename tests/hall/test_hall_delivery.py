@@ -20,9 +20,7 @@ import pytest
 from gammonclock.hall import archive as hall_archive
 from gammonclock.hall.archive import JOURNAL_NAME, store_journal
 from gammonclock.hall.delivery import EventKey, TablePosition, event_key
-from gammonclock.link import client as hall_link
-from gammonclock.link.outbox import MEMORY_FILE
-from gammonclock.sides import Button
+from gammonclock.link import publisher as link_publisher
 from gammonclock.wire import Ack
 from hall_helpers import HallRunner
 from mqtt_helpers import (
@@ -31,23 +29,25 @@ from mqtt_helpers import (
     Collector,
     start_broker,
 )
-from table_helpers import Table, device_text, end_the_match, event_records, link_of, wait
-
-MATCH = """\
-[match]
-length = 5
-
-[players]
-left = "{left}"
-right = "{right}"
-"""
+from table_helpers import (
+    MATCH,
+    Table,
+    acked,
+    all_acknowledged,
+    device_text,
+    end_the_match,
+    event_records,
+    link_of,
+    play,
+    wait,
+)
 
 
 @pytest.fixture(autouse=True)
 def quick_resend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table's wait for the hall's ack, shortened (5 s doubling to 60 s in play)."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.5)
-    monkeypatch.setattr(hall_link, "RESEND_MAX_S", 2.0)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.5)
+    monkeypatch.setattr(link_publisher, "RESEND_MAX_S", 2.0)
 
 
 @pytest.fixture
@@ -68,26 +68,6 @@ def tables(tmp_path: Path) -> Iterator[Callable[..., Table]]:
     yield make
     for table in made:
         table.stop()
-
-
-def acked(table: Table) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads((table.state / MEMORY_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data
-
-
-def play(table: Table, taps: int) -> None:
-    for i in range(taps):
-        table.tap(Button.LEFT if i % 2 == 0 else Button.RIGHT)
-
-
-def all_acknowledged(table: Table) -> bool:
-    """The table's position on the card is its journal's last event."""
-    expected = event_records(table.journal())
-    return bool(expected) and (acked(table).get("journal"), acked(table).get("seq")) == \
-        expected[-1]
 
 
 # --- 2: a client id is its account's -----------------------------------------------------------

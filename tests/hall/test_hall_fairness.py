@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall import server as hall_server
+from gammonclock.hall import intake as hall_intake
 from gammonclock.hall.mqtt import HallClient
 from gammonclock.hall.server import Hall, HallOptions
 from gammonclock.wire import BrokerURL
@@ -70,7 +70,7 @@ def test_a_tables_message_waits_for_one_batch_not_for_another_tables_flood(tmp_p
         await _until(lambda: flood_taken_when_table_1_changed)
 
     asyncio.run(run())
-    assert flood_taken_when_table_1_changed[0] <= hall_server.FAIR_BATCH
+    assert flood_taken_when_table_1_changed[0] <= hall_intake.FAIR_BATCH
 
 
 def test_a_flooding_table_is_paced_and_what_overflows_is_dropped_unread(tmp_path):
@@ -78,7 +78,7 @@ def test_a_flooding_table_is_paced_and_what_overflows_is_dropped_unread(tmp_path
     waiting, its messages are dropped unread (an event dropped is not acknowledged: an honest
     table sends it again). Another table is served meanwhile at once."""
     hall = _hall(tmp_path)
-    sent = hall_server.INBOX_PER_TABLE + 500
+    sent = hall_intake.INBOX_PER_TABLE + 500
 
     async def run() -> tuple[int, int]:
         for seq in range(1, sent + 1):
@@ -91,12 +91,12 @@ def test_a_flooding_table_is_paced_and_what_overflows_is_dropped_unread(tmp_path
                      and hall.view.tables["table-1"].state is not None, 0.5)
         taken = hall.view.tables["table-H"].events
         elapsed = time.monotonic() - started
-        assert taken <= hall_server.TABLE_BURST + elapsed * hall_server.TABLE_RATE + 1
+        assert taken <= hall_intake.TABLE_BURST + elapsed * hall_intake.TABLE_RATE + 1
         return dropped, taken
 
     dropped, taken = asyncio.run(run())
     assert dropped == 500
-    assert taken >= hall_server.TABLE_BURST          # paced, not stopped
+    assert taken >= hall_intake.TABLE_BURST          # paced, not stopped
 
 
 def test_an_honest_backlog_is_never_dropped(tmp_path):

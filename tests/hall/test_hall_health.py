@@ -15,25 +15,14 @@ import pytest
 
 from gammonclock.hall.health import marks
 from gammonclock.hall.view import HallView, Rejected
-from gammonclock.journal.fsync_times import FsyncTimes
 from gammonclock.link import client as hall_link
-from gammonclock.runtime.health import Backlog, read_health
 from gammonclock.sides import Button
+from hall_web_helpers import P, RunningHall, publish, table_client
+from health_helpers import health, recorded
 from mqtt_helpers import Broker, Collector
 from table_helpers import TOPIC, Table, device_text, link_of, wait
-from test_hall_web import P, RunningHall, publish, table_client
-from test_health import Clock, recorded
 
 NOW_MS = 1_764_650_000_000
-
-
-def health(board: str = "pi4", **over: Any) -> dict[str, Any]:
-    """A table's `health` message as the clock sends it, from a board's recorded files."""
-    data = read_health(recorded(board), "/var/lib/gammonclock",
-                       fsync_times=FsyncTimes(Clock()), backlog=lambda: Backlog(0, 0),
-                       at="2025-12-02T03:31:40.000Z").as_json()
-    data.update(over)
-    return data
 
 
 def take(view: HallView, table: str, data: Any) -> str | None:

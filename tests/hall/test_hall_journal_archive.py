@@ -25,12 +25,21 @@ from gammonclock.hall.archive import (
     verify_archived,
 )
 from gammonclock.journal.key import SECRET_FILE
-from gammonclock.link import client as hall_link
+from gammonclock.link import publisher as link_publisher
 from gammonclock.runtime.lifecycle import load_next_match, run_on_loop
 from hall_helpers import HallRunner
 from mqtt_helpers import SHIPPED_CONF, Broker
-from table_helpers import Table, device_text, end_the_match, wait
-from test_hall_delivery import MATCH, acked, all_acknowledged, play
+from table_helpers import (
+    MATCH,
+    Table,
+    acked,
+    all_acknowledged,
+    as_sent,
+    device_text,
+    end_the_match,
+    play,
+    wait,
+)
 
 T1 = "table-1"
 
@@ -38,8 +47,8 @@ T1 = "table-1"
 @pytest.fixture(autouse=True)
 def quick_resend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table's wait for the hall's ack, shortened (5 s doubling to 60 s in play)."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.5)
-    monkeypatch.setattr(hall_link, "RESEND_MAX_S", 2.0)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.5)
+    monkeypatch.setattr(link_publisher, "RESEND_MAX_S", 2.0)
 
 
 @pytest.fixture
@@ -58,24 +67,6 @@ def table_at(tmp_path: Path) -> Iterator[Callable[[Broker], Table]]:
     yield make
     for table in made:
         table.stop()
-
-
-def as_sent(monkeypatch: pytest.MonkeyPatch, journal: Path, change: Callable[[str], str]
-            ) -> list[str]:
-    """What the table's link reads of `journal` to send it, changed by `change` (a tail lost on
-    a power cut, a record tampered with); the texts it read, in order."""
-    real = Path.read_text
-    sent: list[str] = []
-
-    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
-        text = real(self, *args, **kwargs)
-        if self != journal or threading.current_thread().name == "MainThread":
-            return text
-        sent.append(change(text))
-        return sent[-1]
-
-    monkeypatch.setattr(Path, "read_text", read_text)
-    return sent
 
 
 def acks_of(hall: HallRunner, table: str = T1) -> list[dict[str, Any]]:
@@ -273,7 +264,7 @@ def test_a_table_has_one_journal_archived_at_a_time_and_a_few_waiting(tmp_path: 
         await asyncio.sleep(0.05)
         archived.append((table, payload))
         running -= 1
-    hall._archive = slow_archive  # type: ignore[method-assign]
+    hall.archiving._archive = slow_archive  # type: ignore[method-assign]
 
     async def flood() -> None:
         for n in range(7):

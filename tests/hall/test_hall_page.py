@@ -9,51 +9,26 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from hall_web_helpers import (
+    DESKTOP,
+    PHONE,
+    P,
+    RunningHall,
+    clock_state,
+    iso,
+    open_page,
+    publish,
+    seconds,
+    table_client,
+)
 from mqtt_helpers import Broker
-from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 EVIL = "evil.example"              # hall/conftest.py's browser resolves it to the hall
-PHONE = {"width": 390, "height": 844}
-DESKTOP = {"width": 1280, "height": 800}
-
-
-@pytest.fixture
-def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
-    with RunningHall(broker, tmp_path / "archive") as running:
-        yield running
-
-
-@pytest.fixture
-def table(broker: Broker) -> Iterator[Any]:  # noqa: F811
-    client = table_client(broker, "table-1")
-    yield client
-    client.disconnect()
-    client.loop_stop()
-
-
-def open_page(browser: Any, hall: RunningHall, viewport: dict[str, int] = DESKTOP) -> Any:
-    page = browser.new_page(viewport=viewport)
-    page.goto(hall.base + "/")
-    return page
-
-
 def reserve(page: Any, table: str, side: str) -> str:
     return str(page.inner_text(f'.card[data-table="{table}"] .reserve[data-side="{side}"]'))
-
-
-def seconds(clock: str) -> int:
-    """A reserve as the page shows it ("9:59", "1:02:03") in seconds (text compares "9:59" above
-    "10:00")."""
-    total = 0
-    for part in clock.split(":"):
-        total = total * 60 + int(part)
-    return total
 
 
 def test_cards_appear_and_the_running_reserve_ticks(browser: Any, hall: RunningHall,

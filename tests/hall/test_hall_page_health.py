@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
+from hall_web_helpers import DESKTOP, P, RunningHall, clock_state, open_page, publish
+from health_helpers import health
 from mqtt_helpers import Broker
-from test_hall_health import health
-from test_hall_page import DESKTOP, hall, open_page  # noqa: F401  (the hall fixture)
-from test_hall_web import P, RunningHall, clock_state, publish
 
 SYNCED = {"synchronized": True, "source": "systemd-timesyncd 10.0.0.2"}
 

@@ -11,7 +11,6 @@ import json
 import os
 import threading
 import urllib.error
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from gammonclock.hall.view import HallView
 from gammonclock.journal.reader import read_journal
 from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
+from hall_web_helpers import PHONE, P, RunningHall, clock_state, open_page, publish, table_client
 from mqtt_helpers import Broker, Collector
 from table_helpers import (
     MATCH_TEXT,
@@ -33,8 +33,6 @@ from table_helpers import (
     right_player,
     wait,
 )
-from test_hall_page import PHONE, open_page
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 WORDS_NEVER_SHOWN = ("null", "undefined", "[object", "{")
 
@@ -43,12 +41,6 @@ def shots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("GAMMONCLOCK_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-@pytest.fixture
-def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
-    with RunningHall(broker, tmp_path / "archive") as running:
-        yield running
 
 
 @pytest.fixture

@@ -11,9 +11,7 @@ page in a headless Chromium (tests/hall/test_hall_page.py)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,71 +24,30 @@ from gammonclock.hall import web as hall_web
 from gammonclock.hall.page import TextsError, page_texts
 from gammonclock.hall.run import options_of
 from gammonclock.hall.view import HallView
-from gammonclock.hall.web import TOKEN, make_app, page_html
+from gammonclock.hall.web import make_app, page_html
 from gammonclock.sim import hall_demo
+from hall_ru_helpers import (
+    VISIBLE_TEXT,
+    language_hall,
+    no_english,
+    shots,
+)
+from hall_web_helpers import DESKTOP, PHONE, P, RunningHall, clock_state, iso, publish, table_client
 from mqtt_helpers import Broker
-from test_hall_page import DESKTOP, PHONE
-from test_hall_web import P, RunningHall, clock_state, iso, publish, table_client
 
 STATIC = Path(hall_web.__file__).with_name("static")
 SHA = "ab" * 32
-# Latin words a Russian page may show: the tables' ids and journals (names, not words), and
-# each language's name in the switch.
-NOT_WORDS = re.compile(r"table-\d+|match-\d+\.jsonl")
-LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 BROKER_URL = ("mqtt://",)          # the broker pill's title: its address
 COMMAND_EXAMPLE = ("deduct left 30s",)    # the command field's example: a command is English
-# Every text node the person sees (not a <select>'s options, nor <code>: the commands sent and
-# the journal's own event names are the protocol's, not the page's words).
-VISIBLE_TEXT = """(root) => {
-  const out = [];
-  const walker = document.createTreeWalker(root || document.body, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const parent = node.parentElement;
-    if (!parent || parent.closest("select, code, script, style")) continue;
-    if (!parent.checkVisibility()) continue;
-    if (node.textContent.trim()) out.push(node.textContent.trim());
-  }
-  return out.join("\\n");
-}"""
 ATTRIBUTES = """() => [...document.querySelectorAll("[title], [placeholder], [aria-label]")]
   .filter((e) => e.checkVisibility() && !e.closest("select"))
   .map((e) => [e.getAttribute("title"), e.getAttribute("placeholder"),
                e.getAttribute("aria-label")].filter(Boolean).join("\\n")).join("\\n")"""
 
 
-def shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("GAMMONCLOCK_SCREENSHOTS", tmp_path))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 def placeholders(text: Any) -> set[str]:
     values = text.values() if isinstance(text, dict) else [text]
     return {name for value in values for name in re.findall(r"\{(\w+)\}", value)}
-
-
-def english_words(texts: dict[str, Any]) -> set[str]:
-    """The English catalogue's words (3 letters or more) that are not also the Russian's."""
-    words: set[str] = set()
-    for key, text in texts["en"].items():
-        values = text.values() if isinstance(text, dict) else [text]
-        theirs = json.dumps(texts["ru"][key], ensure_ascii=False)
-        for value in values:
-            plain = re.sub(r"\{\w+\}", " ", value)
-            words |= {w for w in re.findall(r"[A-Za-z]{3,}", plain) if w not in theirs}
-    return words
-
-
-def no_english(text: str, where: str, allowed: tuple[str, ...] = ()) -> None:
-    """TEXT (a Russian page's) holds no Latin word but the tables' ids and ALLOWED (data)."""
-    rest = NOT_WORDS.sub(" ", text)
-    for word in allowed:
-        rest = rest.replace(word, " ")
-    found = LATIN_WORD.findall(rest)
-    assert found == [], f"{where}: English on the Russian page: {found}\n{text}"
-    catalogue = english_words(page_texts())
-    assert not [w for w in re.findall(r"[A-Za-z]+", rest) if w in catalogue], where
 
 
 # --- the catalogue ------------------------------------------------------------------------------
@@ -264,31 +221,6 @@ def test_the_page_says_each_alert_as_the_hall_does_and_in_russian(
 
 
 # --- the page in Russian, in a browser ----------------------------------------------------------
-
-class LanguageHall(RunningHall):
-    """`gammonclock hall --language LANGUAGE` in a thread of its own."""
-
-    def __init__(self, broker: Broker, archive: Path, language: str) -> None:  # noqa: F811
-        super().__init__(broker, archive)
-        self.app = make_app(self.hall, language=language)
-        self.token = self.app[TOKEN]
-
-
-def language_hall(broker: Broker, tmp_path: Path, language: str) -> LanguageHall:  # noqa: F811
-    return LanguageHall(broker, tmp_path / f"archive-{language}", language)
-
-
-@pytest.fixture
-def hall_ru(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
-    with language_hall(broker, tmp_path, "ru") as running:
-        yield running
-
-
-@pytest.fixture
-def hall_en(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
-    with language_hall(broker, tmp_path, "en") as running:
-        yield running
-
 
 EVENT = "Кубок Москвы"
 NAMES = {"table-1": ("Анна", "Борис"), "table-2": ("Ильдар", "Мария"),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,52 +18,16 @@ from gammonclock.hall.public import (
     MAX_VIEW_BYTES,
     PUBLIC_USER,
     PublicClient,
-    PublicPublisher,
     public_root,
     public_view,
 )
-from gammonclock.hall.public_web import PublicPage
-from gammonclock.hall.web import make_app
+from hall_web_helpers import P, clock_state, publish, table_client
 from mqtt_helpers import Broker
-from public_helpers import PublicBroker, Spectator
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
+from public_helpers import PublicBroker, PublicHall, Spectator
 
 ROOT = public_root(P)
 SECRET_PIN_HASH = "5e" * 32
 ARBITER = "arbiter-olga"
-
-
-@pytest.fixture
-def public(tmp_path: Path) -> Iterator[PublicBroker]:
-    running = PublicBroker(tmp_path / "public")
-    running.start()
-    yield running
-    running.stop()
-
-
-class PublicHall(RunningHall):
-    """The hall with its public view published to PUBLIC (after DELAY_S) and its pages
-    pointing browsers there."""
-
-    def __init__(self, broker: Broker, public: PublicBroker, archive: Path,  # noqa: F811
-                 delay_s: float = 0.0, password: str | None = None) -> None:
-        super().__init__(broker, archive, password=password)
-        self.publisher = PublicPublisher(self.hall, public.options(delay_s))
-        self.app = make_app(self.hall, password, token=self.token,
-                            public=PublicPage(True, public.websocket, delay_s))
-
-    async def _start(self) -> None:
-        await super()._start()
-        self.publisher.start()
-
-    async def _stop(self) -> None:
-        self.publisher.stop()
-        await super()._stop()
-
-    def __enter__(self) -> PublicHall:
-        super().__enter__()
-        self.wait(lambda: self.publisher.client.connected, "the publisher connected")
-        return self
 
 
 def view_of(message: Any) -> dict[str, Any]:

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from gammonclock.hall.public import PublicClient
+from gammonclock.hall.public import PublicClient, public_root
+from hall_web_helpers import P, clock_state, publish, seconds, table_client
 from mqtt_helpers import Broker
-from public_helpers import PublicBroker, Spectator
-from test_hall_page import seconds
-from test_hall_public import ROOT, PublicHall, public  # noqa: F401  (the fixture)
-from test_hall_web import P, clock_state, publish, table_client
+from public_helpers import PublicBroker, PublicHall, Spectator
+
+ROOT = public_root(P)
 
 PHONE = {"width": 390, "height": 844}
 FULL_HD = {"width": 1920, "height": 1080}

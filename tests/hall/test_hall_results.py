@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from export_helpers import EDGE_CASES, play_journal
 from gammonclock.hall.archive import verify_archived
 from gammonclock.hall.results import (
     MAX_RESULTS,
@@ -32,13 +33,20 @@ from gammonclock.hall.results import (
     safe_cell,
 )
 from gammonclock.journal.key import SECRET_FILE
-from gammonclock.link import client as hall_link
+from gammonclock.link import publisher as link_publisher
+from hall_web_helpers import P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
-from table_helpers import Table, device_text, end_the_match, right_player, wait
-from test_export import EDGE_CASES, play_journal
-from test_hall_delivery import MATCH, all_acknowledged, play
-from test_hall_journal_archive import as_sent
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
+from table_helpers import (
+    MATCH,
+    Table,
+    all_acknowledged,
+    as_sent,
+    device_text,
+    end_the_match,
+    play,
+    right_player,
+    wait,
+)
 
 T1, T2 = "table-1", "table-2"
 INJECTION = "=HYPERLINK(1)"          # a "name" a spreadsheet would run
@@ -47,8 +55,8 @@ INJECTION = "=HYPERLINK(1)"          # a "name" a spreadsheet would run
 @pytest.fixture(autouse=True)
 def quick_resend(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table's wait for the hall's ack, shortened (5 s doubling to 60 s in play)."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.5)
-    monkeypatch.setattr(hall_link, "RESEND_MAX_S", 2.0)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.5)
+    monkeypatch.setattr(link_publisher, "RESEND_MAX_S", 2.0)
 
 
 def fetch(hall: RunningHall, path: str, password: str | None = None) -> str:

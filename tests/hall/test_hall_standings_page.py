@@ -19,11 +19,10 @@ from typing import Any
 
 import pytest
 
+from export_helpers import play_journal
+from hall_ru_helpers import VISIBLE_TEXT, no_english
+from hall_web_helpers import DESKTOP, P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
-from test_export import play_journal
-from test_hall_page import DESKTOP
-from test_hall_page_russian import VISIBLE_TEXT, no_english
-from test_hall_web import P, RunningHall, clock_state, publish, table_client
 
 PASSWORD = "s3cret"
 

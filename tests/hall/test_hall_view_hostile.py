@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from gammonclock.hall.tables import ALERTS_KEPT, JOURNALS_KEPT, SEQ_WINDOW
 from gammonclock.hall.view import MAX_LAG_MS, MAX_TABLES, HallView, Rejected
+from hall_web_helpers import RunningHall, clock_state, iso, publish, table_client
 from mqtt_helpers import Broker
-from test_hall_web import RunningHall, clock_state, iso, publish, table_client
 
 P = "gammonclock"
 HOSTILE, HONEST = "table-1", "table-2"

@@ -28,8 +28,16 @@ import pytest
 
 from gammonclock.hall.connections import GuardedSite, Limits, QuietLog
 from gammonclock.hall.web import PageHosts, card_json, host_name, snapshot_json
+from hall_web_helpers import (
+    P,
+    RunningHall,
+    clock_state,
+    finished_journal,
+    iso,
+    publish,
+    table_client,
+)
 from mqtt_helpers import DIRECTOR, Broker, free_port
-from test_hall_web import P, RunningHall, _journal, clock_state, iso, publish, table_client
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,7 +170,7 @@ def test_half_open_connections_neither_take_the_page_down_nor_lose_a_journal(
     """1 100 half-open connections against a hall under a 1 024 open-file limit: the director's
     requests are answered within seconds, a journal sent meanwhile is archived, every half-open
     connection is closed after the header deadline (1 s here), and the log stays a few lines."""
-    journal, _state = _journal(tmp_path)
+    journal, _state = finished_journal(tmp_path)
     hall = HallProcess(broker, tmp_path, "--page-header-timeout", "1")
     flood: HalfOpen | None = None
     table = table_client(broker, "table-1")   # first: paho's select() wants a low fd
@@ -226,19 +234,19 @@ def test_the_hall_raises_its_open_file_limit_to_the_hard_one(broker: Broker,  # 
 
 def test_page_arguments(tmp_path: Path) -> None:
     from gammonclock.hall.run import UsageError, options_of
-    from test_hall_web import _args
-    _options, page = options_of(_args(tmp_path, page_host=["Hall.Local", "[fe80::1]",
+    from hall_web_helpers import hall_args
+    _options, page = options_of(hall_args(tmp_path, page_host=["Hall.Local", "[fe80::1]",
                                                            "10.0.0.9"]))
     assert page.limits == Limits()
     for host in ("hall.local:8080", "[fe80::1]:8080", "10.0.0.9", "localhost:8080"):
         assert page.hosts.allows(host), host
     assert not page.hosts.allows("evil.example:8080")
-    _options, page = options_of(_args(tmp_path, page_header_timeout=1.5))
+    _options, page = options_of(hall_args(tmp_path, page_header_timeout=1.5))
     assert (page.limits.header_s, page.limits.idle_s) == (1.5, 1.5)
     for bad in ({"page_host": ["hall.local:8080"]}, {"page_host": ["a b"]},
                 {"page_header_timeout": 0.0}, {"page_header_timeout": 1e9}):
         with pytest.raises(UsageError, match="--page-h"):
-            options_of(_args(tmp_path, **bad))
+            options_of(hall_args(tmp_path, **bad))
 
 
 # --- the page's own names (DNS rebinding) -------------------------------------------------------

@@ -12,17 +12,16 @@ from typing import Any
 import pytest
 
 from gammonclock.hall.continuation import LiveCopies, NoWholeCopy
-from mqtt_helpers import Broker
-from test_continuation_hall import _event
-from test_hall_page import DESKTOP
-from test_hall_page_russian import (  # noqa: F401  (the fixtures)
-    hall_en,
-    hall_ru,
-    language_hall,
-    no_english,
-    shots,
+from hall_ru_helpers import no_english, shots
+from hall_web_helpers import (
+    DESKTOP,
+    RunningHall,
+    clock_state,
+    journal_event,
+    publish,
+    table_client,
 )
-from test_hall_web import RunningHall, clock_state, publish, table_client
+from mqtt_helpers import Broker
 
 
 def _copies(tmp_path: Path) -> LiveCopies:
@@ -37,9 +36,10 @@ def _copies(tmp_path: Path) -> LiveCopies:
     writer.close()
     lines = path.read_text().splitlines()
     copies = LiveCopies()
-    copies.take("T1", _event(path.name, 1, 0, lines[0:2]))
-    copies.take("T1", _event(path.name, 3, 2, lines[3:4]))           # record 2 missed
-    cut = _event("match-4.jsonl", 1, 0, []).replace(b'"records": []', b'"records_cut": true')
+    copies.take("T1", journal_event(path.name, 1, 0, lines[0:2]))
+    copies.take("T1", journal_event(path.name, 3, 2, lines[3:4]))     # record 2 missed
+    cut = journal_event("match-4.jsonl", 1, 0, []).replace(b'"records": []',
+                                                         b'"records_cut": true')
     copies.take("T2", cut)
     return copies
 
@@ -88,7 +88,7 @@ def _tables(broker: Broker) -> list[Any]:
 
 
 def test_the_russian_page_says_why_the_match_cannot_be_moved(
-        browser: Any, hall_ru: RunningHall, broker: Broker, tmp_path: Path) -> None:  # noqa: F811
+        browser: Any, hall_ru: RunningHall, broker: Broker, tmp_path: Path) -> None:
     clients = _tables(broker)
     page = browser.new_page(viewport=DESKTOP)
     try:
@@ -121,7 +121,7 @@ def test_the_russian_page_says_why_the_match_cannot_be_moved(
 
 
 def test_the_english_page_says_what_the_hall_says(
-        browser: Any, hall_en: RunningHall, tmp_path: Path) -> None:  # noqa: F811
+        browser: Any, hall_en: RunningHall, tmp_path: Path) -> None:
     page = browser.new_page(viewport=DESKTOP)
     try:
         page.goto(hall_en.base + "/")

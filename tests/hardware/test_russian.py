@@ -1,7 +1,7 @@
 """The panels in Russian (SPEC §15): every text of theirs in both languages and fitting where it is
 drawn, names shown as written in Latin or Cyrillic and cut the same way in both, the language
 reaching the panels through the presenter, and reference images of the main screens in Russian
-(checked like test_screens.py's: `GAMMONCLOCK_UPDATE_REFERENCES=1` writes them).
+(checked as screen_helpers.py checks them: `GAMMONCLOCK_UPDATE_REFERENCES=1` writes them).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from gammonclock.hardware.texts import TEXTS, Room, Text, localized, say
 from gammonclock.sides import Pair, Side
 from play_helpers import play
 from property_helpers import property_settings
-from test_screens import OPENING, check_screen
+from screen_helpers import OPENING, check_screen
 
 S = 10**9
 LEFT, RIGHT = Side.LEFT, Side.RIGHT

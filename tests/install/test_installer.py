@@ -6,7 +6,6 @@ example configs that load. No venv here (--skip-venv): CI runs the installer wit
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -19,13 +18,19 @@ import pytest
 from gammonclock.config.loading import parse_config
 from gammonclock.config.schema import DEVICE, SECTIONS, default_table_id
 from gammonclock.config.schema import MATCH as MATCH_KIND
+from install_helpers import (
+    ROOT,
+    USB_RULE_SOURCE,
+    USB_UNIT_SOURCE,
+    install,
+    listing,
+    make_checkout,
+    staged,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 DEVICE_EXAMPLE = "config/device.toml"
 MATCH_EXAMPLE = "config/match.toml"
 UNIT_SOURCE = "systemd/gammonclock.service"
-USB_RULE_SOURCE = "systemd/90-gammonclock-usb.rules"
-USB_UNIT_SOURCE = "systemd/gammonclock-usb@.service"
 DEVICES_RULE_SOURCE = "systemd/60-gammonclock-devices.rules"
 
 CODE = "opt/gammonclock"
@@ -59,61 +64,6 @@ pin_factory = "lgpio"
 [displays.left]
 address = 0x3C
 """
-
-
-def _make_checkout(into: Path) -> Path:
-    """A copy of this work tree (tracked and new files) with stand-ins for the USB stick's udev
-    rule and unit, for as long as they are not in the checkout yet. Never written into ROOT."""
-    listed = subprocess.run(["git", "-c", f"safe.directory={ROOT}", "-C", str(ROOT), "ls-files",
-                             "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, text=True, check=True).stdout
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            (into / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, into / name)
-    (into / "scripts/install").chmod(0o755)
-    for name in (USB_RULE_SOURCE, USB_UNIT_SOURCE):
-        if not (into / name).exists():
-            (into / name).write_text(f"# a stand-in for {name} (tests/test_installer.py)\n")
-    return into
-
-
-@pytest.fixture(scope="module")
-def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The checkout the installer runs from: this one once it holds every file it installs."""
-    if all((ROOT / name).is_file() for name in (USB_RULE_SOURCE, USB_UNIT_SOURCE)):
-        return ROOT
-    if not (ROOT / ".git").exists() or shutil.which("git") is None:
-        pytest.skip("the USB stick's files are not in this checkout yet, and it is not git's")
-    return _make_checkout(tmp_path_factory.mktemp("checkout"))
-
-
-def install(checkout: Path, root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(checkout / "scripts/install"), "--root", str(root), *args],
-                          capture_output=True, text=True, timeout=60)
-
-
-def staged(checkout: Path, root: Path, *args: str) -> str:
-    """The output of an installer run into `root` that must succeed (no venv)."""
-    run = install(checkout, root, "--skip-venv", *args)
-    assert run.returncode == 0, run.stderr
-    return run.stdout
-
-
-def listing(root: Path) -> dict[str, tuple[int, int, str]]:
-    """Every path under `root`: its mode, its mtime and its content's (or link's) digest."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        st = path.lstat()
-        if path.is_symlink():
-            content = os.readlink(path)
-        elif path.is_file():
-            content = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            content = ""
-        found[str(path.relative_to(root))] = (st.st_mode, st.st_mtime_ns, content)
-    return found
 
 
 def mode(path: Path) -> int:
@@ -536,7 +486,7 @@ def test_bad_arguments_are_refused_before_any_change(checkout, tmp_path, args, s
 @pytest.mark.parametrize("missing", [USB_RULE_SOURCE, USB_UNIT_SOURCE, DEVICE_EXAMPLE,
                                      MATCH_EXAMPLE, DEVICES_RULE_SOURCE])
 def test_a_checkout_without_a_file_it_installs_is_refused(tmp_path, missing):
-    checkout = _make_checkout(tmp_path / "checkout")
+    checkout = make_checkout(tmp_path / "checkout")
     (checkout / missing).unlink()
     (tmp_path / "root").mkdir()
     run = install(checkout, tmp_path / "root")

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from test_installer import checkout, install, listing, staged  # noqa: F401  (the fixture)
+from install_helpers import install, listing, staged
 
 DROPIN = "etc/systemd/timesyncd.conf.d/gammonclock.conf"
 

@@ -17,6 +17,9 @@ from gammonclock.runtime.arbiter_client import ask
 from gammonclock.runtime.arbiter_socket import socket_path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "firmware" / "gammonclock"
+# A start takes about a second on an idle machine; on a loaded CI runner (a load of 12 on two
+# cores) it once took over 15 s. A minute tells a slow start from a hang, and fails clearly.
+START_BUDGET_S = 60
 
 DEVICE = """\
 [hardware]
@@ -47,12 +50,14 @@ def test_a_start_from_a_compiled_install_writes_nothing_into_it(tmp_path, proces
                              str(tmp_path / "device.toml"), "--state-dir", str(state)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     processes.append(proc)
-    wait_until_running(proc, lambda: socket_path(state).exists())
+    wait_until_running(proc, lambda: socket_path(state).exists(),
+                       f"gammonclock run from the install did not start within {START_BUDGET_S} s",
+                       timeout_s=START_BUDGET_S)
     answer = ask(socket_path(state), ["new-match"], text="[match]\nlength = 3\n", file="m.toml")
     assert answer["ok"], answer
     assert ask(socket_path(state), ["deduct", "left", "10s"])["ok"]
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=15)
+    _, err = proc.communicate(timeout=START_BUDGET_S)
     assert proc.returncode == 0, err
     assert f"from {install / 'gammonclock' / '__init__.py'}" in err   # it ran from the install
     after = tree(install)

@@ -388,8 +388,8 @@ def test_undos_at_the_panel_past_the_cut_history_rebuild_it_too(tmp_path, every)
     """The arbiter's menu undoes (a button's press, not a socket command) twice in a row, the
     live history cut to one player action at each snapshot: the second rebuilds the history
     from the journal, as the socket's undo does, and both do what they do on the whole."""
+    from arbiter_helpers import RIGHT_PIN_TAPS, chord, entry, taps
     from gammonclock.sim.script import parse_script
-    from test_arbiter_mode import RIGHT_PIN_TAPS, chord, entry, taps
     text = CONFIG + '\n[arbiter]\npin = "LRCL"\n'
     rules = parse_config(text).rules
     script = ("1 tap left\n5 tap right\n9 tap left\n13 tap right\n" + chord(30)

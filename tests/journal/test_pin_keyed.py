@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from arbiter_helpers import OPENING, chord, taps
 from device_helpers import MOCK_TEXT
 from gammonclock.cli.main import main
 from gammonclock.config.loading import config_of_header, parse_config, parse_device_config
@@ -44,7 +45,7 @@ from gammonclock.core.pin import (
 from gammonclock.core.rules import MatchRules
 from gammonclock.device.build import build_device
 from gammonclock.journal.key import SECRET_FILE
-from gammonclock.journal.reader import read_header, read_journal
+from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR, SNAPSHOT_KIND
 from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.journal.snapshot import engine_data
@@ -52,25 +53,13 @@ from gammonclock.pin import main as pin_main
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
+from keyed_pin_helpers import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check
+from lifecycle_helpers import on_loop
 from play_helpers import play
-from test_arbiter_mode import OPENING, chord, taps
-from test_device_run import (  # noqa: F401  (clock, open_device: the fixtures used)
-    DOWN,
-    UP,
-    S,
-    clock,
-    direct,
-    journal_of,
-    mock_config,
-    open_device,
-)
-from test_lifecycle import _on_loop
+from rig_helpers import DOWN, UP, S, journal_of, mock_config
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}
-PIN = "LRCL"
-
-
 def buttons_of(pin: str) -> tuple[Button, ...]:
     return tuple(LETTER[x] for x in pin)
 
@@ -92,21 +81,6 @@ def entry(start: float, pin: str) -> list[tuple[float, Button, bool]]:
 def chord_at(t: float) -> list[tuple[float, Button, bool]]:
     return [(t, C, DOWN), (t + 0.1, L, DOWN), (t + 0.2, R, DOWN),
             (t + 3.7, C, UP), (t + 3.7, L, UP), (t + 3.7, R, UP)]
-
-
-def header_hash(path: Path) -> str:
-    """The pin_hash a journal's header holds (in its device config, or its one config)."""
-    header = read_header(path).data
-    texts = [header.get("device") or "", header["config"]]
-    found = [m[1] for text in texts for m in re.finditer(r'pin_hash = "([^"]+)"', text)]
-    assert len(found) == 1, texts
-    return found[0]
-
-
-def live_check(session) -> PinCheck:
-    check = session.engine.rules.arbiter_pin
-    assert check is not None
-    return check
 
 
 def assert_live_is_header(session) -> PinCheck:
@@ -231,20 +205,6 @@ def prepare_key(state: Path) -> Path:
     return path
 
 
-DEVICE_TEXT = f"""\
-[hardware]
-pin_factory = "mock"
-
-[table]
-id = "T12"
-
-[arbiter]
-pin = "{PIN}"
-"""
-MATCH_TEXT = '[match]\nlength = 5\n\n[players]\nleft = "Анна"\nright = "Boris"\n'
-OTHER_MATCH = MATCH_TEXT.replace("Boris", "Carla")
-
-
 def test_new_match_over_the_socket_judges_with_the_headers_hash(tmp_path, capsys):
     device = build_device(parse_device_config(DEVICE_TEXT, str(tmp_path / "device.toml")),
                           tmp_path / "state")
@@ -274,7 +234,7 @@ def test_a_sticks_match_judges_with_the_headers_hash(tmp_path):
         stick = tmp_path / "stick"
         (stick / "gammonclock").mkdir(parents=True)
         (stick / "gammonclock" / "T12.toml").write_text(OTHER_MATCH, encoding="utf-8")
-        answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+        answer = on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
         assert answer["ok"] and "next match loaded: Анна-Carla, 5 points" in answer["said"]
         assert device.session.engine.rules.names.right == "Carla"
         # Hashed once per process and key: the same hash in the next journal's header.

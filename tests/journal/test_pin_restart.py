@@ -20,7 +20,7 @@ from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.lifecycle import load_next_match
-from test_pin_keyed import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check
+from keyed_pin_helpers import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check
 
 
 class Scrypts:

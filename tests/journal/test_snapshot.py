@@ -45,7 +45,7 @@ from gammonclock.runtime.session import Session, recover
 from gammonclock.sides import Button
 from journal_helpers import CONFIG, SCRIPT, bodies_of, fake_stamps, journaled_run, sealed
 from property_helpers import property_settings
-from test_properties import random_case
+from strategy_helpers import random_case
 
 S = 1_000_000_000
 DATA = Path(__file__).parents[1] / "data" / "before-issue8"

@@ -17,6 +17,8 @@ import pytest
 from device_helpers import mock_config_text, start_run, wait_until_running
 from gammonclock.journal.reader import read_journal
 from gammonclock.link import client as hall_link
+from gammonclock.link import publisher as link_publisher
+from gammonclock.link.connection import WINDOW
 from gammonclock.link.outbox import MEMORY_FILE, JournalTail
 from gammonclock.sides import Button
 from gammonclock.wire import Ack, Event
@@ -170,7 +172,7 @@ def test_events_published_as_the_connection_drops_are_sent_after_it(
             table.tap(button)
         time.sleep(1.5)                        # the publisher has published, and collected
         broker.start()
-        for i in range(hall_link.WINDOW + 5):  # more than a window: acknowledgements must move
+        for i in range(WINDOW + 5):            # more than a window: acknowledgements must move
             table.tap(Button.LEFT if i % 2 else Button.RIGHT)
         all_events_arrived(seen, event_records(table.journal()))
         assert seen_events(seen)[-1] == event_records(table.journal())[-1]
@@ -192,17 +194,17 @@ def test_the_acknowledged_position_is_kept_when_the_window_empties_or_at_close(
     first, second = (Event(journal, seq + 1, 0, [{}], seq), Event(journal, seq + 2, 0, [{}],
                                                                   seq + 1))
     info = type("Info", (), {"mid": 1, "rc": 0, "is_published": lambda self: True})()
-    link._inflight.extend([(first, info), (second, info)])
-    link._save_at = time.monotonic() + 3600
-    link._ack = Ack(journal, seq + 1, frozenset())
-    link._collect_acks()
+    link.publisher._inflight.extend([(first, info), (second, info)])
+    link.publisher._save_at = time.monotonic() + 3600
+    link.connection._ack = Ack(journal, seq + 1, frozenset())
+    link.publisher.collect_acks()
     assert link.memory.seq == seq + 1 and acked(table) == (journal, seq)   # moved, not written
-    link._ack = Ack(journal, seq + 2, frozenset())
-    link._collect_acks()
+    link.connection._ack = Ack(journal, seq + 2, frozenset())
+    link.publisher.collect_acks()
     assert acked(table) == (journal, seq + 2)                              # the window is empty
     with link.memory.lock:
         link.memory.seq = seq + 3              # acknowledged, not written yet
-    link._unsaved = True
+    link.publisher.unsaved = True
     table.stop()
     assert acked(table) == (journal, seq + 3)                              # written at close
 
@@ -213,7 +215,7 @@ def test_the_brokers_acknowledgement_alone_moves_nothing(broker: Broker, tables,
                                                          ) -> None:
     """No hall: the broker acknowledges every event, the position stays where it was, and the
     events go again after the wait, which doubles while the hall is silent."""
-    monkeypatch.setattr(hall_link, "RESEND_MIN_S", 0.3)
+    monkeypatch.setattr(link_publisher, "RESEND_MIN_S", 0.3)
     with Collector(broker, WATCHER, f"{TOPIC}/events") as seen:
         table = tables(device_text(broker, match_file=match_file))
         table.tap(Button.LEFT)
@@ -313,7 +315,9 @@ def test_a_refused_login_changes_nothing_at_the_table(broker: Broker, tables, tm
         table.tap(Button.LEFT)
         table.tap(Button.RIGHT)
         assert table.service.status()["running"] == "left"
-        assert len(event_records(table.journal())) >= 2
+        # The taps are applied; their records are in the journal once the loop has written them
+        # (a tap counts as applied when the loop takes it, before it journals it).
+        wait(lambda: len(event_records(table.journal())) >= 2, "the taps were not journaled")
         time.sleep(2.5)                        # paho tries again: at 1 s, then 2 s later
         assert seen.messages == []
     refusals = [r for r in caplog.records if "refuses the login" in r.getMessage()]
@@ -466,7 +470,7 @@ def test_the_tail_waits_for_a_whole_line(tmp_path: Path) -> None:
 def test_pahos_not_connected_lines_are_not_repeated_in_the_log(caplog) -> None:
     import logging as logging_module
 
-    from gammonclock.link.client import PAHO_LOG
+    from gammonclock.link.connection import PAHO_LOG
     with caplog.at_level(logging_module.DEBUG, logger=PAHO_LOG.name):
         for _ in range(3):
             PAHO_LOG.error("Client is not connected. Socket: None). Last known Connection "

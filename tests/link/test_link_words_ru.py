@@ -11,7 +11,6 @@ from pathlib import Path
 
 from gammonclock.link.outbox import HallMemory
 from gammonclock.link.requests import HallRequests
-from test_replies_ru import running_ru  # noqa: F401  (the fixture)
 
 KEPT = {"new", "match", "force", "waiting", "SHA256", "text", "TOML", "continue", "FROM",
         "TABLE", "JOURNAL", "T7", "jsonl", "UTF"}
@@ -21,7 +20,7 @@ def latin(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*", text)) - KEPT
 
 
-def test_a_russian_tables_answers_to_the_hall(running_ru, tmp_path: Path) -> None:  # noqa: F811
+def test_a_russian_tables_answers_to_the_hall(running_ru, tmp_path: Path) -> None:
     device, _ = running_ru
     (tmp_path / "hall").mkdir()
     hall = HallRequests(device.service, device.table, HallMemory(tmp_path / "hall"),

@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from gammonclock.runtime.continuation import (
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
-from test_continuation import (
+from venue_helpers import (
     DEVICE_TEXT,
     MATCH_TEXT,
     Venue,
@@ -52,18 +53,11 @@ def latin_words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z][A-Za-z0-9]*", text)) - KEPT
 
 
+@dataclass
 class RussianVenue(Venue):
-    """The venue of test_continuation, its tables' device configs Russian."""
+    """The continuation's venue, its tables' device configs Russian."""
 
-    def build(self, tmp_path: Path, table: str, state: Path, uptime_s: int, boot: str):
-        import test_continuation
-
-        text = test_continuation.DEVICE_TEXT
-        test_continuation.DEVICE_TEXT = text + RU
-        try:
-            return super().build(tmp_path, table, state, uptime_s, boot)
-        finally:
-            test_continuation.DEVICE_TEXT = text
+    device_text: str = DEVICE_TEXT + RU
 
 
 @pytest.fixture

@@ -23,26 +23,7 @@ from gammonclock.runtime.health import (
     read_sync,
     read_throttled,
 )
-
-DATA = Path(__file__).parents[1] / "data" / "health"
-STATE = "/var/lib/gammonclock"
-
-
-def recorded(board: str) -> FakeSystem:
-    """The board's recorded files (by their path on the board) and command outputs."""
-    root = DATA / board
-    files = {"/" + str(p.relative_to(root / "files")): p.read_text(encoding="utf-8")
-             for p in (root / "files").rglob("*") if p.is_file()}
-    commands = {p.name: p.read_text(encoding="utf-8") for p in (root / "commands").iterdir()}
-    return FakeSystem(files, commands, {STATE: (3_100_000_000, 29_800_000_000)})
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.ns = 10 * 60_000_000_000
-
-    def __call__(self) -> int:
-        return self.ns
+from health_helpers import DATA, STATE, Clock, recorded
 
 
 def health_of(board: str) -> dict[str, object]:

@@ -3,7 +3,6 @@ ready, the next match over the socket and from a USB stick, and what a boot play
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -46,32 +45,17 @@ from gammonclock.runtime.network import local_addresses
 from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button, Side
+from lifecycle_helpers import (
+    DEVICE_TEXT,
+    MATCH_TEXT,
+    OTHER_MATCH,
+    now,
+    on_loop,
+    tap,
+    uptime_clock,
+)
 
 S = 1_000_000_000
-
-DEVICE_TEXT = """\
-[hardware]
-pin_factory = "mock"
-
-[buttons]
-hold_s = 1.5
-
-[table]
-id = "T12"
-event = "Moscow Open"
-"""
-
-MATCH_TEXT = """\
-[match]
-length = 5
-
-[players]
-left = "Анна"
-right = "Boris"
-"""
-
-OTHER_MATCH = MATCH_TEXT.replace("Boris", "Carla").replace("length = 5", "length = 3")
-
 
 def device_file(tmp_path: Path, match_file: str | None = None):
     text = DEVICE_TEXT
@@ -79,13 +63,6 @@ def device_file(tmp_path: Path, match_file: str | None = None):
         text = text.replace('event = "Moscow Open"\n',
                             f'event = "Moscow Open"\nmatch_file = "{match_file}"\n')
     return parse_device_config(text, str(tmp_path / "device.toml"))
-
-
-UPTIME_NS = 3 * 3600 * S     # the Pi's monotonic clock is far from 0 when a match is loaded
-
-
-def uptime_clock() -> int:
-    return time.monotonic_ns() + UPTIME_NS
 
 
 @pytest.fixture
@@ -108,17 +85,6 @@ def build(tmp_path):
 
 def journals(state: Path) -> list[Path]:
     return sorted((state / JOURNALS_DIR).glob("match-*.jsonl"))
-
-
-def now(device: Device) -> int:
-    """The device's engine time now (what `service.apply` takes)."""
-    return device.service.engine_time(device.service.clock_ns())
-
-
-def tap(device: Device, button: Button) -> None:
-    t = max(now(device), device.session.engine.now) if device.session else now(device)
-    device.service.apply(ButtonEdge(t, button, True))
-    device.service.apply(ButtonEdge(t + S // 10, button, False))
 
 
 def command(device: Device, *words: str):
@@ -443,7 +409,7 @@ def test_a_stick_gets_the_exports_and_gives_the_next_match(build, tmp_path):
     (stick / "gammonclock").mkdir(parents=True)
     (stick / "gammonclock" / "T12.toml").write_text(OTHER_MATCH, encoding="utf-8")
     handler = StickHandler(device.service, device.table)
-    answer = _on_loop(device, lambda: handler(stick))
+    answer = on_loop(device, lambda: handler(stick))
     assert answer["ok"] and answer["said"] == ["1 match exported",
                                                "next match loaded: Анна-Carla, 3 points"]
     exported = stick / "gammonclock" / "exports" / "T12"
@@ -453,11 +419,11 @@ def test_a_stick_gets_the_exports_and_gives_the_next_match(build, tmp_path):
     assert shows(device, message_view("USB STICK", ["matches exported: 1",
                                                     "next match loaded: Анна-Carla"]))
     # The same stick again: nothing copied twice, the match waiting to start is kept.
-    again = _on_loop(device, lambda: handler(stick))
+    again = on_loop(device, lambda: handler(stick))
     assert again["said"] == ["1 match exported, 1 in progress",
                              "next match already loaded: Анна-Carla, 3 points"]
     # Once more: nothing is new, and the panels say so (issue 19: not "1 match exported").
-    third = _on_loop(device, lambda: handler(stick))
+    third = on_loop(device, lambda: handler(stick))
     assert third["said"][0] == "nothing new to copy; 1 already on the stick"
     assert shows(device, message_view("USB STICK", ["nothing new to copy; 1 already on the "
                                                     "stick",
@@ -471,26 +437,12 @@ def test_a_stick_in_a_game_exports_and_leaves_the_match_alone(build, tmp_path):
     stick = tmp_path / "stick"
     (stick / "gammonclock").mkdir(parents=True)
     (stick / "gammonclock" / "match.toml").write_text(OTHER_MATCH, encoding="utf-8")
-    answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+    answer = on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
     assert not answer["ok"]
     assert answer["said"][0] == "0 matches exported, 1 in progress"
     assert answer["said"][1].startswith("next match NOT loaded: a match is in progress")
     assert device.session.engine.rules.names.right == "Boris"
     assert device.service.session.engine.match.phase is Phase.RUNNING
-
-
-def _on_loop(device: Device, work):
-    """Run `work` (which waits for the loop) on a thread while this thread is the loop."""
-    result: dict = {}
-    thread = threading.Thread(target=lambda: result.setdefault("answer", work()))
-    thread.start()
-    deadline = time.monotonic() + 30
-    while thread.is_alive() and time.monotonic() < deadline:
-        device.service.grace_ns = device.service.timer_grace_ns = 0
-        device.service.step()
-        time.sleep(0.005)
-    thread.join(timeout=1)
-    return json.loads(json.dumps(result["answer"]))
 
 
 # --- the engine's abandon ---------------------------------------------------------------------
@@ -577,7 +529,7 @@ def test_run_on_loop_waits_for_the_work_or_withdraws_it(build):
     service.step()
     assert ran == [] and service.waiting() == 0
     # A loop that runs: its value comes back.
-    assert _on_loop(device, lambda: run_on_loop(service, lambda: "done")) == [True, "done"]
+    assert on_loop(device, lambda: run_on_loop(service, lambda: "done")) == [True, "done"]
 
 
 def test_a_next_match_waits_while_the_current_journal_is_not_written(build, monkeypatch):
@@ -724,7 +676,7 @@ def test_a_sticks_message_on_russian_panels(tmp_path):
         stick = tmp_path / "stick"
         (stick / "gammonclock").mkdir(parents=True)
         (stick / "gammonclock" / "match.toml").write_text(MATCH_TEXT, encoding="utf-8")
-        answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+        answer = on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
         assert answer["ok"]
         assert shows(device, message_view("USB-НАКОПИТЕЛЬ", ["записано матчей: 0",
                                                              "следующий матч: Анна-Boris"]))
@@ -820,7 +772,7 @@ def _route_stick(device: Device, tmp_path: Path):
     stick = tmp_path / "stick"
     (stick / "gammonclock").mkdir(parents=True)
     (stick / "gammonclock" / "T12.toml").write_text(OTHER_MATCH, encoding="utf-8")
-    answer = _on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
+    answer = on_loop(device, lambda: StickHandler(device.service, device.table)(stick))
     return answer["ok"], "\n".join(answer["said"])
 
 

@@ -20,8 +20,7 @@ from gammonclock.hardware.texts import Text
 from gammonclock.runtime.lifecycle import PanelRequests, load_next_match, match_words
 from gammonclock.runtime.stick_handler import _load_text
 from gammonclock.sides import Button
-from test_lifecycle import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, tap, uptime_clock
-from test_replies_ru import running_ru  # noqa: F401  (the fixture)
+from lifecycle_helpers import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, tap, uptime_clock
 
 RU = '\n[display]\nlanguage = "ru"\n'
 LATIN = re.compile(r"[A-Za-z][A-Za-z_.-]*")
@@ -102,7 +101,7 @@ def test_a_sticks_refusal_on_the_russian_panels(tmp_path: Path) -> None:
     assert out.stat().st_size > 0
 
 
-def test_the_tables_answer_to_the_hall_in_russian(running_ru, tmp_path: Path) -> None:  # noqa: F811
+def test_the_tables_answer_to_the_hall_in_russian(running_ru, tmp_path: Path) -> None:
     """A forced match that no longer waits, and a busy clock: the table says so in its match's
     language, as it says what a command did."""
     import json

@@ -485,7 +485,7 @@ def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, capl
             published.append((payload["journal"], payload["seq"]))
         return type("Info", (), {"rc": MQTTErrorCode.MQTT_ERR_SUCCESS, "mid": len(published),
                                  "is_published": lambda self: False})()
-    link._publish_json = publish_json  # type: ignore[method-assign]
+    link.connection.publish_json = publish_json  # type: ignore[method-assign]
     session = device.session
     assert session is not None
     writer = session.journal
@@ -502,7 +502,7 @@ def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, capl
             return
         size = os.lseek(writer.fd, 0, os.SEEK_END)
         os.write(writer.fd, line)           # in the file ...
-        link._publish_events()              # ... the publisher reads it ...
+        link.publisher.publish_events()     # ... the publisher reads it ...
         os.ftruncate(writer.fd, size)       # ... and the sync fails: cut back, as the writer does
         dead.set()
         raise JournalError(f"{writer.path}: cannot append record {writer.next_seq}: "
@@ -512,7 +512,7 @@ def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, capl
     device.service.submit(ButtonEdge(origin + 1 * S, Button.LEFT, True))       # game 1
     device.service.submit(ButtonEdge(origin + 1 * S + 100 * MS, Button.LEFT, False))
     device.service.step()
-    link._publish_events()
+    link.publisher.publish_events()
     before = list(published)
     assert before                                   # the game's start reached the hall
     writer._write = dying_card  # type: ignore[method-assign]
@@ -561,7 +561,7 @@ def test_a_closed_link_publishes_nothing_even_when_its_publisher_outlives_the_cl
         published.append(1)
         return type("Info", (), {"rc": MQTTErrorCode.MQTT_ERR_SUCCESS, "mid": len(published),
                                  "is_published": lambda self: False})()
-    link._publish_json = publish_json  # type: ignore[method-assign]
+    link.connection.publish_json = publish_json  # type: ignore[method-assign]
     real_read = JournalTail.read
 
     def read(tail: JournalTail, *args: Any) -> Any:

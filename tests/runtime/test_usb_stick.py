@@ -10,8 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ import pytest
 
 from gammonclock.cli.main import main
 from gammonclock.export import ExportError
-from gammonclock.journal.key import read_key
 from gammonclock.runtime import usb_stick
 from gammonclock.runtime.usb_stick import (
     MAX_MATCH_FILE,
@@ -28,66 +26,22 @@ from gammonclock.runtime.usb_stick import (
     export_to_stick,
     next_match_on_stick,
 )
-from journal_helpers import journaled_run
-
-TABLE = "T7"
-NAMES = [f"match-20240501-1{n}0000-{TABLE}-Anna-Boris.jsonl" for n in range(3)]
-CURRENT = f"match-20240501-180000-{TABLE}-Carla-Dan.jsonl"
-FOLDER = f"gammonclock/exports/{TABLE}"
-SHORT_SCRIPT = "0 roll 3\n0.5 roll 5\n1 tap left\n+14 tap right\n+2 end\n"
-
-
-@dataclass
-class Clock:
-    """The clock's side: its journals, the in-progress one, the device key."""
-
-    folder: Path
-    finished: list[Path]
-    current: Path
-    longer_current: bytes       # the in-progress journal a few turns later
-    key: bytes
-    state_dir: Path
-
-    def files(self) -> dict[Path, tuple[bytes, int]]:
-        return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(self.folder.iterdir())
-                if p.is_file()}
-
-
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The journals, made once: three finished matches and one in progress (short and long)."""
-    folder = tmp_path_factory.mktemp("made")
-    for name in NAMES:
-        journaled_run(folder, name=name)
-    journaled_run(folder, SHORT_SCRIPT, name=CURRENT)
-    journaled_run(folder, name="longer.jsonl")
-    return folder
+from usb_stick_helpers import (
+    CURRENT,
+    FOLDER,
+    NAMES,
+    TABLE,
+    Clock,
+    creating,
+    export,
+    fail,
+)
 
 
 @pytest.fixture
-def clock(made: Path, tmp_path: Path) -> Iterator[Clock]:
-    folder = tmp_path / "clock"
-    shutil.copytree(made, folder)               # copy2: the mtimes too
-    longer = (folder / "longer.jsonl").read_bytes()
-    (folder / "longer.jsonl").unlink()
-    state = folder / "state"
-    made_clock = Clock(folder, [folder / n for n in NAMES], folder / CURRENT, longer,
-                       read_key(state), state)
-    before = made_clock.files()
-    yield made_clock
-    assert made_clock.files() == before, "the clock's own files were changed"
-
-
-@pytest.fixture
-def stick(tmp_path: Path) -> Path:
-    path = tmp_path / "stick"
-    path.mkdir()
-    return path
-
-
-def export(clock: Clock, stick: Path, with_current: bool = True) -> StickReport:
-    return export_to_stick(stick, TABLE, clock.finished, clock.current if with_current else None,
-                           clock.key)
+def clock(usb_clock: Clock) -> Clock:
+    """The clock's side (conftest's `usb_clock`), by its short name in these tests."""
+    return usb_clock
 
 
 def partials(stick: Path) -> list[Path]:
@@ -209,39 +163,6 @@ def test_a_journal_that_cannot_be_exported_is_still_copied(clock: Clock, stick: 
 
 
 # --- the stick's faults -------------------------------------------------------------------------
-
-def on_stick(stick: Path, where: object) -> bool:
-    """Whether a path, or an open file descriptor, is on the stick."""
-    if isinstance(where, int):
-        where = os.readlink(f"/proc/self/fd/{where}")
-    return str(where).startswith(str(stick))
-
-
-def fail(monkeypatch: pytest.MonkeyPatch, stick: Path, name: str, nth: int, code: int,
-         when: Callable[..., bool] = lambda *args, **kw: True,
-         then: Callable[[], None] | None = None) -> None:
-    """`os.NAME` on the stick fails with `code` from its `nth` call on (1-based); calls that
-    `when` rejects are not counted. With `then`, the `nth` call instead runs `then` first
-    (the stick goes away) and goes on to the real call."""
-    real = getattr(os, name)
-    calls = [0]
-
-    def faulty(*args: Any, **kw: Any) -> Any:
-        if on_stick(stick, args[0]) and when(*args, **kw):
-            calls[0] += 1
-            if calls[0] >= nth:
-                if then is None:
-                    raise OSError(code, os.strerror(code), str(args[0]))
-                if calls[0] == nth:
-                    then()
-        return real(*args, **kw)
-
-    monkeypatch.setattr(os, name, faulty)
-
-
-def creating(path: object, flags: int, *rest: Any, **kw: Any) -> bool:
-    return bool(flags & os.O_CREAT)
-
 
 UNTOUCHED = "the clock's files are untouched"
 FAULTS = [

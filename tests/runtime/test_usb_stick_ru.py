@@ -17,17 +17,13 @@ from gammonclock.config.problems import message_of, said
 from gammonclock.hardware.screens import message_view, render
 from gammonclock.hardware.texts import Text
 from gammonclock.runtime.usb_stick import StickError, export_to_stick, next_match_on_stick
-from test_usb_stick import (  # noqa: F401  (the fixtures)
-    CURRENT,
-    TABLE,
-    Clock,
-    clock,
-    creating,
-    export,
-    fail,
-    made,
-    stick,
-)
+from usb_stick_helpers import CURRENT, TABLE, Clock, creating, export, fail
+
+
+@pytest.fixture
+def clock(usb_clock: Clock) -> Clock:
+    """The clock's side (conftest's `usb_clock`), by its short name in these tests."""
+    return usb_clock
 
 
 def latin_words(text: str) -> set[str]:

@@ -13,7 +13,7 @@ not write loses nothing: the table publishes again from the position the hall ac
 - One ack per table at most every ACK_EVERY_S, at once when ACK_AT_ONCE (half the clock's
   window) are waiting; retained, so a restarted hall reads its own positions back (and a table
   reconnecting finds where to go on).
-- Pure bookkeeping: no broker, no clock, no file here (server.py publishes and archives).
+- Pure bookkeeping: no broker, no clock, no file here (acks.py publishes, archiving.py archives).
 """
 
 from __future__ import annotations

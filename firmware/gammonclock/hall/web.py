@@ -46,13 +46,14 @@ from typing import Any
 from aiohttp import web
 
 from .accounts import TABLE_ID
+from .actions import MAX_COMMAND
 from .archive import JOURNAL_NAME
 from .connections import GuardedSite, Limits
 from .continuation import NoWholeCopy
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
 from .results import results_csv
-from .server import MAX_COMMAND, Hall, Listener, now_ms
+from .server import Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,78 @@
+"""The hall's page in another language (`gammonclock hall --language`, `LanguageHall`) and a
+Russian page checked for English: every text node a person sees (`VISIBLE_TEXT`, run in the
+page), `no_english` (no Latin word but the tables' ids and journals, and no word of the English
+catalogue), and the folder its screenshots go to (`shots`). The Russian page's and the Russian
+archive's tests use them; the `hall_ru`/`hall_en` fixtures are tests/hall/conftest.py's."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from gammonclock.hall.page import page_texts
+from gammonclock.hall.web import TOKEN, make_app
+from hall_web_helpers import RunningHall
+from mqtt_helpers import Broker
+
+# Latin words a Russian page may show: the tables' ids and journals (names, not words), and
+# each language's name in the switch.
+NOT_WORDS = re.compile(r"table-\d+|match-\d+\.jsonl")
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+# Every text node the person sees (not a <select>'s options, nor <code>: the commands sent and
+# the journal's own event names are the protocol's, not the page's words).
+VISIBLE_TEXT = """(root) => {
+  const out = [];
+  const walker = document.createTreeWalker(root || document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest("select, code, script, style")) continue;
+    if (!parent.checkVisibility()) continue;
+    if (node.textContent.trim()) out.push(node.textContent.trim());
+  }
+  return out.join("\\n");
+}"""
+
+
+def shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("GAMMONCLOCK_SCREENSHOTS", tmp_path))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def english_words(texts: dict[str, Any]) -> set[str]:
+    """The English catalogue's words (3 letters or more) that are not also the Russian's."""
+    words: set[str] = set()
+    for key, text in texts["en"].items():
+        values = text.values() if isinstance(text, dict) else [text]
+        theirs = json.dumps(texts["ru"][key], ensure_ascii=False)
+        for value in values:
+            plain = re.sub(r"\{\w+\}", " ", value)
+            words |= {w for w in re.findall(r"[A-Za-z]{3,}", plain) if w not in theirs}
+    return words
+
+
+def no_english(text: str, where: str, allowed: tuple[str, ...] = ()) -> None:
+    """TEXT (a Russian page's) holds no Latin word but the tables' ids and ALLOWED (data)."""
+    rest = NOT_WORDS.sub(" ", text)
+    for word in allowed:
+        rest = rest.replace(word, " ")
+    found = LATIN_WORD.findall(rest)
+    assert found == [], f"{where}: English on the Russian page: {found}\n{text}"
+    catalogue = english_words(page_texts())
+    assert not [w for w in re.findall(r"[A-Za-z]+", rest) if w in catalogue], where
+
+
+class LanguageHall(RunningHall):
+    """`gammonclock hall --language LANGUAGE` in a thread of its own."""
+
+    def __init__(self, broker: Broker, archive: Path, language: str) -> None:
+        super().__init__(broker, archive)
+        self.app = make_app(self.hall, language=language)
+        self.token = self.app[TOKEN]
+
+
+def language_hall(broker: Broker, tmp_path: Path, language: str) -> LanguageHall:
+    return LanguageHall(broker, tmp_path / f"archive-{language}", language)
