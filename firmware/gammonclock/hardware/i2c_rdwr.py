@@ -18,11 +18,41 @@ transfer (only a read must come last), at most `I2C_RDWR_IOCTL_MAX_MSGS` (42) pe
 from __future__ import annotations
 
 import ctypes
+import struct
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 MAX_MESSAGES = 42            # the kernel's I2C_RDWR_IOCTL_MAX_MSGS
 MAX_MESSAGE_BYTES = 4096     # luma's own limit for one data transaction (its managed i2c)
+
+
+@cache
+def _headers(count: int) -> struct.Struct:
+    """`count` of the kernel's `struct i2c_msg` (address, flags, length, buffer's address),
+    laid out natively as ctypes lays out smbus2's `i2c_msg` (checked in `_messages`)."""
+    return struct.Struct("@" + "HHHP" * count)
+
+
+def _messages(address: int, raw: Sequence[bytes]) -> tuple[Any, Any]:
+    """The `i2c_msg` array of one write message per item of `raw` to `address`, and the one
+    buffer holding all their bytes (keep both alive until the ioctl returns): two allocations
+    and one packing, where smbus2's `i2c_msg.write` makes a buffer and a structure a message."""
+    from smbus2 import i2c_msg
+
+    blob = b"".join(raw)
+    buffer = ctypes.create_string_buffer(blob, len(blob))
+    base = ctypes.addressof(buffer)
+    fields: list[int] = []
+    offset = 0
+    for message in raw:
+        fields += (address, 0, len(message), base + offset)
+        offset += len(message)
+    array = (i2c_msg * len(raw))()
+    layout = _headers(len(raw))
+    assert layout.size == ctypes.sizeof(array)
+    layout.pack_into(array, 0, *fields)
+    return array, buffer
 
 
 def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
@@ -32,20 +62,30 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
     bus: Any = getattr(serial, "_bus", None)
     if not getattr(serial, "_managed", False) or not hasattr(bus, "i2c_rdwr"):
         return False
-    address, command, data = serial._addr, serial._cmd_mode, serial._data_mode
     if any(len(c) > 32 or len(d) >= MAX_MESSAGE_BYTES for c, d in writes):
         return False                 # luma's limits: let its own calls split or refuse
-    from smbus2 import i2c_msg
-
-    def message(raw: bytes) -> Any:       # smbus2's i2c_msg.write, without its copies
-        return i2c_msg(addr=address, flags=0, len=len(raw),
-                       buf=ctypes.create_string_buffer(raw, len(raw)))
-
-    messages: list[Any] = []
+    command, data = bytes((serial._cmd_mode,)), bytes((serial._data_mode,))
+    raw: list[bytes] = []
     for commands, payload in writes:
-        messages.append(message(bytes((command,)) + commands))
+        raw.append(command + commands)
         if payload:
-            messages.append(message(bytes((data,)) + payload))
-    for start in range(0, len(messages), MAX_MESSAGES):
-        bus.i2c_rdwr(*messages[start:start + MAX_MESSAGES])
+            raw.append(data + payload)
+    for start in range(0, len(raw), MAX_MESSAGES):
+        _transfer(bus, serial._addr, raw[start:start + MAX_MESSAGES])
     return True
+
+
+def _transfer(bus: Any, address: int, raw: Sequence[bytes]) -> None:
+    """One `I2C_RDWR` ioctl of `raw`'s write messages to `address`: straight to the kernel when
+    `bus` is smbus2's own `SMBus` (what its `i2c_rdwr` does, without copying the messages into
+    a second array), else through the bus's `i2c_rdwr` (a stand-in with its own)."""
+    import smbus2
+    from smbus2 import smbus2 as module
+
+    messages, buffer = _messages(address, raw)
+    if type(bus).i2c_rdwr is smbus2.SMBus.i2c_rdwr:
+        module.ioctl(bus.fd, module.I2C_RDWR,
+                     module.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(raw)))
+    else:
+        bus.i2c_rdwr(*messages)
+    del buffer                      # (alive until here: the messages point into it)
