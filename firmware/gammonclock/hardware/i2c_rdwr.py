@@ -79,11 +79,10 @@ def _transfer(bus: Any, address: int, raw: Sequence[bytes]) -> None:
     """One `I2C_RDWR` ioctl of `raw`'s write messages to `address`: straight to the kernel when
     `bus` is smbus2's own `SMBus` (what its `i2c_rdwr` does, without copying the messages into
     a second array), else through the bus's `i2c_rdwr` (a stand-in with its own)."""
-    import smbus2
     from smbus2 import smbus2 as module
 
     messages, buffer = _messages(address, raw)
-    if type(bus).i2c_rdwr is smbus2.SMBus.i2c_rdwr:
+    if getattr(type(bus), "i2c_rdwr", None) is module.SMBus.i2c_rdwr:
         module.ioctl(bus.fd, module.I2C_RDWR,
                      module.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(raw)))
     else:
