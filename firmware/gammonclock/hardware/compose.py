@@ -126,16 +126,18 @@ def frame_bytes(image: Image.Image) -> bytes:
 
 
 _faces: dict[str, Face] = {}
-# The masks by stroke and shift, the oldest dropped first when full (a dict keeps its order of
-# insertion): what every frame draws (the header, the names) is drawn again after a while, once.
+# The masks by stroke and shift, the least recently used dropped first when full (a dict keeps
+# its order of insertion; a mask used is inserted again): what every press draws (the turn
+# marker, the delay's first digits, the header) stays, the reserves' passing digits leave.
 _masks: dict[tuple[Stroke, Shift], tuple[int, int]] = {}    # (colour, mask)
 
 
 def _mask(stroke: Stroke, shift: Shift) -> tuple[int, int] | None:
     """The stroke's colour and mask at `shift` (None: a stroke of two colours)."""
     key = (stroke, shift)
-    known = _masks.get(key)
+    known = _masks.pop(key, None)
     if known is not None:
+        _masks[key] = known        # the newest again: what every press draws stays cached
         return known
     colour = _colour(stroke)
     if colour is None:
