@@ -22,18 +22,21 @@ emulator).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from PIL import Image
 
-from .drawing import OFF, ON, _Canvas, paint, render, shifted
+from .drawing import OFF, ON, _Canvas, paint, parts, render, shifted
 from .glyphs import Face
 from .screens import HEIGHT, WIDTH, PanelView
 
 FRAME_BYTES = WIDTH * HEIGHT // 8
 CACHED_STROKES = 512         # masks kept (about 1.2 kB each): a match's strokes recur
+CACHED_PARTS = 512           # parts' pixels kept (at most as much each)
 
 Shift = tuple[int, int]
+Pixels = int | tuple[tuple[int, int], ...]   # a part's: one lit mask, or (colour, mask) in order
 Stroke = tuple[Any, ...]     # ("text", x, y, text, face's name, colour) or
                              # ("draw", method, args, kwargs' items)
 
@@ -130,6 +133,9 @@ _faces: dict[str, Face] = {}
 # its order of insertion; a mask used is inserted again): what every press draws (the turn
 # marker, the delay's first digits, the header) stays, the reserves' passing digits leave.
 _masks: dict[tuple[Stroke, Shift], tuple[int, int]] = {}    # (colour, mask)
+# The pixels of the parts of the frames (`drawing.parts`) by key and shift, likewise: a clock
+# press changes the turn markers and a clock's digits, and finds every part it shows drawn.
+_parts: dict[tuple[Hashable, Shift], Pixels] = {}
 
 
 def _mask(stroke: Stroke, shift: Shift) -> tuple[int, int] | None:
@@ -153,16 +159,45 @@ def _mask(stroke: Stroke, shift: Shift) -> tuple[int, int] | None:
 
 def compose(view: PanelView, shift: Shift) -> bytes:
     """The frame of `view` shifted by `shift`, as `frame_bytes(shifted(render(view), shift))`
-    gives it, from the cached masks of its strokes."""
+    gives it, from the cached pixels of its parts (`drawing.parts`), each made once from the
+    cached masks of its strokes."""
     frame = 0
-    for stroke in strokes_of(view):
-        known = _mask(stroke, shift)
-        if known is None:                        # not one colour: draw it the slow way
-
-            return frame_bytes(shifted(render(view), shift))
-        colour, mask = known
-        frame = frame | mask if colour != OFF else frame & ~mask
+    for key, draw in parts(view):
+        known = None if key is None else _parts.pop((key, shift), None)
+        if known is None:
+            known = _part_pixels(draw, shift)
+            if known is None:                    # a stroke not of one colour: the slow way
+                return frame_bytes(shifted(render(view), shift))
+            if key is not None and len(_parts) >= CACHED_PARTS:
+                _parts.pop(next(iter(_parts)), None)   # (another thread may have first)
+        if key is not None:
+            _parts[(key, shift)] = known         # the newest again (least recently used out)
+        if isinstance(known, int):
+            frame |= known
+        else:
+            for colour, mask in known:
+                frame = frame | mask if colour != OFF else frame & ~mask
     return frame.to_bytes(FRAME_BYTES, "little")
+
+
+def _part_pixels(draw: Callable[[_Canvas], None], shift: Shift) -> Pixels | None:
+    """A part's pixels at `shift`: one mask when all its strokes are lit (painted over any
+    frame, it ORs that mask in, whatever was drawn before), else its strokes' (colour, mask)
+    in order; None for a stroke of two colours."""
+    recorder = _Recorder()
+    draw(recorder)
+    masks = []
+    for stroke in recorder.strokes:
+        known = _mask(stroke, shift)
+        if known is None:
+            return None
+        masks.append(known)
+    if any(colour == OFF for colour, _ in masks):
+        return tuple(masks)
+    lit = 0
+    for _, mask in masks:
+        lit |= mask
+    return lit
 
 
 class Picture:

@@ -83,7 +83,7 @@ def _transfer(bus: Any, address: int, raw: Sequence[bytes]) -> None:
 
     messages, buffer = _messages(address, raw)
     if getattr(type(bus), "i2c_rdwr", None) is module.SMBus.i2c_rdwr:
-        module.ioctl(bus.fd, module.I2C_RDWR,
+        module.ioctl(bus.fd, module.I2C_RDWR,  # type: ignore[attr-defined]
                      module.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(raw)))
     else:
         bus.i2c_rdwr(*messages)

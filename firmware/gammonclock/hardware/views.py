@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from fractions import Fraction
+from functools import lru_cache
 from typing import TypedDict
 
 from gammonclock.core.arbiter_mode import abandons_match
@@ -233,10 +235,16 @@ class _Header(TypedDict):
 
 
 def _header(state: MatchState, facing: Side, lang: str) -> _Header:
-    own, opp = state.score[facing], state.score[facing.other]
-    score = say("header.crawford" if state.crawford_game else "header.score", lang,
-                own=format_score(own), opp=format_score(opp), length=state.rules.length)
-    return {"header": state.rules.names[facing], "header_right": score}
+    return {"header": state.rules.names[facing],
+            "header_right": _score_words(state.score[facing], state.score[facing.other],
+                                         state.crawford_game, state.rules.length, lang)}
+
+
+@lru_cache(maxsize=256)
+def _score_words(own: Fraction, opp: Fraction, crawford: bool, length: int, lang: str) -> str:
+    """The header's score, said once per score (every frame of a game shows the same)."""
+    return say("header.crawford" if crawford else "header.score", lang,
+               own=format_score(own), opp=format_score(opp), length=length)
 
 
 def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
