@@ -23,34 +23,38 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from smbus2 import smbus2 as _smbus2
+
 MAX_MESSAGES = 42            # the kernel's I2C_RDWR_IOCTL_MAX_MSGS
 MAX_MESSAGE_BYTES = 4096     # luma's own limit for one data transaction (its managed i2c)
 
+_OWN_RDWR = _smbus2.SMBus.i2c_rdwr   # smbus2's own (a stand-in bus may bring its own)
+_PREFIX = [bytes((b,)) for b in range(256)]   # a control byte as a message's first
+
 
 @cache
-def _headers(count: int) -> struct.Struct:
-    """`count` of the kernel's `struct i2c_msg` (address, flags, length, buffer's address),
-    laid out natively as ctypes lays out smbus2's `i2c_msg` (checked in `_messages`)."""
-    return struct.Struct("@" + "HHHP" * count)
+def _layout(count: int) -> tuple[Any, struct.Struct]:
+    """The ctypes array type of `count` smbus2 `i2c_msg`s (the kernel's `struct i2c_msg`:
+    address, flags, length, buffer's address) and its native layout, to pack it in one go."""
+    array = _smbus2.i2c_msg * count
+    layout = struct.Struct("@" + "HHHP" * count)
+    assert layout.size == ctypes.sizeof(array)
+    return array, layout
 
 
 def _messages(address: int, raw: Sequence[bytes]) -> tuple[Any, Any]:
     """The `i2c_msg` array of one write message per item of `raw` to `address`, and the one
     buffer holding all their bytes (keep both alive until the ioctl returns): two allocations
     and one packing, where smbus2's `i2c_msg.write` makes a buffer and a structure a message."""
-    from smbus2 import i2c_msg
-
     blob = b"".join(raw)
     buffer = ctypes.create_string_buffer(blob, len(blob))
-    base = ctypes.addressof(buffer)
+    at = ctypes.addressof(buffer)
     fields: list[int] = []
-    offset = 0
     for message in raw:
-        fields += (address, 0, len(message), base + offset)
-        offset += len(message)
-    array = (i2c_msg * len(raw))()
-    layout = _headers(len(raw))
-    assert layout.size == ctypes.sizeof(array)
+        fields += (address, 0, len(message), at)
+        at += len(message)
+    array_type, layout = _layout(len(raw))
+    array = array_type()
     layout.pack_into(array, 0, *fields)
     return array, buffer
 
@@ -62,11 +66,11 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
     bus: Any = getattr(serial, "_bus", None)
     if not getattr(serial, "_managed", False) or not hasattr(bus, "i2c_rdwr"):
         return False
-    if any(len(c) > 32 or len(d) >= MAX_MESSAGE_BYTES for c, d in writes):
-        return False                 # luma's limits: let its own calls split or refuse
-    command, data = bytes((serial._cmd_mode,)), bytes((serial._data_mode,))
+    command, data = _PREFIX[serial._cmd_mode], _PREFIX[serial._data_mode]
     raw: list[bytes] = []
     for commands, payload in writes:
+        if len(commands) > 32 or len(payload) >= MAX_MESSAGE_BYTES:
+            return False             # luma's limits: let its own calls split or refuse
         raw.append(command + commands)
         if payload:
             raw.append(data + payload)
@@ -79,12 +83,10 @@ def _transfer(bus: Any, address: int, raw: Sequence[bytes]) -> None:
     """One `I2C_RDWR` ioctl of `raw`'s write messages to `address`: straight to the kernel when
     `bus` is smbus2's own `SMBus` (what its `i2c_rdwr` does, without copying the messages into
     a second array), else through the bus's `i2c_rdwr` (a stand-in with its own)."""
-    from smbus2 import smbus2 as module
-
     messages, buffer = _messages(address, raw)
-    if getattr(type(bus), "i2c_rdwr", None) is module.SMBus.i2c_rdwr:
-        module.ioctl(bus.fd, module.I2C_RDWR,  # type: ignore[attr-defined]
-                     module.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(raw)))
+    if getattr(type(bus), "i2c_rdwr", None) is _OWN_RDWR:
+        _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR,  # type: ignore[attr-defined]
+                      _smbus2.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(raw)))
     else:
         bus.i2c_rdwr(*messages)
     del buffer                      # (alive until here: the messages point into it)
