@@ -222,3 +222,100 @@ def test_packed_messages_reach_the_controllers_as_smbus2_s_own_do(kernel: None,
     slow = _Rdwr({0x3C: memory_for(driver), 0x3D: memory_for(driver)})
     assert _play(fast, driver, 31) == _play(slow, driver, 31)
     assert fast.ioctls == slow.ioctls > 300     # one ioctl a frame, either way
+
+
+# --- both panels' frames of a press in one ioctl ------------------------------------------------
+
+class _Naks(_Kernel):
+    """The fake kernel with `silent` addresses that do not acknowledge: an I2C_RDWR carrying a
+    message to one fails whole (EREMOTEIO), as the i2c-bcm2835 driver fails it."""
+
+    def __init__(self, memories: dict[int, ControllerMemory], silent: set[int]) -> None:
+        super().__init__(memories)
+        self.silent = silent
+        self.rdwr_sizes: list[int] = []
+
+    def carry(self, request: int, arg: Any) -> int:
+        if request == smbus2_module.I2C_RDWR:
+            addresses = {arg.msgs[i].addr for i in range(arg.nmsgs)}
+            self.rdwr_sizes.append(arg.nmsgs)
+            if addresses & self.silent:
+                raise OSError(121, "Remote I/O error")
+        return super().carry(request, arg)
+
+
+def _rig(bus: _Kernel, writer: Any) -> tuple[PanelPresenter, Pair[Panel]]:
+    saved = smbus2.SMBus
+    smbus2.SMBus = lambda port: bus
+    try:
+        serials = Pair(luma_i2c(port=1, address=0x3C), luma_i2c(port=1, address=0x3D))
+    finally:
+        smbus2.SMBus = saved
+    panels = Pair(*(Panel(lambda s=s: partial.DRIVERS["ssd1306"](s, width=WIDTH, height=HEIGHT),
+                          f"{side} panel", writer=writer)
+                    for side, s in zip(Side, serials, strict=True)))
+    return PanelPresenter(panels), panels
+
+
+def _presses(presenter: PanelPresenter, writer: Any, count: int,
+             check: Any) -> None:
+    """`count` presses of a generated match, each one's frames held and released together (as
+    the loop does around the journal's sync), `check`ed once written."""
+    match = load_benchmark("bench_match").generate_match(41, 3, bounce=0.0)
+    engine = Engine.start(match.rules)
+    presenter.present(engine, 0, [])
+    presenter.flush()
+    for edge in match.inputs[:count]:
+        engine, effects = engine.feed(edge)
+        writer.hold()
+        presenter.present(engine, edge.t, effects)
+        writer.release()
+        presenter.flush()
+        check(edge)
+
+
+def test_both_panels_frames_of_a_press_leave_in_one_ioctl(kernel: None) -> None:
+    from gammonclock.hardware.bus_writer import BusWriter
+
+    bus = _Naks({0x3C: memory_for("ssd1306"), 0x3D: memory_for("ssd1306")}, set())
+    writer = BusWriter("test bus")
+    presenter, _ = _rig(bus, writer)
+    both = 0
+
+    def check(edge: Any) -> None:
+        nonlocal both
+        for side, address in ((Side.LEFT, 0x3C), (Side.RIGHT, 0x3D)):
+            shown = presenter.shown(side)
+            assert shown is not None
+            assert bus.memories[address].pages() == partial.page_bytes(
+                shifted(render(shown[0]), shift_at(edge.t))), (side, edge)
+        both += bool(bus.rdwr_sizes)
+        if len(bus.rdwr_sizes) == 1 and bus.rdwr_sizes[0] >= 8:
+            both += 1000                # a press's windows on both panels: one ioctl
+        bus.rdwr_sizes.clear()
+
+    _presses(presenter, writer, 150, check)
+    presenter.close()
+    assert both > 1000 * 40
+
+
+def test_a_panel_that_does_not_answer_never_keeps_the_other_from_its_frames(
+        kernel: None) -> None:
+    from gammonclock.hardware.bus_writer import BusWriter
+
+    bus = _Naks({0x3C: memory_for("ssd1306"), 0x3D: memory_for("ssd1306")}, set())
+    writer = BusWriter("test bus")
+    presenter, panels = _rig(bus, writer)
+
+    def check(edge: Any) -> None:
+        if edge.t > 20 * 10**9:
+            bus.silent = {0x3D}         # the right panel unplugged mid-match
+        shown = presenter.shown(Side.LEFT)
+        assert shown is not None
+        assert bus.memories[0x3C].pages() == partial.page_bytes(
+            shifted(render(shown[0]), shift_at(edge.t))), edge
+
+    _presses(presenter, writer, 150, check)
+    assert panels.right.failures > 0 and panels.left.failures == 0
+    assert not panels.right.flush() and panels.left.flush()
+    presenter.close()
