@@ -14,7 +14,8 @@ nothing (so no thread and no sleep), and times each
 clock press with `time.thread_time_ns`: the engine's `feed`, then `present` (views, the frames,
 the drivers' plans and messages). Each press's figure is its least over the replays (what the
 code costs, not what the host's load added); it prints p50, p99 and the maximum of those, next to
-issue 20's target (≤ 0.15 ms for engine + view + render + writer). It asserts nothing.
+issue 20's target (≤ 0.15 ms for engine + view + render + writer), and below them the last
+replay's own figures (each press timed once, as `bench_bus.py` times it). It asserts nothing.
 """
 
 from __future__ import annotations
@@ -140,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"gammonclock press CPU: {args.length}-point match, seed {args.seed}, {presses} clock "
           f"presses, two {args.driver} panels (I²C taken and dropped), least of {len(runs)} "
           f"replays per press; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    # One replay's own figures, each press timed once as `bench_bus.py` times it: what this
+    # host's load adds to the code's cost (caches evicted, a preempted core).
+    once = [(e + p) / 1e6 for e, p in runs[-1]]
     for label, values in (("engine (feed)", engine), ("panels (present)", panels),
-                          ("CPU per clock press", total)):
+                          ("CPU per clock press", total), ("one replay alone", once)):
         note = f"   target ≤ {TARGET_MS:g} ms" if values is total else ""
         print(f"  {label:<20} p50 {pct(values, .5):.3f} ms  p99 {pct(values, .99):.3f} ms  "
               f"max {max(values):.3f} ms{note}")
