@@ -22,9 +22,9 @@ clock, the opponent's line, a status line, a notice), each keyed by what it show
 pixels are kept by its key — one mask when its strokes are all lit (ORed in, whatever was drawn
 before it), else its masks in order. A press finds its parts already made (the delay's first
 second and the marker of every turn, the reserves last shown) and composes a frame from about
-eight integers. Masks and parts are kept unshifted; the composed frame is moved by the burn-in
-shift as `drawing.shifted` moves a picture (`shifted_frame`: a few operations on the integer),
-so that a new shift every three minutes finds them too.
+eight integers. Masks are kept unshifted, parts per shift: a part missing at a new shift (one
+every three minutes) is its masks moved as `drawing.shifted` moves a picture (`shifted_frame`:
+a few operations on the integer), not drawn again.
 
 `Picture.image_at(shift)` is the PIL picture for devices that take one (luma's `dummy`, the
 emulator).
@@ -143,9 +143,9 @@ _faces: dict[str, Face] = {}
 # its order of insertion; a mask used is inserted again): what every press draws (the turn
 # marker, the delay's first digits, the header) stays, the reserves' passing digits leave.
 _masks: dict[Stroke, tuple[int, int]] = {}    # (colour, mask)
-# The pixels of the parts of the frames (`drawing.parts`) by key, unshifted, likewise: a clock
+# The pixels of the parts of the frames (`drawing.parts`) by key and shift, likewise: a clock
 # press changes the turn markers and a clock's digits, and finds every part it shows drawn.
-_parts: dict[Hashable, Pixels] = {}
+_parts: dict[tuple[Hashable, Shift], Pixels] = {}
 
 
 def _mask(stroke: Stroke) -> tuple[int, int] | None:
@@ -193,33 +193,34 @@ def shifted_frame(frame: int, shift: Shift) -> int:
 
 def compose(view: PanelView, shift: Shift) -> bytes:
     """The frame of `view` shifted by `shift`, as `frame_bytes(shifted(render(view), shift))`
-    gives it: the cached pixels of its parts (`drawing.parts`), each made once from the cached
-    masks of its strokes, unshifted; the frame then moved by `shifted_frame`."""
+    gives it: the cached pixels of its parts (`drawing.parts`) at `shift`, each made once from
+    the cached masks of its strokes (unshifted, then moved by `shifted_frame`)."""
     frame = 0
     for key, draw in parts(view):
-        known = None if key is None else _parts.pop(key, None)
+        cached = None if key is None else (key, shift)
+        known = None if cached is None else _parts.pop(cached, None)
         if known is None:
-            known = _part_pixels(draw)
+            known = _part_pixels(draw, shift)
             if known is None:                    # a stroke not of one colour: the slow way
                 return frame_bytes(shifted(render(view), shift))
-            if key is not None and len(_parts) >= CACHED_PARTS:
+            if cached is not None and len(_parts) >= CACHED_PARTS:
                 _parts.pop(next(iter(_parts)), None)   # (another thread may have first)
-        if key is not None:
-            _parts[key] = known                  # the newest again (least recently used out)
+        if cached is not None:
+            _parts[cached] = known               # the newest again (least recently used out)
         if isinstance(known, int):
             frame |= known
         else:
             for colour, mask in known:
                 frame = frame | mask if colour != OFF else frame & ~mask
-    if shift != (0, 0):
-        frame = shifted_frame(frame, shift)
     return frame.to_bytes(FRAME_BYTES, "little")
 
 
-def _part_pixels(draw: Callable[[_Canvas], None]) -> Pixels | None:
-    """A part's pixels, unshifted: one mask when all its strokes are lit (painted over any
-    frame, it ORs that mask in, whatever was drawn before), else its strokes' (colour, mask)
-    in order; None for a stroke of two colours."""
+def _part_pixels(draw: Callable[[_Canvas], None], shift: Shift) -> Pixels | None:
+    """A part's pixels at `shift`: one mask when all its strokes are lit (painted over any
+    frame, it ORs that mask in, whatever was drawn before it), else its strokes' (colour, mask)
+    in order; None for a stroke of two colours. Moving pixels by a shift keeps ORs and ANDs
+    (what leaves the frame is lost from both sides alike), so parts moved alone compose the
+    frame moved."""
     recorder = _Recorder()
     draw(recorder)
     masks = []
@@ -228,12 +229,14 @@ def _part_pixels(draw: Callable[[_Canvas], None]) -> Pixels | None:
         if known is None:
             return None
         masks.append(known)
+    moved = shift != (0, 0)
     if any(colour == OFF for colour, _ in masks):
-        return tuple(masks)
+        return tuple((colour, shifted_frame(mask, shift) if moved else mask)
+                     for colour, mask in masks)
     lit = 0
     for _, mask in masks:
         lit |= mask
-    return lit
+    return shifted_frame(lit, shift) if moved else lit
 
 
 class Picture:

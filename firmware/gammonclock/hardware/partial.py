@@ -93,12 +93,17 @@ def frame_runs(old: bytes, new: bytes, width: int, gap: int) -> list[list[Span]]
     no scan a byte at a time in Python or in the regular expression engine."""
     if len(old) != len(new) or len(new) % width:
         raise ValueError(f"frames of {len(old)} and {len(new)} bytes, pages of {width}")
+    return _diff_runs(int.from_bytes(old, "little") ^ int.from_bytes(new, "little"),
+                      old, new, width, gap)
+
+
+def _diff_runs(xor: int, old: bytes, new: bytes, width: int, gap: int) -> list[list[Span]]:
+    """`frame_runs` given the XOR of the two frames as integers (the driver keeps the glass's)."""
     size = len(new)
     runs: list[list[Span]] = [[] for _ in range(size // width)]
-    if old == new:
+    if not xor:
         return runs
-    diff = (int.from_bytes(old, "little") ^ int.from_bytes(new, "little")).to_bytes(
-        size, "little")
+    diff = xor.to_bytes(size, "little")
     if gap < 1:
         for column, byte in enumerate(diff):
             if byte:
@@ -168,6 +173,7 @@ class PartialUpdates:
 
     _held: bytes | None = None               # the bytes the controller holds, as last sent
                                              # (page-major, `width` a page)
+    _held_value = 0                          # and as an integer (little-endian)
     _stale: tuple[tuple[int, int], ...] = ()  # (page, first column) pieces still to rewrite
     full_frames = 0
     partial_frames = 0
@@ -230,7 +236,8 @@ class PartialUpdates:
 
     def _display(self, frame: bytes) -> None:
         held, self._held = self._held, None      # unknown while the write is under way
-        plan = None if held is None else self._plan(held, frame)
+        value = int.from_bytes(frame, "little")
+        plan = None if held is None else self._plan(held, frame, self._held_value ^ value)
         if plan is None:
             self._send_full(frame)
             self.full_frames += 1
@@ -238,14 +245,15 @@ class PartialUpdates:
         elif plan:
             self._send(frame, plan)
             self.partial_frames += 1
-        self._held = frame
+        self._held, self._held_value = frame, value
 
-    def _plan(self, held: bytes, frame: bytes) -> list[Window] | None:
-        """The windows to send, or None when a full frame is the better choice."""
-        if held == frame:
+    def _plan(self, held: bytes, frame: bytes, xor: int) -> list[Window] | None:
+        """The windows to send, or None when a full frame is the better choice (`xor`: the
+        two frames' integers XORed)."""
+        if not xor:
             return []
         gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
-        runs = frame_runs(held, frame, self.width, gap)
+        runs = _diff_runs(xor, held, frame, self.width, gap)
         full = FULL_SHARE * len(frame)
         if sum(last - first + 1 for page in runs for first, last in page) > full:
             return None       # the changed bytes alone cost more than the share: no search
