@@ -12,7 +12,8 @@ the real `PanelPresenter` on two `Panel`s with the partial drivers on luma's man
 whose smbus2 `SMBus` builds every message as on the Pi and hands it to an ioctl that does
 nothing (so no thread and no sleep), and times each
 clock press with `time.thread_time_ns`: the engine's `feed`, then `present` (views, the frames,
-the drivers' plans and messages). Each press's figure is its least over the replays (what the
+the drivers' plans and messages: both panels' in one ioctl, as the bus writer sends the frames
+it takes together, `i2c_rdwr.Batch`). Each press's figure is its least over the replays (what the
 code costs, not what the host's load added); it prints p50, p99 and the maximum of those, next to
 issue 20's target (≤ 0.15 ms for engine + view + render + writer), and below them the last
 replay's own figures (each press timed once, as `bench_bus.py` times it). It asserts nothing.
@@ -38,10 +39,10 @@ import smbus2.smbus2 as smbus2_module  # noqa: E402
 from bench_match import generate_match  # noqa: E402
 from luma.core.interface.serial import i2c as luma_i2c  # noqa: E402
 
-from gammonclock.core.effects import GameStarted, TurnEnded  # noqa: E402
+from gammonclock.core.effects import Effect, GameStarted, TurnEnded  # noqa: E402
 from gammonclock.core.engine import Engine  # noqa: E402
 from gammonclock.core.match_state import Phase  # noqa: E402
-from gammonclock.hardware import partial  # noqa: E402
+from gammonclock.hardware import i2c_rdwr, partial  # noqa: E402
 from gammonclock.hardware.panels import Panel  # noqa: E402
 from gammonclock.hardware.presenters import PanelPresenter  # noqa: E402
 from gammonclock.hardware.screens import HEIGHT, WIDTH  # noqa: E402
@@ -89,8 +90,18 @@ def replay(seed: int, length: int, driver: str) -> list[tuple[int, int]]:
         return Panel(lambda: partial.DRIVERS[driver](serial, width=WIDTH, height=HEIGHT), name)
 
     presenter = PanelPresenter(Pair(panel(0x3C, "left panel"), panel(0x3D, "right panel")))
+
+    def present(engine: Engine, t: int, effects: list[Effect]) -> int | None:
+        # What the bus writer does with the frames it takes together (`BusWriter._write`):
+        # each panel plans its windows, and their messages leave in one ioctl.
+        batch = i2c_rdwr.Batch()
+        with batch.gather():
+            wake = presenter.present(engine, t, effects)
+        batch.send()
+        return wake
+
     engine = Engine.start(match.rules)
-    wake = presenter.present(engine, 0, [])
+    wake = present(engine, 0, [])
     out: list[tuple[int, int]] = []
     for edge in [*match.inputs, None]:
         until = match.end if edge is None else edge.t
@@ -99,14 +110,14 @@ def replay(seed: int, length: int, driver: str) -> list[tuple[int, int]]:
             if not due:
                 break
             engine, effects = engine.advance(min(due))
-            wake = presenter.present(engine, min(due), effects)
+            wake = present(engine, min(due), effects)
         if edge is None:
             break
         running = engine.match.phase is Phase.RUNNING
         start = time.thread_time_ns()
         engine, effects = engine.feed(edge)
         fed = time.thread_time_ns()
-        wake = presenter.present(engine, edge.t, effects)
+        wake = present(engine, edge.t, effects)
         done = time.thread_time_ns()
         if (edge.pressed and running and engine.match.phase is Phase.RUNNING
                 and any(isinstance(e, TurnEnded) for e in effects)
