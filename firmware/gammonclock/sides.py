@@ -32,7 +32,9 @@ class Button(str, Enum):
     @property
     def side(self) -> Side | None:
         """The side whose clock button this is; None for the cube button."""
-        return None if self is Button.CUBE else Side(self.value)
+        # Not `Side(self.value)`: an enum's lookup by value is a slow call, and every press
+        # asks (the engine's hot path).
+        return None if self is Button.CUBE else Side.LEFT if self is Button.LEFT else Side.RIGHT
 
     @staticmethod
     def of(side: Side) -> Button:

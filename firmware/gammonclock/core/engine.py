@@ -265,7 +265,10 @@ class Engine:
         return self.match.now
 
     def button(self, button: Button) -> ButtonState:
-        return dict(self.buttons)[button]
+        for b, state in self.buttons:        # (not a dict built at every edge)
+            if b is button:
+                return state
+        raise KeyError(button)
 
     def _hold_due(self) -> tuple[int, Button] | None:
         """The earliest instant a pressed button becomes a hold, and the button."""

@@ -68,7 +68,7 @@ class Play(Step):
 
     def tap(self, button: Button) -> None:
         s = self.s
-        what = f"tap {button}"
+        what = "tap " + button.value      # (an enum's f-string formatting is slow: every tap)
         if s.phase is Phase.ARBITER:
             ArbiterMode(s, self.out).press(button, held=False)
         elif s.phase is Phase.MATCH_OVER:

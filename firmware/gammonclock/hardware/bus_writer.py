@@ -11,6 +11,11 @@ While the clock's loop syncs the journal, it renders the frames that show the ne
 beside the sync and `hold`s the writer: frames handed over meanwhile wait (the newest per panel)
 and leave only at `release`, once the records are on the card.
 
+When both panels' frames wait (a press changes both), they leave together: each panel plans its
+windows, and their messages go in one `I2C_RDWR` ioctl (`i2c_rdwr.Batch`: the kernel entered
+once, the second panel planned while the first's bytes are still hot); a panel whose messages
+fail after its `write` hears it through its `write_failed`.
+
 While no frame waits, the writer rewrites, one small piece at a time, the glass of a panel that
 asked for it (`Target.rewrite_step`), so a rewrite never holds a frame back by more than a piece.
 
@@ -26,6 +31,8 @@ import logging
 import threading
 import time
 from typing import Protocol
+
+from . import i2c_rdwr
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +61,7 @@ class BusWriter:
         self._pending: dict[Target, object] = {}     # the newest unwritten job per target
         self._rewrites: dict[Target, None] = {}      # targets with glass to rewrite, in order
         self._attached: set[Target] = set()
-        self._active: Target | None = None
+        self._active: tuple[Target, ...] = ()         # the targets being written to
         self._thread: threading.Thread | None = None
         self._holding = False
         self._held: dict[Target, object] = {}        # frames handed over while held
@@ -121,7 +128,7 @@ class BusWriter:
             self._rewrites.pop(target, None)
             self._attached.discard(target)
             self._cond.notify_all()                  # the thread ends if nothing is attached
-            while self._active is target:
+            while target in self._active:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -140,8 +147,8 @@ class BusWriter:
 
     def _busy_with(self, target: Target | None) -> bool:
         if target is None:
-            return bool(self._pending) or self._active is not None
-        return target in self._pending or self._active is target
+            return bool(self._pending) or bool(self._active)
+        return target in self._pending or target in self._active
 
     # --- the writer's side ---------------------------------------------------------------------
 
@@ -155,36 +162,65 @@ class BusWriter:
         while True:
             with self._cond:
                 work = self._next()
-                while work is None:
+                while not work:
                     if not self._attached:
                         self._thread = None
                         return
                     self._cond.wait()
                     work = self._next()
-                target, job = work
-                self._active = target
-            try:
-                more = target.rewrite_step() if job is None else target.write(job)
-            except Exception:   # a target that raises must not end the writer
-                log.exception("%s: writing to %s failed", self.name, target.name)
-                more = False
+                self._active = tuple(target for target, _ in work)
+            done = self._write(work)
             with self._cond:
-                self._active = None
-                self.written += job is not None
-                if more and target in self._attached:
-                    self._rewrites[target] = None
+                self._active = ()
+                for (target, job), more in zip(work, done, strict=True):
+                    self.written += job is not None
+                    if more and target in self._attached:
+                        self._rewrites[target] = None
                 self._cond.notify_all()
 
-    def _next(self) -> tuple[Target, object | None] | None:
-        """The next piece of work: the oldest waiting frame, else one rewrite piece."""
+    def _write(self, work: list[tuple[Target, object | None]]) -> list[bool]:
+        """Write each piece of `work`; whether its target has glass left to rewrite. Several
+        frames (both panels' at a press) leave in one ioctl (`i2c_rdwr.Batch`)."""
+        if len(work) == 1:
+            target, job = work[0]
+            return [self._attempt(target, job)]
+        batch = i2c_rdwr.Batch()
+        done = []
+        with batch.gather():
+            for target, job in work:
+                batch.owner = target
+                done.append(self._attempt(target, job))
+        for owner, exc in batch.send():
+            target, job = next((t, j) for t, j in work if t is owner)
+            try:
+                target.write_failed(job, exc)   # type: ignore[attr-defined]
+            except Exception:   # a target that raises must not end the writer
+                log.exception("%s: writing to %s failed", self.name, target.name)
+        return done
+
+    def _attempt(self, target: Target, job: object | None) -> bool:
+        try:
+            return target.rewrite_step() if job is None else target.write(job)
+        except Exception:   # a target that raises must not end the writer
+            log.exception("%s: writing to %s failed", self.name, target.name)
+            return False
+
+    def _next(self) -> list[tuple[Target, object | None]]:
+        """The next piece of work: the oldest waiting frame — every waiting frame when each of
+        their targets takes a failure after its write (`write_failed`: they leave together) —
+        else one rewrite piece; none when nothing waits."""
         if self._pending:
+            if len(self._pending) > 1 and all(hasattr(t, "write_failed") for t in self._pending):
+                work: list[tuple[Target, object | None]] = list(self._pending.items())
+                self._pending.clear()
+                return work
             target = next(iter(self._pending))
-            return target, self._pending.pop(target)
+            return [(target, self._pending.pop(target))]
         if self._rewrites:
             target = next(iter(self._rewrites))
             del self._rewrites[target]
-            return target, None
-        return None
+            return [(target, None)]
+        return []
 
 
 _writers: dict[int, BusWriter] = {}

@@ -8,13 +8,23 @@ strokes of a frame (the turn marker, a delay's digits), and every stroke is one 
 So a `Picture` holds a view, and `Picture.pages_at(shift)` gives the frame as the controller
 holds it (8 pages of 128 bytes, page-major, bit i of a byte = row 8·page + i) without drawing it:
 `drawing.paint` runs on a canvas that only records its strokes (a text's paste, a rectangle, a
-polygon, ...), and each stroke's mask — the pixels it sets, drawn alone on black, shifted and
-packed as one integer of 8 192 bits — is drawn once and cached. Painting is sequential and
-every stroke sets the pixels of its mask to one colour, whatever was under them: so the frame is
-the strokes applied in order, `frame | mask` for a lit stroke and `frame & ~mask` for a dark one
-(a notice's text on its box), exactly the picture `render` draws, shifted as `panels.shifted`
-shifts it (a translation, pixel by pixel). A stroke of two colours (none today) makes the
-picture fall back to `render`. `tests/test_compose.py` checks the equality pixel for pixel.
+polygon, ...), and each stroke's mask — the pixels it sets, drawn alone on black and packed as
+one integer of 8 192 bits — is drawn once and cached. Painting is sequential and every stroke
+sets the pixels of its mask to one colour, whatever was under them: so the frame is the strokes
+applied in order, `frame | mask` for a lit stroke and `frame & ~mask` for a dark one (a notice's
+text on its box), exactly the picture `render` draws. A stroke of two colours (none today) makes
+the picture fall back to `render`. `tests/hardware/test_compose.py` checks the equality pixel
+for pixel.
+
+A press changes a clock's digits and the turn markers and leaves the rest of the frame as it
+was: so the strokes come in parts (`drawing.parts`: the header, each running cell, the own
+clock, the opponent's line, a status line, a notice), each keyed by what it shows, and a part's
+pixels are kept by its key — one mask when its strokes are all lit (ORed in, whatever was drawn
+before it), else its masks in order. A press finds its parts already made (the delay's first
+second and the marker of every turn, the reserves last shown) and composes a frame from about
+eight integers. Masks are kept unshifted, parts per shift: a part missing at a new shift (one
+every three minutes) is its masks moved as `drawing.shifted` moves a picture (`shifted_frame`:
+a few operations on the integer), not drawn again.
 
 `Picture.image_at(shift)` is the PIL picture for devices that take one (luma's `dummy`, the
 emulator).
@@ -22,18 +32,21 @@ emulator).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from PIL import Image
 
-from .drawing import OFF, ON, _Canvas, paint, render, shifted
+from .drawing import OFF, ON, _Canvas, paint, parts, render, shifted
 from .glyphs import Face
 from .screens import HEIGHT, WIDTH, PanelView
 
 FRAME_BYTES = WIDTH * HEIGHT // 8
 CACHED_STROKES = 512         # masks kept (about 1.2 kB each): a match's strokes recur
+CACHED_PARTS = 512           # parts' pixels kept (at most as much each)
 
 Shift = tuple[int, int]
+Pixels = int | tuple[tuple[int, int], ...]   # a part's: one lit mask, or (colour, mask) in order
 Stroke = tuple[Any, ...]     # ("text", x, y, text, face's name, colour) or
                              # ("draw", method, args, kwargs' items)
 
@@ -126,41 +139,104 @@ def frame_bytes(image: Image.Image) -> bytes:
 
 
 _faces: dict[str, Face] = {}
-# The masks by stroke and shift, the oldest dropped first when full (a dict keeps its order of
-# insertion): what every frame draws (the header, the names) is drawn again after a while, once.
-_masks: dict[tuple[Stroke, Shift], tuple[int, int]] = {}    # (colour, mask)
+# The masks by stroke, unshifted, the least recently used dropped first when full (a dict keeps
+# its order of insertion; a mask used is inserted again): what every press draws (the turn
+# marker, the delay's first digits, the header) stays, the reserves' passing digits leave.
+_masks: dict[Stroke, tuple[int, int]] = {}    # (colour, mask)
+# The pixels of the parts of the frames (`drawing.parts`) by key and shift, likewise: a clock
+# press changes the turn markers and a clock's digits, and finds every part it shows drawn.
+_parts: dict[tuple[Hashable, Shift], Pixels] = {}
 
 
-def _mask(stroke: Stroke, shift: Shift) -> tuple[int, int] | None:
-    """The stroke's colour and mask at `shift` (None: a stroke of two colours)."""
-    key = (stroke, shift)
-    known = _masks.get(key)
+def _mask(stroke: Stroke) -> tuple[int, int] | None:
+    """The stroke's colour and mask, unshifted (None: a stroke of two colours)."""
+    known = _masks.pop(stroke, None)
     if known is not None:
+        _masks[stroke] = known        # the newest again: what every press draws stays cached
         return known
     colour = _colour(stroke)
     if colour is None:
         return None
-
-    known = (colour,
-             int.from_bytes(frame_bytes(shifted(_drawn_alone(stroke), shift)), "little"))
+    known = (colour, int.from_bytes(frame_bytes(_drawn_alone(stroke)), "little"))
     if len(_masks) >= CACHED_STROKES:       # (another thread may have dropped it first)
         _masks.pop(next(iter(_masks)), None)
-    _masks[key] = known
+    _masks[stroke] = known
     return known
+
+
+# A frame as one integer (`int.from_bytes(frame, "little")`): bit 8·(128·page + column) + i is
+# row 8·page + i of the column. Moving it by a burn-in shift (`drawing.shifted`: a translation,
+# what leaves the frame lost) is a few operations on it: within each byte and across to the
+# same column of the next page for a row, a byte for a column.
+_PAGE_BITS = 8 * WIDTH
+_ALL = (1 << 8 * FRAME_BYTES) - 1
+_BIT7 = int.from_bytes(b"\x80" * FRAME_BYTES, "little")
+_BIT0 = int.from_bytes(b"\x01" * FRAME_BYTES, "little")
+_FIRST_COLUMN = int.from_bytes((b"\xff" + bytes(WIDTH - 1)) * (HEIGHT // 8), "little")
+_LAST_COLUMN = int.from_bytes((bytes(WIDTH - 1) + b"\xff") * (HEIGHT // 8), "little")
+
+
+def shifted_frame(frame: int, shift: Shift) -> int:
+    """`frame` (an integer, see above) moved by `shift` as `drawing.shifted` moves a picture:
+    right by dx columns, down by dy rows."""
+    dx, dy = shift
+    for _ in range(dy):              # down a row: bit i to i + 1, bit 7 to the next page's 0
+        frame = (((frame & ~_BIT7) << 1) | ((frame & _BIT7) >> 7 << _PAGE_BITS)) & _ALL
+    for _ in range(-dy):             # up a row: bit i to i - 1, bit 0 to the page before's 7
+        frame = ((frame & ~_BIT0) >> 1) | ((frame & _BIT0) << 7 >> _PAGE_BITS)
+    for _ in range(dx):              # right a column: the last one leaves
+        frame = (frame & ~_LAST_COLUMN) << 8
+    for _ in range(-dx):             # left a column: the first one leaves
+        frame = (frame & ~_FIRST_COLUMN) >> 8
+    return frame
 
 
 def compose(view: PanelView, shift: Shift) -> bytes:
     """The frame of `view` shifted by `shift`, as `frame_bytes(shifted(render(view), shift))`
-    gives it, from the cached masks of its strokes."""
+    gives it: the cached pixels of its parts (`drawing.parts`) at `shift`, each made once from
+    the cached masks of its strokes (unshifted, then moved by `shifted_frame`)."""
     frame = 0
-    for stroke in strokes_of(view):
-        known = _mask(stroke, shift)
-        if known is None:                        # not one colour: draw it the slow way
-
-            return frame_bytes(shifted(render(view), shift))
-        colour, mask = known
-        frame = frame | mask if colour != OFF else frame & ~mask
+    for key, draw in parts(view):
+        cached = None if key is None else (key, shift)
+        known = None if cached is None else _parts.pop(cached, None)
+        if known is None:
+            known = _part_pixels(draw, shift)
+            if known is None:                    # a stroke not of one colour: the slow way
+                return frame_bytes(shifted(render(view), shift))
+            if cached is not None and len(_parts) >= CACHED_PARTS:
+                _parts.pop(next(iter(_parts)), None)   # (another thread may have first)
+        if cached is not None:
+            _parts[cached] = known               # the newest again (least recently used out)
+        if isinstance(known, int):
+            frame |= known
+        else:
+            for colour, mask in known:
+                frame = frame | mask if colour != OFF else frame & ~mask
     return frame.to_bytes(FRAME_BYTES, "little")
+
+
+def _part_pixels(draw: Callable[[_Canvas], None], shift: Shift) -> Pixels | None:
+    """A part's pixels at `shift`: one mask when all its strokes are lit (painted over any
+    frame, it ORs that mask in, whatever was drawn before it), else its strokes' (colour, mask)
+    in order; None for a stroke of two colours. Moving pixels by a shift keeps ORs and ANDs
+    (what leaves the frame is lost from both sides alike), so parts moved alone compose the
+    frame moved."""
+    recorder = _Recorder()
+    draw(recorder)
+    masks = []
+    for stroke in recorder.strokes:
+        known = _mask(stroke)
+        if known is None:
+            return None
+        masks.append(known)
+    moved = shift != (0, 0)
+    if any(colour == OFF for colour, _ in masks):
+        return tuple((colour, shifted_frame(mask, shift) if moved else mask)
+                     for colour, mask in masks)
+    lit = 0
+    for _, mask in masks:
+        lit |= mask
+    return shifted_frame(lit, shift) if moved else lit
 
 
 class Picture:

@@ -6,6 +6,7 @@ views render to equal images, so the presenter draws a view only when it changed
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from functools import lru_cache
 
 from PIL import Image, ImageDraw
@@ -124,11 +125,11 @@ NAME_X = 19             # a name on the opponent's line, after its running cell
 DICE_ROW_Y = 29         # the own roll, and the opening roll, under the own reserve
 
 
-def _draw_header(c: _Canvas, view: PanelView) -> None:
-    right = glyphs.clip(view.header_right, TINY, INNER_W)
+def _draw_header(c: _Canvas, header: str, header_right: str) -> None:
+    right = glyphs.clip(header_right, TINY, INNER_W)
     c.right(INNER_W, 0, right, TINY)
     room = INNER_W - TINY.span(right) - (TINY.width if right else 0)
-    c.text(0, 0, glyphs.clip(view.header, TINY, room), TINY)
+    c.text(0, 0, glyphs.clip(header, TINY, room), TINY)
 
 
 def _draw_running(c: _Canvas, y_top: int, clock: Clock) -> None:
@@ -141,7 +142,7 @@ def _draw_running(c: _Canvas, y_top: int, clock: Clock) -> None:
 
 
 def _draw_own(c: _Canvas, clock: Clock) -> None:
-    _draw_running(c, OWN_CELL_Y, clock)
+    """The own clock but its running cell (a part of its own): the reserve, cube and dice."""
     if len(clock.reserve) <= 5:
         c.text(RESERVE_X, 3, clock.reserve, BIG)
     else:                       # H:MM:SS does not fit in the large digits
@@ -152,10 +153,14 @@ def _draw_own(c: _Canvas, clock: Clock) -> None:
         c.dice(INNER_W, DICE_ROW_Y, clock.dice)
 
 
+def _line_cell_y(y: int, face: Face) -> int:
+    """The top of the running cell of a line at `y` in `face`."""
+    return y + (face.height - 7) // 2 + (1 if face is SMALL else 0)
+
+
 def _draw_line(c: _Canvas, y: int, clock: Clock, face: Face) -> None:
-    """The opponent's line: the running cell, the name, then from the right the reserve, the
-    cube and the dice of their roll."""
-    _draw_running(c, y + (face.height - 7) // 2 + (1 if face is SMALL else 0), clock)
+    """The opponent's line but its running cell (a part of its own): the name, then from the
+    right the reserve, the cube and the dice of their roll."""
     x = c.right(INNER_W, y, clock.reserve, face)
     if clock.cube:
         size = 14 if face is SMALL else 10
@@ -196,44 +201,84 @@ def render(view: PanelView) -> Image.Image:
 
 
 def paint(c: _Canvas, view: PanelView) -> None:
-    """Draw `view` on `c` (a fresh canvas; `compose.py` passes one that records the strokes)."""
-    _draw_header(c, view)
+    """Draw `view` on `c` (a fresh canvas; `compose.py` passes one that records the strokes):
+    its parts, in order."""
+    for _, draw in parts(view):
+        draw(c)
+
+
+Part = tuple[Hashable | None, Callable[[_Canvas], None]]
+
+
+def parts(view: PanelView) -> list[Part]:
+    """What `paint` draws, in order, as parts: each drawn by its callable from nothing but what
+    its key holds, so that equal keys draw equal pixels (`compose.py` keeps a part's pixels by
+    its key: a press changes a clock's digits and the turn markers, and the other parts of
+    the frame are the ones drawn before). A key of None: not kept (the screens other than the
+    clock's, drawn whole as one part)."""
+    out: list[Part] = [(("header", view.header, view.header_right),
+                        lambda c: _draw_header(c, view.header, view.header_right))]
     if view.layout is Layout.CLOCK:
-        if view.own is not None:
-            _draw_own(c, view.own)
-        if view.opening:
-            _draw_opening(c, view.opening)
+        own = view.own
+        if own is not None:
+            out.append(_running_part(OWN_CELL_Y, own))
+            out.append((("own", own.reserve, own.cube, own.dice), lambda c: _draw_own(c, own)))
+        opening = view.opening
+        if opening:
+            out.append((("opening", opening), lambda c: _draw_opening(c, opening)))
         if view.status:
             rows: list[Clock | str] = [view.opponent] if view.opponent else []
             rows += view.status
             for i, row in enumerate(rows[:2]):
                 y = 41 + 10 * i
                 if isinstance(row, Clock):
-                    _draw_line(c, y, row, TINY)
+                    out += _line_parts(y, row, TINY)
                 else:
-                    c.text(0, y, glyphs.clip(row, TINY, INNER_W), TINY)
+                    out.append((("status", y, row), _status_line(y, row)))
         elif view.opponent is not None:
-            _draw_line(c, 44, view.opponent, SMALL)
+            out += _line_parts(44, view.opponent, SMALL)
     else:
-        _draw_title(c, view.title)
-        if view.layout is Layout.COUNTDOWN:
-            text = glyphs.clip(view.big, BIG, INNER_W)
-            c.text((INNER_W - BIG.span(text)) // 2, 25, text, BIG)
-        elif view.layout is Layout.TEXT:
-            for i, (line, _) in enumerate(view.lines[:4]):
-                c.text(0, 25 + 9 * i, glyphs.clip(line, TINY, INNER_W), TINY)
-        else:
-            for i, (left, right) in enumerate(view.lines[:2]):
-                y = 25 + 12 * i
-                right = glyphs.clip(right, SMALL, INNER_W)
-                x = c.right(INNER_W, y, right, SMALL)
-                c.text(0, y, glyphs.clip(left, SMALL, x - (SMALL.width if right else 0)), SMALL)
-            if view.footer and view.layout is Layout.MENU:
-                c.centred(51, view.footer, TINY)     # what each button does: 24 characters
-            elif view.footer:
-                c.centred(48, view.footer, SMALL)
-    if view.notice:
-        _draw_notice(c, view.notice)
+        out.append((None, lambda c: _paint_screen(c, view)))
+    notice = view.notice
+    if notice:
+        out.append((("notice", notice), lambda c: _draw_notice(c, notice)))
+    return out
+
+
+def _running_part(y_top: int, clock: Clock) -> Part:
+    return (("running", y_top, clock.running, clock.delay),
+            lambda c: _draw_running(c, y_top, clock))
+
+
+def _line_parts(y: int, clock: Clock, face: Face) -> list[Part]:
+    return [_running_part(_line_cell_y(y, face), clock),
+            (("line", y, face.name, clock.reserve, clock.cube, clock.dice, clock.name),
+             lambda c: _draw_line(c, y, clock, face))]
+
+
+def _status_line(y: int, row: str) -> Callable[[_Canvas], None]:
+    return lambda c: c.text(0, y, glyphs.clip(row, TINY, INNER_W), TINY)
+
+
+def _paint_screen(c: _Canvas, view: PanelView) -> None:
+    """The screens other than the clock's, under the header: a title band and what it says."""
+    _draw_title(c, view.title)
+    if view.layout is Layout.COUNTDOWN:
+        text = glyphs.clip(view.big, BIG, INNER_W)
+        c.text((INNER_W - BIG.span(text)) // 2, 25, text, BIG)
+    elif view.layout is Layout.TEXT:
+        for i, (line, _) in enumerate(view.lines[:4]):
+            c.text(0, 25 + 9 * i, glyphs.clip(line, TINY, INNER_W), TINY)
+    else:
+        for i, (left, right) in enumerate(view.lines[:2]):
+            y = 25 + 12 * i
+            right = glyphs.clip(right, SMALL, INNER_W)
+            x = c.right(INNER_W, y, right, SMALL)
+            c.text(0, y, glyphs.clip(left, SMALL, x - (SMALL.width if right else 0)), SMALL)
+        if view.footer and view.layout is Layout.MENU:
+            c.centred(51, view.footer, TINY)     # what each button does: 24 characters
+        elif view.footer:
+            c.centred(48, view.footer, SMALL)
 
 
 def shifted(image: Image.Image, offset: tuple[int, int]) -> Image.Image:

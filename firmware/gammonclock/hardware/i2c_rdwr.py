@@ -18,11 +18,47 @@ transfer (only a read must come last), at most `I2C_RDWR_IOCTL_MAX_MSGS` (42) pe
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+import struct
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
 from typing import Any
+
+from smbus2 import smbus2 as _smbus2
 
 MAX_MESSAGES = 42            # the kernel's I2C_RDWR_IOCTL_MAX_MSGS
 MAX_MESSAGE_BYTES = 4096     # luma's own limit for one data transaction (its managed i2c)
+
+_OWN_RDWR = _smbus2.SMBus.i2c_rdwr   # smbus2's own (a stand-in bus may bring its own)
+_PREFIX = [bytes((b,)) for b in range(256)]   # a control byte as a message's first
+
+
+@cache
+def _layout(count: int) -> tuple[Any, struct.Struct]:
+    """The ctypes array type of `count` smbus2 `i2c_msg`s (the kernel's `struct i2c_msg`:
+    address, flags, length, buffer's address) and its native layout, to pack it in one go."""
+    array = _smbus2.i2c_msg * count
+    layout = struct.Struct("@" + "HHHP" * count)
+    assert layout.size == ctypes.sizeof(array)
+    return array, layout
+
+
+def _messages(items: Sequence[tuple[int, bytes]]) -> tuple[Any, Any]:
+    """The `i2c_msg` array of one write message per (address, bytes) of `items`, and the one
+    buffer holding all their bytes (keep both alive until the ioctl returns): two allocations
+    and one packing, where smbus2's `i2c_msg.write` makes a buffer and a structure a message."""
+    blob = b"".join([raw for _, raw in items])
+    buffer = ctypes.create_string_buffer(blob, len(blob))
+    at = ctypes.addressof(buffer)
+    fields: list[int] = []
+    for address, raw in items:
+        fields += (address, 0, len(raw), at)
+        at += len(raw)
+    array_type, layout = _layout(len(items))
+    array = array_type()
+    layout.pack_into(array, 0, *fields)
+    return array, buffer
 
 
 def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
@@ -32,20 +68,87 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
     bus: Any = getattr(serial, "_bus", None)
     if not getattr(serial, "_managed", False) or not hasattr(bus, "i2c_rdwr"):
         return False
-    address, command, data = serial._addr, serial._cmd_mode, serial._data_mode
-    if any(len(c) > 32 or len(d) >= MAX_MESSAGE_BYTES for c, d in writes):
-        return False                 # luma's limits: let its own calls split or refuse
-    from smbus2 import i2c_msg
-
-    def message(raw: bytes) -> Any:       # smbus2's i2c_msg.write, without its copies
-        return i2c_msg(addr=address, flags=0, len=len(raw),
-                       buf=ctypes.create_string_buffer(raw, len(raw)))
-
-    messages: list[Any] = []
+    command, data = _PREFIX[serial._cmd_mode], _PREFIX[serial._data_mode]
+    raw: list[bytes] = []
     for commands, payload in writes:
-        messages.append(message(bytes((command,)) + commands))
+        if len(commands) > 32 or len(payload) >= MAX_MESSAGE_BYTES:
+            return False             # luma's limits: let its own calls split or refuse
+        raw.append(command + commands)
         if payload:
-            messages.append(message(bytes((data,)) + payload))
-    for start in range(0, len(messages), MAX_MESSAGES):
-        bus.i2c_rdwr(*messages[start:start + MAX_MESSAGES])
+            raw.append(data + payload)
+    address = serial._addr
+    batch: Batch | None = getattr(_gathering, "batch", None)
+    if batch is not None:
+        batch.add(bus, [(address, message) for message in raw])
+        return True
+    for start in range(0, len(raw), MAX_MESSAGES):
+        _transfer(bus, [(address, message) for message in raw[start:start + MAX_MESSAGES]])
     return True
+
+
+def _transfer(bus: Any, items: Sequence[tuple[int, bytes]]) -> None:
+    """One `I2C_RDWR` ioctl of a write message per (address, bytes) of `items`: straight to the
+    kernel when `bus` is smbus2's own `SMBus` (what its `i2c_rdwr` does, without copying the
+    messages into a second array), else through the bus's `i2c_rdwr` (a stand-in's own)."""
+    messages, buffer = _messages(items)
+    if getattr(type(bus), "i2c_rdwr", None) is _OWN_RDWR:
+        _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR,  # type: ignore[attr-defined]
+                      _smbus2.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(items)))
+    else:
+        bus.i2c_rdwr(*messages)
+    del buffer                      # (alive until here: the messages point into it)
+
+
+# --- several frames in one ioctl -----------------------------------------------------------------
+
+_gathering = threading.local()
+
+
+class Batch:
+    """The frames of several panels on one I²C bus in one `I2C_RDWR` ioctl (its bus writer's,
+    when both panels' frames of a press wait): while `gather`ing, `send_windows` on this thread
+    queues its messages, each for the `owner` set then; `send` carries them in one ioctl when
+    they fit in one (`MAX_MESSAGES`), else each owner's in its own. Every panel has a file of
+    its own on the bus (luma opens one per device); an `I2C_RDWR` message carries its own
+    address, so the first panel's file carries them all.
+
+    A controller that does not acknowledge fails the whole ioctl (the kernel stops at the
+    message it refused): then each owner's messages are sent again alone (the windows hold the
+    same bytes: sending one twice changes nothing), so that an unplugged panel never keeps the
+    other one from its frames; `send` returns the owners that failed alone, with the error."""
+
+    def __init__(self) -> None:
+        self.owner: object = None
+        self._queued: list[tuple[object, Any, list[tuple[int, bytes]]]] = []
+
+    @contextmanager
+    def gather(self) -> Iterator[Batch]:
+        _gathering.batch = self
+        try:
+            yield self
+        finally:
+            _gathering.batch = None
+
+    def add(self, bus: Any, items: list[tuple[int, bytes]]) -> None:
+        self._queued.append((self.owner, bus, items))
+
+    def send(self) -> list[tuple[object, Exception]]:
+        """Carry what was queued; the owners whose messages failed, and why."""
+        queued, self._queued = self._queued, []
+        failed: list[tuple[object, Exception]] = []
+        together = [item for _, _, items in queued for item in items]
+        if len(queued) > 1 and len(together) <= MAX_MESSAGES:
+            try:
+                # On the first owner's bus: every panel of a batch is on the writer's bus, and
+                # an I2C_RDWR message names its own address (whichever file it goes through).
+                _transfer(queued[0][1], together)
+                return failed
+            except Exception:   # noqa: BLE001 - each owner's alone says whose it was
+                pass
+        for owner, bus, items in queued:
+            try:
+                for start in range(0, len(items), MAX_MESSAGES):
+                    _transfer(bus, items[start:start + MAX_MESSAGES])
+            except Exception as exc:   # noqa: BLE001 - the owner's failure, reported
+                failed.append((owner, exc))
+        return failed

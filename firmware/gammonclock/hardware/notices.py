@@ -95,6 +95,19 @@ _IGNORED_NOTICES: dict[Reason, str] = {
 }
 
 
+def _silent(kind: type) -> bool:
+    """Whether `notice_for` says nothing of any effect of this type (none of its cases is it)."""
+    silent = _SILENT.get(kind)
+    if silent is None:
+        silent = _SILENT[kind] = not issubclass(kind, (
+            Refused, Shown, Ignored, Recovered, OvertimeGiven, DiceRolled, Warned,
+            ChallengeDecided)) and kind not in _ARBITER_NOTICES
+    return silent
+
+
+_SILENT: dict[type, bool] = {}
+
+
 def notice_for(effect: Effect) -> str | None:
     """A short transient text for the effects the players need told, else None.
 
@@ -103,6 +116,8 @@ def notice_for(effect: Effect) -> str | None:
     player's refused double or break shows why. One made by hand, without a reason code, shows
     the engine's English words.
     """
+    if _silent(type(effect)):               # most effects (a turn ended, one started): at once
+        return None
     if isinstance(effect, (Refused, Shown)) and effect.reason in _ARBITER_MODE_NOTICES:
         return _ARBITER_MODE_NOTICES[effect.reason]
     if isinstance(effect, Refused):       # one without a code (made by hand): its text, cut

@@ -201,6 +201,14 @@ class Panel:
         self._failing = not self._draw(job)
         return self._rewriting()
 
+    def write_failed(self, job: object, exc: Exception) -> None:
+        """The writer's call: the frame `write` took left with the other panel's in one ioctl
+        after it returned, and did not reach this panel's glass: a failed draw."""
+        assert isinstance(job, _Frame)
+        self.frames_drawn -= 1
+        self._failed(job.t, "drawing", exc)
+        self._failing = True
+
     def rewrite_step(self) -> bool:
         """The writer's call: rewrite one piece of the glass; whether more wait."""
         device = self._device

@@ -86,6 +86,45 @@ def changed_page_runs(old: Pages, new: Pages, gap: int) -> list[list[Span]]:
     return [[] if a == b else changed_runs(a, b, gap) for a, b in zip(old, new, strict=True)]
 
 
+def frame_runs(old: bytes, new: bytes, width: int, gap: int) -> list[list[Span]]:
+    """`changed_page_runs` of two frames given whole (page-major, `width` bytes a page), found
+    in C: one XOR of the frames, then from each run's first differing byte the next `gap`
+    equal ones (`bytes.find`) end it, and the next differing byte starts the next (`lstrip`);
+    no scan a byte at a time in Python or in the regular expression engine."""
+    if len(old) != len(new) or len(new) % width:
+        raise ValueError(f"frames of {len(old)} and {len(new)} bytes, pages of {width}")
+    return _diff_runs(int.from_bytes(old, "little") ^ int.from_bytes(new, "little"),
+                      old, new, width, gap)
+
+
+def _diff_runs(xor: int, old: bytes, new: bytes, width: int, gap: int) -> list[list[Span]]:
+    """`frame_runs` given the XOR of the two frames as integers (the driver keeps the glass's)."""
+    size = len(new)
+    runs: list[list[Span]] = [[] for _ in range(size // width)]
+    if not xor:
+        return runs
+    diff = xor.to_bytes(size, "little")
+    if gap < 1:
+        for column, byte in enumerate(diff):
+            if byte:
+                runs[column // width].append((column % width, column % width))
+        return runs
+    equal = bytes(gap)
+    first = size - len(diff.lstrip(b"\0"))
+    while first < size:
+        after = diff.find(equal, first)          # the gap that ends the run (none: the end)
+        last = (after if after >= 0 else len(diff.rstrip(b"\0"))) - 1
+        page = first // width
+        if last // width != page:                # a run over a page's end: page by page
+            return [changed_runs(old[p:p + width], new[p:p + width], gap)
+                    for p in range(0, size, width)]
+        runs[page].append((first - page * width, last - page * width))
+        if after < 0:
+            break
+        first = size - len(diff[after + gap:].lstrip(b"\0"))
+    return runs
+
+
 Window = tuple[int, int, Span]        # first page, last page, columns
 
 
@@ -132,7 +171,9 @@ class PartialUpdates:
     the panel), so the attributes start as class attributes.
     """
 
-    _held: Pages | None = None               # the bytes the controller holds, as last sent
+    _held: bytes | None = None               # the bytes the controller holds, as last sent
+                                             # (page-major, `width` a page)
+    _held_value = 0                          # and as an integer (little-endian)
     _stale: tuple[tuple[int, int], ...] = ()  # (page, first column) pieces still to rewrite
     full_frames = 0
     partial_frames = 0
@@ -157,7 +198,7 @@ class PartialUpdates:
     def stale_all(self) -> None:
         """Mark the whole glass for rewriting, piece by piece, by `rewrite_step`."""
         if self._held is not None:
-            self._stale = tuple((p, c) for p in range(len(self._held))
+            self._stale = tuple((p, c) for p in range(len(self._held) // self.width)
                                 for c in range(0, self.width, REWRITE_COLUMNS))
 
     @property
@@ -180,37 +221,40 @@ class PartialUpdates:
     def display(self, image: Image.Image) -> None:
         assert image.mode == self.mode
         assert image.size == self.size
-        self._display(page_bytes(self.preprocess(image)))
+        self._display(b"".join(page_bytes(self.preprocess(image))))
 
     def display_pages(self, frame: bytes) -> None:
         """`display` for a frame already in the controller's bytes, page-major (what
         `compose.Picture.pages_at` gives). Upside down (`rotate` 2, what `preprocess` does to
         an image): the last byte first, each byte's bits reversed (its rows bottom up)."""
-        width = self.width
-        assert len(frame) == width * self.size[1] // PAGE_ROWS
+        assert len(frame) == self.width * self.size[1] // PAGE_ROWS
         if self.rotate == 2:
             frame = frame[::-1].translate(REVERSED_BITS)
         elif self.rotate != 0:
             raise ValueError(f"rotate {self.rotate}: the frame's bytes are landscape")
-        self._display([frame[i:i + width] for i in range(0, len(frame), width)])
+        self._display(frame)
 
-    def _display(self, pages: Pages) -> None:
+    def _display(self, frame: bytes) -> None:
         held, self._held = self._held, None      # unknown while the write is under way
-        plan = None if held is None else self._plan(held, pages)
+        value = int.from_bytes(frame, "little")
+        plan = None if held is None else self._plan(held, frame, self._held_value ^ value)
         if plan is None:
-            self._send_full(pages)
+            self._send_full(frame)
             self.full_frames += 1
             self._stale = ()
         elif plan:
-            self._send(pages, plan)
+            self._send(frame, plan)
             self.partial_frames += 1
-        self._held = pages
+        self._held, self._held_value = frame, value
 
-    def _plan(self, held: Pages, pages: Pages) -> list[Window] | None:
-        """The windows to send, or None when a full frame is the better choice."""
+    def _plan(self, held: bytes, frame: bytes, xor: int) -> list[Window] | None:
+        """The windows to send, or None when a full frame is the better choice (`xor`: the
+        two frames' integers XORed)."""
+        if not xor:
+            return []
         gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
-        runs = changed_page_runs(held, pages, gap)
-        full = FULL_SHARE * len(pages) * self.width
+        runs = _diff_runs(xor, held, frame, self.width, gap)
+        full = FULL_SHARE * len(frame)
         if sum(last - first + 1 for page in runs for first, last in page) > full:
             return None       # the changed bytes alone cost more than the share: no search
         plan = self._windows(runs)
@@ -231,10 +275,10 @@ class PartialUpdates:
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
         raise NotImplementedError
 
-    def _send(self, pages: Pages, plan: list[Window]) -> None:
+    def _send(self, frame: bytes, plan: list[Window]) -> None:
         raise NotImplementedError
 
-    def _send_full(self, pages: Pages) -> None:
+    def _send_full(self, frame: bytes) -> None:
         raise NotImplementedError
 
     if TYPE_CHECKING:   # luma's device provides these (declared here only for the type checker)
@@ -253,18 +297,23 @@ class _WindowAddressing(PartialUpdates):
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
         return merged_windows(runs, self.command_bytes)
 
-    def _send(self, pages: Pages, plan: list[Window]) -> None:
+    def _send(self, frame: bytes, plan: list[Window]) -> None:
         writes: list[tuple[bytes, bytes]] = []
+        width, colstart = self.width, self._colstart
         for first_page, last_page, (first, last) in plan:
-            command = bytes((0x21, self._colstart + first, self._colstart + last,
-                             0x22, first_page, last_page))
-            payload = b"".join(pages[p][first:last + 1] for p in range(first_page, last_page + 1))
+            command = bytes((0x21, colstart + first, colstart + last, 0x22, first_page, last_page))
+            if first_page == last_page:
+                at = first_page * width
+                payload = frame[at + first:at + last + 1]
+            else:
+                payload = b"".join(frame[p * width + first:p * width + last + 1]
+                                   for p in range(first_page, last_page + 1))
             writes.append((command, payload))
             self.bytes_sent += len(payload)
         self._transmit(writes)
 
-    def _send_full(self, pages: Pages) -> None:
-        self._send(pages, [(0, len(pages) - 1, (0, self.width - 1))])
+    def _send_full(self, frame: bytes) -> None:
+        self._send(frame, [(0, len(frame) // self.width - 1, (0, self.width - 1))])
 
 
 class _PageAddressing(PartialUpdates):
@@ -277,17 +326,18 @@ class _PageAddressing(PartialUpdates):
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
         return [(p, p, run) for p, page in enumerate(runs) for run in page]
 
-    def _send(self, pages: Pages, plan: list[Window]) -> None:
+    def _send(self, frame: bytes, plan: list[Window]) -> None:
         writes: list[tuple[bytes, bytes]] = []
+        width = self.width
         for page, _, (first, last) in plan:
             column = self._page_address_offset + first
-            payload = pages[page][first:last + 1]
+            payload = frame[page * width + first:page * width + last + 1]
             writes.append((bytes((0xB0 + page, column & 0x0F, 0x10 | column >> 4)), payload))
             self.bytes_sent += len(payload)
         self._transmit(writes)
 
-    def _send_full(self, pages: Pages) -> None:
-        self._send(pages, [(p, p, (0, self.width - 1)) for p in range(len(pages))])
+    def _send_full(self, frame: bytes) -> None:
+        self._send(frame, [(p, p, (0, self.width - 1)) for p in range(len(frame) // self.width)])
 
 
 class ssd1306(_WindowAddressing, oled.ssd1306):  # type: ignore[misc]

@@ -13,8 +13,9 @@ names are shown as written. Shown times round down: a player never sees more tim
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import Enum
+from functools import lru_cache
 from typing import TypedDict
 
 from gammonclock.config.problems import said
@@ -234,10 +235,17 @@ class _Header(TypedDict):
 
 
 def _header(state: MatchState, facing: Side, lang: str) -> _Header:
-    own, opp = state.score[facing], state.score[facing.other]
-    score = say("header.crawford" if state.crawford_game else "header.score", lang,
-                own=format_score(own), opp=format_score(opp), length=state.rules.length)
-    return {"header": state.rules.names[facing], "header_right": score}
+    return {"header": state.rules.names[facing],
+            "header_right": _score_words(format_score(state.score[facing]),
+                                         format_score(state.score[facing.other]),
+                                         state.crawford_game, state.rules.length, lang)}
+
+
+@lru_cache(maxsize=256)
+def _score_words(own: str, opp: str, crawford: bool, length: int, lang: str) -> str:
+    """The header's score, said once per score (every frame of a game shows the same)."""
+    return say("header.crawford" if crawford else "header.score", lang,
+               own=own, opp=opp, length=length)
 
 
 def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
@@ -283,8 +291,22 @@ def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
         late = state.brk.side
         status = (say("break.over", lang) if late is facing
                   else say("break.late", lang, name=names[late]),)
-    return PanelView(Layout.CLOCK, **head, own=own, opponent=opponent, status=status,
-                     opening=_opening_labels(state, facing, opening, lang))
+    return _clock_view(head, own, opponent, status, _opening_labels(state, facing, opening, lang))
+
+
+# Every field's default: `_clock_view` starts from them.
+_DEFAULTS = {f.name: f.default for f in fields(PanelView) if f.default is not MISSING}
+
+
+def _clock_view(head: _Header, own: Clock, opponent: Clock | None, status: tuple[str, ...],
+                opening: tuple[tuple[str, int], ...]) -> PanelView:
+    """`PanelView(Layout.CLOCK, **head, own=..., ...)` without a frozen dataclass's `__init__`
+    (a `setattr` a field, fourteen of them): each panel's view is made at every press and every
+    change of the digits."""
+    view = object.__new__(PanelView)
+    view.__dict__.update(_DEFAULTS, layout=Layout.CLOCK, **head, own=own, opponent=opponent,
+                         status=status, opening=opening)
+    return view
 
 
 def _reserve_lines(state: MatchState, facing: Side, t: int) -> tuple[tuple[str, str], ...]:
