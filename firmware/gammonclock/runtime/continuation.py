@@ -389,7 +389,7 @@ def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Pa
             raise ContinuationRefused(f"{path}: more than {MAX_SOURCE_BYTES >> 20} MiB: not a "
                                       "match's journal")
         with os.fdopen(os.dup(fd), "rb") as f:
-            blob = f.read(MAX_SOURCE_BYTES + 1)
+            blob = f.read(MAX_SOURCE_BYTES + 1).rstrip(b"\0")    # a live journal's zeros ahead
     except OSError as exc:
         raise ContinuationRefused(f"{path}: cannot read the journal: {exc.strerror or exc}"
                                   ) from None
