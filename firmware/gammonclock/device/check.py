@@ -41,12 +41,12 @@ from PIL import Image, ImageDraw
 from gammonclock.config.loading import DeviceConfig, PanelConfig
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.durations import NS_PER_S
-from gammonclock.journal.prealloc import fill_target, fill_zeros
 from gammonclock.hardware.buttons import ButtonBoard, make_pin_factory
 from gammonclock.hardware.buzzer import BeepPattern, GpioBuzzer, NullBuzzer, make_buzzer
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, SHIFTS, LumaDevice, Panel, luma_device
 from gammonclock.hardware.screens import HEIGHT, ON, WIDTH, Layout, PanelView, render
+from gammonclock.journal.prealloc import fill_target, fill_zeros
 from gammonclock.sides import Button, Pair, Side
 
 from .build import dummy_panels
