@@ -65,6 +65,7 @@ def live(tmp_path: Path, name: str = "match.jsonl") -> tuple[Session, JournalWri
     session = Session(Engine.start(config.rules), writer, stamps,  # type: ignore[arg-type]
                       config.device.checkpoint_ns)
     session.snapshot_every = 6
+    session.group = True                # as the service runs it: one sync per step
     return session, writer, key
 
 
@@ -131,7 +132,8 @@ def test_appends_go_into_the_zeros_filled_ahead_and_their_syncs_change_no_size(
     assert writer.path.stat().st_size == size
     read = read_journal(writer.path)
     assert read.size == prealloc.written_end(writer.path) > end
-    assert read.count == writer.next_seq and read.torn is None and read.stopped is None
+    assert read.count == writer.next_seq + writer.unsynced and read.torn is None
+    assert read.stopped is None
     assert verify(writer.path, key).intact
 
 
@@ -293,19 +295,21 @@ CHILD = textwrap.dedent("""\
     mode = {mode!r}
     if mode == "in the fill":
         def stuck(fd):
-            print(writer.next_seq, flush=True)     # the zeros written, their fsync never returns
+            print(writer.next_seq + writer.unsynced, flush=True)   # zeros written, never synced
             sys.stdin.read()
         os.fsync = stuck
     writer.fill_ahead()
     if mode == "after appends":
         t.taps(session, 3, at)
-    print(writer.next_seq, flush=True)
+    print(writer.next_seq + writer.unsynced, flush=True)    # a kill keeps what was written
     sys.stdin.read()
 """)
 
 
 @pytest.mark.parametrize("mode", ["in the fill", "after the fill", "after appends"])
-def test_a_kill_between_the_fill_and_the_appends_recovers_every_synced_record(tmp_path, mode):
+def test_a_kill_between_the_fill_and_the_appends_recovers_every_record_written(tmp_path, mode):
+    """A kill -9 loses nothing written (the page cache outlives the process): recovery takes
+    every record up to the zeros, and goes on there."""
     tests = Path(__file__).resolve().parents[1]
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD.format(tests=str(tests), journal_tests=str(tests / "journal"),
@@ -314,7 +318,7 @@ def test_a_kill_between_the_fill_and_the_appends_recovers_every_synced_record(tm
     try:
         line = child.stdout.readline()                  # type: ignore[union-attr]
         assert line.strip().isdigit(), child.stderr.read()  # type: ignore[union-attr]
-        synced_count = int(line)
+        written = int(line)
         child.send_signal(signal.SIGKILL)
     finally:
         child.wait(timeout=30)
@@ -322,12 +326,12 @@ def test_a_kill_between_the_fill_and_the_appends_recovers_every_synced_record(tm
     path = tmp_path / "match.jsonl"
     assert zero_tail(path) > 0                          # the kill left zeros after the records
     synced = macs(path)
-    assert len(synced) == synced_count
+    assert len(synced) == written
     key = load_or_create_key(tmp_path / "state")
     session, notes = recovered(path, key)
     assert notes == []
     read = read_journal(path)
-    assert [r.mac for r in read.records[:synced_count]] == synced
+    assert [r.mac for r in read.records[:written]] == synced
     assert read.torn is None and read.stopped is None and verify(path, key).intact
     assert zero_tail(path) > 0                          # continued in the zeros ...
     session.close()
@@ -451,18 +455,54 @@ def test_closing_the_journal_cuts_its_zeros_off(tmp_path):
     assert_whole_without_zeros(writer.path, key)
 
 
-def test_the_loop_fills_ahead_when_idle_and_not_with_an_input_waiting(tmp_path):
+def test_the_loop_fills_aheadwhen_idle_and_not_with_an_input_waiting(tmp_path):
     session, writer, key = live(tmp_path)
     now = [10 * S]
     service = ClockService(session, [], origin=0, clock_ns=lambda: now[0])
     service.submit(ButtonEdge(now[0], Button.LEFT, True))
-    service._when_idle(None)                          # an input waits: not now
+    service.when_idle(None)                          # an input waits: not now
     assert zero_tail(writer.path) == 0
     now[0] += S
     service.step()
-    service._when_idle(now[0] + 5 * 1_000_000)        # something due in 5 ms: not now
+    service.when_idle(now[0] + 5 * 1_000_000)        # something due in 5 ms: not now
     assert zero_tail(writer.path) == 0
-    service._when_idle(now[0] + S)                    # idle for a second: filled
+    service.when_idle(now[0] + S)                    # idle for a second: filled
     assert zero_tail(writer.path) >= prealloc.AHEAD_BYTES // 2
     service.close_session()
+    assert_whole_without_zeros(writer.path, key)
+
+
+def test_a_fill_the_card_refuses_is_logged_and_the_appends_go_on(tmp_path, monkeypatch, caplog):
+    session, writer, key = live(tmp_path)
+    at = taps(session, 2, 1)
+    tries: list[int] = []
+
+    def full(fd: int, data: bytes, offset: int) -> int:
+        tries.append(offset)
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "pwrite", full)
+    assert not writer.fill_ahead()
+    assert "cannot fill the journal ahead" in caplog.text and len(tries) == 1
+    assert not writer.fill_ahead() and len(tries) == 1      # not again at every idle moment
+    taps(session, 3, at)
+    assert zero_tail(writer.path) == 0
+    session.close()
+    assert_whole_without_zeros(writer.path, key)
+
+
+def test_the_zeros_are_filled_while_a_quiet_release_waits_for_its_sync(tmp_path):
+    session, writer, key = live(tmp_path)
+    taps(session, 2, 1)
+    session.feed(ButtonEdge(20 * S, Button.LEFT, True))
+    session.commit()
+    session.feed(ButtonEdge(20 * S + S // 10, Button.LEFT, False))   # quiet: no sync of its own
+    session.commit()
+    waiting = writer.unsynced
+    assert waiting == 1
+    assert writer.fill_ahead()
+    assert writer.unsynced == waiting and zero_tail(writer.path) > 0
+    session.feed(ButtonEdge(25 * S, Button.RIGHT, True))
+    session.commit()
+    assert writer.unsynced == 0
+    session.close()
     assert_whole_without_zeros(writer.path, key)

@@ -276,11 +276,14 @@ class JournalWriter:
     def fill_ahead(self) -> bool:
         """Fill zeros ahead of the logical end when fewer than `prealloc.LOW_BYTES` are left:
         written and fsynced, so that the appends' `fdatasync`s need no metadata. Off the press
-        path: the clock's loop calls it when idle (`keep_ahead`). True when it filled. A fill
-        that fails (a full card) is logged, and tried again once the journal has grown by
-        LOW_BYTES: the appends go on all the same, each sync then writing the size too."""
-        if not (self.fsync and self.fd >= 0) or self._unsynced or self._buffer:
+        path: the clock's loop calls it when idle (`keep_ahead`), whether a quiet record waits
+        for its sync or not (the zeros go after it; a failed sync cuts them off with it). True
+        when it filled. A fill that fails (a full card) is logged, and tried again once the
+        journal has grown by LOW_BYTES: the appends go on all the same, each sync then writing
+        the size too."""
+        if not (self.fsync and self.fd >= 0) or self._buffer:
             return False
+        end = 0
         try:
             end = os.lseek(self.fd, 0, os.SEEK_CUR)
             size = os.fstat(self.fd).st_size
@@ -290,7 +293,7 @@ class JournalWriter:
             started = time.monotonic_ns()
             fill_zeros(self.fd, max(size, end), fill_target(end))
         except OSError as exc:
-            self._fill_failed_at = os.lseek(self.fd, 0, os.SEEK_CUR)
+            self._fill_failed_at = end
             log.warning("%s: cannot fill the journal ahead with zeros (%s); each sync writes "
                         "its size meanwhile", self.path, exc.strerror or exc)
             return False

@@ -233,7 +233,7 @@ class ClockService:
             while not self._stop.is_set():
                 wake = self.step()
                 wake = self._heartbeat(wake)
-                self._when_idle(wake)
+                self.when_idle(wake)
                 timeout = None if wake is None else max(0.0, (wake - self.clock_ns()) / 1e9)
                 try:
                     item = self._inbox.get(timeout=timeout)
@@ -247,7 +247,7 @@ class ClockService:
             raise self._failed(exc) from exc
         self._close_presenters()
 
-    def _when_idle(self, wake: int | None) -> None:
+    def when_idle(self, wake: int | None) -> None:
         """No input waiting and nothing due for IDLE_NS: the journal's zeros filled ahead, off
         the press path (`Session.keep_ahead`)."""
         if self._inbox.empty() and (wake is None or wake - self.clock_ns() >= IDLE_NS):
