@@ -48,7 +48,6 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from gammonclock.config.loading import HallConfig
 from gammonclock.core.match import Phase
-from gammonclock.journal.prealloc import written_bytes
 from gammonclock.runtime.health import Backlog, HostSystem, System, read_health
 from gammonclock.runtime.lifecycle import Table
 from gammonclock.runtime.service import ClockService
@@ -681,7 +680,7 @@ class HallLink:
                             "again", name, self._journal_resend_s)
                 self._journal_resend_s = min(self._journal_resend_s * 2, RESEND_MAX_S)
         try:
-            text = written_bytes(path).decode("utf-8", "replace")    # no zeros ahead
+            text = path.read_text(encoding="utf-8", errors="replace").rstrip("\0")  # prealloc
         except OSError as exc:
             log.warning("hall: cannot read %s to send it (%s); trying again", path, exc)
             return False
