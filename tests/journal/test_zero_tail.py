@@ -506,3 +506,31 @@ def test_the_zeros_are_filled_while_a_quiet_release_waits_for_its_sync(tmp_path)
     assert writer.unsynced == 0
     session.close()
     assert_whole_without_zeros(writer.path, key)
+
+
+def test_the_hall_links_tail_reads_on_past_a_damaged_line_that_starts_with_zeros(tmp_path):
+    """A record whose start never reached the card (pages written out of order), acknowledged
+    by the `torn` record recovery writes: the tail passes over it and publishes what follows."""
+    session, writer, key = live(tmp_path / "live")
+    taps(session, 3, 1)
+    assert writer.fill_ahead()
+    start = prealloc.written_end(writer.path)
+    taps(session, 1, 20)
+    blob = bytearray(writer.path.read_bytes())
+    line_end = blob.index(b"\n", start) + 1
+    blob[start:start + 40] = bytes(40)
+    blob[line_end:] = bytes(len(blob) - line_end)
+    writer.close()
+    copy = tmp_path / "copy" / "match.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(bytes(blob))
+    tail = JournalTail(copy, 0)
+    before = tail.read(1000)
+    session2, _ = recovered(copy, key)
+    taps(session2, 2, 40)
+    after = before + tail.read(1000)
+    assert after == JournalTail(copy, 0).read(1000)
+    torn = next(r.seq for r in read_journal(copy).records if r.kind == "torn")
+    assert any(event.seq > torn for event in after)          # the taps after it reach the hall
+    assert all("\0" not in line for event in after for line in event.records)
+    session2.close()
