@@ -10,8 +10,12 @@ through a `Session` into a temporary directory, then prints:
 - the journal's size and record count;
 - the replay time of that journal through the engine (target: under 0.5 s on a 2-core machine),
   best of several runs, and whether the replayed state equals the live one;
-- the cost of one `JournalWriter.append` with fsync (p50, p99), on the disk the temporary
-  directory is on — on the Pi that is the SD card, where it is much slower than here.
+- the cost of one `JournalWriter.append` with its sync (p50, p99), on the disk the temporary
+  directory is on — on the Pi that is the SD card, where it is much slower than here;
+- appends spaced like presses (`--gap-ms`, 50 ms: back-to-back syncs are cheaper than a
+  table's), three ways: `fsync` of a file that grows (the journal before issue 20),
+  `fdatasync` of a file that grows, and `fdatasync` into zeros filled ahead (the journal now:
+  its size and blocks already on the disk, so the sync writes the data alone).
 
 Figures only; nothing is asserted.
 """
@@ -19,6 +23,7 @@ Figures only; nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -66,10 +71,33 @@ def write_match(directory: Path, fsync: bool) -> tuple[Path, Session, float]:
     return path, session, elapsed
 
 
+def spaced_appends(directory: Path, how: str, count: int, gap_s: float,
+                   data: dict[str, object]) -> list[int]:
+    """The time of each append (write + sync), `gap_s` apart: `how` is "fsync, grows" (the
+    writer's sync made an fsync), "fdatasync, grows" or "fdatasync into zeros"."""
+    writer = JournalWriter.create(directory / f"spaced-{how.replace(' ', '-')}.jsonl",
+                                  load_or_create_key(directory), {"config": CONFIG}, 0, stamp())
+    if how.startswith("fsync"):
+        writer._sync_data = lambda: os.fsync(writer.fd)  # type: ignore[method-assign]
+    costs = []
+    for i in range(count):
+        if how.endswith("zeros"):
+            writer.fill_ahead()              # as the loop does when idle, off the timed path
+        time.sleep(gap_s)
+        started = time.perf_counter_ns()
+        writer.append("input", i, data, stamp())
+        costs.append(time.perf_counter_ns() - started)
+    writer.close()
+    return sorted(costs)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=300, help="fsynced appends to time")
     parser.add_argument("--repeat", type=int, default=5, help="replays to time")
+    parser.add_argument("--spaced", type=int, default=100,
+                        help="appends spaced like presses, timed for each way of syncing")
+    parser.add_argument("--gap-ms", type=float, default=50.0, help="their spacing (50 ms)")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="gammonclock-bench-") as tmp:
@@ -106,8 +134,14 @@ def main(argv: list[str] | None = None) -> int:
         costs.sort()
         p50 = costs[len(costs) // 2] / 1e6
         p99 = costs[min(len(costs) - 1, int(len(costs) * 0.99))] / 1e6
-        print(f"one append + fsync: p50 {p50:.3f} ms, p99 {p99:.3f} ms over {args.appends} "
-              f"appends on {tmp.split('/')[1]}")
+        print(f"one append + sync: p50 {p50:.3f} ms, p99 {p99:.3f} ms over {args.appends} "
+              f"appends on {tmp.split('/')[1]} (back to back)")
+        for how in ("fsync, grows", "fdatasync, grows", "fdatasync into zeros"):
+            costs = spaced_appends(directory, how, args.spaced, args.gap_ms / 1000, data)
+            print(f"  {args.gap_ms:g} ms apart, {how:<21} p50 "
+                  f"{costs[len(costs) // 2] / 1e6:.3f} ms, p99 "
+                  f"{costs[min(len(costs) - 1, int(len(costs) * 0.99))] / 1e6:.3f} ms, max "
+                  f"{costs[-1] / 1e6:.3f} ms over {args.spaced}")
     return 0
 
 

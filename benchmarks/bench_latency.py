@@ -267,7 +267,8 @@ def _main(argv: list[str] | None) -> int:
     parser.add_argument("--sd-stall-ms", type=float, default=150.0, help="a stall's length")
     parser.add_argument("--sd-as-if-preallocated", action="store_true",
                         help="model every sync as an fdatasync into a preallocated file (half "
-                             "the time, stalls aside); the writer does not preallocate yet")
+                             "the time, stalls aside), even one that grew the file (the writer "
+                             "fills zeros ahead when the loop is idle)")
     args = parser.parse_args(argv)
     gaps_s = QUICK_GAPS_S if args.quick else PLAYER_GAPS_S
     gap_min = gaps_s[0] if args.gap_min is None else args.gap_min

@@ -13,7 +13,9 @@ an SD card's: log-normal with p50 3 ms and p99 20 ms, and 1 % stalls of 150 ms (
 then kept in /dev/shm, so the model is the card's whole sync). A sync that needs no metadata
 (`fdatasync` with the file's size unchanged since its last sync, or every journal sync with
 `--as-if-preallocated`) is modelled at DATA_ONLY (half) of that delay; a stall (the card's
-own) stays as long.
+own) stays as long. Between inputs the loop is idle as on the device (`ClockService.when_idle`):
+the journal's zeros are filled ahead there (an fsync of its own, counted apart as a fill), so
+the appends' fdatasyncs find the file's size unchanged.
 
 Time runs on a clock that skips the idle gaps between inputs but counts every microsecond the
 loop spends (the injected delays included), so a press due while a sync stalls waits as it would
@@ -53,6 +55,7 @@ from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.journal.files import journal_header
 from gammonclock.journal.key import load_or_create_key
+from gammonclock.journal.prealloc import written_end
 from gammonclock.journal.records import Stamp
 from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.service import GRACE_NS, ClockService
@@ -105,6 +108,7 @@ class Card:
         self.syncs = 0
         self.ticks = 0          # syncs whose last record is a timer's or a checkpoint
         self.data_only = 0      # syncs that needed no metadata (see DATA_ONLY)
+        self.fills = 0          # fsyncs of zeros filled ahead (the loop's idle time)
         self.as_if_preallocated = False    # every journal sync counted as data only
         self._sizes: dict[int, int] = {}   # inode: size at its last sync
         self.delays: list[float] = []
@@ -130,21 +134,25 @@ class Card:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 return                                  # a folder's entries: not the journal
-            self.syncs += 1
             grew = self._sizes.get(info.st_ino) != info.st_size
             self._sizes[info.st_ino] = info.st_size
-            data_only = self.as_if_preallocated or (datasync and not grew)
-            self.data_only += data_only
             with open(f"/proc/self/fd/{fd}", "rb") as f:      # the journal, read-only
-                size = f.seek(0, os.SEEK_END)
+                size = written_end(f"/proc/self/fd/{fd}")    # its zeros ahead left out
                 f.seek(max(0, size - 4096))
-                last = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-            if b'"kind":"tick"' in last:
-                self.ticks += 1
+                last = f.read(size - f.tell()).rstrip(b"\n").rsplit(b"\n", 1)[-1]
+            if not datasync and size < info.st_size:
+                self.fills += 1                             # zeros filled ahead, when idle
+            else:
+                self.syncs += 1
+                data_only = self.as_if_preallocated or (datasync and not grew)
+                self.data_only += data_only
+                if b'"kind":"tick"' in last:
+                    self.ticks += 1
             if self.model:
+                data_only = datasync and not grew
                 delay = (STALL_S if self.rng.random() < STALL_RATE     # the card's own: as long
                          else CARD_P50_S * math.exp(self.rng.gauss(0.0, self.sigma))
-                         * (DATA_ONLY if data_only else 1.0))
+                         * (DATA_ONLY if data_only or self.as_if_preallocated else 1.0))
                 self.delays.append(delay)
                 time.sleep(delay)
         return sync
@@ -248,6 +256,7 @@ def run(taps: int, seed: int, model: bool, render_s: float = 0.0, gap_max_s: flo
                     continue                                 # submitted together (a bounce)
                 clock.skip_to(due)
                 wake = service.step()
+                service.when_idle(wake)                      # the loop's idle time
             session.close()
         syncs, ticks = card.syncs, card.ticks
     latencies = []
@@ -259,7 +268,8 @@ def run(taps: int, seed: int, model: bool, render_s: float = 0.0, gap_max_s: flo
         if j < len(shown) and shown[j][0] == t:      # its own picture (not a later one)
             latencies.append((shown[j][1] - (origin + t + GRACE_NS)) / MS)
     return {"taps": taps, "edges": len(plan), "syncs": syncs, "per_tap": syncs / taps,
-            "ticks": ticks, "data_only": card.data_only, "inputs_per_tap": (syncs - ticks) / taps,
+            "ticks": ticks, "data_only": card.data_only, "fills": card.fills,
+            "inputs_per_tap": (syncs - ticks) / taps,
             "p50": statistics.median(latencies), "p99": percentile(latencies, 0.99),
             "max": max(latencies), "worst_delay": max(card.delays, default=0.0) * 1000,
             "presses": len(latencies)}
@@ -277,8 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the longest turn, seconds (8: turns of 0.5-8 s)")
     parser.add_argument("--as-if-preallocated", action="store_true",
                         help="model every journal sync as an fdatasync into a preallocated "
-                             "file (no metadata: DATA_ONLY of the delay); the writer does not "
-                             "preallocate yet")
+                             "file (no metadata: DATA_ONLY of the delay), even one that grew "
+                             "the file (the writer fills ahead when idle)")
     args = parser.parse_args(argv)
     result = run(args.taps, args.seed, not args.no_card_model, args.render_ms / 1000,
                  args.gap_max, args.as_if_preallocated)
@@ -293,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
           f"30 s; turns of 0.5-{args.gap_max:g} s)")
     print(f"syncs that needed no metadata (fdatasync, size unchanged"
           f"{', or modelled as if preallocated' if args.as_if_preallocated else ''}): "
-          f"{result['data_only']} of {result['syncs']}")
+          f"{result['data_only']} of {result['syncs']}; zeros filled ahead when idle "
+          f"{result['fills']} times (an fsync each, off the press path)")
     print(f"press due -> frame ({result['presses']} presses): p50 {result['p50']:.2f} ms, "
           f"p99 {result['p99']:.2f} ms, max {result['max']:.2f} ms; longest injected sync "
           f"{result['worst_delay']:.1f} ms")

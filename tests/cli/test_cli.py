@@ -297,6 +297,9 @@ def test_a_scripted_journal_is_fsynced_once_in_virtual_time_and_per_record_when_
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(journal_module.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    real_datasync = os.fdatasync       # the journal's sync
+    monkeypatch.setattr(journal_module.os, "fdatasync",
+                        lambda fd: synced.append(fd) or real_datasync(fd))
     journal = tmp_path / "demo.jsonl"
     script = tmp_path / "short.script"
     script.write_text("0 tap left\n30 tap right\n60 tap left\n90 end\n")

@@ -301,6 +301,7 @@ def test_a_failed_sync_keeps_the_quiet_release_for_the_next_write(rig, monkeypat
             raise OSError(5, "Input/output error")
         real(fd)
     monkeypatch.setattr(os, "fsync", flaky)
+    monkeypatch.setattr(os, "fdatasync", flaky)       # the journal's sync
     rig.edge(6 * S, Button.LEFT, True)
     rig.step_at(6 * S + GRACE_NS)
     assert rig.session.journal_error is not None

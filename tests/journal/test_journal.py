@@ -242,6 +242,7 @@ def test_each_record_is_fsynced_before_the_observers_see_its_effects(tmp_path, m
         synced_sizes.append(os.fstat(fd).st_size)
 
     monkeypatch.setattr(os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "fdatasync", recording_fsync)     # the journal's sync
     seen: list[tuple[int, int]] = []       # (records on disk and synced, effects shown)
 
     from gammonclock.runtime import session as session_module

@@ -9,9 +9,10 @@ printed with its GPIO and shown on both panels, with a short beep when the buzze
 status is 0 only when both panels answered and every button was pressed, so it can be scripted.
 
 First, given the state folder, it measures the card under it (`measure_card`): 100 small appends
-to a temporary file there, each fsynced, 20 ms apart as presses come (back-to-back fsyncs are
+to a temporary file there, as the journal writes them (into zeros filled ahead and fsynced, each
+append then `fdatasync`ed: its data alone), 20 ms apart as presses come (back-to-back syncs are
 cheaper than a table's), about two seconds in all; of 100, the p99 is the second slowest, so one
-stall alone does not condemn a card. The journal waits for one such fsync before a press shows,
+stall alone does not condemn a card. The journal waits for one such sync before a press shows,
 so the card's fsync p99 says whether it is fit: up to 20 ms fit, up to 50 ms slow (usable, presses
 will show late now and then), above: replace it before the event (the exit status is then 1 too).
 A state folder the arbiter cannot write to (the service's own, mode 0750) is measured through a
@@ -45,6 +46,7 @@ from gammonclock.hardware.buzzer import BeepPattern, GpioBuzzer, NullBuzzer, mak
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.hardware.panels import SHIFT_PERIOD_NS, SHIFTS, LumaDevice, Panel, luma_device
 from gammonclock.hardware.screens import HEIGHT, ON, WIDTH, Layout, PanelView, render
+from gammonclock.journal.prealloc import fill_target, fill_zeros
 from gammonclock.sides import Button, Pair, Side
 
 from .build import dummy_panels
@@ -208,17 +210,19 @@ class CardCheck:
 def measure_card(folder: str | Path, appends: int = CARD_APPENDS, gap_s: float = CARD_GAP_S,
                  clock_ns: Callable[[], int] = time.perf_counter_ns,
                  pause: Callable[[float], None] = time.sleep) -> CardCheck:
-    """`appends` small appends to a temporary file in `folder`, each fsynced, `gap_s` apart; the
-    file is removed. OSError when the folder cannot be written."""
+    """`appends` small appends to a temporary file in `folder`, `gap_s` apart, as the journal
+    makes them: into zeros written and fsynced ahead (`journal.prealloc`), each `fdatasync`ed
+    (the time measured); the file is removed. OSError when the folder cannot be written."""
     fd, path = tempfile.mkstemp(prefix=".gammonclock-card-check-", dir=folder)
     samples: list[int] = []
     try:
+        fill_zeros(fd, 0, fill_target(appends * len(CARD_RECORD)))
         for n in range(appends):
             if n:
                 pause(gap_s)
             os.write(fd, CARD_RECORD)
             start = clock_ns()
-            os.fsync(fd)
+            os.fdatasync(fd)
             samples.append(clock_ns() - start)
     finally:
         os.close(fd)
@@ -299,7 +303,8 @@ class HardwareCheck:
             self.card_unchecked = f"{folder}: {exc.strerror or exc}"
             self.say(f"  not checked: {self.card_unchecked}")
             return
-        self.say(f"  {appends} appends + fsync in {where}, {gap_s * 1e3:g} ms apart: "
+        self.say(f"  {appends} appends + fdatasync into zeros filled ahead (as the journal) in "
+                 f"{where}, {gap_s * 1e3:g} ms apart: "
                  f"{self.card.figures()}")
         self.say(f"  {self.card.says()}")
 

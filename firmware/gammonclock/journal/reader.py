@@ -1,11 +1,11 @@
 """Reading a journal (SPEC §11): whole records in order, past a torn last line, stopping at damage
 in the middle and saying where; from its last snapshot (what recovery needs), or its header
-alone."""
+alone. The zeros a live journal holds after its logical end (`prealloc`) are not read: a
+journal's `size` is its logical end."""
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, Protocol
 
 from gammonclock.config.problems import Problem, message_of
 
+from .prealloc import logical_end
 from .records import SNAPSHOT_KIND, Damaged, JournalError, Record, RecordError, decode, split_line
 
 
@@ -70,10 +71,11 @@ def _problems(path: str, torn: Torn | None, stopped: str | None) -> list[str]:
     return notes
 
 def _file_lines(f: BinaryIO, offset: int, number: int) -> Iterator[Line]:
-    """Each line of `f` from `offset` (line `number`; 0: not known), one at a time."""
+    """Each line of `f` from `offset` (line `number`; 0: not known), one at a time. The zeros
+    after the last line (filled ahead, `prealloc`) are no line, nor part of a torn one."""
     for piece in f:
         whole = piece.endswith(b"\n")
-        body = piece[:-1] if whole else piece
+        body = piece[:-1] if whole else piece.rstrip(b"\0")
         if body or whole:
             yield number, offset, body, whole
         offset += len(piece)
@@ -196,11 +198,13 @@ class JournalStream:
             return 0
 
 def _read_first(path: str | Path, limit: int = -1) -> tuple[Record, int, int]:
-    """The header of a journal, the offset after its line and the file's size. Only the first
-    line is read, up to `limit` bytes (-1: all of it)."""
+    """The header of a journal, the offset after its line and the file's logical end (its size
+    less the zeros after it). Only the first line is read, up to `limit` bytes (-1: all of it),
+    and the file's end."""
     try:
         with Path(path).open("rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            size = logical_end(f)
+            f.seek(0)
             line = f.readline(limit)
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None

@@ -5,6 +5,7 @@ written, its records waiting in order; atomic writes of small files beside it.""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -16,10 +17,13 @@ from gammonclock.backoff import Backoff
 from .durable import fsync_dir, write_all
 from .fsync_times import FSYNC_TIMES, FsyncTimes
 from .key import KeyRefused, check_key, key_id
+from .prealloc import LOW_BYTES, fill_target, fill_zeros, written_end
 from .reader import JournalSource
 from .records import FORMAT, GENESIS, JournalError, Record, Stamp, _body, encode
 
 BUFFER_BYTES = 1 << 18     # a writer without fsync writes in chunks this large
+
+log = logging.getLogger(__name__)
 
 class JournalWriter:
     """Appends sealed records; each append is written and synced before it returns. Without
@@ -32,7 +36,12 @@ class JournalWriter:
     it (one sync for a whole group: `append_batch`). `next_seq` counts only what a sync has
     covered: the hall link reads `next_seq - 1` as the last record on the card. When a write or
     a sync fails, the file is cut back to the end of the last sync, every unsynced record with
-    it (`next_seq` unchanged), so the caller writes them all again and the chain stays whole."""
+    it (`next_seq` unchanged), so the caller writes them all again and the chain stays whole.
+
+    Records go at the journal's logical end (the file's offset, kept there), and a sync is an
+    `fdatasync`. With `fill_ahead` (the clock's loop, when idle) the file holds written,
+    fsynced zeros after it (`prealloc`): an append there changes neither the size nor the
+    blocks, so its sync writes the data alone. `trim` and `close` cut the zeros off."""
 
     sync_times: FsyncTimes = FSYNC_TIMES      # every writer of the process, unless a test's own
 
@@ -46,7 +55,9 @@ class JournalWriter:
         self._buffer: list[bytes] = []
         self._buffered = 0
         self._unsynced: list[Record] = []      # written, not yet covered by a sync
-        self._synced_end: int | None = None    # the file's size after the last sync
+        self._synced_end: int | None = None    # the logical end after the last sync
+        self.ahead = fsync                     # zeros may lie after the logical end
+        self._fill_failed_at: int | None = None   # the logical end when a fill last failed
 
     @staticmethod
     def create(path: str | Path, key: bytes, header: dict[str, Any], t: int, stamp: Stamp,
@@ -56,7 +67,7 @@ class JournalWriter:
         check_key(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o640)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
         except OSError as exc:
             raise JournalError(f"{path}: cannot create the journal: {exc.strerror}") from None
         writer = JournalWriter(path, key, fd, 0, GENESIS, fsync)
@@ -73,20 +84,23 @@ class JournalWriter:
     @staticmethod
     def reopen(read: JournalSource, key: bytes, t: int, stamp: Stamp,
                fsync: bool = True) -> JournalWriter:
-        """Go on appending to a journal after its last whole record. A torn last line stays in
-        the file; a `torn` record written after it tells readers to skip it."""
+        """Go on appending to a journal after its last whole record, at its logical end (the
+        zeros a crash left after it are written over). A torn last line stays in the file; a
+        `torn` record written after it tells readers to skip it."""
         if read.stopped:
             raise JournalError(f"{read.path}: damaged in the middle; it is kept as it is and a "
                                f"new journal must continue the match")
         path = Path(read.path)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            fd = os.open(path, os.O_WRONLY)
         except OSError as exc:
             raise JournalError(f"{path}: cannot open the journal: {exc.strerror}") from None
         try:
             writer = JournalWriter(path, key, fd, read.count, read.last.mac, fsync)
             writer.last_t = read.last.t
-            if not _ends_with_newline(path):
+            end = written_end(path)
+            os.lseek(fd, end, os.SEEK_SET)
+            if not _ends_with_newline(path, end):
                 write_all(fd, b"\n")    # end the torn line, so the next record starts afresh
         except OSError as exc:
             os.close(fd)
@@ -180,7 +194,7 @@ class JournalWriter:
         every unsynced record (JournalError naming the first of them)."""
         if self._synced_end is None:
             try:
-                self._synced_end = os.lseek(self.fd, 0, os.SEEK_END)
+                self._synced_end = os.lseek(self.fd, 0, os.SEEK_CUR)
             except OSError as exc:
                 raise JournalError(f"{self.path}: cannot append record {self.next_seq}: "
                                    f"{exc.strerror}") from None
@@ -189,6 +203,7 @@ class JournalWriter:
         except (JournalError, OSError) as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(self.fd, self._synced_end)   # only ever our own records
+                os.lseek(self.fd, self._synced_end, os.SEEK_SET)
             self._unsynced = []
             if isinstance(exc, JournalError):
                 raise
@@ -204,10 +219,12 @@ class JournalWriter:
         self._synced_end = None          # read again at the next write
 
     def _sync_data(self) -> None:
-        """Make what was written durable (the data, and the size it needs to be read back).
-        Its duration goes to `sync_times` (the card's health: the fsync p99 of the hour)."""
+        """Make what was written durable (the data, and the size it needs to be read back when
+        it grew: `fdatasync` writes no other metadata, and none at all into the zeros filled
+        ahead). Its duration goes to `sync_times` (the card's health: the sync p99 of the
+        hour)."""
         started = time.monotonic_ns()
-        os.fsync(self.fd)
+        os.fdatasync(self.fd)
         self.sync_times.add(time.monotonic_ns() - started)
 
     def _buffered_write(self, line: bytes) -> None:
@@ -223,11 +240,11 @@ class JournalWriter:
             self._write(data)
 
     def _write(self, line: bytes) -> None:
-        """Write LINE at the end, without a sync (the caller's `sync` makes it durable); a
-        half-written line is cut back."""
+        """Write LINE at the logical end, without a sync (the caller's `sync` makes it
+        durable); a half-written line is cut back (the zeros after it with it)."""
         size = None
         try:
-            size = os.lseek(self.fd, 0, os.SEEK_END)
+            size = os.lseek(self.fd, 0, os.SEEK_CUR)
             written = os.write(self.fd, line)
             if written != len(line):
                 raise OSError(0, f"short write ({written} of {len(line)} bytes)")
@@ -235,6 +252,7 @@ class JournalWriter:
             if size is not None:
                 try:
                     os.ftruncate(self.fd, size)   # only ever our own half-written record
+                    os.lseek(self.fd, size, os.SEEK_SET)
                 except OSError:
                     pass
             raise JournalError(f"{self.path}: cannot append record {self.next_seq}: "
@@ -242,16 +260,62 @@ class JournalWriter:
 
     def close(self) -> None:
         """Close the file, after writing what waits in the buffer and syncing what was written
-        without a sync (JournalError if that fails: the file is closed all the same)."""
+        without a sync, its zeros ahead cut off (JournalError if that fails: the file is closed
+        all the same)."""
         if self.fd >= 0:
             try:
                 self._flush()
                 if self._unsynced:
                     self._guarded(self._sync_data)
                     self._settle()
+                self.trim()
             finally:
                 os.close(self.fd)
                 self.fd = -1
+
+    def fill_ahead(self) -> bool:
+        """Fill zeros ahead of the logical end when fewer than `prealloc.LOW_BYTES` are left:
+        written and fsynced, so that the appends' `fdatasync`s need no metadata. Off the press
+        path: the clock's loop calls it when idle (`keep_ahead`), whether a quiet record waits
+        for its sync or not (the zeros go after it; a failed sync cuts them off with it). True
+        when it filled. A fill that fails (a full card) is logged, and tried again once the
+        journal has grown by LOW_BYTES: the appends go on all the same, each sync then writing
+        the size too."""
+        if not (self.fsync and self.fd >= 0) or self._buffer:
+            return False
+        end = 0
+        try:
+            end = os.lseek(self.fd, 0, os.SEEK_CUR)
+            size = os.fstat(self.fd).st_size
+            if size - end >= LOW_BYTES or (self._fill_failed_at is not None
+                                            and end < self._fill_failed_at + LOW_BYTES):
+                return False
+            started = time.monotonic_ns()
+            fill_zeros(self.fd, max(size, end), fill_target(end))
+        except OSError as exc:
+            self._fill_failed_at = end
+            log.warning("%s: cannot fill the journal ahead with zeros (%s); each sync writes "
+                        "its size meanwhile", self.path, exc.strerror or exc)
+            return False
+        self._fill_failed_at, self.ahead = None, True
+        log.debug("%s: zeros filled ahead to byte %d in %.1f ms", self.path,
+                  fill_target(end), (time.monotonic_ns() - started) / 1e6)
+        return True
+
+    def trim(self) -> None:
+        """Cut the zeros after the logical end off (the match is over, or the clock stops). A
+        trim that fails leaves zeros every reader passes over: logged only."""
+        self.ahead = False
+        if self.fd < 0:
+            return
+        try:
+            end = os.lseek(self.fd, 0, os.SEEK_CUR)
+            if os.fstat(self.fd).st_size > end:
+                os.ftruncate(self.fd, end)
+                os.fsync(self.fd)
+        except OSError as exc:
+            log.warning("%s: cannot cut the zeros after the journal's end off (%s); every "
+                        "reader passes over them", self.path, exc.strerror or exc)
 
     def sync(self) -> None:
         """Write and sync what was appended or written without it (a copy written in one go)."""
@@ -353,12 +417,23 @@ def open_or_defer(path: Path, opener: Callable[[], JournalWriter], last_t: int |
     except JournalError as exc:
         return DeferredJournal(path, opener, last_t, str(exc), retry_ns), str(exc)
 
-def _ends_with_newline(path: Path) -> bool:
+def keep_ahead(journal: JournalSink, match_over: bool) -> None:
+    """The journal's zeros, when the clock's loop is idle: filled ahead while the match goes on,
+    cut off once it is over (a journal not opened yet: nothing)."""
+    writer = journal.writer if isinstance(journal, DeferredJournal) else journal
+    if isinstance(writer, JournalWriter):
+        if match_over:
+            if writer.ahead:
+                writer.trim()
+        else:
+            writer.fill_ahead()
+
+def _ends_with_newline(path: Path, end: int) -> bool:
+    """Whether the byte before `end` (the logical end) ends a line (or the file is empty)."""
+    if end == 0:
+        return True
     with path.open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        if f.tell() == 0:
-            return True
-        f.seek(-1, os.SEEK_END)
+        f.seek(end - 1)
         return f.read(1) == b"\n"
 
 

@@ -9,8 +9,9 @@ last acknowledged event `(journal, seq)`, whether that journal's whole text went
 the digest of the last retained `match` loaded, and the answers to the last `cmd` ids.
 
 `JournalTail` reads one journal's records after a sequence number, in the file's order, as whole
-JSON lines (a half-written last line waits for its end); it relies on the `seq`, `kind`, `wall`
-and `data` keys only.
+JSON lines (a half-written last line waits for its end, and the zeros a live journal holds after
+its records are no line: journal/prealloc.py); it relies on the `seq`, `kind`, `wall` and `data`
+keys only.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class JournalTail:
         self._lines: list[str] = []   # the sealed lines since the last event (`Event.records`)
         self._lines_bytes = 0
         self._cut = False
+        self._zeros_at = -1           # where the zeros filled ahead were found to run to the end
 
     def read(self, limit: int, upto: int | None = None) -> list[Event]:
         """Up to `limit` event records not yet read, none past seq `upto` (the last record the
@@ -131,8 +133,12 @@ class JournalTail:
         with open(self.path, "rb") as f:
             f.seek(self._offset)
             while len(events) < limit:
+                if self._offset == self._zeros_at and f.peek(1)[:1] == b"\0":
+                    return events                     # nothing written over the zeros yet
                 line = f.readline()
                 if not line.endswith(b"\n"):
+                    if line and not line.strip(b"\0"):
+                        self._zeros_at = self._offset     # read them once, not at every poll
                     return events                     # the end, or a line still being written
                 record = _record(line[:-1])
                 seq = record.get("seq") if record is not None else None

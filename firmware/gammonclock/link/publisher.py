@@ -272,7 +272,7 @@ class Publisher:
                             "again", name, self._journal_resend_s)
                 self._journal_resend_s = min(self._journal_resend_s * 2, RESEND_MAX_S)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = path.read_text(encoding="utf-8", errors="replace").rstrip("\0")  # prealloc
         except OSError as exc:
             log.warning("hall: cannot read %s to send it (%s); trying again", path, exc)
             return False

@@ -413,7 +413,7 @@ def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Pa
             raise ContinuationRefused(Problem("cont.stick_too_large", path=path,
                                               mib=MAX_SOURCE_BYTES >> 20))
         with os.fdopen(os.dup(fd), "rb") as f:
-            blob = f.read(MAX_SOURCE_BYTES + 1)
+            blob = f.read(MAX_SOURCE_BYTES + 1).rstrip(b"\0")    # a live journal's zeros ahead
     except OSError as exc:
         raise ContinuationRefused(Problem("cont.read_failed", path=path,
                                           why=exc.strerror or exc)) from None

@@ -86,6 +86,7 @@ log = logging.getLogger(__name__)
 GRACE_NS = 5_000_000          # an input is applied this long after its edge (others may be late)
 TIMER_GRACE_NS = 50_000_000   # a timer fires this long after its instant: no late press slips
 LATE_NS = 50_000_000          # an input later than that is logged (and applied at the loop's now)
+IDLE_NS = 20_000_000          # nothing due this long: the journal's zeros are filled ahead
 
 
 def settle_memory() -> None:
@@ -232,6 +233,7 @@ class ClockService:
             while not self._stop.is_set():
                 wake = self.step()
                 wake = self._heartbeat(wake)
+                self.when_idle(wake)
                 timeout = None if wake is None else max(0.0, (wake - self.clock_ns()) / 1e9)
                 try:
                     item = self._inbox.get(timeout=timeout)
@@ -244,6 +246,14 @@ class ClockService:
         except Exception as exc:
             raise self._failed(exc) from exc
         self._close_presenters()
+
+    def when_idle(self, wake: int | None) -> None:
+        """No input waiting and nothing due for IDLE_NS: the journal's zeros filled ahead, off
+        the press path (`Session.keep_ahead`)."""
+        if self._inbox.empty() and (wake is None or wake - self.clock_ns() >= IDLE_NS):
+            with self._turn:
+                if not self._closed and self.session is not None:
+                    self.session.keep_ahead()
 
     def _failed(self, exc: Exception) -> LoopFailed:
         """An unexpected error in a step: log it, show it, journal the match's instant and close

@@ -25,6 +25,7 @@ from typing import Any
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Engine, Input
 from gammonclock.core.match import Recover
+from gammonclock.core.match_state import Phase
 from gammonclock.core.pin import pepper_of
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir
@@ -48,7 +49,13 @@ from gammonclock.journal.snapshot import (
     history_floor,
     trimmed,
 )
-from gammonclock.journal.writer import DeferredJournal, JournalSink, JournalWriter, open_or_defer
+from gammonclock.journal.writer import (
+    DeferredJournal,
+    JournalSink,
+    JournalWriter,
+    keep_ahead,
+    open_or_defer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +207,12 @@ class Session:
         if checkpoint is not None and (due is None or checkpoint < due):
             return checkpoint
         return due
+
+    def keep_ahead(self) -> None:
+        """The clock's loop is idle: the journal's zeros filled ahead (an append's sync then
+        writes no metadata), or cut off once the match is over (journal/prealloc.py)."""
+        if self.journal is not None and not self.backlog:
+            keep_ahead(self.journal, self.engine.match.play_phase is Phase.MATCH_OVER)
 
     def close(self) -> None:
         """Close the journal, once more trying to write the records that wait for it."""

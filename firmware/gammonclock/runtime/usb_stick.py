@@ -34,6 +34,7 @@ from gammonclock import words
 from gammonclock.config.problems import Problem, message_of, said
 from gammonclock.errors import GammonclockError
 from gammonclock.export import ExportError, read_match, render
+from gammonclock.journal.prealloc import written_bytes
 from gammonclock.journal.records import JournalError
 from gammonclock.journal.verify import Verdict, verify
 
@@ -159,7 +160,7 @@ def _read_clock_journals(finished: Sequence[Path], in_progress: Path | None,
     matches = []
     for path, done in wanted:
         try:
-            matches.append(_Match(path, path.read_bytes(), done))
+            matches.append(_Match(path, written_bytes(path), done))   # no zeros ahead
         except OSError as exc:
             _note(report, Problem("usb.note_unreadable", path=path, why=exc.strerror or exc))
     return matches
