@@ -300,7 +300,7 @@ def test_a_bad_match_file_is_refused_with_every_error_and_changes_nothing(build,
     assert device.session.journal.path == journal and device.service.status() == state
     assert shows(device, config_error_view(outcome.error, "MATCH REFUSED"))
     # In a game the panels keep the clocks in view: the refusal goes to the arbiter only.
-    device.service._message = None
+    device.service.showing.message = None
     tap(device, Button.LEFT)
     device.service.present_all([])
     load_next_match(device.service, device.table, bad, "bad.toml")

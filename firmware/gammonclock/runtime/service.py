@@ -48,7 +48,6 @@ which resumes the match from its journal, paused, the outage charged to nobody.
 
 from __future__ import annotations
 
-import concurrent.futures
 import gc
 import heapq
 import itertools
@@ -77,9 +76,10 @@ from .inbox import (
     TimedCall,
     TimedCallAt,
 )
-from .presenting import Presenter, hold_frames, release_frames
+from .presenting import Presenter, hold_frames
 from .sdnotify import Notifier
 from .session import Session
+from .showing import Showing
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,6 @@ class ClockService:
         self.session = session          # None: no match loaded (idle)
         # The state JSON, and what the idle panels show, while no match is loaded.
         self.idle_state = idle_state or (lambda: {"phase": "idle"})
-        self._message: tuple[Any, int] | None = None    # a view over the panels, until (mono)
         self._swap_lock = threading.Lock()               # `session` and `origin` change together
         # systemd: READY once the panels show the match, WATCHDOG from this loop only, so a loop
         # that hangs (in an I2C write, on a dead disk) stops the pings and is restarted.
@@ -140,7 +139,6 @@ class ClockService:
         # A screen saying the loop failed (the device gives one on its panels), else the
         # notice line only.
         self.fault_view: Callable[[str], Any] | None = None
-        self.presenters = presenters
         self.origin = origin
         self.clock_ns = clock_ns
         self.grace_ns = grace_ns
@@ -150,16 +148,22 @@ class ClockService:
         self._pending: list[tuple[int, int, Input | Task, Reply | None]] = []
         self._calls: list[tuple[int, int, TimedCall]] = []
         self._arrivals = itertools.count()
-        self._redraw_at: list[int | None] = [None] * len(presenters)
         self._stop = threading.Event()
         self._waiting_lock = threading.Lock()
         self._waiting = {True: 0, False: 0}     # inputs submitted, not yet applied: by is-edge
         self.refused_inputs = 0                  # turned away because too many were waiting
         self._freezing = False     # once the loop runs: `settle_memory` after each snapshot
         self._picture: Engine | None = None    # the match to show at the next `_show`
-        self._render_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        # What shows the match (the panels, the buzzer) and when it must be drawn again.
+        self.showing = Showing(presenters, session=lambda: self.session,
+                               engine_time=self.engine_time, clock_ns=lambda: self.clock_ns(),
+                               idle_state=lambda: self.idle_state())
         if session is not None:
             session.group = True   # group commit: one sync per step, before the panels
+
+    @property
+    def presenters(self) -> list[Presenter]:
+        return self.showing.presenters
 
     # --- from any thread --------------------------------------------------------------------
 
@@ -245,7 +249,7 @@ class ClockService:
             self.drain()
         except Exception as exc:
             raise self._failed(exc) from exc
-        self._close_presenters()
+        self.showing.close()
 
     def when_idle(self, wake: int | None) -> None:
         """No input waiting and nothing due for IDLE_NS: the journal's zeros filled ahead, off
@@ -286,29 +290,7 @@ class ClockService:
             except Exception:   # the log holds the error: the panels are a courtesy here
                 log.exception("cannot make the screen for the loop's failure")
         t = self.session.engine.now if self.session is not None else 0
-        for presenter in self.presenters:
-            show = getattr(presenter, "show_message", None)
-            notify = getattr(presenter, "notify", None)
-            try:
-                if view is not None and show is not None:
-                    show(view, t)
-                    continue
-                if notify is None:
-                    continue
-                notify(message, t)
-            except Exception:   # one panel's fault must not keep the other dark
-                log.exception("presenter %r cannot show the loop's failure", presenter)
-                continue
-            self._present(presenter, t, [])     # guarded: the notice drawn now
-
-    def _close_presenters(self) -> None:
-        if self._render_pool is not None:
-            self._render_pool.shutdown(wait=True)
-        for presenter in self.presenters:
-            try:
-                presenter.close()
-            except Exception:   # closing one must not keep the others lit or open
-                log.exception("closing presenter %r failed", presenter)
+        self.showing.failure(message, view, t)
 
     def _heartbeat(self, wake: int | None) -> int | None:
         """Tell systemd's watchdog the loop is alive, twice per interval; return when the loop
@@ -440,7 +422,7 @@ class ClockService:
                 break
             self._ping_if_due()
         self._show(unshown)
-        self._redraw_due(now)
+        self.showing.redraw_due(now)
         return self._next_wake(timer)     # presenters change no timer: `timer` still stands
 
     def _show(self, effects: list[Effect] | None) -> None:
@@ -455,43 +437,11 @@ class ClockService:
         if effects is not None and session is not None and session.commit_due:
             held = [i for i, presenter in enumerate(self.presenters) if hold_frames(presenter)]
             if held:
-                self._show_beside_sync(effects, picture or session.engine, held)
+                self.showing.beside_sync(effects, picture or session.engine, held,
+                                         self._commit)
                 return
         if self._commit() or effects is not None:
-            self._present_now(effects or [], picture)
-
-    def _show_beside_sync(self, effects: list[Effect], engine: Engine, held: list[int]) -> None:
-        """Render the held presenters' frames on the render thread while this one writes and
-        syncs the journal; release them once the sync returned (drawn again first when the
-        journal's alert changed with it); then present the others."""
-        t, message = engine.now, self._message_shown()
-
-        def render() -> list[int | None]:
-            return [self._present(self.presenters[i], t, effects, message, engine)
-                    for i in held]
-        future = self._renderer().submit(render)
-        try:
-            changed = self._commit()
-            for i, due in zip(held, future.result(), strict=True):
-                self._redraw_at[i] = due
-            if changed:
-                for i in held:
-                    self._redraw_at[i] = self._present(self.presenters[i], t, effects,
-                                                       message, engine)
-        finally:
-            future.result()      # never two threads on a presenter
-            for i in held:
-                release_frames(self.presenters[i])
-        for i, presenter in enumerate(self.presenters):
-            if i not in held:
-                self._redraw_at[i] = self._present(presenter, t, effects, message, engine)
-
-    def _renderer(self) -> concurrent.futures.ThreadPoolExecutor:
-        """The thread that renders frames beside the journal's sync (made once)."""
-        if self._render_pool is None:
-            self._render_pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="render")
-        return self._render_pool
+            self.showing.now(effects or [], picture)
 
     def _commit(self) -> bool:
         """Group commit: the records the match made since the last one, written with one
@@ -625,7 +575,7 @@ class ClockService:
         heapq.heapify(self._pending)
         self._calls = [(at + old_origin - origin, n, action) for at, n, action in self._calls]
         heapq.heapify(self._calls)
-        self._redraw_at = [None] * len(self.presenters)
+        self.showing.redraw_at = [None] * len(self.presenters)
         self.present_all([])
         return dropped
 
@@ -633,7 +583,7 @@ class ClockService:
         """A screen over both panels for a while (a match loaded, a match file refused); the
         loop's thread only. Never over a game in progress: the players' clocks stay in view
         (the caller shows a short notice instead)."""
-        self._message = (view, self.clock_ns() + duration_ns)
+        self.showing.message = (view, self.clock_ns() + duration_ns)
         self.present_all([])
 
     def notify(self, text: str) -> None:
@@ -642,64 +592,18 @@ class ClockService:
         # back: a notice stamped there could be gone at the next redraw.
         now = self.engine_time(self.clock_ns())
         t = max(self.session.engine.now, now) if self.session is not None else now
-        for presenter in self.presenters:
-            notify = getattr(presenter, "notify", None)
-            if notify is not None:
-                notify(text, t)
+        self.showing.notify(text, t)
         self.present_all([])
 
     def present_all(self, effects: list[Effect]) -> None:
         """Show the match now, once what it made is on disk."""
         self._commit()
-        self._present_now(effects)
-
-    def _present_now(self, effects: list[Effect], engine: Engine | None = None) -> None:
-        """Show the match (`engine`: as it stood after an input of this step) now."""
-        now = self.engine_time(self.clock_ns())
-        if engine is None and self.session is not None:
-            engine = self.session.engine
-        t = engine.now if engine is not None else now
-        message = self._message_shown()
-        for i, presenter in enumerate(self.presenters):
-            self._redraw_at[i] = self._present(presenter, t, effects, message, engine)
-
-    def _message_shown(self) -> tuple[Any, int] | None:
-        """The message over the panels now: none once its time is up, and none as soon as a
-        game is on (the players' clocks are never hidden)."""
-        message, session = self._message, self.session
-        if message is None:
-            return None
-        game_on = session is not None and session.engine.match.in_progress
-        if game_on or self.clock_ns() >= message[1]:
-            self._message = None
-            return None
-        return message
-
-    def _present(self, presenter: Presenter, t: int, effects: list[Effect],
-                 message: tuple[Any, int] | None = None,
-                 engine: Engine | None = None) -> int | None:
-        try:
-            show_message = getattr(presenter, "show_message", None)
-            if message is not None and show_message is not None:
-                show_message(message[0], t)
-                return self.engine_time(message[1])
-            if self.session is None:
-                present_idle = getattr(presenter, "present_idle", None)
-                return None if present_idle is None else present_idle(self.idle_state(), t)
-            return presenter.present(engine or self.session.engine, t, effects)
-        except Exception:   # a display or buzzer fault never stops the clock
-            log.exception("presenter %r failed", presenter)
-            return None
-
-    def _redraw_due(self, now: int) -> None:
-        for i, presenter in enumerate(self.presenters):
-            due = self._redraw_at[i]
-            if due is not None and due <= now:
-                self._redraw_at[i] = self._present(presenter, now, [], self._message_shown())
+        self.showing.now(effects)
 
     def _next_wake(self, timer: int | None) -> int | None:
         """The monotonic instant of the next input, timer (at `timer`) or redraw due."""
-        candidates = [at for at in self._redraw_at if at is not None]
+        redraw = self.showing.next_redraw()
+        candidates = [] if redraw is None else [redraw]
         first = self._pending[0][0] if self._pending else None
         if timer is not None:
             candidates.append(timer + self.timer_grace_ns)
