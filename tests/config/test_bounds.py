@@ -14,8 +14,9 @@ from fractions import Fraction
 import pytest
 
 from gammonclock.cli.main import main
+from gammonclock.config.converters import Duration
 from gammonclock.config.loading import ConfigError, parse_config
-from gammonclock.config.schema import FIELDS, Duration
+from gammonclock.config.schema import FIELDS
 from gammonclock.core.arbiter import (
     Adjust,
     ArbiterSyntaxError,

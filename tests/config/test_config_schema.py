@@ -34,12 +34,11 @@ from gammonclock.config.schema import (
     FIELDS,
     MATCH,
     SECTIONS,
-    default_table_id,
     markdown,
     marked_kinds,
-    table_id_from_host,
     update_docs,
 )
+from gammonclock.config.table_id import default_table_id, table_id_from_host
 from gammonclock.core.pin import hash_pin
 from gammonclock.errors import GammonclockError
 from gammonclock.hardware.errors import HardwareError

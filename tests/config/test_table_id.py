@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config import schema as config_schema
+from gammonclock.config import table_id as table_id_module
 from gammonclock.config.loading import parse_device_config
-from gammonclock.config.schema import default_table_id
+from gammonclock.config.table_id import default_table_id
 from gammonclock.device.build import _idle_state
 from gammonclock.hardware.glyphs import SMALL
 from gammonclock.hardware.views import INNER_W, idle_view
@@ -69,7 +69,7 @@ def clone_on_a_pi(card: Path, root: Path, serial: str, where: str = "devicetree"
 def boot(root: Path, monkeypatch: pytest.MonkeyPatch):
     """The device config as the clock of `root` reads it at boot."""
     hostname = (root / "etc" / "hostname").read_text().strip()
-    monkeypatch.setattr(config_schema, "SYSTEM_ROOT", root)
+    monkeypatch.setattr(table_id_module, "SYSTEM_ROOT", root)
     monkeypatch.setattr(socket, "gethostname", lambda: hostname)
     device_toml = root / "etc" / "gammonclock" / "device.toml"
     return parse_device_config(device_toml.read_text(), str(device_toml)).device

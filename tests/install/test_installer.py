@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from gammonclock.config.loading import parse_config
-from gammonclock.config.schema import DEVICE, SECTIONS, default_table_id
+from gammonclock.config.schema import DEVICE, SECTIONS
 from gammonclock.config.schema import MATCH as MATCH_KIND
+from gammonclock.config.table_id import default_table_id
 from install_helpers import (
     ROOT,
     USB_RULE_SOURCE,

@@ -32,6 +32,7 @@ from gammonclock.durations import (
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button, Pair
 
+from .converters import MAX_NAME_LENGTH, broker_is_tls
 from .problems import Counted, Line, Problem, error_lines, message_of, toml_problem
 from .schema import (
     BAUDRATES,
@@ -39,12 +40,10 @@ from .schema import (
     FIELDS,
     MATCH,
     MATCH_FILE_SECTIONS,
-    MAX_NAME_LENGTH,
     PANEL_DRIVERS,
     PIN_FACTORIES,
     SCHEMA,
     Field,
-    broker_is_tls,
     fields_of,
     kind_of_section,
 )

@@ -33,8 +33,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from gammonclock.config.converters import MAX_NAME_LENGTH
 from gammonclock.config.loading import ConfigError
-from gammonclock.config.schema import MAX_NAME_LENGTH
 from gammonclock.core.effects import MatchEnded
 from gammonclock.core.rules import json_points
 from gammonclock.errors import GammonclockError
