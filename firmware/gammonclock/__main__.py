@@ -1,3 +1,5 @@
+"""`python -m gammonclock`: the same command line as `gammonclock` (cli/main.py)."""
+
 import sys
 
 from gammonclock.cli.main import main
