@@ -323,6 +323,66 @@ WORDS: dict[str, Entry] = {
     "hw.screen.up.right": E("RIGHT button up", "ПРАВАЯ отпущена"),
     "hw.screen.up.cube": E("CUBE button up", "КУБ отпущен"),
 
+    # --- `gammonclock arbiter`, the client (cli/arbiter.py, runtime/arbiter_client.py): its own
+    # words in `--language`, else the device config's [display] language, else English; what
+    # follows a reply (its labels) in the reply's language (the match's). Commands, paths and
+    # the OS's words (an errno the catalogue does not know) as written.
+    "cl.no_command": E("give a command, e.g. `gammonclock arbiter status`",
+                       "укажите команду, например `gammonclock arbiter status`"),
+    "cl.state_dir_needs": E("--state-dir needs a folder", "после --state-dir нужна папка"),
+    "cl.language_choice": E("--language {value}: use one of: {languages}",
+                            "--language {value}: возможны: {languages}"),
+    "cl.one_source": E("give one journal or folder: continue FROM [--force] [--unverified]",
+                       "укажите один журнал или одну папку: continue FROM [--force] "
+                       "[--unverified]"),
+    "cl.one_match_file": E("give one match file: new-match FILE [--force]",
+                           "укажите один файл матча: new-match FILE [--force]"),
+    "cl.not_allowed": E("{path}: permission denied: this login may not use the clock's socket; "
+                        "an administrator adds it to the arbiters' groups (sudo scripts/install "
+                        "--arbiter $USER), then log in again",
+                        "{path}: доступ запрещён: этой учётной записи нельзя обращаться к сокету "
+                        "часов; администратор добавляет её в группы судей (sudo scripts/install "
+                        "--arbiter $USER), после чего войдите в систему заново"),
+    "cl.no_clock": E("no clock answers at {path} ({why})",
+                     "часы не отвечают по адресу {path} ({why})"),
+    # the OS's words for why no clock answers, in Russian (English: the OS's strerror as is)
+    "cl.errno.ENOENT": E("No such file or directory", "сокета нет: часы не запущены"),
+    "cl.errno.ECONNREFUSED": E("Connection refused",
+                               "в соединении отказано: часы не слушают сокет"),
+    "cl.errno.EAGAIN": E("Resource temporarily unavailable",
+                         "очередь подключений переполнена"),
+    "cl.errno.ENOTSOCK": E("Socket operation on non-socket", "это не сокет"),
+    "cl.timed_out": E("timed out", "время ожидания истекло"),
+    "cl.not_utf8_word": E("word {number} ({word}) is not UTF-8 text; nothing was sent",
+                          "слово {number} ({word}) — не текст в UTF-8; ничего не отправлено"),
+    "cl.file_not_utf8": E("the file is not UTF-8 text; nothing was sent",
+                          "файл — не текст в UTF-8; ничего не отправлено"),
+    "cl.too_long": E("the request is longer than the socket takes ({max} bytes as JSON); "
+                     "nothing was sent",
+                     "запрос длиннее, чем принимает сокет ({max} байт в JSON); ничего не "
+                     "отправлено"),
+    "cl.unknown": E("whether `{what}` was applied is unknown: check with `gammonclock arbiter "
+                    "status` before repeating it",
+                    "неизвестно, применена ли команда `{what}`: проверьте через `gammonclock "
+                    "arbiter status`, прежде чем повторять её"),
+    "cl.closed_twice": E("the clock closed the connection without a reply, twice; {unknown}",
+                         "часы дважды закрыли соединение, не ответив; {unknown}"),
+    "cl.no_reply_twice": E("the clock took the request but no reply came ({why}), twice; "
+                           "{unknown}",
+                           "часы приняли запрос, но ответ не пришёл ({why}), и так дважды; "
+                           "{unknown}"),
+    "cl.closed_before": E("the connection closed before a reply",
+                          "соединение закрылось до ответа"),
+    "cl.closed_midway": E("the connection closed in the middle of the reply",
+                          "соединение закрылось посреди ответа"),
+    "cl.not_json": E("the reply is not JSON: {data}", "ответ — не JSON: {data}"),
+    "cl.not_answer": E("the reply is not an answer of the clock: {data}",
+                       "ответ не похож на ответ часов: {data}"),
+    "cl.other_request": E("the reply is for another request", "ответ относится к другому запросу"),
+    "cl.reapplied": E("applied again", "применено снова"),
+    "cl.no_longer_applied": E("no longer applies", "больше не применяется"),
+    "cl.refused": E("refused", "отказано"),
+
     # --- the report: page and sections ----------------------------------------------------------
     "r.title": E("{title} — match report", "{title} — протокол матча"),
     "r.vs": E("{left} v {right}", "{left} — {right}"),

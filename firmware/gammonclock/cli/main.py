@@ -379,6 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
                                               "`status`")
     arb.add_argument("--state-dir", type=Path, help="the clock's state directory")
     arb.add_argument("--json", action="store_true", help="print the reply as JSON")
+    arb.add_argument("--language", choices=["en", "ru"],
+                     help="the language of the client's own words (default: the [display] "
+                          "language of /etc/gammonclock/device.toml, else English; the clock's "
+                          "replies are in the match's language)")
     # REMAINDER: the command's own words may start with "-" (`adjust left -30s`); the options
     # above are taken out of them wherever they stand (`_arbiter_options`).
     arb.add_argument("words", nargs=argparse.REMAINDER, metavar="COMMAND",
