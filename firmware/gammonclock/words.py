@@ -383,6 +383,93 @@ WORDS: dict[str, Entry] = {
     "cl.no_longer_applied": E("no longer applies", "больше не применяется"),
     "cl.refused": E("refused", "отказано"),
 
+    # --- the journal format's own diagnostics (journal/records.py, inputs.py, replay.py): what a
+    # record holds that this firmware cannot read; the format's fields, kinds, types and values
+    # as written (for whoever reads a journal by hand), the rest said
+    "jf.not_json": E("line {line}: the record is not JSON text",
+                     "строка {line}: запись — не текст JSON"),
+    "jf.not_object": E("line {line}: the record is not a JSON object",
+                       "строка {line}: запись — не объект JSON"),
+    "jf.no_seq": E("line {line}: the record has no sequence number (seq is {value}; a whole "
+                   "number from 0 is due)",
+                   "строка {line}: у записи нет порядкового номера (seq равен {value}; нужно "
+                   "целое число от 0)"),
+    "jf.record": E("record {seq} (line {line}): {problem}",
+                   "запись {seq} (строка {line}): {problem}"),
+    "jf.record_at": E("{path}: record {seq} (line {line}): {problem}",
+                      "{path}: запись {seq} (строка {line}): {problem}"),
+    "jf.field_missing": E("the field {name} is missing", "нет поля {name}"),
+    "jf.field_bad": E("the field {name} is {value}; it must be {allowed}",
+                      "поле {name} равно {value}; нужно: {allowed}"),
+    "jf.allowed.text": E("text", "текст"),
+    "jf.allowed.ns": E("a whole number of ns from 0 to {max}", "целое число нс от 0 до {max}"),
+    "jf.allowed.boot": E("text of up to 200 characters", "текст длиной до 200 символов"),
+    "jf.allowed.object": E("an object", "объект"),
+    "jf.allowed.hex": E("64 hex digits", "64 шестнадцатеричные цифры"),
+    "jf.kind_newer": E("kind {kind} is unknown to this firmware (version {version}); the "
+                       "journal may come from a newer version",
+                       "вид записи {kind} неизвестен этой прошивке (версия {version}); журнал, "
+                       "возможно, записан более новой версией"),
+    "jf.header_late": E("a header record after the first record",
+                        "запись заголовка после первой записи"),
+    "jf.header_format": E("the header's format is {value}; a whole number from 1 is due",
+                          "format заголовка равен {value}; нужно целое число от 1"),
+    "jf.format_newer": E("journal format {fmt} is newer than this firmware's ({format}, version "
+                         "{version}); the journal comes from a newer version",
+                         "формат журнала {fmt} новее, чем у этой прошивки ({format}, версия "
+                         "{version}); журнал записан более новой версией"),
+    "jf.header_config": E("the header's config is {value}; the config text is due",
+                          "config заголовка равен {value}; нужен текст конфигурации"),
+    "jf.header_match_no": E("the header's match_no is {value}; a whole number is due",
+                            "match_no заголовка равен {value}; нужно целое число"),
+    "jf.header_continues": E("the header's continues is {value}; an object naming a file is due",
+                             "continues заголовка равен {value}; нужен объект с именем файла"),
+    "jf.effects": E("the effects are {value}; a list of objects is due",
+                    "effects равны {value}; нужен список объектов"),
+    "jf.input": E("the input is {value}; an object with a type is due",
+                  "input равен {value}; нужен объект с полем type"),
+    "jf.torn": E("the torn record's {name} is {value}; a byte count is due",
+                 "{name} оборванной записи равен {value}; нужно число байтов"),
+    "jf.snapshot_format": E("the snapshot's format is {value}; a whole number from 1 is due",
+                            "format снимка равен {value}; нужно целое число от 1"),
+    "jf.snapshot_newer": E("snapshot format {fmt} is newer than this firmware's ({format}, "
+                           "version {version}); the journal comes from a newer version",
+                           "формат снимка {fmt} новее, чем у этой прошивки ({format}, версия "
+                           "{version}); журнал записан более новой версией"),
+    "jf.snapshot_part": E("the snapshot's {name} is {value}; {kind} is due",
+                          "{name} снимка равен {value}; нужно: {kind}"),
+    "jf.type.int": E("an int", "целое число"),
+    "jf.type.dict": E("a dict", "объект"),
+    "jf.type.list": E("a list", "список"),
+    "jf.type.bool": E("a bool", "логическое значение"),
+    "jf.pin_key": E("PIN key {pin_key} is unknown; one of {keys} is due",
+                    "клавиша ПИН-кода {pin_key} неизвестна; нужна одна из: {keys}"),
+    "jf.pin_digest": E("a PIN input has a digest exactly when its key is end",
+                       "у ввода ПИН-кода digest есть тогда и только тогда, когда клавиша — end"),
+    "jf.arbiter_input": E("the arbiter input {command} cannot be read: {error}",
+                          "команду судьи {command} нельзя прочитать: {error}"),
+    "jf.dice_input": E("the dice input {line} cannot be read: {error}",
+                       "строку считывателя костей {line} нельзя прочитать: {error}"),
+    "jf.dice_dropped": E("a count of {count} dropped dice lines is out of range",
+                         "число пропущенных строк считывателя костей ({count}) вне допустимых "
+                         "пределов"),
+    "jf.no_input_type": E("the input has no type", "у ввода нет типа (type)"),
+    "jf.input_type": E("input type {kind} is unknown to this firmware (version {version}); the "
+                       "journal may come from a newer version",
+                       "тип ввода {kind} неизвестен этой прошивке (версия {version}); журнал, "
+                       "возможно, записан более новой версией"),
+    "jf.input_field_missing": E("the {kind} input's {name} is missing; {type} is due",
+                                "у ввода {kind} нет поля {name}; нужен тип {type}"),
+    "jf.input_field_type": E("the {kind} input's {name} is {got}; {type} is due",
+                             "поле {name} ввода {kind} имеет тип {got}; нужен тип {type}"),
+    "jf.input_long": E("the {kind} input's {name} is longer than {max} characters",
+                       "поле {name} ввода {kind} длиннее {max} символов"),
+    "jf.button": E("button {name} is unknown; one of {buttons} is due",
+                   "кнопка {name} неизвестна; нужна одна из: {buttons}"),
+    "jf.before": E("its instant ({t} ns) is before the match's ({now} ns): instants never go "
+                   "back",
+                   "её момент ({t} нс) раньше момента матча ({now} нс): время не идёт назад"),
+
     # --- the report: page and sections ----------------------------------------------------------
     "r.title": E("{title} — match report", "{title} — протокол матча"),
     "r.vs": E("{left} v {right}", "{left} — {right}"),
