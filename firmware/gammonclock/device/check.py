@@ -102,10 +102,6 @@ class _Opener:
         return device
 
 
-def describe(config: PanelConfig) -> str:
-    return f"{config.driver} on bus {config.port} at 0x{config.address:02x}"
-
-
 def errno_of(exc: BaseException) -> int | None:
     """The errno behind `exc`: luma re-raises smbus2's OSError as its own error, chained."""
     seen: BaseException | None = exc
