@@ -66,6 +66,12 @@ WORDS: dict[str, Entry] = {
     "breaks.one": E("{n} break", "{n} перерыв"),
     "breaks.few": E("{n} breaks", "{n} перерыва"),
     "breaks.many": E("{n} breaks", "{n} перерывов"),
+    "presses.one": E("{n} press", "{n} нажатие"),
+    "presses.few": E("{n} presses", "{n} нажатия"),
+    "presses.many": E("{n} presses", "{n} нажатий"),
+    "appends.one": E("{n} append", "{n} дозапись"),
+    "appends.few": E("{n} appends", "{n} дозаписи"),
+    "appends.many": E("{n} appends", "{n} дозаписей"),
     # a match's length: "a match to 7 points" (after "до" ru has the genitive: one (1, 21), many)
     "length.one": E("a match to {n} point", "матч до {n} очка"),
     "length.few": E("a match to {n} points", "матч до {n} очков"),
@@ -141,6 +147,328 @@ WORDS: dict[str, Entry] = {
     "dev.pin_set": E(", panel PIN set", ", ПИН-код для панелей задан"),
     "dev.no_pin": E(", no panel PIN", ", ПИН-кода для панелей нет"),
     "dev.hall": E("hall", "зал"),
+
+    # --- `gammonclock check-hardware` (device/check.py): the device's language, `--language`
+    # overrides; commands, paths, config keys, GPIO numbers and the system's calls as written
+    "hw.start": E("gammonclock hardware check: table {table}, pin factory {factory}. Stop the "
+                  "clock first ({command}): it uses the same pins and panels.",
+                  "Проверка оборудования gammonclock: стол {table}, выводы GPIO через {factory}. "
+                  "Сначала остановите часы ({command}): они используют те же выводы и панели."),
+    "hw.card": E("State card (the state folder {folder}):",
+                 "Карта памяти (папка состояния {folder}):"),
+    "hw.card.unchecked": E("  not checked: {why}", "  не проверена: {why}"),
+    "hw.card.same_fs": E("{folder}, on the same file system as {state}",
+                         "{folder}, на той же файловой системе, что и {state}"),
+    "hw.card.missing": E("{state} does not exist and no writable folder on its file system was "
+                         "found: run the check with sudo",
+                         "{state} не существует, и на её файловой системе нет папки, доступной "
+                         "для записи: запустите проверку через sudo"),
+    "hw.card.unwritable": E("{state} is not writable for this user and no writable folder on "
+                            "its file system was found: run the check with sudo",
+                            "в {state} этот пользователь не может писать, и на её файловой "
+                            "системе нет папки, доступной для записи: запустите проверку через "
+                            "sudo"),
+    "hw.card.measured": E("  {appends} + fdatasync into zeros filled ahead (as the journal) in "
+                          "{where}, {gap} ms apart: {figures}",
+                          "  {appends} с fdatasync в заранее записанные нули (как пишет журнал) "
+                          "в {where}, через каждые {gap} мс: {figures}"),
+    "hw.card.figures": E("fsync p50 {p50} ms, p99 {p99} ms, max {max} ms",
+                         "fsync: медиана {p50} мс, 99-й процентиль {p99} мс, максимум {max} мс"),
+    "hw.card.fit": E("fit (p99 within {fit} ms)",
+                     "годна (99-й процентиль не больше {fit} мс)"),
+    "hw.card.slow": E("slow (p99 over {fit} ms, within {slow} ms): presses will now and then "
+                      "show late; a faster card is better ({hint})",
+                      "медленная (99-й процентиль больше {fit} мс, но не больше {slow} мс): "
+                      "нажатия иногда будут показаны с опозданием; лучше поставить более быструю "
+                      "карту ({hint})"),
+    "hw.card.replace": E("REPLACE THE CARD (p99 over {slow} ms): presses will show late; put "
+                         "the image on a new card before the event ({hint})",
+                         "ЗАМЕНИТЕ КАРТУ ПАМЯТИ (99-й процентиль больше {slow} мс): нажатия "
+                         "будут показаны с опозданием; запишите образ на новую карту до начала "
+                         "турнира ({hint})"),
+    "hw.card.hint": E("an A1 or A2 card of a known brand",
+                      "карту класса A1 или A2 известного производителя"),
+    "hw.verdict.fit": E("FIT", "ГОДНА"),
+    "hw.verdict.slow": E("SLOW", "МЕДЛЕННАЯ"),
+    "hw.verdict.replace": E("REPLACE", "ЗАМЕНИТЬ"),
+    "hw.sum.card": E("  state card: {verdict} ({figures})",
+                     "  карта памяти: {verdict} ({figures})"),
+    "hw.sum.card_unchecked": E("  state card: not checked ({why})",
+                               "  карта памяти: не проверена ({why})"),
+    "hw.panels": E("Panels:", "Панели:"),
+    "hw.panel.left": E("left panel", "левая панель"),
+    "hw.panel.right": E("right panel", "правая панель"),
+    "hw.panel_at": E("{driver} on bus {port} at {address}",
+                     "{driver} на шине {port}, адрес {address}"),
+    "hw.panel.in_memory": E("in memory", "в памяти"),
+    "hw.panel.not_config": E("not from the config", "не из конфигурации"),
+    "hw.ok": E("OK", "в порядке"),
+    "hw.failed": E("FAILED", "НЕ РАБОТАЕТ"),
+    "hw.failed.nothing": E("FAILED: nothing drawn (the log above says why)",
+                           "НЕ РАБОТАЕТ: ничего не нарисовано (причина — в сообщениях выше)"),
+    "hw.failed.error": E("FAILED: {error}", "НЕ РАБОТАЕТ: {error}"),
+    "hw.panel.answers_now": E("answers now", "теперь отвечает"),
+    "hw.panels.look": E("  Each panel must say LEFT or RIGHT as it faces that player (swapped: "
+                        "swap `address` in [displays.left] and [displays.right]) inside a frame "
+                        "on all four edges (an edge missing or the picture shifted: check "
+                        "`driver`).",
+                        "  Каждая панель должна показывать ЛЕВАЯ или ПРАВАЯ — ту сторону, где "
+                        "сидит игрок, к которому она обращена (перепутаны: поменяйте местами "
+                        "`address` в [displays.left] и [displays.right]), в рамке по всем "
+                        "четырём краям (края нет или изображение сдвинуто: проверьте `driver`)."),
+    "hw.hint.no_answer": E("nothing answers at {address} on bus {port}: check its VCC, GND, SDA "
+                           "and SCL and its address jumper, then `i2cdetect -y {port}` ({doc})",
+                           "по адресу {address} на шине {port} никто не отвечает: проверьте "
+                           "провода VCC, GND, SDA и SCL панели и её перемычку адреса, затем "
+                           "`i2cdetect -y {port}` ({doc})"),
+    "hw.hint.no_bus": E("{bus} does not exist: I²C is off (sudo raspi-config nonint do_i2c 0, "
+                        "then reboot) or `port` is wrong ({doc})",
+                        "{bus} не существует: I²C выключен (sudo raspi-config nonint do_i2c 0, "
+                        "затем перезагрузка) или неверен `port` ({doc})"),
+    "hw.hint.no_access": E("no permission to open {bus}: add the user to the i2c group (sudo "
+                           "usermod -aG i2c $USER, then log in again), or I²C is off ({doc})",
+                           "нет прав на открытие {bus}: добавьте пользователя в группу i2c "
+                           "(sudo usermod -aG i2c $USER, затем войдите заново) или I²C выключен "
+                           "({doc})"),
+    "hw.hint.see": E("see {doc}", "см. {doc}"),
+    "hw.buttons": E("Buttons:", "Кнопки:"),
+    "hw.button.left": E("LEFT button (GPIO {gpio})", "левая кнопка (GPIO {gpio})"),
+    "hw.button.right": E("RIGHT button (GPIO {gpio})", "правая кнопка (GPIO {gpio})"),
+    "hw.button.cube": E("CUBE button (GPIO {gpio})", "кнопка куба (GPIO {gpio})"),
+    "hw.bare.left": E("LEFT button", "левая кнопка"),
+    "hw.bare.right": E("RIGHT button", "правая кнопка"),
+    "hw.bare.cube": E("CUBE button", "кнопка куба"),
+    "hw.button.pressed_already": E("{button}: reads pressed already: held, or its pin is "
+                                   "shorted to ground",
+                                   "{button}: уже нажата: её держат, или её вывод замкнут на "
+                                   "землю"),
+    "hw.still_running": E("{error} (is the clock still running? {command})",
+                          "{error} (часы ещё работают? {command})"),
+    "hw.buzzer.on": E("  buzzer (GPIO {gpio}): a beep per press",
+                      "  зуммер (GPIO {gpio}): сигнал при каждом нажатии"),
+    "hw.buzzer.failed": E("  buzzer (GPIO {gpio}): cannot be set up (the log says why); the "
+                          "check goes on without it",
+                          "  зуммер (GPIO {gpio}): не удалось настроить (причина — в сообщениях "
+                          "выше); проверка продолжается без него"),
+    "hw.buzzer.off": E("  buzzer: off ([buzzer] enabled = false)",
+                       "  зуммер: выключен ([buzzer] enabled = false)"),
+    "hw.header_pin": E(" (header pin {pin})", " (контакт {pin} разъёма)"),
+    "hw.down": E("  {button}: down", "  {button}: нажата"),
+    "hw.up": E("  {button}: up", "  {button}: отпущена"),
+    "hw.up_after": E("  {button}: up after {held}", "  {button}: отпущена через {held}"),
+    "hw.prompt": E("Press and release each button ({ends} ends the check):",
+                   "Нажмите и отпустите каждую кнопку (проверку завершает {ends}):"),
+    "hw.ends_or": E("Ctrl-C, or {seconds}", "Ctrl-C или {seconds}"),
+    "hw.summary": E("Summary:", "Итог:"),
+    "hw.sum.never": E("  {button}: never pressed — check its wiring: GPIO {gpio}{header} to "
+                      "ground ({doc})",
+                      "  {button}: ни разу не нажата — проверьте её подключение: GPIO "
+                      "{gpio}{header} на землю ({doc})"),
+    "hw.failed.panel.left": E("the left panel", "левая панель"),
+    "hw.failed.panel.right": E("the right panel", "правая панель"),
+    "hw.failed.button.left": E("the LEFT button", "левая кнопка"),
+    "hw.failed.button.right": E("the RIGHT button", "правая кнопка"),
+    "hw.failed.button.cube": E("the CUBE button", "кнопка куба"),
+    "hw.failed.card": E("the state card (replace it)", "карта памяти (замените её)"),
+    "hw.not_all_good": E("Not all good: {failed} (exit status 1).",
+                         "Не всё в порядке: {failed} (код выхода 1)."),
+    "hw.not_all_good_pins": E("Not all good (exit status 1).", "Не всё в порядке (код выхода 1)."),
+    "hw.all_good": E("All good: both panels answered and every button was pressed (exit status "
+                     "0).",
+                     "Всё в порядке: обе панели ответили, каждая кнопка нажата (код выхода 0)."),
+    # the pins (hardware/buttons.py's HardwareError; the English hints are config.schema's
+    # PIN_FACTORIES', a test keeps them equal)
+    "hw.pins.unknown": E("unknown pin factory {name}; use one of: {names}",
+                         "неизвестный способ доступа к выводам {name}; возможны: {names}"),
+    "hw.pins.failed": E("pin factory {name} cannot be created: {error}; {hint}",
+                        "не удалось открыть выводы через {name}: {error}; {hint}"),
+    "hw.pins.hint.lgpio": E(
+        "install lgpio (Raspberry Pi OS: sudo apt install python3-lgpio; pip: gammonclock[pi]) "
+        "and run on a Raspberry Pi with /dev/gpiochip* readable",
+        "установите lgpio (Raspberry Pi OS: sudo apt install python3-lgpio; pip: "
+        "gammonclock[pi]) и запускайте на Raspberry Pi с доступными для чтения /dev/gpiochip*"),
+    "hw.pins.running_hint.lgpio": E(
+        "lgpio makes its notification pipe in the working directory (or in $LG_WD): start the "
+        "clock from a folder its user can write, as the unit does (WorkingDirectory= and LG_WD= "
+        "/run/gammonclock); its user must be in the gpio group to open /dev/gpiochip*",
+        "lgpio создаёт свой канал уведомлений в рабочей папке (или в $LG_WD): запускайте часы "
+        "из папки, в которую их пользователь может писать, как это делает служба "
+        "(WorkingDirectory= и LG_WD= /run/gammonclock); чтобы открыть /dev/gpiochip*, "
+        "пользователь должен входить в группу gpio"),
+    "hw.pins.hint.rpigpio": E(
+        "install RPi.GPIO (or rpi-lgpio on a Pi 5, where RPi.GPIO does not work) and run on a "
+        "Raspberry Pi; lgpio is the recommended backend",
+        "установите RPi.GPIO (или rpi-lgpio на Pi 5, где RPi.GPIO не работает) и запускайте на "
+        "Raspberry Pi; рекомендуется lgpio"),
+    "hw.pins.hint.mock": E(
+        "gpiozero's MockFactory should always load; check the gpiozero installation",
+        "MockFactory из gpiozero должен загружаться всегда; проверьте установку gpiozero"),
+    "hw.pins.shared": E("button {button} and button {other} are both on GPIO {gpio}; give each "
+                        "button its own pin ([pins])",
+                        "кнопки {button} и {other} обе на GPIO {gpio}; дайте каждой кнопке свой "
+                        "вывод ([pins])"),
+    "hw.pins.button_failed": E("button {button} on GPIO {gpio} cannot be set up: {error}",
+                               "не удалось настроить кнопку {button} на GPIO {gpio}: {error}"),
+    # the panels' test screen (its words in capitals are what the terminal's words name)
+    "hw.screen.table": E("table {table}", "стол {table}"),
+    "hw.screen.panel.left": E("LEFT panel", "панель ЛЕВАЯ"),
+    "hw.screen.panel.right": E("RIGHT panel", "панель ПРАВАЯ"),
+    "hw.screen.big.left": E("LEFT", "ЛЕВАЯ"),
+    "hw.screen.big.right": E("RIGHT", "ПРАВАЯ"),
+    "hw.screen.press": E("press each button", "нажмите все кнопки"),
+    "hw.screen.down.left": E("LEFT button down", "ЛЕВАЯ нажата"),
+    "hw.screen.down.right": E("RIGHT button down", "ПРАВАЯ нажата"),
+    "hw.screen.down.cube": E("CUBE button down", "КУБ нажат"),
+    "hw.screen.up.left": E("LEFT button up", "ЛЕВАЯ отпущена"),
+    "hw.screen.up.right": E("RIGHT button up", "ПРАВАЯ отпущена"),
+    "hw.screen.up.cube": E("CUBE button up", "КУБ отпущен"),
+
+    # --- `gammonclock arbiter`, the client (cli/arbiter.py, runtime/arbiter_client.py): its own
+    # words in `--language`, else the device config's [display] language, else English; what
+    # follows a reply (its labels) in the reply's language (the match's). Commands, paths and
+    # the OS's words (an errno the catalogue does not know) as written.
+    "cl.no_command": E("give a command, e.g. `gammonclock arbiter status`",
+                       "укажите команду, например `gammonclock arbiter status`"),
+    "cl.state_dir_needs": E("--state-dir needs a folder", "после --state-dir нужна папка"),
+    "cl.language_choice": E("--language {value}: use one of: {languages}",
+                            "--language {value}: возможны: {languages}"),
+    "cl.one_source": E("give one journal or folder: continue FROM [--force] [--unverified]",
+                       "укажите один журнал или одну папку: continue FROM [--force] "
+                       "[--unverified]"),
+    "cl.one_match_file": E("give one match file: new-match FILE [--force]",
+                           "укажите один файл матча: new-match FILE [--force]"),
+    "cl.not_allowed": E("{path}: permission denied: this login may not use the clock's socket; "
+                        "an administrator adds it to the arbiters' groups (sudo scripts/install "
+                        "--arbiter $USER), then log in again",
+                        "{path}: доступ запрещён: этой учётной записи нельзя обращаться к сокету "
+                        "часов; администратор добавляет её в группы судей (sudo scripts/install "
+                        "--arbiter $USER), после чего войдите в систему заново"),
+    "cl.no_clock": E("no clock answers at {path} ({why})",
+                     "часы не отвечают по адресу {path} ({why})"),
+    # the OS's words for why no clock answers, in Russian (English: the OS's strerror as is)
+    "cl.errno.ENOENT": E("No such file or directory", "сокета нет: часы не запущены"),
+    "cl.errno.ECONNREFUSED": E("Connection refused",
+                               "в соединении отказано: часы не слушают сокет"),
+    "cl.errno.EAGAIN": E("Resource temporarily unavailable",
+                         "очередь подключений переполнена"),
+    "cl.errno.ENOTSOCK": E("Socket operation on non-socket", "это не сокет"),
+    "cl.timed_out": E("timed out", "время ожидания истекло"),
+    "cl.not_utf8_word": E("word {number} ({word}) is not UTF-8 text; nothing was sent",
+                          "слово {number} ({word}) — не текст в UTF-8; ничего не отправлено"),
+    "cl.file_not_utf8": E("the file is not UTF-8 text; nothing was sent",
+                          "файл — не текст в UTF-8; ничего не отправлено"),
+    "cl.too_long": E("the request is longer than the socket takes ({max} bytes as JSON); "
+                     "nothing was sent",
+                     "запрос длиннее, чем принимает сокет ({max} байт в JSON); ничего не "
+                     "отправлено"),
+    "cl.unknown": E("whether `{what}` was applied is unknown: check with `gammonclock arbiter "
+                    "status` before repeating it",
+                    "неизвестно, применена ли команда `{what}`: проверьте через `gammonclock "
+                    "arbiter status`, прежде чем повторять её"),
+    "cl.closed_twice": E("the clock closed the connection without a reply, twice; {unknown}",
+                         "часы дважды закрыли соединение, не ответив; {unknown}"),
+    "cl.no_reply_twice": E("the clock took the request but no reply came ({why}), twice; "
+                           "{unknown}",
+                           "часы приняли запрос, но ответ не пришёл ({why}), и так дважды; "
+                           "{unknown}"),
+    "cl.closed_before": E("the connection closed before a reply",
+                          "соединение закрылось до ответа"),
+    "cl.closed_midway": E("the connection closed in the middle of the reply",
+                          "соединение закрылось посреди ответа"),
+    "cl.not_json": E("the reply is not JSON: {data}", "ответ — не JSON: {data}"),
+    "cl.not_answer": E("the reply is not an answer of the clock: {data}",
+                       "ответ не похож на ответ часов: {data}"),
+    "cl.other_request": E("the reply is for another request", "ответ относится к другому запросу"),
+    "cl.reapplied": E("applied again", "применено снова"),
+    "cl.no_longer_applied": E("no longer applies", "больше не применяется"),
+    "cl.refused": E("refused", "отказано"),
+
+    # --- the journal format's own diagnostics (journal/records.py, inputs.py, replay.py): what a
+    # record holds that this firmware cannot read; the format's fields, kinds, types and values
+    # as written (for whoever reads a journal by hand), the rest said
+    "jf.not_json": E("line {line}: the record is not JSON text",
+                     "строка {line}: запись — не текст JSON"),
+    "jf.not_object": E("line {line}: the record is not a JSON object",
+                       "строка {line}: запись — не объект JSON"),
+    "jf.no_seq": E("line {line}: the record has no sequence number (seq is {value}; a whole "
+                   "number from 0 is due)",
+                   "строка {line}: у записи нет порядкового номера (seq равен {value}; нужно "
+                   "целое число от 0)"),
+    "jf.record": E("record {seq} (line {line}): {problem}",
+                   "запись {seq} (строка {line}): {problem}"),
+    "jf.record_at": E("{path}: record {seq} (line {line}): {problem}",
+                      "{path}: запись {seq} (строка {line}): {problem}"),
+    "jf.field_missing": E("the field {name} is missing", "нет поля {name}"),
+    "jf.field_bad": E("the field {name} is {value}; it must be {allowed}",
+                      "поле {name} равно {value}; нужно: {allowed}"),
+    "jf.allowed.text": E("text", "текст"),
+    "jf.allowed.ns": E("a whole number of ns from 0 to {max}", "целое число нс от 0 до {max}"),
+    "jf.allowed.boot": E("text of up to 200 characters", "текст длиной до 200 символов"),
+    "jf.allowed.object": E("an object", "объект"),
+    "jf.allowed.hex": E("64 hex digits", "64 шестнадцатеричные цифры"),
+    "jf.kind_newer": E("kind {kind} is unknown to this firmware (version {version}); the "
+                       "journal may come from a newer version",
+                       "вид записи {kind} неизвестен этой прошивке (версия {version}); журнал, "
+                       "возможно, записан более новой версией"),
+    "jf.header_late": E("a header record after the first record",
+                        "запись заголовка после первой записи"),
+    "jf.header_format": E("the header's format is {value}; a whole number from 1 is due",
+                          "format заголовка равен {value}; нужно целое число от 1"),
+    "jf.format_newer": E("journal format {fmt} is newer than this firmware's ({format}, version "
+                         "{version}); the journal comes from a newer version",
+                         "формат журнала {fmt} новее, чем у этой прошивки ({format}, версия "
+                         "{version}); журнал записан более новой версией"),
+    "jf.header_config": E("the header's config is {value}; the config text is due",
+                          "config заголовка равен {value}; нужен текст конфигурации"),
+    "jf.header_match_no": E("the header's match_no is {value}; a whole number is due",
+                            "match_no заголовка равен {value}; нужно целое число"),
+    "jf.header_continues": E("the header's continues is {value}; an object naming a file is due",
+                             "continues заголовка равен {value}; нужен объект с именем файла"),
+    "jf.effects": E("the effects are {value}; a list of objects is due",
+                    "effects равны {value}; нужен список объектов"),
+    "jf.input": E("the input is {value}; an object with a type is due",
+                  "input равен {value}; нужен объект с полем type"),
+    "jf.torn": E("the torn record's {name} is {value}; a byte count is due",
+                 "{name} оборванной записи равен {value}; нужно число байтов"),
+    "jf.snapshot_format": E("the snapshot's format is {value}; a whole number from 1 is due",
+                            "format снимка равен {value}; нужно целое число от 1"),
+    "jf.snapshot_newer": E("snapshot format {fmt} is newer than this firmware's ({format}, "
+                           "version {version}); the journal comes from a newer version",
+                           "формат снимка {fmt} новее, чем у этой прошивки ({format}, версия "
+                           "{version}); журнал записан более новой версией"),
+    "jf.snapshot_part": E("the snapshot's {name} is {value}; {kind} is due",
+                          "{name} снимка равен {value}; нужно: {kind}"),
+    "jf.type.int": E("an int", "целое число"),
+    "jf.type.dict": E("a dict", "объект"),
+    "jf.type.list": E("a list", "список"),
+    "jf.type.bool": E("a bool", "логическое значение"),
+    "jf.pin_key": E("PIN key {pin_key} is unknown; one of {keys} is due",
+                    "клавиша ПИН-кода {pin_key} неизвестна; нужна одна из: {keys}"),
+    "jf.pin_digest": E("a PIN input has a digest exactly when its key is end",
+                       "у ввода ПИН-кода digest есть тогда и только тогда, когда клавиша — end"),
+    "jf.arbiter_input": E("the arbiter input {command} cannot be read: {error}",
+                          "команду судьи {command} нельзя прочитать: {error}"),
+    "jf.dice_input": E("the dice input {line} cannot be read: {error}",
+                       "строку считывателя костей {line} нельзя прочитать: {error}"),
+    "jf.dice_dropped": E("a count of {count} dropped dice lines is out of range",
+                         "число пропущенных строк считывателя костей ({count}) вне допустимых "
+                         "пределов"),
+    "jf.no_input_type": E("the input has no type", "у ввода нет типа (type)"),
+    "jf.input_type": E("input type {kind} is unknown to this firmware (version {version}); the "
+                       "journal may come from a newer version",
+                       "тип ввода {kind} неизвестен этой прошивке (версия {version}); журнал, "
+                       "возможно, записан более новой версией"),
+    "jf.input_field_missing": E("the {kind} input's {name} is missing; {type} is due",
+                                "у ввода {kind} нет поля {name}; нужен тип {type}"),
+    "jf.input_field_type": E("the {kind} input's {name} is {got}; {type} is due",
+                             "поле {name} ввода {kind} имеет тип {got}; нужен тип {type}"),
+    "jf.input_long": E("the {kind} input's {name} is longer than {max} characters",
+                       "поле {name} ввода {kind} длиннее {max} символов"),
+    "jf.button": E("button {name} is unknown; one of {buttons} is due",
+                   "кнопка {name} неизвестна; нужна одна из: {buttons}"),
+    "jf.before": E("its instant ({t} ns) is before the match's ({now} ns): instants never go "
+                   "back",
+                   "её момент ({t} нс) раньше момента матча ({now} нс): время не идёт назад"),
 
     # --- the report: page and sections ----------------------------------------------------------
     "r.title": E("{title} — match report", "{title} — протокол матча"),

@@ -295,13 +295,15 @@ def _check_config(args: argparse.Namespace) -> int:
 def _check_hardware(args: argparse.Namespace) -> int:
     """The wiring check: both panels show LEFT or RIGHT, every press is printed."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from gammonclock.config.readback import file_language
     try:
         device = load_device_config(args.device)
-    except ConfigError as exc:
-        return fail(exc)
+    except ConfigError as exc:       # in the file's language too (SPEC §15), its keys as written
+        return fail(exc.said(args.language or file_language(args.device, None)))
     from gammonclock.device.check import check_hardware
     return check_hardware(device.device, out=sys.stdout, seconds=args.seconds,
-                          state_dir=None if args.no_card else state_dir_of(args, device.device))
+                          state_dir=None if args.no_card else state_dir_of(args, device.device),
+                          lang=args.language or device.device.language)
 
 
 def _speed(text: str) -> float:
@@ -377,6 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
                                               "`status`")
     arb.add_argument("--state-dir", type=Path, help="the clock's state directory")
     arb.add_argument("--json", action="store_true", help="print the reply as JSON")
+    arb.add_argument("--language", choices=["en", "ru"],
+                     help="the language of the client's own words (default: the [display] "
+                          "language of /etc/gammonclock/device.toml, else English; the clock's "
+                          "replies are in the match's language)")
     # REMAINDER: the command's own words may start with "-" (`adjust left -30s`); the options
     # above are taken out of them wherever they stand (`_arbiter_options`).
     arb.add_argument("words", nargs=argparse.REMAINDER, metavar="COMMAND",
@@ -425,6 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "$GAMMONCLOCK_STATE_DIR, else the device config's)")
     hw.add_argument("--no-card", action="store_true",
                     help="skip the state card's measure (about two seconds of fsyncs)")
+    hw.add_argument("--language", choices=["en", "ru"],
+                    help="the language of what the check prints and shows (default: the device "
+                         "config's [display] language, SPEC §15)")
     hw.set_defaults(handler=_check_hardware)
 
     exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")

@@ -38,7 +38,9 @@ from typing import Any, TextIO
 
 from PIL import Image, ImageDraw
 
+from gammonclock import words
 from gammonclock.config.loading import DeviceConfig, PanelConfig
+from gammonclock.config.problems import Counted, Problem, message_of, said
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.durations import NS_PER_S
 from gammonclock.hardware.buttons import ButtonBoard, make_pin_factory
@@ -75,7 +77,10 @@ CARD_RECORD = b"x" * 199 + b"\n"
 # latencies of a press take about 5–10 ms, so up to 20 ms keeps a press on the glass within 30 ms.
 CARD_FIT_P99_MS = 20.0
 CARD_SLOW_P99_MS = 50.0      # above it: replace the card
-CARD_HINT = "an A1 or A2 card of a known brand"
+
+# What the arbiter reads is said in the device's `[display] language` (`--language` overrides,
+# words.py "hw.*"); commands, paths, config keys, GPIO numbers and the system's calls as written,
+# an error of another program (the OS's, luma's, gpiozero's) as it says it.
 
 
 # --- panels ----------------------------------------------------------------------------------
@@ -97,10 +102,6 @@ class _Opener:
         return device
 
 
-def describe(config: PanelConfig) -> str:
-    return f"{config.driver} on bus {config.port} at 0x{config.address:02x}"
-
-
 def errno_of(exc: BaseException) -> int | None:
     """The errno behind `exc`: luma re-raises smbus2's OSError as its own error, chained."""
     seen: BaseException | None = exc
@@ -111,21 +112,18 @@ def errno_of(exc: BaseException) -> int | None:
     return None
 
 
-def panel_hint(exc: BaseException, config: PanelConfig) -> str:
-    """What to do about a panel of `config` that failed with `exc`."""
+def panel_hint(exc: BaseException, config: PanelConfig, lang: str = words.DEFAULT) -> str:
+    """What to do about a panel of `config` that failed with `exc`, in `lang`."""
     bus = f"/dev/i2c-{config.port}"
     code = errno_of(exc)
     if code in NO_ANSWER:
-        return (f"nothing answers at 0x{config.address:02x} on bus {config.port}: check its VCC, "
-                f"GND, SDA and SCL and its address jumper, then `i2cdetect -y {config.port}` "
-                f"({DISPLAYS_DOC})")
+        return words.say("hw.hint.no_answer", lang, address=f"0x{config.address:02x}",
+                         port=config.port, doc=DISPLAYS_DOC)
     if code == errno.ENOENT:
-        return (f"{bus} does not exist: I²C is off (sudo raspi-config nonint do_i2c 0, then "
-                f"reboot) or `port` is wrong ({DISPLAYS_DOC})")
+        return words.say("hw.hint.no_bus", lang, bus=bus, doc=DISPLAYS_DOC)
     if code in (errno.EACCES, errno.EPERM):
-        return (f"no permission to open {bus}: add the user to the i2c group (sudo usermod -aG "
-                f"i2c $USER, then log in again), or I²C is off ({DISPLAYS_DOC})")
-    return f"see {DISPLAYS_DOC}"
+        return words.say("hw.hint.no_access", lang, bus=bus, doc=DISPLAYS_DOC)
+    return words.say("hw.hint.see", lang, doc=DISPLAYS_DOC)
 
 
 def error_text(exc: BaseException) -> str:
@@ -144,13 +142,14 @@ def still_instant(elapsed_ns: int) -> int:
     return periods * SHIFT_PERIOD_NS * len(SHIFTS) + within
 
 
-def check_screen(side: Side, table_id: str, message: str) -> Image.Image:
+def check_screen(side: Side, table_id: str, message: str,
+                 lang: str = words.DEFAULT) -> Image.Image:
     """The test screen of the panel facing `side`: its side large, `message` in the band, the
-    table id, and a one-pixel frame on the outermost pixels."""
+    table id, and a one-pixel frame on the outermost pixels; its words in `lang`."""
     # The side's name wins the header's room over a long table id (the terminal shows it all).
-    view = PanelView(Layout.COUNTDOWN, header=f"table {table_id}",
-                     header_right=f"{side.value.upper()} panel", title=message,
-                     big=side.value.upper())
+    view = PanelView(Layout.COUNTDOWN, header=words.say("hw.screen.table", lang, table=table_id),
+                     header_right=words.say(f"hw.screen.panel.{side.value}", lang),
+                     title=message, big=words.say(f"hw.screen.big.{side.value}", lang))
     image = render(view)
     ImageDraw.Draw(image).rectangle((0, 0, WIDTH - 1, HEIGHT - 1), outline=ON)
     return image
@@ -161,6 +160,11 @@ def check_screen(side: Side, table_id: str, message: str) -> Image.Image:
 def _rank(values: Sequence[int], q: float) -> int:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def ms(ns: int, lang: str) -> str:
+    """Nanoseconds as milliseconds to the tenth: "1.5"; "1,5" in Russian."""
+    return words.number(f"{ns / 1e6:.1f}", lang)
 
 
 def card_verdict(p99_ns: int) -> str:
@@ -192,19 +196,20 @@ class CardCheck:
     def verdict(self) -> str:
         return card_verdict(self.p99_ns)
 
-    def figures(self) -> str:
-        return (f"fsync p50 {self.p50_ns / 1e6:.1f} ms, p99 {self.p99_ns / 1e6:.1f} ms, max "
-                f"{self.max_ns / 1e6:.1f} ms")
+    def figures(self, lang: str = words.DEFAULT) -> str:
+        return words.say("hw.card.figures", lang, p50=ms(self.p50_ns, lang),
+                         p99=ms(self.p99_ns, lang), max=ms(self.max_ns, lang))
 
-    def says(self) -> str:
+    def says(self, lang: str = words.DEFAULT) -> str:
         """The verdict, for the arbiter."""
+        fit = words.number(f"{CARD_FIT_P99_MS:g}", lang)
+        slow = words.number(f"{CARD_SLOW_P99_MS:g}", lang)
+        hint = words.say("hw.card.hint", lang)
         if self.verdict == "fit":
-            return f"fit (p99 within {CARD_FIT_P99_MS:g} ms)"
+            return words.say("hw.card.fit", lang, fit=fit)
         if self.verdict == "slow":
-            return (f"slow (p99 over {CARD_FIT_P99_MS:g} ms, within {CARD_SLOW_P99_MS:g} ms): "
-                    f"presses will now and then show late; a faster card is better ({CARD_HINT})")
-        return (f"REPLACE THE CARD (p99 over {CARD_SLOW_P99_MS:g} ms): presses will show late; "
-                f"put the image on a new card before the event ({CARD_HINT})")
+            return words.say("hw.card.slow", lang, fit=fit, slow=slow, hint=hint)
+        return words.say("hw.card.replace", lang, slow=slow, hint=hint)
 
 
 def measure_card(folder: str | Path, appends: int = CARD_APPENDS, gap_s: float = CARD_GAP_S,
@@ -257,10 +262,9 @@ def card_folder(state_dir: str | Path,
         except OSError:
             continue
         if same and os.access(other, os.W_OK | os.X_OK):
-            return other, f"{other}, on the same file system as {state}"
-    why = "does not exist" if not state.exists() else "is not writable for this user"
-    return None, (f"{state} {why} and no writable folder on its file system was found: run "
-                  f"the check with sudo")
+            return other, Problem("hw.card.same_fs", folder=str(other), state=str(state))
+    return None, Problem("hw.card.missing" if not state.exists() else "hw.card.unwritable",
+                         state=str(state))
 
 
 # --- the check -------------------------------------------------------------------------------
@@ -269,15 +273,17 @@ class HardwareCheck:
     """The state of one check: what answered, what was pressed; printing and drawing on the
     caller's thread only."""
 
-    def __init__(self, device: DeviceConfig, out: TextIO, clock_ns: Callable[[], int]) -> None:
+    def __init__(self, device: DeviceConfig, out: TextIO, clock_ns: Callable[[], int],
+                 lang: str = words.DEFAULT) -> None:
         self.device = device
+        self.lang = words.language(lang)
         self.out = out
         self.clock_ns = clock_ns
         self.started = clock_ns()
         self.panels: Pair[Panel] | None = None
         self.openers: dict[Side, _Opener] = {}
         self.answering: dict[Side, bool] = {}
-        self.message = "press each button"
+        self.message = words.say("hw.screen.press", self.lang)
         self.factory: Any = None
         self.own_factory = False
         self.board: ButtonBoard | None = None
@@ -291,22 +297,23 @@ class HardwareCheck:
     # --- the state card ---
 
     def check_card(self, state_dir: str | Path, appends: int, gap_s: float) -> None:
-        self.say(f"State card (the state folder {state_dir}):")
+        lang = self.lang
+        self.say(words.say("hw.card", lang, folder=state_dir))
         folder, where = card_folder(state_dir)
         if folder is None:
-            self.card_unchecked = where
-            self.say(f"  not checked: {where}")
+            self.card_unchecked = said(where, lang)
+            self.say(words.say("hw.card.unchecked", lang, why=self.card_unchecked))
             return
         try:
             self.card = measure_card(folder, appends, gap_s)
         except OSError as exc:
             self.card_unchecked = f"{folder}: {exc.strerror or exc}"
-            self.say(f"  not checked: {self.card_unchecked}")
+            self.say(words.say("hw.card.unchecked", lang, why=self.card_unchecked))
             return
-        self.say(f"  {appends} appends + fdatasync into zeros filled ahead (as the journal) in "
-                 f"{where}, {gap_s * 1e3:g} ms apart: "
-                 f"{self.card.figures()}")
-        self.say(f"  {self.card.says()}")
+        self.say(words.say("hw.card.measured", lang, appends=Counted("appends", appends).said(lang),
+                           where=said(where, lang), gap=words.number(f"{gap_s * 1e3:g}", lang),
+                           figures=self.card.figures(lang)))
+        self.say(f"  {self.card.says(lang)}")
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -314,7 +321,7 @@ class HardwareCheck:
     # --- panels ---
 
     def open_panels(self, panels: Pair[Panel] | None) -> None:
-        self.say("Panels:")
+        self.say(words.say("hw.panels", self.lang))
         if panels is None and self.device.pin_factory == "mock":
             panels = dummy_panels()
         if panels is None:
@@ -322,12 +329,14 @@ class HardwareCheck:
         self.panels = panels
         for side in Side:
             self.answering[side] = self._draw(side)
-            self.say(f"  {side} panel ({self._describe(side)}): "
-                     + ("OK" if self.answering[side] else self._failure(side)))
+            state = (words.say("hw.ok", self.lang) if self.answering[side]
+                     else self._failure(side))
+            self.say(f"  {self.panel_name(side)} ({self._describe(side)}): {state}")
         if any(self.answering.values()):
-            self.say("  Each panel must say LEFT or RIGHT as it faces that player (swapped: swap "
-                     "`address` in [displays.left] and [displays.right]) inside a frame on all "
-                     "four edges (an edge missing or the picture shifted: check `driver`).")
+            self.say(words.say("hw.panels.look", self.lang))
+
+    def panel_name(self, side: Side) -> str:
+        return words.say(f"hw.panel.{side.value}", self.lang)
 
     def _from_config(self, side: Side) -> Panel:
         config = self.device.panels[side]
@@ -336,19 +345,22 @@ class HardwareCheck:
 
     def _describe(self, side: Side) -> str:
         if side in self.openers:
-            return describe(self.device.panels[side])
-        return "in memory" if self.device.pin_factory == "mock" else "not from the config"
+            config = self.device.panels[side]
+            return words.say("hw.panel_at", self.lang, driver=config.driver, port=config.port,
+                             address=f"0x{config.address:02x}")
+        return words.say("hw.panel.in_memory" if self.device.pin_factory == "mock"
+                         else "hw.panel.not_config", self.lang)
 
     def _failure(self, side: Side) -> str:
         opener = self.openers.get(side)
         if opener is None or opener.error is None:
-            return "FAILED: nothing drawn (the log above says why)"
-        return (f"FAILED: {error_text(opener.error)}\n"
-                f"    {panel_hint(opener.error, self.device.panels[side])}")
+            return words.say("hw.failed.nothing", self.lang)
+        return (words.say("hw.failed.error", self.lang, error=error_text(opener.error)) + "\n    "
+                + panel_hint(opener.error, self.device.panels[side], self.lang))
 
     def _draw(self, side: Side) -> bool:
         assert self.panels is not None
-        image = check_screen(side, self.device.table_id, self.message)
+        image = check_screen(side, self.device.table_id, self.message, self.lang)
         return self.panels[side].show(image, still_instant(self.clock_ns() - self.started))
 
     def redraw(self) -> None:
@@ -357,20 +369,22 @@ class HardwareCheck:
             answering = self._draw(side)
             if answering != self.answering[side]:
                 self.answering[side] = answering
-                self.say(f"  {side} panel: " + ("answers now" if answering
-                                                 else self._failure(side)))
+                state = (words.say("hw.panel.answers_now", self.lang) if answering
+                         else self._failure(side))
+                self.say(f"  {self.panel_name(side)}: {state}")
 
     # --- buttons ---
 
     def open_buttons(self, factory: Any) -> bool:
         """The pin factory (`factory`, or the config's), the buttons and the buzzer; False (said)
         when the pins cannot be had."""
-        self.say("Buttons:")
+        lang = self.lang
+        self.say(words.say("hw.buttons", lang))
         if factory is None:
             try:
                 factory = make_pin_factory(self.device.pin_factory)
             except HardwareError as exc:
-                self.say(f"  {exc}")
+                self.say(f"  {said(message_of(exc), lang)}")
                 return False
             self.own_factory = True
         self.factory = factory
@@ -378,50 +392,53 @@ class HardwareCheck:
             self.board = ButtonBoard(self.device.button_pins, factory, self.events.put,
                                      clock_ns=self.clock_ns)
         except HardwareError as exc:
-            self.say(f"  {exc} (is the clock still running? {STOP_SERVICE})")
+            self.say("  " + words.say("hw.still_running", lang, error=said(message_of(exc), lang),
+                                      command=STOP_SERVICE))
             return False
         for button in Button:
-            line = f"  {self.button_name(button)}"
-            if self.board.is_pressed(button):
-                line += ": reads pressed already: held, or its pin is shorted to ground"
-            self.say(line)
+            name = self.button_name(button)
+            self.say("  " + (words.say("hw.button.pressed_already", lang, button=name)
+                             if self.board.is_pressed(button) else name))
         self.buzzer = make_buzzer(self.device.buzzer_enabled, self.device.buzzer_pin, factory,
                                   low_time=PRESS_BEEP)
         if isinstance(self.buzzer, GpioBuzzer):
-            self.say(f"  buzzer (GPIO {self.device.buzzer_pin}): a beep per press")
+            self.say(words.say("hw.buzzer.on", lang, gpio=self.device.buzzer_pin))
         elif self.device.buzzer_enabled:
-            self.say(f"  buzzer (GPIO {self.device.buzzer_pin}): cannot be set up (the log says "
-                     "why); the check goes on without it")
+            self.say(words.say("hw.buzzer.failed", lang, gpio=self.device.buzzer_pin))
         else:
-            self.say("  buzzer: off ([buzzer] enabled = false)")
+            self.say(words.say("hw.buzzer.off", lang))
         return True
 
     def button_name(self, button: Button) -> str:
-        return f"{button.value.upper()} button (GPIO {self.device.button_pins[button]})"
+        return words.say(f"hw.button.{button.value}", self.lang,
+                         gpio=self.device.button_pins[button])
 
     def header_pin(self, gpio: int) -> str:
         """" (header pin 15)" for GPIO 22 where the backend knows the board, else ""."""
         try:
             for _, pin in self.factory.board_info.find_pin(f"GPIO{gpio}"):
-                return f" (header pin {pin.number})"
+                return words.say("hw.header_pin", self.lang, pin=pin.number)
         except Exception:   # noqa: BLE001 - a board gpiozero does not know: the GPIO says enough
             pass
         return ""
 
     def report(self, edge: ButtonEdge) -> None:
         """One edge: printed, shown on both panels, a beep for a press."""
-        name, word = self.button_name(edge.button), edge.button.value.upper()
+        name, which, lang = self.button_name(edge.button), edge.button.value, self.lang
         if edge.pressed:
             self.presses[edge.button] += 1
             self.down_at[edge.button] = edge.t
-            self.say(f"  {name}: down")
+            self.say(words.say("hw.down", lang, button=name))
             self.buzzer.low_time()      # the press beep (PRESS_BEEP, given as its low-time)
-            self.message = f"{word} button down"
+            self.message = words.say(f"hw.screen.down.{which}", lang)
         else:
             down_at = self.down_at.pop(edge.button, None)
-            held = "" if down_at is None else f" after {(edge.t - down_at) / NS_PER_S:.2f} s"
-            self.say(f"  {name}: up{held}")
-            self.message = f"{word} button up"
+            if down_at is None:
+                self.say(words.say("hw.up", lang, button=name))
+            else:
+                held = words.seconds(f"{(edge.t - down_at) / NS_PER_S:.2f}", lang)
+                self.say(words.say("hw.up_after", lang, button=name, held=held))
+            self.message = words.say(f"hw.screen.up.{which}", lang)
         self.redraw()
 
     def wait(self, stop: Callable[[], bool], seconds: float | None) -> None:
@@ -451,29 +468,36 @@ class HardwareCheck:
     def summary(self) -> int:
         """The summary, and the exit status: 0 when both panels answered and every button was
         pressed, else 1."""
-        self.say("Summary:")
+        lang = self.lang
+        self.say(words.say("hw.summary", lang))
         if self.card is not None:
-            self.say(f"  state card: {self.card.verdict.upper()} ({self.card.figures()})")
+            self.say(words.say("hw.sum.card", lang,
+                               verdict=words.say(f"hw.verdict.{self.card.verdict}", lang),
+                               figures=self.card.figures(lang)))
         elif self.card_unchecked is not None:
-            self.say(f"  state card: not checked ({self.card_unchecked})")
+            self.say(words.say("hw.sum.card_unchecked", lang, why=self.card_unchecked))
         for side in Side:
-            self.say(f"  {side} panel: " + ("OK" if self.answering.get(side) else "FAILED"))
+            state = words.say("hw.ok" if self.answering.get(side) else "hw.failed", lang)
+            self.say(f"  {self.panel_name(side)}: {state}")
         for button in Button:
             count = self.presses[button]
             if count:
-                self.say(f"  {self.button_name(button)}: {count} press{'es' if count > 1 else ''}")
+                self.say(f"  {self.button_name(button)}: {Counted('presses', count).said(lang)}")
             else:
                 gpio = self.device.button_pins[button]
-                self.say(f"  {button.value.upper()} button: never pressed — check its wiring: "
-                         f"GPIO {gpio}{self.header_pin(gpio)} to ground ({WIRING_DOC})")
-        failed = ([f"the {side} panel" for side in Side if not self.answering.get(side)]
-                  + [f"the {b.value.upper()} button" for b in Button if not self.presses[b]]
-                  + (["the state card (replace it)"]
+                self.say(words.say("hw.sum.never", lang,
+                                   button=words.say(f"hw.bare.{button.value}", lang),
+                                   gpio=gpio, header=self.header_pin(gpio), doc=WIRING_DOC))
+        failed = ([words.say(f"hw.failed.panel.{side.value}", lang)
+                   for side in Side if not self.answering.get(side)]
+                  + [words.say(f"hw.failed.button.{b.value}", lang)
+                     for b in Button if not self.presses[b]]
+                  + ([words.say("hw.failed.card", lang)]
                      if self.card is not None and self.card.verdict == "replace" else []))
         if failed:
-            self.say(f"Not all good: {', '.join(failed)} (exit status 1).")
+            self.say(words.say("hw.not_all_good", lang, failed=", ".join(failed)))
             return 1
-        self.say("All good: both panels answered and every button was pressed (exit status 0).")
+        self.say(words.say("hw.all_good", lang))
         return 0
 
     def close_buttons(self) -> None:
@@ -497,28 +521,30 @@ def check_hardware(device: DeviceConfig, *, out: TextIO, seconds: float | None,
                    stop: threading.Event | None = None, panels: Pair[Panel] | None = None,
                    factory: Any = None, clock_ns: Callable[[], int] = time.monotonic_ns,
                    state_dir: str | Path | None = None, card_appends: int = CARD_APPENDS,
-                   card_gap_s: float = CARD_GAP_S) -> int:
+                   card_gap_s: float = CARD_GAP_S, lang: str = words.DEFAULT) -> int:
     """Check the card of `state_dir` (None: not), the panels, buttons and buzzer of `device`,
     printing to `out`; returns the exit status (0: both panels answered, every button was pressed
     and the card need not be replaced; 1: not, or no pins).
 
     Runs until `stop` (a threading.Event) is set, `seconds` pass (None: no limit) or Ctrl-C.
     `panels` and `factory` (a gpiozero pin factory, left open) replace the config's, for tests;
-    with `pin_factory = "mock"` the panels are luma's in-memory `dummy` devices.
+    with `pin_factory = "mock"` the panels are luma's in-memory `dummy` devices. Everything is
+    said in `lang` (the CLI gives the device's `[display] language`, or `--language`).
     """
-    check = HardwareCheck(device, out, clock_ns)
-    ends = "Ctrl-C" if seconds is None else f"Ctrl-C, or {seconds:g} s"
-    check.say(f"gammonclock hardware check: table {device.table_id}, pin factory "
-              f"{device.pin_factory}. Stop the clock first ({STOP_SERVICE}): it uses the same "
-              "pins and panels.")
+    check = HardwareCheck(device, out, clock_ns, lang)
+    lang = check.lang
+    ends = "Ctrl-C" if seconds is None else words.say(
+        "hw.ends_or", lang, seconds=words.seconds(f"{seconds:g}", lang))
+    check.say(words.say("hw.start", lang, table=device.table_id, factory=device.pin_factory,
+                        command=STOP_SERVICE))
     try:
         if state_dir is not None:
             check.check_card(state_dir, card_appends, card_gap_s)
         check.open_panels(panels)
         if not check.open_buttons(factory):
-            check.say("Not all good (exit status 1).")
+            check.say(words.say("hw.not_all_good_pins", lang))
             return 1
-        check.say(f"Press and release each button ({ends} ends the check):")
+        check.say(words.say("hw.prompt", lang, ends=ends))
         check.wait(stop.is_set if stop is not None else lambda: False, seconds)
         check.close_buttons()
         check.drain()

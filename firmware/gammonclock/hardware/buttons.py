@@ -52,6 +52,7 @@ from gpiozero import InputDevice  # type: ignore[import-untyped]
 from gpiozero.pins import Factory  # type: ignore[import-untyped]
 
 from gammonclock.config.loading import PIN_FACTORIES
+from gammonclock.config.problems import Problem
 from gammonclock.core.engine import ButtonEdge, Engine
 from gammonclock.durations import NS_PER_S
 from gammonclock.sides import Button
@@ -82,20 +83,23 @@ def make_pin_factory(name: str) -> Factory:
 
     backend = PIN_FACTORIES.get(name)   # the config's table: name, factory class, hint
     if backend is None:
-        raise HardwareError(f"unknown pin factory {name!r}; use one of: "
-                            f"{', '.join(PIN_FACTORIES)}")
+        raise HardwareError(Problem("hw.pins.unknown", name=repr(name),
+                                    names=", ".join(PIN_FACTORIES)))
     module, _, factory = backend.factory.rpartition(".")
     try:
         backend_class = getattr(importlib.import_module(module), factory)
     except ImportError as exc:   # off a Pi, or not installed
-        raise HardwareError(f"pin factory {name!r} cannot be created: "
-                            f"{type(exc).__name__}: {exc}; {backend.hint}") from exc
+        raise HardwareError(Problem("hw.pins.failed", name=repr(name),
+                                    error=f"{type(exc).__name__}: {exc}",
+                                    hint=Problem(f"hw.pins.hint.{name}"))) from exc
     try:
         created: Factory = backend_class()
     except Exception as exc:   # lgpio.error / RuntimeError: no access, a wrong board, no pipe
-        hint = backend.running_hint or backend.hint
-        raise HardwareError(f"pin factory {name!r} cannot be created: "
-                            f"{type(exc).__name__}: {exc}; {hint}") from exc
+        hint = (f"hw.pins.running_hint.{name}" if backend.running_hint
+                else f"hw.pins.hint.{name}")
+        raise HardwareError(Problem("hw.pins.failed", name=repr(name),
+                                    error=f"{type(exc).__name__}: {exc}",
+                                    hint=Problem(hint))) from exc
     return created
 
 
@@ -137,8 +141,8 @@ class ButtonBoard:
         try:
             for button, gpio in pins.items():
                 if gpio in used:
-                    raise HardwareError(f"button {button} and button {used[gpio]} are both on "
-                                        f"GPIO {gpio}; give each button its own pin ([pins])")
+                    raise HardwareError(Problem("hw.pins.shared", button=button,
+                                                other=used[gpio], gpio=gpio))
                 used[gpio] = button
                 self._attach(button, gpio)
         except BaseException:
@@ -149,8 +153,8 @@ class ButtonBoard:
         try:
             device = InputDevice(gpio, pull_up=True, pin_factory=self._factory)
         except Exception as exc:
-            raise HardwareError(f"button {button} on GPIO {gpio} cannot be set up: "
-                                f"{type(exc).__name__}: {exc}") from exc
+            raise HardwareError(Problem("hw.pins.button_failed", button=button, gpio=gpio,
+                                        error=f"{type(exc).__name__}: {exc}")) from exc
         self._devices[button] = device
         pin = device.pin
         assert pin is not None

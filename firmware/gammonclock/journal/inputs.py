@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from gammonclock import __version__
+from gammonclock.config.problems import Problem
 from gammonclock.core.arbiter import parse_command
 from gammonclock.core.dice import parse_line
 from gammonclock.core.effects import Effect
@@ -64,11 +65,11 @@ def _pin_from(t: int, data: dict[str, Any]) -> Input:
     try:
         key = PinKeyKind(data["key"])
     except ValueError:
-        raise InputError(f"PIN key {data['key'][:40]!r} is unknown; one of "
-                         f"{', '.join(k.value for k in PinKeyKind)} is due") from None
+        raise InputError(Problem("jf.pin_key", pin_key=repr(data["key"][:40]),
+                                 keys=", ".join(k.value for k in PinKeyKind))) from None
     digest = data.get("digest")
     if (key is PinKeyKind.END) != (digest is not None):
-        raise InputError("a PIN input has a digest exactly when its key is end")
+        raise InputError(Problem("jf.pin_digest"))
     return PinKey(t, key, digest)
 
 def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
@@ -76,18 +77,19 @@ def _arbiter_from(t: int, data: dict[str, Any]) -> Input:
         return ArbiterAction(t, parse_command(data["command"].split()), data.get("source"),
                              data.get("by"))
     except ValueError as exc:       # ArbiterSyntaxError
-        raise InputError(f"the arbiter input {data['command'][:60]!r} cannot be read: "
-                         f"{exc}") from None
+        raise InputError(Problem("jf.arbiter_input", command=repr(data["command"][:60]),
+                                 error=str(exc))) from None
 
 def _dice_from(t: int, data: dict[str, Any]) -> Input:
     try:
         return DiceEvent(t, parse_line(data["line"]))
     except ValueError as exc:       # DiceSyntaxError
-        raise InputError(f"the dice input {data['line'][:60]!r} cannot be read: {exc}") from None
+        raise InputError(Problem("jf.dice_input", line=repr(data["line"][:60]),
+                                 error=str(exc))) from None
 
 def _dice_dropped_from(t: int, data: dict[str, Any]) -> Input:
     if not 0 <= data["count"] <= MAX_SEQ:
-        raise InputError(f"a count of {data['count']} dropped dice lines is out of range")
+        raise InputError(Problem("jf.dice_dropped", count=data["count"]))
     return DiceDropped(t, data["count"])
 
 def _recover_from(t: int, _: dict[str, Any]) -> Input:
@@ -113,29 +115,30 @@ def _input_type(data: dict[str, Any]) -> str:
     """The input's type, once it and its fields are what this firmware knows."""
     kind = data.get("type")
     if not isinstance(kind, str):
-        raise InputError("the input has no type")
+        raise InputError(Problem("jf.no_input_type"))
     input_type = INPUT_TYPES.get(kind)
     if input_type is None:
-        raise InputError(f"input type {kind[:40]!r} is unknown to this firmware (version "
-                         f"{__version__}); the journal may come from a newer version")
+        raise InputError(Problem("jf.input_type", kind=repr(kind[:40]), version=__version__))
     present = {name: t for name, t in input_type.optional.items() if name in data}
     for name, json_type in {**input_type.fields, **present}.items():
         value = data.get(name)
         if type(value) is not json_type:
-            raise InputError(f"the {kind} input's {name!r} is "
-                             f"{'missing' if value is None else type(value).__name__}; "
-                             f"{json_type.__name__} is due")
+            raise InputError(
+                Problem("jf.input_field_missing", kind=kind, name=repr(name),
+                        type=json_type.__name__) if value is None else
+                Problem("jf.input_field_type", kind=kind, name=repr(name),
+                        got=type(value).__name__, type=json_type.__name__))
         if isinstance(value, str) and len(value) > MAX_INPUT_TEXT:
-            raise InputError(f"the {kind} input's {name!r} is longer than {MAX_INPUT_TEXT} "
-                             f"characters")
+            raise InputError(Problem("jf.input_long", kind=kind, name=repr(name),
+                                     max=MAX_INPUT_TEXT))
     return kind
 
 def _button(name: str) -> Button:
     try:
         return Button(name)
     except ValueError:
-        raise InputError(f"button {name[:40]!r} is unknown; one of "
-                         f"{', '.join(b.value for b in Button)} is due") from None
+        raise InputError(Problem("jf.button", name=repr(name[:40]),
+                                 buttons=", ".join(b.value for b in Button))) from None
 
 def effects_data(effects: Iterable[Effect]) -> list[dict[str, Any]]:
     return [e.as_dict() for e in effects]

@@ -14,7 +14,16 @@ from typing import Any, BinaryIO, Protocol
 from gammonclock.config.problems import Problem, message_of
 
 from .prealloc import logical_end
-from .records import SNAPSHOT_KIND, Damaged, JournalError, Record, RecordError, decode, split_line
+from .records import (
+    SNAPSHOT_KIND,
+    Damaged,
+    JournalError,
+    Record,
+    RecordError,
+    decode,
+    in_file,
+    split_line,
+)
 
 
 @dataclass(frozen=True)
@@ -170,13 +179,13 @@ class JournalStream:
         try:
             return decode(piece, number, offset)[0]
         except RecordError as exc:
-            problem = str(exc)
+            problem = message_of(exc)
         if number == 0:      # read from a snapshot on: name the line all the same
             try:
                 decode(piece, self.line_at(offset), offset)
             except RecordError as named:
-                problem = str(named)
-        raise RecordError(f"{self.path}: {problem}")
+                problem = message_of(named)
+        raise RecordError(in_file(self.path, problem))
 
     def line_of(self, record: Record) -> int:
         return record.line or self.line_at(record.offset)
@@ -215,7 +224,7 @@ def _read_first(path: str | Path, limit: int = -1) -> tuple[Record, int, int]:
     except Damaged:
         raise JournalError(f"{path}: no header record; not a gammonclock journal") from None
     except RecordError as exc:
-        raise RecordError(f"{path}: {exc}") from None
+        raise RecordError(in_file(path, message_of(exc))) from None
     if record.kind != "header":
         raise JournalError(f"{path}: the first record is not a header")
     return record, len(line), size

@@ -39,10 +39,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeGuard
 
 from gammonclock import __version__
-from gammonclock.config.problems import Problem
+from gammonclock.config.problems import Problem, Told, said
 from gammonclock.errors import GammonclockError
 
 FORMAT = 1
@@ -121,10 +122,15 @@ class RecordError(JournalError):
     missing or of the wrong type, an unknown kind, a newer format. Never skipped silently."""
 
 
+def in_file(path: str | Path, problem: object) -> Told:
+    """"PATH: PROBLEM", the problem (a RecordError's message, or its words) said in any
+    language, the path as it is."""
+    english = f"{path}: {problem}"
+    return Told(english, lambda lang: f"{path}: {said(problem, lang)}")
+
+
 MAX_NS = 2**63 - 1       # every instant fits an int64, as the host's clocks do
 MAX_SEQ = 2**53          # far beyond any match, and exact in every JSON reader
-NEWER = ("is unknown to this firmware (version {version}); the journal may come from a newer "
-         "version")
 
 
 def decode(line: bytes, line_no: int = 0, offset: int = 0) -> tuple[Record, bytes]:
@@ -151,18 +157,17 @@ def parse_record(raw: bytes, mac: str, line_no: int = 0, offset: int = 0) -> Rec
     try:
         obj = json.loads(raw)
     except (ValueError, RecursionError):
-        raise RecordError(f"line {line_no}: the record is not JSON text") from None
+        raise RecordError(Problem("jf.not_json", line=line_no)) from None
     if not isinstance(obj, dict):
-        raise RecordError(f"line {line_no}: the record is not a JSON object")
+        raise RecordError(Problem("jf.not_object", line=line_no))
     seq = obj.get("seq")
     if not _is_int(seq, 0, MAX_SEQ):
-        raise RecordError(f"line {line_no}: the record has no sequence number "
-                          f"(seq is {_show(seq)}; a whole number from 0 is due)")
+        raise RecordError(Problem("jf.no_seq", line=line_no, value=_show(seq)))
     problem = _field_problem(obj)
     if problem is None:
         problem = _DATA_CHECKS[obj["kind"]](obj["data"], seq)
     if problem is not None:
-        raise RecordError(f"record {seq} (line {line_no}): {problem}")
+        raise RecordError(Problem("jf.record", seq=seq, line=line_no, problem=problem))
     return Record(seq, obj["kind"], obj["t"], obj["mono"], obj["boot"], obj["wall"],
                   obj["data"], obj["prev"], mac, line_no, offset)
 
@@ -184,67 +189,67 @@ def _show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-_NS = f"a whole number of ns from 0 to {MAX_NS}"
+# Each field: its check, and what it must be ("jf.allowed.*"; the ns bound as an argument).
 _FIELDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("kind", lambda v: isinstance(v, str), "text"),
-    ("t", lambda v: _is_int(v, 0, MAX_NS), _NS),
-    ("mono", lambda v: _is_int(v, 0, MAX_NS), _NS),
-    ("boot", lambda v: isinstance(v, str) and len(v) <= 200, "text of up to 200 characters"),
-    ("wall", lambda v: _is_int(v, 0, MAX_NS), _NS),
-    ("data", lambda v: isinstance(v, dict), "an object"),
-    ("prev", _is_hex64, "64 hex digits"),
+    ("t", lambda v: _is_int(v, 0, MAX_NS), "ns"),
+    ("mono", lambda v: _is_int(v, 0, MAX_NS), "ns"),
+    ("boot", lambda v: isinstance(v, str) and len(v) <= 200, "boot"),
+    ("wall", lambda v: _is_int(v, 0, MAX_NS), "ns"),
+    ("data", lambda v: isinstance(v, dict), "object"),
+    ("prev", _is_hex64, "hex"),
 )
 
 
 def _field_problem(obj: dict[str, Any]) -> str | None:
     for name, valid, allowed in _FIELDS:
         if name not in obj:
-            return f"the field {name!r} is missing"
+            return Problem("jf.field_missing", name=repr(name))
         if not valid(obj[name]):
-            return f"the field {name!r} is {_show(obj[name])}; it must be {allowed}"
+            return Problem("jf.field_bad", name=repr(name), value=_show(obj[name]),
+                           allowed=Problem(f"jf.allowed.{allowed}", max=MAX_NS))
     if obj["kind"] not in _DATA_CHECKS:     # the kinds this firmware writes
-        return f"kind {_show(obj['kind'])} " + NEWER.format(version=__version__)
+        return Problem("jf.kind_newer", kind=_show(obj["kind"]), version=__version__)
     return None
 
 
 def _header_problem(data: dict[str, Any], seq: int) -> str | None:
     fmt = data.get("format")
     if seq != 0:
-        return "a header record after the first record"
+        return Problem("jf.header_late")
     if not _is_int(fmt, 1, MAX_SEQ):
-        return f"the header's format is {_show(fmt)}; a whole number from 1 is due"
+        return Problem("jf.header_format", value=_show(fmt))
     if fmt > FORMAT:
-        return (f"journal format {fmt} is newer than this firmware's ({FORMAT}, version "
-                f"{__version__}); the journal comes from a newer version")
+        return Problem("jf.format_newer", fmt=fmt, format=FORMAT, version=__version__)
     if not isinstance(data.get("config"), str):
-        return f"the header's config is {_show(data.get('config'))}; the config text is due"
+        return Problem("jf.header_config", value=_show(data.get("config")))
     if "match_no" in data and not _is_int(data["match_no"], 0, MAX_SEQ):
-        return f"the header's match_no is {_show(data['match_no'])}; a whole number is due"
+        return Problem("jf.header_match_no", value=_show(data["match_no"]))
     continues = data.get("continues")
     if continues is not None and not (isinstance(continues, dict)
                                       and isinstance(continues.get("file"), str)):
-        return f"the header's continues is {_show(continues)}; an object naming a file is due"
+        return Problem("jf.header_continues", value=_show(continues))
     return None
 
 
 def _effects_problem(data: dict[str, Any]) -> str | None:
     effects = data.get("effects")
     if not isinstance(effects, list) or not all(isinstance(e, dict) for e in effects):
-        return f"the effects are {_show(effects)}; a list of objects is due"
+        return Problem("jf.effects", value=_show(effects))
     return None
 
 
 def _input_problem(data: dict[str, Any], seq: int) -> str | None:
     event = data.get("input")
     if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-        return f"the input is {_show(event)}; an object with a type is due"
+        return Problem("jf.input", value=_show(event))
     return _effects_problem(data)
 
 
 def _torn_problem(data: dict[str, Any], seq: int) -> str | None:
     for name in ("offset", "length"):
         if not _is_int(data.get(name), 0, MAX_NS):
-            return f"the torn record's {name} is {_show(data.get(name))}; a byte count is due"
+            return Problem("jf.torn", name=name, value=_show(data.get(name)))
     return None
 
 
@@ -258,14 +263,13 @@ def snapshot_problem(data: dict[str, Any], seq: int = 0) -> str | None:
     right (its values are checked as they are decoded, `snapshot.engine_from`)."""
     fmt = data.get("format")
     if not _is_int(fmt, 1, MAX_SEQ):
-        return f"the snapshot's format is {_show(fmt)}; a whole number from 1 is due"
+        return Problem("jf.snapshot_format", value=_show(fmt))
     if fmt > SNAPSHOT_FORMAT:
-        return (f"snapshot format {fmt} is newer than this firmware's ({SNAPSHOT_FORMAT}, "
-                f"version {__version__}); the journal comes from a newer version")
+        return Problem("jf.snapshot_newer", fmt=fmt, format=SNAPSHOT_FORMAT, version=__version__)
     for name, kind in _SNAPSHOT_PARTS:
         if type(data.get(name)) is not kind:
-            return (f"the snapshot's {name} is {_show(data.get(name))}; "
-                    f"{'an' if kind is int else 'a'} {kind.__name__} is due")
+            return Problem("jf.snapshot_part", name=name, value=_show(data.get(name)),
+                           kind=Problem(f"jf.type.{kind.__name__}"))
     return None
 
 

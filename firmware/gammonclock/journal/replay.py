@@ -104,8 +104,9 @@ class _Replay:
                                                     record.t, record.data)
                 self.cut = False
         except InputError as exc:   # a record this firmware cannot take: the journal's fault
-            raise RecordError(f"{self.read.path}: record {record.seq} (line "
-                              f"{self.read.line_of(record)}): {exc}") from None
+            raise RecordError(Problem("jf.record_at", path=self.read.path, seq=record.seq,
+                                      line=self.read.line_of(record),
+                                      problem=message_of(exc))) from None
         self.since_trim += 1
         if self.keep is not None and self.since_trim >= SNAPSHOT_EVERY:
             self.engine, left_out = trimmed(self.engine, self.keep)
@@ -231,8 +232,7 @@ def verify_and_replay(path: str | Path, key: bytes | None, *,
 def replay_step(engine: Engine, kind: str, t: int, data: dict[str, Any]
                  ) -> tuple[Engine, list[Effect]]:
     if t < engine.now:
-        raise InputError(f"its instant ({t} ns) is before the match's ({engine.now} ns): "
-                         f"instants never go back")
+        raise InputError(Problem("jf.before", t=t, now=engine.now))
     if kind == "input":
         return engine.feed(input_from(t, data["input"]))
     return engine.advance(t)

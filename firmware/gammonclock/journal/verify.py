@@ -21,6 +21,7 @@ from .records import (
     Record,
     RecordError,
     _seal,
+    in_file,
     parse_record,
     split_line,
 )
@@ -95,7 +96,7 @@ def verify(path: str | Path, key: bytes | None,
     if verdict is not None:
         return verdict
     if walk.not_understood is not None:
-        raise RecordError(f"{path}: {walk.not_understood}")
+        raise RecordError(in_file(path, message_of(walk.not_understood)))
     if walk.expected == 0:
         return walk.verdict(False, 0, Problem("jv.no_records"))
     return walk.verdict(True, walk.expected, Problem("jv.intact", n=walk.expected,

@@ -1,8 +1,12 @@
 """`gammonclock arbiter …`: the client of the arbiter's socket (SPEC §7): a request encoded, sent,
-tried again once when the clock is busy, and its reply read back whole and checked."""
+tried again once when the clock is busy, and its reply read back whole and checked.
+
+Its own errors are Problems (words.py "cl.*"): English as a str, said in another language by the
+command line (`cli/arbiter.py` chooses which: see `client_language`)."""
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import socket
@@ -11,7 +15,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from gammonclock import words
+from gammonclock.config.problems import Problem, Told
 from gammonclock.errors import GammonclockError
+from gammonclock.words import WORDS
 
 from .arbiter_requests import (
     EXIT_BAD,
@@ -50,7 +57,23 @@ class _NoReply(GammonclockError):
 
     def __init__(self, why: str, empty: bool) -> None:
         super().__init__(why)
+        self.why = why
         self.empty = empty
+
+
+def os_error_words(exc: BaseException) -> str:
+    """What the OS said of `exc` (its strerror, as it is), said in another language when the
+    catalogue knows its errno or it is a timeout ("cl.errno.ENOENT", "cl.timed_out")."""
+    if isinstance(exc, TimeoutError) and not exc.errno:
+        return Problem("cl.timed_out")
+    english = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+               or type(exc).__name__)
+    name = errno.errorcode.get(exc.errno or 0, "") if isinstance(exc, OSError) else ""
+    key = f"cl.errno.{name}"
+    if key not in WORDS:
+        return english
+    return Told(english, lambda lang: english if words.language(lang) == "en"
+                else words.say(key, lang))
 
 def encode_request(words: list[str], request_id: str, text: str | None = None,
                    file: str | None = None) -> bytes:
@@ -60,8 +83,8 @@ def encode_request(words: list[str], request_id: str, text: str | None = None,
         try:
             word.encode("utf-8")
         except UnicodeEncodeError:
-            raise UnsendableRequest(f"word {number} ({word!r}) is not UTF-8 text; nothing was "
-                                    "sent") from None
+            raise UnsendableRequest(Problem("cl.not_utf8_word", number=number,
+                                            word=repr(word))) from None
     request: dict[str, str] = {"id": request_id, "command": " ".join(words)}
     if text is not None:
         request["text"] = text
@@ -70,10 +93,9 @@ def encode_request(words: list[str], request_id: str, text: str | None = None,
     try:
         line = json.dumps(request, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise UnsendableRequest("the file is not UTF-8 text; nothing was sent") from None
+        raise UnsendableRequest(Problem("cl.file_not_utf8")) from None
     if len(line) > MAX_REQUEST:
-        raise UnsendableRequest(f"the request is longer than the socket takes ({MAX_REQUEST} "
-                                "bytes as JSON); nothing was sent")
+        raise UnsendableRequest(Problem("cl.too_long", max=MAX_REQUEST))
     return line + b"\n"
 
 def ask(path: Path, words: list[str], timeout_s: float = CLIENT_TIMEOUT_S,
@@ -102,13 +124,11 @@ def _exchange_with_a_retry(path: Path, request: bytes, timeout_s: float, what: s
     try:
         return _exchange(path, request, timeout_s)
     except (_NoReply, OSError) as again:
-        unknown = (f"whether `{what}` was applied is unknown: check with `gammonclock arbiter "
-                   "status` before repeating it")
+        unknown = Problem("cl.unknown", what=what)
         if isinstance(again, _NoReply) and again.empty:
-            raise BadReply(f"the clock closed the connection without a reply, twice; {unknown}"
-                           ) from None
-        raise ReplyLost(f"the clock took the request but no reply came ({again}), twice; "
-                        f"{unknown}") from None
+            raise BadReply(Problem("cl.closed_twice", unknown=unknown)) from None
+        why = again.why if isinstance(again, _NoReply) else os_error_words(again)
+        raise ReplyLost(Problem("cl.no_reply_twice", why=why, unknown=unknown)) from None
 
 def _exchange(path: Path, request: bytes, timeout_s: float) -> bytes:
     """One connection: the reply line. OSError before the request went out; _NoReply after."""
@@ -128,10 +148,9 @@ def _exchange(path: Path, request: bytes, timeout_s: float) -> bytes:
                 data += chunk
         except OSError as exc:
             if not data.endswith(b"\n"):
-                raise _NoReply(str(exc) or type(exc).__name__, empty=False) from None
+                raise _NoReply(_said_of(exc), empty=False) from None
         if not data.endswith(b"\n") and len(data) <= MAX_REPLY:
-            raise _NoReply("the connection closed " + ("before a reply" if not data else
-                                                       "in the middle of the reply"),
+            raise _NoReply(Problem("cl.closed_before" if not data else "cl.closed_midway"),
                            empty=not data)
         return data
 
@@ -158,9 +177,20 @@ def _decode_reply(data: bytes, request_id: str) -> dict[str, Any]:
     try:
         answer = json.loads(data)
     except (ValueError, RecursionError):
-        raise BadReply(f"the reply is not JSON: {_shown(data)}") from None
+        raise BadReply(Problem("cl.not_json", data=_shown(data))) from None
     if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
-        raise BadReply(f"the reply is not an answer of the clock: {_shown(data)}")
+        raise BadReply(Problem("cl.not_answer", data=_shown(data)))
     if answer.pop("id", request_id) != request_id:
-        raise BadReply("the reply is for another request")
+        raise BadReply(Problem("cl.other_request"))
     return answer
+
+
+def _said_of(exc: OSError) -> str:
+    """A failed read's words as the retry's log and the error show them: the OS's own
+    (str(exc): "[Errno 104] Connection reset by peer", "timed out"), a timeout said in the
+    catalogue's words in another language."""
+    english = str(exc) or type(exc).__name__
+    if isinstance(exc, TimeoutError) and not exc.errno:
+        return Told(english, lambda lang: english if words.language(lang) == "en"
+                    else words.say("cl.timed_out", lang))
+    return english

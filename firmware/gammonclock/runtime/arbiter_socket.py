@@ -378,8 +378,9 @@ class Responder:
         again; those that no longer apply there (a `resume` of a pause that is gone) are listed
         apart. Neither makes the undo a refusal."""
         again, dropped = _replayed_commands(effects, lang)
+        # `language`: the client labels the two lists in it (cli/arbiter.py)
         return {"ok": True, "outcome": "acted", "said": said_lines(effects, lang),
-                "reapplied": again, "no_longer_applied": dropped,
+                "reapplied": again, "no_longer_applied": dropped, "language": lang,
                 "state": self.service.status()}
 
 
