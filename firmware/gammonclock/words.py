@@ -1242,6 +1242,16 @@ WORDS: dict[str, Entry] = {
     "sock.no_stick": E("this clock takes no USB stick", "эти часы не принимают USB-флешку"),
     "sock.stick_usage": E("usage: usb-stick DIR (the folder the stick is mounted at)",
                           "как писать: usb-stick DIR (папка, куда смонтирована флешка)"),
+    "sock.turned_away": E("the clock is busy serving {n} clients; nothing was done: try again",
+                          "часы заняты: одновременно подключено клиентов — {n}; ничего не "
+                          "сделано: попробуйте ещё раз"),
+    "sock.no_line": E("the request line did not arrive within {time} of connecting; nothing was "
+                      "done",
+                      "строка запроса не пришла за {time} после подключения; ничего не сделано"),
+    "sock.failed": E("the clock failed to answer ({error}); check with `gammonclock arbiter "
+                     "status` before repeating it",
+                     "часы не смогли ответить ({error}); проверьте `gammonclock arbiter "
+                     "status`, прежде чем повторять"),
     "sock.id_reused": E("request id {id} was already used for another command; nothing was "
                         "done: use a fresh id",
                         "номер запроса {id} уже занят другой командой; ничего не сделано: "

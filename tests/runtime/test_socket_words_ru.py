@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from device_helpers import MOCK_TEXT
 from gammonclock.config.loading import parse_config
 from gammonclock.device.build import build_device
 from gammonclock.runtime.arbiter_requests import Limits
-from gammonclock.runtime.arbiter_socket import Responder
+from gammonclock.runtime.arbiter_socket import ArbiterServer, Responder
 
 RU = '\n[display]\nlanguage = "ru"\n'
 COMMANDS = {"new", "match", "force", "usb", "stick", "DIR", "text", "gammonclock", "arbiter",
@@ -69,3 +70,56 @@ def test_an_english_matchs_answers_stay_english(responder) -> None:
                                                   "command was NOT applied")
     assert ask(responder, ["new-match"])["error"] == (
         "new-match needs the match file's text: `gammonclock arbiter new-match FILE` sends it")
+
+
+# --- the server's own answers: a request line too slow, too many clients, a bug ---------------
+
+@pytest.fixture
+def russian_service(tmp_path: Path):
+    device = build_device(parse_config(MOCK_TEXT + RU, "mock.toml"), tmp_path / "state")
+    try:
+        yield device.service
+    finally:
+        device.close()
+
+
+def _answer_of(conn: socket.socket) -> dict:
+    conn.settimeout(10)
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return json.loads(data)
+
+
+def test_the_servers_own_answers_are_russian_in_a_russian_match(russian_service, tmp_path,
+                                                                monkeypatch) -> None:
+    path = tmp_path / "ru.sock"
+    server = ArbiterServer(path, russian_service,
+                           Limits(request_deadline_s=0.3, max_handlers=1, slot_wait_s=0.05))
+    try:
+        # A client that says nothing: its line never comes, and the one handler is taken.
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
+            silent.connect(str(path))
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as second:
+                second.connect(str(path))
+                busy = _answer_of(second)
+            late = _answer_of(silent)
+        # A bug in answering costs that one reply, said in the match's language.
+        monkeypatch.setattr(server.responder, "respond", lambda request, login: 1 / 0)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(path))
+            conn.sendall(b'{"command": "status"}\n')
+            failed = _answer_of(conn)
+    finally:
+        server.close()
+    assert busy["ok"] is False and busy["error"] == (
+        "часы заняты: одновременно подключено клиентов — 1; ничего не сделано: попробуйте ещё раз")
+    assert late["ok"] is False and late["error"] == (
+        "строка запроса не пришла за 0,3 с после подключения; ничего не сделано")
+    assert failed["ok"] is False and failed["outcome"] == "unknown"
+    assert failed["error"].startswith("часы не смогли ответить (ZeroDivisionError(")
+    for text in (busy["error"], late["error"]):
+        assert not latin(text), text

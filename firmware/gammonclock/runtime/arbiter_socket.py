@@ -460,9 +460,8 @@ class ArbiterServer:
             log.warning("arbiter socket: %d clients at once; turned one away (%d so far)",
                         self.limits.max_handlers, self.turned_away)
         with conn:
-            self._send_quietly(conn, _not_applied(f"the clock is busy serving "
-                                                  f"{self.limits.max_handlers} clients; nothing "
-                                                  "was done: try again", busy=True))
+            self._send_quietly(conn, _not_applied(say("sock.turned_away", self.responder.service,
+                                                      n=self.limits.max_handlers), busy=True))
 
     def _serve(self, conn: socket.socket, deadline: float) -> None:
         request = b""
@@ -472,9 +471,9 @@ class ArbiterServer:
                     request = _read_line(conn, deadline, self.limits.max_request)
                     answer = self.responder.respond(request, peer_login(conn))
                 except RequestTimeout:
-                    answer = {"ok": False, "error": "the request line did not arrive within "
-                              f"{self.limits.request_deadline_s:g} s of connecting; nothing "
-                              "was done"}
+                    lang = reply_language(self.responder.service)
+                    waited = words.seconds(f"{self.limits.request_deadline_s:g}", lang)
+                    answer = {"ok": False, "error": words.say("sock.no_line", lang, time=waited)}
                 except RequestError as exc:
                     answer = {"ok": False, "error": str(exc)}
                 except OSError:
@@ -482,8 +481,8 @@ class ArbiterServer:
                 except Exception as exc:   # a bug must cost one reply, never the server
                     log.exception("arbiter socket: the request %s failed", _shown(request))
                     answer = {"ok": False, "outcome": "unknown",
-                              "error": f"the clock failed to answer ({exc!r}); check with "
-                                       "`gammonclock arbiter status` before repeating it"}
+                              "error": say("sock.failed", self.responder.service,
+                                           error=repr(exc))}
                 log.info("arbiter: %s -> %s", _shown(request),
                          answer.get("outcome", "ok" if answer["ok"] else answer.get("error")))
                 _send(conn, answer, self.limits.send_timeout_s)
