@@ -85,3 +85,20 @@ def test_the_memory_is_the_frame_after_every_update_in_either_mode(seed):
             while device.rewrite_step():
                 pass
         assert serial.memory.pages() == partial.page_bytes(image), step
+
+
+def test_windows_are_merged_by_what_they_cost_in_their_mode():
+    """Two staggered one-page changes on neighbouring pages: apart, 2 × (3 + 6) + 8 = 26 bytes;
+    merged into a two-page window, 6 + 6 + 16 = 28. Counted as windows of 6 command bytes each
+    (apart 32) they would be merged."""
+    runs = [[], [(10, 13)], [(14, 17)], [], [], [], [], []]
+    assert partial.merged_windows(runs, 6) == [(1, 2, (10, 17))]
+    assert partial.merged_windows(runs, 6, 3) == [(1, 1, (10, 13)), (2, 2, (14, 17))]
+    serial = Recording()
+    device = partial.DRIVERS["ssd1306"](serial, width=WIDTH, height=HEIGHT)
+    device.display(frame_with([]))
+    serial.sent.clear()
+    staggered = frame_with([*((x, 8) for x in range(10, 14)), *((x, 16) for x in range(14, 18))])
+    device.display(staggered)
+    assert serial.sent == [(0x20, 0x02, 0xB1, 0x0A, 0x10), (0xB2, 0x0E, 0x10)]
+    assert serial.memory.pages() == partial.page_bytes(staggered)

@@ -129,15 +129,20 @@ def _diff_runs(xor: int, old: bytes, new: bytes, width: int, gap: int) -> list[l
 Window = tuple[int, int, Span]        # first page, last page, columns
 
 
-def window_cost(window: Window, command_bytes: int) -> int:
-    """Bytes on the bus of one window: its command, its data, two transactions' overhead."""
+def window_cost(window: Window, command_bytes: int, one_page_bytes: int | None = None) -> int:
+    """Bytes on the bus of one window: its command (`one_page_bytes` for a window of one page
+    when it is addressed apart: the SSD1306's page addressing), its data, two transactions'
+    overhead."""
     first, last, (left, right) = window
-    return command_bytes + 2 * COMMAND_OVERHEAD + (last - first + 1) * (right - left + 1)
+    command = one_page_bytes if one_page_bytes is not None and first == last else command_bytes
+    return command + 2 * COMMAND_OVERHEAD + (last - first + 1) * (right - left + 1)
 
 
-def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[Window]:
+def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int,
+                   one_page_bytes: int | None = None) -> list[Window]:
     """The changed runs of every page as windows, neighbouring ones merged into their bounding
-    window while that costs fewer bytes than sending them apart (greedy: the best merge first)."""
+    window while that costs fewer bytes than sending them apart (greedy: the best merge first;
+    `window_cost`'s command bytes)."""
     windows: list[Window] = [(p, p, run) for p, page in enumerate(runs) for run in page]
     if len(windows) <= 1:
         return windows
@@ -155,8 +160,9 @@ def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[W
                     continue                      # not on touching pages
                 merged = (min(a[0], b[0]), max(a[1], b[1]),
                           (min(a[2][0], b[2][0]), max(a[2][1], b[2][1])))
-                saving = (window_cost(a, command_bytes) + window_cost(b, command_bytes)
-                          - window_cost(merged, command_bytes))
+                saving = (window_cost(a, command_bytes, one_page_bytes)
+                          + window_cost(b, command_bytes, one_page_bytes)
+                          - window_cost(merged, command_bytes, one_page_bytes))
                 if saving > 0 and (best is None or saving > best[0]):
                     best = (saving, i, j, merged)
         if best is None:
@@ -253,16 +259,18 @@ class PartialUpdates:
         two frames' integers XORed)."""
         if not xor:
             return []
-        gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
+        # What another window on the page costs.
+        gap = (self.one_page_bytes or self.command_bytes) + 2 * COMMAND_OVERHEAD
         runs = _diff_runs(xor, held, frame, self.width, gap)
         full = FULL_SHARE * len(frame)
         if sum(last - first + 1 for page in runs for first, last in page) > full:
             return None       # the changed bytes alone cost more than the share: no search
         plan = self._windows(runs)
-        cost = sum(window_cost(w, self.command_bytes) for w in plan)
+        cost = sum(window_cost(w, self.command_bytes, self.one_page_bytes) for w in plan)
         return None if cost > full else plan
 
     command_bytes = 6
+    one_page_bytes: int | None = None      # a one-page window's command, when it differs
 
     def _transmit(self, writes: list[tuple[bytes, bytes]]) -> None:
         """Each (commands, data) pair to the controller: on luma's managed I²C serial, all of
@@ -302,13 +310,14 @@ class _WindowAddressing(PartialUpdates):
     _page_mode = False         # the controller's mode as last sent (luma's set-up: horizontal)
 
     command_bytes = 6          # 0x21 first last 0x22 first last
+    one_page_bytes = 3         # 0xB0+page, low nibble, high nibble
 
     def _after_init(self) -> None:
         super()._after_init()
         self._page_mode = False
 
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
-        return merged_windows(runs, self.command_bytes)
+        return merged_windows(runs, self.command_bytes, self.one_page_bytes)
 
     def _send(self, frame: bytes, plan: list[Window]) -> None:
         writes: list[tuple[bytes, bytes]] = []
