@@ -8,7 +8,8 @@ controller holds) and send the changed rectangle through the controller's own ad
   and set page address 0x22 open a window, and the data fills it column by column, page by page.
   Each run of changed bytes gets a window; neighbouring ones share one when that costs fewer
   bytes (a running clock's digits: one window; an arrow at the left and a badge at the right of
-  the same rows: two).
+  the same rows: two). A window of one page is addressed in page addressing instead (3 command
+  bytes, not 6; the mode switched at most once a frame).
 - SH1106 (page addressing only): per run of changed bytes, 0xB0+page and the column's low and
   high nibble (0x0n, 0x1n), counted from its 2-column offset in the 132-column RAM; the bytes.
 
@@ -128,15 +129,20 @@ def _diff_runs(xor: int, old: bytes, new: bytes, width: int, gap: int) -> list[l
 Window = tuple[int, int, Span]        # first page, last page, columns
 
 
-def window_cost(window: Window, command_bytes: int) -> int:
-    """Bytes on the bus of one window: its command, its data, two transactions' overhead."""
+def window_cost(window: Window, command_bytes: int, one_page_bytes: int | None = None) -> int:
+    """Bytes on the bus of one window: its command (`one_page_bytes` for a window of one page
+    when it is addressed apart: the SSD1306's page addressing), its data, two transactions'
+    overhead."""
     first, last, (left, right) = window
-    return command_bytes + 2 * COMMAND_OVERHEAD + (last - first + 1) * (right - left + 1)
+    command = one_page_bytes if one_page_bytes is not None and first == last else command_bytes
+    return command + 2 * COMMAND_OVERHEAD + (last - first + 1) * (right - left + 1)
 
 
-def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[Window]:
+def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int,
+                   one_page_bytes: int | None = None) -> list[Window]:
     """The changed runs of every page as windows, neighbouring ones merged into their bounding
-    window while that costs fewer bytes than sending them apart (greedy: the best merge first)."""
+    window while that costs fewer bytes than sending them apart (greedy: the best merge first;
+    `window_cost`'s command bytes)."""
     windows: list[Window] = [(p, p, run) for p, page in enumerate(runs) for run in page]
     if len(windows) <= 1:
         return windows
@@ -154,8 +160,9 @@ def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int) -> list[W
                     continue                      # not on touching pages
                 merged = (min(a[0], b[0]), max(a[1], b[1]),
                           (min(a[2][0], b[2][0]), max(a[2][1], b[2][1])))
-                saving = (window_cost(a, command_bytes) + window_cost(b, command_bytes)
-                          - window_cost(merged, command_bytes))
+                saving = (window_cost(a, command_bytes, one_page_bytes)
+                          + window_cost(b, command_bytes, one_page_bytes)
+                          - window_cost(merged, command_bytes, one_page_bytes))
                 if saving > 0 and (best is None or saving > best[0]):
                     best = (saving, i, j, merged)
         if best is None:
@@ -252,16 +259,18 @@ class PartialUpdates:
         two frames' integers XORed)."""
         if not xor:
             return []
-        gap = self.command_bytes + 2 * COMMAND_OVERHEAD   # what another window costs
+        # What another window on the page costs.
+        gap = (self.one_page_bytes or self.command_bytes) + 2 * COMMAND_OVERHEAD
         runs = _diff_runs(xor, held, frame, self.width, gap)
         full = FULL_SHARE * len(frame)
         if sum(last - first + 1 for page in runs for first, last in page) > full:
             return None       # the changed bytes alone cost more than the share: no search
         plan = self._windows(runs)
-        cost = sum(window_cost(w, self.command_bytes) for w in plan)
+        cost = sum(window_cost(w, self.command_bytes, self.one_page_bytes) for w in plan)
         return None if cost > full else plan
 
     command_bytes = 6
+    one_page_bytes: int | None = None      # a one-page window's command, when it differs
 
     def _transmit(self, writes: list[tuple[bytes, bytes]]) -> None:
         """Each (commands, data) pair to the controller: on luma's managed I²C serial, all of
@@ -288,32 +297,63 @@ class PartialUpdates:
 
 
 class _WindowAddressing(PartialUpdates):
-    """SSD1306/SSD1309: one column/page window per group of changed pages."""
+    """SSD1306/SSD1309: one column/page window per group of changed pages.
+
+    A window of several pages is opened in horizontal addressing (luma's set-up: 0x21 first
+    last, 0x22 first last: 6 bytes); a window of one page in page addressing (0xB0+page, the
+    column's low and high nibble: 3 bytes; the datasheets' "Set Memory Addressing Mode" 0x20,
+    0x02 page / 0x00 horizontal). A frame sends the windows of the mode the controller is in
+    first, then switches (2 bytes) at most once for the others: ≥ 1 byte saved a one-page window
+    even when it needs the switch. Full frames and the rewrite's pieces go the same way."""
 
     _colstart: int
+    _page_mode = False         # the controller's mode as last sent (luma's set-up: horizontal)
 
     command_bytes = 6          # 0x21 first last 0x22 first last
+    one_page_bytes = 3         # 0xB0+page, low nibble, high nibble
+
+    def _after_init(self) -> None:
+        super()._after_init()
+        self._page_mode = False
 
     def _windows(self, runs: list[list[Span]]) -> list[Window]:
-        return merged_windows(runs, self.command_bytes)
+        return merged_windows(runs, self.command_bytes, self.one_page_bytes)
 
     def _send(self, frame: bytes, plan: list[Window]) -> None:
         writes: list[tuple[bytes, bytes]] = []
         width, colstart = self.width, self._colstart
-        for first_page, last_page, (first, last) in plan:
-            command = bytes((0x21, colstart + first, colstart + last, 0x22, first_page, last_page))
-            if first_page == last_page:
-                at = first_page * width
-                payload = frame[at + first:at + last + 1]
-            else:
-                payload = b"".join(frame[p * width + first:p * width + last + 1]
-                                   for p in range(first_page, last_page + 1))
-            writes.append((command, payload))
-            self.bytes_sent += len(payload)
+        one_page = [w for w in plan if w[0] == w[1]]
+        several = [w for w in plan if w[0] != w[1]]
+        groups = ((True, one_page), (False, several))
+        for page_mode, windows in groups if self._page_mode else groups[::-1]:
+            if not windows:
+                continue
+            switch = b"" if page_mode == self._page_mode else (
+                PAGE_MODE if page_mode else HORIZONTAL_MODE)
+            self._page_mode = page_mode
+            for first_page, last_page, (first, last) in windows:
+                if page_mode:
+                    column = colstart + first
+                    command = switch + bytes((0xB0 + first_page, column & 0x0F,
+                                              0x10 | column >> 4))
+                    at = first_page * width
+                    payload = frame[at + first:at + last + 1]
+                else:
+                    command = switch + bytes((0x21, colstart + first, colstart + last,
+                                              0x22, first_page, last_page))
+                    payload = b"".join(frame[p * width + first:p * width + last + 1]
+                                       for p in range(first_page, last_page + 1))
+                switch = b""
+                writes.append((command, payload))
+                self.bytes_sent += len(payload)
         self._transmit(writes)
 
     def _send_full(self, frame: bytes) -> None:
         self._send(frame, [(0, len(frame) // self.width - 1, (0, self.width - 1))])
+
+
+PAGE_MODE = bytes((0x20, 0x02))         # Set Memory Addressing Mode: page
+HORIZONTAL_MODE = bytes((0x20, 0x00))   # and horizontal (luma's set-up)
 
 
 class _PageAddressing(PartialUpdates):
