@@ -20,7 +20,9 @@ from gammonclock.hardware.buzzer import (
 )
 
 PIN = DEFAULT_DEVICE.buzzer_pin           # 18
-CHIRP = BeepPattern(on_s=0.02, off_s=0.02, count=2)
+# A first beep long enough that a return within it means "did not wait for the beeps" even on
+# a loaded machine (a blocking call takes the whole pattern: 0.35 s).
+CHIRP = BeepPattern(on_s=0.15, off_s=0.05, count=2)
 LONG = BeepPattern(on_s=0.03, off_s=0.02, count=3)
 
 
