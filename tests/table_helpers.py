@@ -192,15 +192,17 @@ def as_sent(monkeypatch: pytest.MonkeyPatch, journal: Path, change: Callable[[st
             ) -> list[str]:
     """What the table's link reads of `journal` to send it, changed by `change` (a tail lost on
     a power cut, a record tampered with); the texts it read, in order."""
-    real = Path.read_text
+    from gammonclock.link import publisher
+
+    real = publisher.written_bytes
     sent: list[str] = []
 
-    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
-        text = real(self, *args, **kwargs)
-        if self != journal or threading.current_thread().name == "MainThread":
-            return text
-        sent.append(change(text))
-        return sent[-1]
+    def written_bytes(path: str | Path) -> bytes:
+        data = real(path)
+        if Path(path) != journal or threading.current_thread().name == "MainThread":
+            return data
+        sent.append(change(data.decode("utf-8", errors="replace")))
+        return sent[-1].encode("utf-8")
 
-    monkeypatch.setattr(Path, "read_text", read_text)
+    monkeypatch.setattr(publisher, "written_bytes", written_bytes)
     return sent

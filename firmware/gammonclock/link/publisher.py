@@ -20,6 +20,7 @@ from paho.mqtt.enums import MQTTErrorCode
 from paho.mqtt.reasoncodes import ReasonCode
 
 from gammonclock.core.match import Phase
+from gammonclock.journal.prealloc import written_bytes
 from gammonclock.runtime.service import ClockService
 from gammonclock.wire import Ack, Event
 
@@ -272,7 +273,7 @@ class Publisher:
                             "again", name, self._journal_resend_s)
                 self._journal_resend_s = min(self._journal_resend_s * 2, RESEND_MAX_S)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace").rstrip("\0")  # prealloc
+            text = written_bytes(path).decode("utf-8", errors="replace")   # no zeros ahead
         except OSError as exc:
             log.warning("hall: cannot read %s to send it (%s); trying again", path, exc)
             return False
