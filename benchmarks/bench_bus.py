@@ -3,7 +3,7 @@
 Run it as a plain script from the repository root::
 
     python benchmarks/bench_bus.py [--length L] [--seed N] [--speeds 100,400] [--driver D] [--stock]
-        [--pi-factor F] [--kernel-us US] [--presses N]
+        [--pi-factor F] [--cold-factor C] [--warm-replays R] [--kernel-us US] [--presses N]
 
 The panels are the real thing except the wire: `PanelPresenter` on two `Panel`s with the partial
 drivers of `hardware/partial.py`, both drawn by one `BusWriter` thread (as `Panel.from_config`
@@ -19,16 +19,32 @@ same): what this machine lacks of a Pi is added to the run itself, so that the q
 behind each other, the GIL shared by the clock's thread and the writer, and the bus's idle gaps
 all play out as they would there:
 - **CPU × `--pi-factor`** (default 8; a Pi 3's Cortex-A53 runs Python 6–10 times slower than this
-  kind of machine): after every stretch of Python on the clock's thread (engine, presenter, views,
-  render) and on the writer's (the driver's plan, luma, smbus2's messages), measured with
-  `time.thread_time`, the thread burns factor − 1 times as much CPU again, holding the GIL as the
-  slower Python would. The emulator's own work (decoding into the controller memories) is not
+  kind of machine) for the code's own CPU, and × `--cold-factor` (default 2) for what this host
+  adds to a thread that has waited. On this machine (a KVM guest on a shared host) a thread that
+  slept runs its next few hundred µs 2–4 times slower than warm: while its virtual CPU was
+  halted, other guests' work evicted its caches and branch predictors (the same press after a
+  5 ms sleep: 0.50 ms against 0.17 ms; any code, not only this one's). A Pi runs nothing else,
+  and redraws its running clock every second with this same code: what of that surplus remains
+  there are cache misses, whose cost is the Pi's memory latency (about twice this host's), not
+  the interpreter's 8×. So each clock press's CPU is split: the code's own is the least of
+  `--warm-replays` (3) warm replays of the same press (`bench_press_cpu.py`), the rest is the
+  surplus. Run with `--cold-factor 8` for the model before this split (all × 8); both are
+  printed in series. After every stretch of Python on the clock's thread (engine, presenter,
+  views, render) and on the writer's (the driver's plan, luma, smbus2's messages), measured with
+  `time.thread_time`, the thread burns (s − 1) times as much CPU again, holding the GIL as the
+  slower Python would; s is the factor that gives this machine's run, split as above, its
+  scaled sum (printed). The emulator's own work (decoding into the controller memories) is not
   counted: it runs inside the transaction's time.
 - **`--kernel-us` of kernel an ioctl** (default 60; the ioctl, the i2c-bcm2835 driver's set-up
   and its interrupts take 30–100 µs on a Pi): each ioctl's first transaction blocks (without the
   GIL) that much longer, on top of the wire's time; **`--message-us`** (default 15) for each
   further message of one `I2C_RDWR` ioctl (the driver's interrupt starts it with a repeated
-  START: `hardware/i2c_rdwr.py` sends a frame's windows so).
+  START: `hardware/i2c_rdwr.py` sends a frame's windows so). The messages of one ioctl follow
+  each other in the kernel, so the model sleeps once, to the end of the last, and the process's
+  timer slack is 1 µs (a Pi's transfer ends with the controller's interrupt, not a timer: Linux's
+  default 50 µs slack would be added to every modelled transaction).
+- As in the service, a step that makes records holds the panels' frames while the journal would
+  sync (there is no journal here) and lets them go together: both panels in one ioctl.
 The CPU times are this host's as measured: a busy host (other processes, a shared VM) inflates
 them, and the Pi model multiplies that too; the load average is printed with the figures. The
 Pi model's target: p99 ≤ 6 ms at 400 kHz (issue 20).
@@ -46,14 +62,16 @@ It prints, per bus speed and for this machine and the Pi 3 model:
   the wire's share of it (the modelled bus time) is printed below it, for the Pi model the
   kernel's share, and how late the transactions returned in all: a transaction's caller needs
   the GIL back, which the clock's thread holds while it renders (up to the 5 ms switch
-  interval: the same on a Pi), and this host's sleep overshoots (about 70 µs a transaction; not
-  on a Pi: the Pi model's figure is that much pessimistic);
+  interval: the same on a Pi), and this host's sleep overshoots (about 30 µs an ioctl with the
+  fine timer slack; not on a Pi: the Pi model's figure is that much pessimistic);
 - for the Pi model, also its press to glass computed in series from this machine's run: per
-  press, its CPU × factor + its wire time + the kernel per transaction, without any wait (the
-  GIL handed over at once, no frame queued, no host preemption): the floor the run's figure
-  would reach on an idle host with a free GIL;
+  press, its own CPU × factor + its surplus × cold factor + its wire time + the kernel per
+  transaction, without any wait (the GIL handed over at once, no frame queued, no host
+  preemption): the floor the run's figure would reach on an idle host with a free GIL; and
+  the same with the surplus × factor too;
 - the CPU per clock press on this machine: the clock's thread (engine, presenter, render, handing
-  the frames over) and the writer's (driver, luma, smbus2) for that press's frames;
+  the frames over) and the writer's (driver, luma, smbus2) for that press's frames; the code's
+  own and this host's wake-up surplus;
 - the bus's bytes and busy share per second with a running clock showing minutes:seconds and
   showing tenths (below 20 s: the target is under 5 %), from a minute and from 15 s of play.
 
@@ -84,6 +102,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import smbus2  # noqa: E402
 import smbus2.smbus2 as smbus2_module  # noqa: E402
 from bench_match import generate_match  # noqa: E402
+from bench_press_cpu import least_per_press_ms  # noqa: E402
 from luma.core.interface.serial import i2c as luma_i2c  # noqa: E402
 from luma.oled import device as oled  # noqa: E402
 
@@ -111,12 +130,15 @@ TARGET_BUSY_TENTHS = 5.0          # % of the bus with tenths showing
 TARGET_PI_P99_MS = {400_000: 6.0}     # issue 20: press → both panels' glass on a Pi 3
 TARGET_CPU_MS = 0.15                  # issue 20: CPU per press, here
 PI_FACTOR = 8.0                       # a Pi 3 / Zero 2 W runs Python 6–10× slower
+COLD_FACTOR = 2.0                     # … and waits on memory about twice as long (DRAM latency)
+WARM_REPLAYS = 3                      # replays of the match for each press's warm CPU
 KERNEL_US = 60.0                      # a Pi's kernel per I²C ioctl: 30–100 µs
 MESSAGE_US = 15.0                     # and per further message of one I2C_RDWR ioctl (the
                                       # driver's interrupt starting it with a repeated START)
 MODES = {True: "luma's stock drivers on the clock's thread",
          False: "partial updates, one writer thread"}
 CONTROL_COMMAND = 0x00                # luma's control byte before commands (0x40: data)
+PR_SET_TIMERSLACK = 29                # prctl(2)
 
 
 @dataclass(frozen=True)
@@ -128,6 +150,12 @@ class Machine:
     factor: float = 1.0
     kernel_s: float = 0.0
     message_s: float = 0.0
+    cold_factor: float = 1.0      # for the CPU this host adds to a thread that waited
+
+    def effective_factor(self, warm_share: float) -> float:
+        """The factor on this host's measured CPU whose `warm_share` is the code's own (scaled
+        by `factor`) and the rest this host's wake-up surplus (scaled by `cold_factor`)."""
+        return self.factor * warm_share + self.cold_factor * (1 - warm_share)
 
 
 HERE = Machine("this machine")
@@ -179,22 +207,38 @@ class ModelBus(EmulatedBus):
     def carry_from(self, address: int, payload_bytes: int, since: float,
                    first: bool = True) -> None:
         """One transaction whose ioctl was entered at `since` (`first`; else a further message
-        of the same ioctl, started by the driver's interrupt): it returns the kernel's time
-        (`kernel_s`, or `message_s` for a further message) and the wire's after it (one writer
-        per bus: nothing waits for the lock)."""
-        busy = self.seconds(payload_bytes)
-        kernel = self.kernel_s if first else self.message_s
+        of the same ioctl): see `carry_ioctl`."""
+        self.carry_ioctl([(address, payload_bytes)], since, first)
+
+    def carry_ioctl(self, messages: list[tuple[int, int]], since: float,
+                    first: bool = True) -> None:
+        """The messages (address, payload bytes) of one ioctl entered at `since`: it returns
+        after the kernel's time (`kernel_s` for its first message, `message_s` for each further
+        one, started by the driver's interrupt) and the wires' (one writer per bus: nothing
+        waits for the lock). The caller sleeps once, to the end of the last message: on a Pi the
+        messages follow each other inside the kernel, so this host's sleep overshoot is paid
+        once an ioctl, not once a message."""
         with self._lock:
-            self.firsts.append(first)
-            if not self.sleep:
-                self.transactions.append(Transaction(since + busy, address, payload_bytes, busy))
-                return
-            end = since + kernel + busy
-            while (left := end - self.clock()) > 0:
-                time.sleep(left)
-            done = self.clock()
-            self.transactions.append(Transaction(done, address, payload_bytes, busy))
-            self.lateness.append(done - end)
+            end = since
+            ends: list[tuple[float, int, int, float]] = []
+            for i, (address, payload_bytes) in enumerate(messages):
+                busy = self.seconds(payload_bytes)
+                end += (self.kernel_s if first and i == 0 else self.message_s) + busy
+                ends.append((end, address, payload_bytes, busy))
+                self.firsts.append(first and i == 0)
+            if self.sleep:
+                while (left := end - self.clock()) > 0:
+                    time.sleep(left)
+                done = self.clock()
+                # Each message ends when the model says (the last: when the sleep returned).
+                for i, (at, address, payload_bytes, busy) in enumerate(ends):
+                    last = i == len(ends) - 1
+                    self.transactions.append(Transaction(done if last else at, address,
+                                                         payload_bytes, busy))
+                    self.lateness.append(done - at if last else 0.0)
+            else:
+                self.transactions.extend(Transaction(at, address, payload_bytes, busy)
+                                         for at, address, payload_bytes, busy in ends)
 
 
 class WireSMBus(smbus2.SMBus):  # type: ignore[misc]
@@ -213,26 +257,28 @@ class WireSMBus(smbus2.SMBus):  # type: ignore[misc]
     def transfer(self, request: int, arg: Any) -> int:
         self.cpu.catch_up()              # luma's and smbus2's Python before the ioctl
         since = time.perf_counter()
+        messages: list[tuple[int, int]] = []
         if request == smbus2_module.I2C_RDWR:
             for i in range(arg.nmsgs):
                 msg = arg.msgs[i]
                 raw = ctypes.string_at(msg.buf, msg.len)
-                self._carry(msg.addr, raw[0], raw[1:], since, first=i == 0)
-                since = time.perf_counter()
+                messages.append(self._decode(msg.addr, raw[0], raw[1:]))
         elif request == smbus2_module.I2C_SMBUS:
             block = arg.data.contents.block
-            self._carry(self.address, arg.command, bytes(block[1:block[0] + 1]), since)
+            messages.append(self._decode(self.address, arg.command,
+                                         bytes(block[1:block[0] + 1])))
+        self.bus.carry_ioctl(messages, since)
         self.cpu.skip()                  # the emulator's decoding is not the Pi's
         return 0
 
-    def _carry(self, address: int, control: int, payload: bytes, since: float,
-               first: bool = True) -> None:
+    def _decode(self, address: int, control: int, payload: bytes) -> tuple[int, int]:
+        """The message into the controller's memory; (address, payload bytes) for the wire."""
         memory = self.memories[address]
         if control == CONTROL_COMMAND:
             memory.command(payload)
         else:
             memory.data(payload)
-        self.bus.carry_from(address, len(payload), since, first)
+        return address, len(payload)
 
 
 _real_ioctl = smbus2_module.ioctl
@@ -242,6 +288,17 @@ def _ioctl(fd: Any, request: int, arg: Any = 0, *rest: Any) -> Any:
     if isinstance(fd, WireSMBus):
         return fd.transfer(request, arg)
     return _real_ioctl(fd, request, arg, *rest)
+
+
+def fine_timer_slack() -> None:
+    """This process's timer slack to 1 µs (Linux's default, 50 µs, is added to every sleep):
+    a Pi's I²C transfer ends with the controller's interrupt waking the caller, not a timer, so
+    the modelled transactions should not overshoot by the slack. New threads inherit it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass                             # not Linux: the sleeps overshoot a little more
 
 
 @contextlib.contextmanager
@@ -321,11 +378,12 @@ class Rig:
 
 
 def make_rig(speed_hz: int, driver: str, stock: bool, sleep: bool = True,
-             machine: Machine = HERE) -> Rig:
-    """The panels on one bus, on `machine` (build it inside `wired()`)."""
+             machine: Machine = HERE, scale: float | None = None) -> Rig:
+    """The panels on one bus, on `machine`, whose threads burn their CPU × `scale` (default
+    the machine's factor); build it inside `wired()`."""
     bus = ModelBus(speed_hz=speed_hz, sleep=sleep, kernel_s=machine.kernel_s,
                    message_s=machine.message_s)
-    cpu = CpuScale(machine.factor)
+    cpu = CpuScale(machine.factor if scale is None else scale)
     writer = None if stock else ScaledWriter("bench bus", cpu)
     make: Callable[..., Any] = getattr(oled, driver) if stock else partial.DRIVERS[driver]
     memories = {address: memory_for(driver) for address in ADDRESSES}
@@ -350,6 +408,7 @@ class Latencies:
     clock_ioctls: list[int] = field(default_factory=list)        # ioctls among them
     clock_cpu: list[float] = field(default_factory=list)        # ms of CPU, measured (unscaled)
     clock_thread_cpu: list[float] = field(default_factory=list)  # of which the clock's thread
+    clock_t: list[int] = field(default_factory=list)            # the presses' instants
 
 
 @dataclass
@@ -397,8 +456,13 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
         effects: list[Effect]
         running_before = engine.match.phase is Phase.RUNNING
         engine, effects = engine.feed(edge) if edge is not None else engine.advance(t)
+        # As the service does when the step made records: the frames are held while it syncs
+        # the journal (none here) and leave together (one ioctl for both panels).
+        held = bool(edge is not None or effects) and rig.presenter.hold()
         wake = rig.presenter.present(engine, t, effects)
         rig.cpu.catch_up()
+        if held:
+            rig.presenter.release()
         returned = time.perf_counter()
         if edge is None or not edge.pressed or not effects:
             return
@@ -419,6 +483,7 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
             writer_ns = sum(p.cpu_ns.get(t, 0) for p in rig.panels) if rig.writer else 0
             out.clock_cpu.append((rig.cpu.used_ns() + writer_ns) / 1e6)
             out.clock_thread_cpu.append(rig.cpu.used_ns() / 1e6)
+            out.clock_t.append(t)
         else:
             out.screen_changes.append(glass.ms)
 
@@ -477,26 +542,48 @@ def _line(label: str, values: list[float], note: str = "", unit: str = "ms") -> 
             f"max {max(values, default=float('nan')):6.2f} {unit}{note}")
 
 
-def in_series(here: Latencies, pi: Machine) -> list[float]:
-    """Per clock press of this machine's run, the Pi's press to glass computed in series: its
-    CPU × factor + the wire + the kernel a transaction; no waits (GIL, host, queued frames)."""
-    return [pi.factor * cpu + wire + (k * pi.kernel_s + (n - k) * pi.message_s) * 1e3
-            for cpu, wire, n, k in zip(here.clock_cpu, here.clock_wire, here.clock_transactions,
-                                       here.clock_ioctls, strict=True)]
+def warm_split(here: Latencies, warm: dict[int, float]) -> list[tuple[float, float]]:
+    """Per clock press of this machine's run, its measured CPU split into the code's own (the
+    least of the warm replays, at most what was measured) and this host's wake-up surplus."""
+    split = []
+    for t, cpu in zip(here.clock_t, here.clock_cpu, strict=True):
+        own = min(cpu, warm.get(t, cpu))
+        split.append((own, cpu - own))
+    return split
+
+
+def warm_share(split: list[tuple[float, float]]) -> float:
+    """The share of this machine's measured CPU per press that is the code's own."""
+    total = sum(own + surplus for own, surplus in split)
+    return sum(own for own, _ in split) / total if total else 1.0
+
+
+def in_series(here: Latencies, pi: Machine, split: list[tuple[float, float]]) -> list[float]:
+    """Per clock press of this machine's run, the Pi's press to glass computed in series: the
+    code's own CPU × factor + this host's wake-up surplus × cold factor + the wire + the kernel
+    a transaction; no waits (GIL, host, queued frames)."""
+    return [pi.factor * own + pi.cold_factor * surplus + wire
+            + (k * pi.kernel_s + (n - k) * pi.message_s) * 1e3
+            for (own, surplus), wire, n, k in zip(split, here.clock_wire,
+                                                  here.clock_transactions, here.clock_ioctls,
+                                                  strict=True)]
 
 
 def report(machine: Machine, lat: Latencies, hz: int, took: float,
-           here: Latencies | None = None) -> None:
-    """The figures of one run (`here`: this machine's, beside the Pi model's)."""
+           here: Latencies | None = None, split: list[tuple[float, float]] | None = None,
+           scale: float = 1.0) -> None:
+    """The figures of one run (`here`: this machine's, beside the Pi model's, whose threads
+    burnt `scale` × their CPU; `split`: this machine's CPU per press, own and surplus)."""
     c, s = lat.clock_presses, lat.screen_changes
     if machine is HERE:
         target = TARGET_P99_MS.get(hz)
         print(f"  {machine.name} ({took:.0f} s to run)")
     else:
         target = TARGET_PI_P99_MS.get(hz)
-        print(f"  {machine.name}: CPU × {machine.factor:g}, {machine.kernel_s * 1e6:g} µs of "
-              f"kernel an ioctl, {machine.message_s * 1e6:g} µs a further message of one "
-              f"({took:.0f} s to run)")
+        print(f"  {machine.name}: CPU × {machine.factor:g} (this host's wake-up surplus × "
+              f"{machine.cold_factor:g}: each thread's CPU × {scale:.2f} in this run), "
+              f"{machine.kernel_s * 1e6:g} µs of kernel an ioctl, "
+              f"{machine.message_s * 1e6:g} µs a further message of one ({took:.0f} s to run)")
     note = f"   target p99 < {target:g} ms" if target and machine is HERE else (
         f"   target p99 ≤ {target:g} ms" if target else "")
     print("    " + _line(f"press to glass, clock presses ({len(c)})", c, note))
@@ -505,9 +592,16 @@ def report(machine: Machine, lat: Latencies, hz: int, took: float,
         print("      " + _line("of which the kernel (modelled)", lat.clock_kernel))
     print("      " + _line("of which transactions ended late (GIL, sleep overshoot)",
                            lat.clock_late))
-    if here is not None and here.clock_cpu:
-        print("    " + _line("computed in series from this machine's run (CPU × factor + wire + "
-                             "kernel, no waits)", in_series(here, machine)))
+    if here is not None and here.clock_cpu and split is not None:
+        print("    " + _line(f"computed in series from this machine's run (own CPU × "
+                             f"{machine.factor:g} + surplus × {machine.cold_factor:g} + wire + "
+                             f"kernel, no waits)", in_series(here, machine, split), note))
+        if machine.cold_factor != machine.factor:
+            plain = Machine(machine.name, machine.factor, machine.kernel_s, machine.message_s,
+                            cold_factor=machine.factor)
+            print("    " + _line(f"the same with the surplus × {machine.factor:g} too (as if a "
+                                 f"Pi's caches were evicted as this VM's)",
+                                 in_series(here, plain, split)))
     print("    " + _line(f"press to glass, screen changes ({len(s)})", s))
     if machine is HERE:
         print("    " + _line("CPU per clock press (clock's thread + writer)", lat.clock_cpu,
@@ -517,6 +611,11 @@ def report(machine: Machine, lat: Latencies, hz: int, took: float,
                                lat.clock_thread_cpu))
         print("      " + _line("of which the writer (plans, messages, ioctl; after a wake-up)",
                                writer))
+        if split is not None:
+            print("      " + _line("of which the code's own (least of the warm replays)",
+                                   [own for own, _ in split]))
+            print("      " + _line("of which this host's wake-up surplus",
+                                   [surplus for _, surplus in split]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -536,10 +635,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--message-us", type=float, default=MESSAGE_US,
                         help="the Pi model's kernel time per further message of one "
                              "I2C_RDWR ioctl, µs (default %(default)g)")
+    parser.add_argument("--cold-factor", type=float, default=COLD_FACTOR,
+                        help="the Pi model's factor on the CPU this host adds to a thread "
+                             "that waited (default %(default)g; --cold-factor 8 scales all "
+                             "of it as the code)")
+    parser.add_argument("--warm-replays", type=int, default=WARM_REPLAYS,
+                        help="replays of the match for each press's warm CPU "
+                             "(default %(default)g)")
     parser.add_argument("--presses", type=int,
                         help="play only the match's first N presses (a brief run)")
     args = parser.parse_args(argv)
-    pi = Machine("Pi 3 model", args.pi_factor, args.kernel_us / 1e6, args.message_us / 1e6)
+    pi = Machine("Pi 3 model", args.pi_factor, args.kernel_us / 1e6, args.message_us / 1e6,
+                 cold_factor=args.cold_factor)
+    fine_timer_slack()
 
     match = generate_match(args.seed, args.length, bounce=0.0)
     inputs, end = match.inputs, match.end
@@ -554,19 +662,29 @@ def main(argv: list[str] | None = None) -> int:
           f"panels on one emulated I²C bus (luma's i2c and smbus2, the ioctl emulated); "
           f"{MODES[args.stock]}; this machine's load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    # Each clock press's CPU as the code costs it warm (bench_press_cpu.py's replays, of the
+    # partial drivers: none for --stock, whose CPU is then all scaled as the code's).
+    warm = ({} if args.stock else
+            least_per_press_ms(match.seed, args.length, args.driver, args.warm_replays))
     with wired():
         for khz in (int(s) for s in args.speeds.split(",")):
             hz = khz * 1000
             print(f"\n{khz} kHz")
             rig = None
             here: Latencies | None = None
+            split: list[tuple[float, float]] | None = None
             for machine in (HERE, pi):
-                rig = make_rig(hz, args.driver, args.stock, machine=machine)
+                # The Pi model's threads burn their CPU × the factor that splits it as this
+                # machine's run did: the code's own × factor, the wake-up surplus × cold factor.
+                scale = 1.0 if split is None else machine.effective_factor(warm_share(split))
+                rig = make_rig(hz, args.driver, args.stock, machine=machine, scale=scale)
                 started = time.perf_counter()
                 lat = play_match(rig, match.rules, inputs, end)
                 took = time.perf_counter() - started
                 rig.close()
-                report(machine, lat, hz, took, here)
+                if here is None:
+                    split = warm_split(lat, warm)
+                report(machine, lat, hz, took, here, split, scale)
                 here = lat
             if not args.stock:
                 for tenths in (False, True):

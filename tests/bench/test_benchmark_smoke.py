@@ -144,6 +144,52 @@ def test_the_bus_model_adds_the_kernel_to_each_transaction(monkeypatch):
     assert bus.transactions[0].busy == pytest.approx(wire)    # the wire's share stays the wire's
 
 
+def test_one_ioctl_sleeps_once_to_the_end_of_its_last_message(monkeypatch):
+    """The messages of one I2C_RDWR follow each other inside a Pi's kernel: the model sleeps
+    once (this host's overshoot paid once an ioctl), each message ending where the model says."""
+    bus_bench = load_benchmark("bench_bus")
+    now = [0.0]
+    sleeps: list[float] = []
+    bus = bus_bench.ModelBus(speed_hz=400_000, sleep=True, kernel_s=0.0001, message_s=0.00002,
+                             clock=lambda: now[0])
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds + 0.00007                       # this host's overshoot
+
+    monkeypatch.setattr(bus_bench.time, "sleep", sleep)
+    bus.carry_ioctl([(0x3C, 10), (0x3C, 30), (0x3D, 10)], since=0.0)
+    monkeypatch.undo()
+    wires = [(21 + 9 * n) / 400_000 for n in (10, 30, 10)]
+    ends = [0.0001 + wires[0], 0.0001 + wires[0] + 0.00002 + wires[1],
+            0.0001 + sum(wires) + 2 * 0.00002]
+    assert len(sleeps) == 1 and sleeps[0] == pytest.approx(ends[-1])
+    assert [t.end for t in bus.transactions[:2]] == pytest.approx(ends[:2])
+    assert bus.transactions[2].end == pytest.approx(ends[2] + 0.00007)   # when the sleep returned
+    assert bus.lateness == pytest.approx([0.0, 0.0, 0.00007])
+    assert bus.firsts == [True, False, False]
+    assert [t.busy for t in bus.transactions] == pytest.approx(wires)
+
+
+def test_the_pi_model_scales_the_codes_own_cpu_and_the_hosts_wake_up_surplus_apart():
+    """A press measured at 0.5 ms whose code costs 0.2 ms warm: 0.2 × 8 + 0.3 × 2 on the Pi
+    model; the threads of its run burn the measured CPU × the factor that gives the same sum."""
+    bus_bench = load_benchmark("bench_bus")
+    here = bus_bench.Latencies(clock_cpu=[0.5, 0.1], clock_wire=[2.0, 1.0],
+                               clock_transactions=[3, 2], clock_ioctls=[1, 1], clock_t=[10, 20])
+    split = bus_bench.warm_split(here, {10: 0.2, 20: 0.15})
+    assert [pytest.approx(pair) for pair in split] == [(0.2, 0.3), (0.1, 0.0)]   # at most measured
+    pi = bus_bench.Machine("Pi", 8.0, 60e-6, 15e-6, cold_factor=2.0)
+    series = bus_bench.in_series(here, pi, split)
+    assert series == pytest.approx([0.2 * 8 + 0.3 * 2 + 2.0 + 0.060 + 2 * 0.015,
+                                    0.1 * 8 + 1.0 + 0.060 + 0.015])
+    share = bus_bench.warm_share(split)
+    assert share == pytest.approx(0.3 / 0.6)
+    assert pi.effective_factor(share) * 0.6 == pytest.approx(0.3 * 8 + 0.3 * 2)
+    plain = bus_bench.Machine("Pi", 8.0, cold_factor=8.0)
+    assert plain.effective_factor(share) == pytest.approx(8.0)  # the surplus × 8: all × 8
+
+
 def test_the_cpu_scale_burns_factor_minus_one_times_the_work_again():
     bus_bench = load_benchmark("bench_bus")
     import time
