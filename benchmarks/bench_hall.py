@@ -1012,14 +1012,17 @@ def exactly_once(run: Run) -> None:
     carriers = sum(len((view.table(name).seen & allowed[name]) - keys)
                    for name, keys in expected.items())
     events = sum(len(e) for e in expected.values())
-    total = events + carriers
     lights = f" and the {len(run.fakes)} light tables'" if run.fakes else ""
     run.say(f"exactly once by (journal, seq): {events} event records in the clocks' "
             f"journals{lights} and {carriers} records carrying lines: {view.events_counted} "
-            f"counted by the hall ({missing} missing, {extra} not in a journal); "
-            f"{run.hall.deliveries} deliveries, {view.duplicates} duplicates dropped")
-    run.check(missing == 0 and extra == 0 and view.events_counted == total,
-              f"events not exactly once: {missing} missing, {extra} extra")
+            f"events and {view.carriers_counted} carriers counted by the hall ({missing} "
+            f"missing, {extra} not in a journal); {run.hall.deliveries} deliveries, "
+            f"{view.duplicates} duplicates dropped")
+    run.check(missing == 0 and extra == 0 and view.events_counted == events
+              and view.carriers_counted == carriers,
+              f"events not exactly once: {missing} missing, {extra} extra, "
+              f"{view.events_counted} of {events} events and {view.carriers_counted} of "
+              f"{carriers} carriers counted")
     for what, keys in (("missing", [(name, k) for name, e in expected.items()
                                     for k in sorted(e - view.table(name).seen)]),
                        ("not in a journal", [(name, k) for name, e in allowed.items()

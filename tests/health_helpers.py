@@ -1,6 +1,6 @@
 """The health of a Pi as recorded from real boards (tests/data/health: a Pi 3's, a Pi 4's and a
 Pi 5's files and command outputs), for the health readers' tests, the hall's health card and
-the hall's benchmark: `recorded(board)`, a fixed monotonic `Clock` for the fsync times, and
+the hall's benchmark: `recorded(board)`, a fixed monotonic `Clock` for the sync times, and
 a table's `health` message as the clock sends it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gammonclock.journal.fsync_times import FsyncTimes
+from gammonclock.journal.fsync_times import SyncTimes
 from gammonclock.runtime.health import Backlog, FakeSystem, read_health
 
 DATA = Path(__file__).parent / "data" / "health"
@@ -35,7 +35,7 @@ class Clock:
 def health(board: str = "pi4", **over: Any) -> dict[str, Any]:
     """A table's `health` message as the clock sends it, from a board's recorded files."""
     data = read_health(recorded(board), "/var/lib/gammonclock",
-                       fsync_times=FsyncTimes(Clock()), backlog=lambda: Backlog(0, 0),
+                       sync_times=SyncTimes(Clock()), backlog=lambda: Backlog(0, 0),
                        at="2025-12-02T03:31:40.000Z").as_json()
     data.update(over)
     return data

@@ -172,8 +172,9 @@ WORDS: dict[str, Entry] = {
                           "{where}, {gap} ms apart: {figures}",
                           "  {appends} с fdatasync в заранее записанные нули (как пишет журнал) "
                           "в {where}, через каждые {gap} мс: {figures}"),
-    "hw.card.figures": E("fsync p50 {p50} ms, p99 {p99} ms, max {max} ms",
-                         "fsync: медиана {p50} мс, 99-й процентиль {p99} мс, максимум {max} мс"),
+    "hw.card.figures": E("fdatasync p50 {p50} ms, p99 {p99} ms, max {max} ms",
+                         "fdatasync: медиана {p50} мс, 99-й процентиль {p99} мс, максимум {max} "
+                         "мс"),
     "hw.card.fit": E("fit (p99 within {fit} ms)",
                      "годна (99-й процентиль не больше {fit} мс)"),
     "hw.card.slow": E("slow (p99 over {fit} ms, within {slow} ms): presses will now and then "

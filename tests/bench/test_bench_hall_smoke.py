@@ -50,6 +50,11 @@ def test_a_tiny_round_passes_its_checks_and_prints_its_figures() -> None:
     assert re.search(r"the backlog \(\d+ events of 3 tables.*all in the hall [\d.]+ s after "
                      r"the restart: True", out)
     assert re.search(r"\(0 missing, 0 not in a journal\)", out)
+    # The hall counts the records with effects as events and the records that only carried
+    # lines apart, each as the clocks' journals hold them.
+    assert re.search(r"(\d+) event records in the clocks' journals(?: and the \d+ light "
+                     r"tables')? and (\d+) records carrying lines: \1 events and \2 carriers "
+                     r"counted by the hall", out), out
     assert "table-4 with a wrong password: refused by the broker (True), never on the page " \
            "(True), plays on (True)" in out
     assert "table-5's account publishing as table-1: refused by the ACL (True), table-1's " \

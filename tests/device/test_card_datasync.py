@@ -20,7 +20,7 @@ def test_the_card_check_times_fdatasyncs_into_a_file_filled_ahead(tmp_path, monk
     for name in real:
         monkeypatch.setattr(os, name, recording(name))
     check = hardware_check.measure_card(tmp_path, appends=12, gap_s=0.0)
-    assert len(check.fsyncs_ns) == 12
+    assert len(check.syncs_ns) == 12
     # One fsync for the zeros filled ahead, then each append's fdatasync, none growing the file.
     assert [name for name, _ in syncs] == ["fsync"] + ["fdatasync"] * 12
     filled = syncs[0][1]

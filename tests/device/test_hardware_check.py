@@ -342,7 +342,7 @@ def test_still_instant_is_elapsed_time_within_the_first_period():
 
 # --- the state card ----------------------------------------------------------------------------
 
-FIGURES = re.compile(r"fsync p50 \d+\.\d ms, p99 (\d+\.\d) ms, max \d+\.\d ms")
+FIGURES = re.compile(r"fdatasync p50 \d+\.\d ms, p99 (\d+\.\d) ms, max \d+\.\d ms")
 
 
 def slow_fsync(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[int]:
@@ -370,7 +370,7 @@ def test_a_card_with_slow_fsyncs_is_to_be_replaced_and_fails_the_check(factory, 
     measured = FIGURES.search(text)
     assert measured is not None and float(measured.group(1)) >= 60.0, text
     assert "REPLACE THE CARD (p99 over 50 ms)" in text
-    assert any(line.startswith("  state card: REPLACE (fsync p50") for line in lines), text
+    assert any(line.startswith("  state card: REPLACE (fdatasync p50") for line in lines), text
     assert status == 1                                 # panels and buttons were all good
     assert lines[-1] == "Not all good: the state card (replace it) (exit status 1)."
     assert list(tmp_path.iterdir()) == []              # the test file is gone
@@ -381,18 +381,18 @@ def test_the_real_disk_gives_a_figure_and_a_verdict(factory, clock, tmp_path):
                         state_dir=tmp_path, card_appends=10, card_gap_s=0.0)
     text = "\n".join(lines)
     assert (f"  10 appends + fdatasync into zeros filled ahead (as the journal) in {tmp_path}, "
-            f"0 ms apart: fsync p50") in text, text
+            f"0 ms apart: fdatasync p50") in text, text
     measured = FIGURES.search(text)
     assert measured is not None, text
     verdict = hardware_check.card_verdict(round(float(measured.group(1)) * 1e6))
-    assert any(line.startswith(f"  state card: {verdict.upper()} (fsync p50") for line in lines)
+    assert any(line.startswith(f"  state card: {verdict.upper()} (fdatasync p50") for line in lines)
     assert status == (1 if verdict == "replace" else 0)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_measure_card_fsyncs_each_append_and_removes_its_file(tmp_path):
     check = hardware_check.measure_card(tmp_path, appends=8, gap_s=0.0)
-    assert len(check.fsyncs_ns) == 8 and all(ns > 0 for ns in check.fsyncs_ns)
+    assert len(check.syncs_ns) == 8 and all(ns > 0 for ns in check.syncs_ns)
     assert 0 < check.p50_ns <= check.p99_ns <= check.max_ns
     assert check.verdict in ("fit", "slow", "replace")
     assert list(tmp_path.iterdir()) == []
@@ -404,7 +404,7 @@ def test_measure_card_spaces_its_appends_like_presses(tmp_path, monkeypatch):
     check = hardware_check.measure_card(tmp_path, appends=4, gap_s=0.02,
                                         clock_ns=lambda: next(ticks), pause=pauses.append)
     assert pauses == [0.02, 0.02, 0.02]
-    assert check.fsyncs_ns == (1_000_000,) * 4
+    assert check.syncs_ns == (1_000_000,) * 4
 
 
 @pytest.mark.parametrize(("p99_ms", "verdict"), [(0.3, "fit"), (20.0, "fit"), (20.1, "slow"),
@@ -445,7 +445,7 @@ def test_the_command_measures_the_state_folders_card_unless_told_not_to(tmp_path
     out = capsys.readouterr().out
     assert f"State card (the state folder {state}):" in out
     assert (f"  100 appends + fdatasync into zeros filled ahead (as the journal) in {state}, "
-            f"20 ms apart: fsync p50") in out
+            f"20 ms apart: fdatasync p50") in out
     assert FIGURES.search(out) is not None
     main(["check-hardware", "--device", str(device), "--seconds", "0", "--no-card"])
     assert "State card" not in capsys.readouterr().out
@@ -464,6 +464,6 @@ def test_one_stall_in_a_hundred_fsyncs_does_not_condemn_a_card(tmp_path, monkeyp
         now[0] += (150 if calls[0] in (17, 60)[:stalls] else 2) * MS
     monkeypatch.setattr(os, "fdatasync", fsync)     # each append's, as the journal's
     check = hardware_check.measure_card(tmp_path, clock_ns=lambda: now[0], pause=lambda s: None)
-    assert len(check.fsyncs_ns) == hardware_check.CARD_APPENDS == 100
+    assert len(check.syncs_ns) == hardware_check.CARD_APPENDS == 100
     assert check.max_ns == (150 if stalls else 2) * MS
     assert check.verdict == verdict

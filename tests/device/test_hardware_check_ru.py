@@ -98,7 +98,7 @@ def test_a_russian_device_is_checked_in_russian(factory, clock, tmp_path: Path) 
     assert lines[0].startswith("Проверка оборудования gammonclock: стол T12")
     assert lines[1] == f"Карта памяти (папка состояния {tmp_path}):"
     assert lines[2].startswith(f"  5 дозаписей с fdatasync в заранее записанные нули (как пишет "
-                               f"журнал) в {tmp_path}, через каждые 0 мс: fsync: медиана ")
+                               f"журнал) в {tmp_path}, через каждые 0 мс: fdatasync: медиана ")
     assert re.search(r"медиана \d+,\d мс, 99-й процентиль \d+,\d мс, максимум \d+,\d мс$",
                      lines[2]), lines[2]
     assert "  левая кнопка (GPIO 17): нажата" in lines
@@ -123,7 +123,7 @@ def test_a_russian_device_is_checked_in_russian(factory, clock, tmp_path: Path) 
 def test_the_cards_verdict_in_russian(p99_ms: float, verdict: str, says: str) -> None:
     card = hardware_check.CardCheck("/var/lib/gammonclock", (round(p99_ms * 1e6),) * 3)
     assert card.says("ru") == says
-    assert card.figures("ru") == (f"fsync: медиана {p99_ms:.1f} мс, 99-й процентиль "
+    assert card.figures("ru") == (f"fdatasync: медиана {p99_ms:.1f} мс, 99-й процентиль "
                                   f"{p99_ms:.1f} мс, максимум {p99_ms:.1f} мс").replace(".", ",")
     assert words.say(f"hw.verdict.{card.verdict}", "ru") == verdict
     no_english(card.says("ru") + card.figures("ru"))

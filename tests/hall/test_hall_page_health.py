@@ -72,10 +72,12 @@ def test_each_card_shows_its_health_and_its_marks(browser: Any, hall: RunningHal
         card = lambda t: page.inner_text(f'.card[data-table="{t}"] .health')  # noqa: E731
         assert "47.7" not in card("table-1") and "48 °C" in card("table-1")
         assert "time ✓" in card("table-1") and "v0.1.0" in card("table-1")
+        # The journal's sync is an fdatasync since issue 20: the words say "sync", not "fsync".
+        assert "sync 3.1 ms" in card("table-1") and "fsync" not in card("table-1")
         assert "under-voltage now" in card("table-2")
         assert "under-voltage since boot" in card("table-3")
         assert "card nearly full: 150 MB free" in card("table-3")
-        assert "slow card: fsync 121 ms" in card("table-4")
+        assert "slow card: journal sync 121 ms" in card("table-4")
         assert "wall clock not synchronised" in card("table-4")
         assert "version 0.0.9 (most: 0.1.0)" in card("table-4")
         assert "not a Pi" in card("table-5") and "time ?" in card("table-5")
@@ -91,6 +93,8 @@ def test_each_card_shows_its_health_and_its_marks(browser: Any, hall: RunningHal
         assert "0x50005: now under-voltage, throttled; since boot under-voltage, throttled" \
             in dialog
         assert "Wall clock: synchronised (chrony 10.0.0.2)" in dialog
+        assert "Journal sync: p99 6.4 ms over the last hour (760 syncs)" in dialog
+        assert "fsync" not in dialog
         page.screenshot(path=str(shots / "hall-health-dialog.png"))
     finally:
         page.close()
@@ -107,7 +111,8 @@ def test_in_russian(browser: Any, hall: RunningHall, fleet: None,  # noqa: F811
         card = lambda t: page.inner_text(f'.card[data-table="{t}"] .health')  # noqa: E731
         assert "пониженное напряжение сейчас" in card("table-2")
         assert "карта почти заполнена: свободно 150 МБ" in card("table-3")
-        assert "медленная карта: fsync 121 мс" in card("table-4")
+        assert "медленная карта: запись журнала 121 мс" in card("table-4")
+        assert "запись 3.1 мс" in card("table-1") and "fsync" not in card("table-1")
         assert "часы не синхронизированы" in card("table-4")
         assert "версия 0.0.9 (у большинства 0.1.0)" in card("table-4")
         assert "не Raspberry Pi" in card("table-5")

@@ -1,6 +1,6 @@
 """The table's health readers (issue 24) against a Pi 3's, a Pi 4's and a Pi 5's files and command
-outputs (tests/data/health/README.md says what each holds), off a Pi, and the journal's fsync
-durations (a bounded ring of per-minute histograms)."""
+outputs (tests/data/health/README.md says what each holds), off a Pi, and the journal's sync
+(fdatasync) durations (a bounded ring of per-minute histograms)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gammonclock import __version__
-from gammonclock.journal.fsync_times import BINS, MINUTES, FsyncTimes, bin_of, upper_edge_us
+from gammonclock.journal.fsync_times import BINS, MINUTES, SyncTimes, bin_of, upper_edge_us
 from gammonclock.journal.records import GENESIS
 from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.health import (
@@ -27,8 +27,8 @@ from health_helpers import DATA, STATE, Clock, recorded
 
 
 def health_of(board: str) -> dict[str, object]:
-    times = FsyncTimes(Clock())
-    return read_health(recorded(board), STATE, fsync_times=times,
+    times = SyncTimes(Clock())
+    return read_health(recorded(board), STATE, sync_times=times,
                        backlog=lambda: Backlog(3, 0), at="2026-12-02T03:31:40.000Z").as_json()
 
 
@@ -76,12 +76,12 @@ def test_a_pi_5_under_voltage_now_read_from_vcgencmd_with_chrony():
 
 
 def test_the_words_of_a_pi_5():
-    lines = read_health(recorded("pi5"), STATE, fsync_times=FsyncTimes(Clock())).lines()
+    lines = read_health(recorded("pi5"), STATE, sync_times=SyncTimes(Clock())).lines()
     assert "supply and throttling: 0x50005: now under voltage, throttled; since boot under " \
            "voltage, throttled" in lines
     assert "CPU temperature: 61.5 °C" in lines
     assert "wall clock: synchronised by chrony 10.0.0.2" in lines
-    assert "journal fsync: unknown" in lines
+    assert "journal sync (fdatasync): unknown" in lines
 
 
 # --- the readers' rules --------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def test_off_a_pi_the_pi_figures_say_not_a_pi_and_nothing_is_invented():
                      "/proc/device-tree/model": "QEMU Virt Machine\0",
                      "/proc/uptime": "100.5 10.0\n"},
                     {"vcgencmd get_throttled": "throttled=0x50005\n"})
-    health = read_health(pc, STATE, fsync_times=FsyncTimes(Clock()))
+    health = read_health(pc, STATE, sync_times=SyncTimes(Clock()))
     h = health.as_json()
     assert h["pi"] is None and h["throttled"] is None and h["cpu_temp_c"] is None
     assert h["clock"] == {"synchronized": None, "source": None}
@@ -152,7 +152,7 @@ def test_a_command_that_is_missing_or_fails_reads_as_absent(tmp_path):
 
 
 def test_this_machine_is_read_without_failing(tmp_path):
-    health = read_health(HostSystem(), tmp_path, fsync_times=FsyncTimes(Clock()))
+    health = read_health(HostSystem(), tmp_path, sync_times=SyncTimes(Clock()))
     h = health.as_json()
     free, total = h["disk"]["free_bytes"], h["disk"]["total_bytes"]   # type: ignore[index]
     assert 0 <= free <= total
@@ -160,7 +160,7 @@ def test_this_machine_is_read_without_failing(tmp_path):
         assert h["pi"] is None and h["throttled"] is None
 
 
-# --- the fsync ring ------------------------------------------------------------------------------
+# --- the sync ring -------------------------------------------------------------------------------
 
 def test_every_duration_falls_in_a_bin_whose_upper_edge_holds_it_within_19_percent():
     for micros in [*range(0, 3000), 10_000, 49_999, 50_000, 1_000_000, 2**37]:
@@ -171,7 +171,7 @@ def test_every_duration_falls_in_a_bin_whose_upper_edge_holds_it_within_19_perce
 
 def test_the_p99_of_the_hour_is_the_slow_ones_when_more_than_1_in_100_are_slow():
     clock = Clock()
-    times = FsyncTimes(clock)
+    times = SyncTimes(clock)
     assert times.p99_ms() is None
     for _ in range(97):
         times.add(2_000_000)          # 2 ms
@@ -187,7 +187,7 @@ def test_the_p99_of_the_hour_is_the_slow_ones_when_more_than_1_in_100_are_slow()
 
 def test_a_slow_minute_leaves_the_p99_after_an_hour_and_memory_stays_bounded():
     clock = Clock()
-    times = FsyncTimes(clock)
+    times = SyncTimes(clock)
     for _ in range(100):
         times.add(200_000_000)        # one bad minute: 200 ms
     for minute in range(1, 3 * MINUTES):
@@ -202,7 +202,7 @@ def test_a_slow_minute_leaves_the_p99_after_an_hour_and_memory_stays_bounded():
 
 
 def test_the_journal_writer_times_each_sync(tmp_path):
-    times = FsyncTimes(Clock())
+    times = SyncTimes(Clock())
     fd = os.open(tmp_path / "j.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
     writer = JournalWriter(tmp_path / "j.jsonl", b"k" * 32, fd, 0, GENESIS)
     writer.sync_times = times
@@ -210,6 +210,33 @@ def test_the_journal_writer_times_each_sync(tmp_path):
     writer.sync()
     writer.close()
     assert times.count == 2 and times.p99_ms() is not None
+
+
+def test_the_journals_syncs_are_said_as_the_fdatasyncs_they_are(tmp_path, monkeypatch):
+    """What the writer times is its `fdatasync` (issue 20: into zeros filled ahead, the data
+    alone), and the words say so; the message keeps its keys (`fsync_p99_ms`, `fsyncs_in_hour`:
+    the hall reads them, hall/PROTOCOL.md)."""
+    calls: list[str] = []
+    for name in ("fsync", "fdatasync"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda fd, name=name, real=real: (calls.append(name),
+                                                                         real(fd))[1])
+    times = SyncTimes(Clock())
+    fd = os.open(tmp_path / "j.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+    writer = JournalWriter(tmp_path / "j.jsonl", b"k" * 32, fd, 0, GENESIS)
+    writer.sync_times = times
+    writer.sync()
+    writer.sync()
+    writer.close()
+    assert calls == ["fdatasync", "fdatasync"] and times.count == 2
+    health = read_health(recorded("pi5"), STATE, sync_times=times)
+    assert health.fsync_p99_ms is not None
+    said = [line for line in health.lines() if line.startswith("journal")]
+    assert said == [f"journal sync (fdatasync): {health.fsync_p99_ms:g} ms (p99 of 2 in the "
+                    f"last hour)"]
+    assert not any("fsync" in line.replace("fdatasync", "") for line in health.lines())
+    message = health.as_json()
+    assert (message["fsync_p99_ms"], message["fsyncs_in_hour"]) == (health.fsync_p99_ms, 2)
 
 
 # --- recording a board for the tests ------------------------------------------------------------
@@ -220,14 +247,14 @@ def test_a_recording_of_a_board_reads_back_as_the_same_health(board: str, tmp_pa
     it gives the very health the board gave (so a real Pi's sources become a test by a copy)."""
     from gammonclock.runtime.health import RecordingSystem
 
-    times = FsyncTimes(Clock())
-    live = read_health(RecordingSystem(recorded(board), tmp_path), STATE, fsync_times=times,
+    times = SyncTimes(Clock())
+    live = read_health(RecordingSystem(recorded(board), tmp_path), STATE, sync_times=times,
                        at="2026-12-02T03:31:40.000Z").as_json()
     files = {"/" + str(p.relative_to(tmp_path / "files")): p.read_text(encoding="utf-8")
              for p in (tmp_path / "files").rglob("*") if p.is_file()}
     commands = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "commands").iterdir()}
     again = FakeSystem(files, commands, {STATE: (3_100_000_000, 29_800_000_000)})
-    assert read_health(again, STATE, fsync_times=times,
+    assert read_health(again, STATE, sync_times=times,
                        at="2026-12-02T03:31:40.000Z").as_json() == live
     assert live["pi"] is not None                       # it was read as a Pi, not "not a Pi"
 

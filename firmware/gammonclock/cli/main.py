@@ -56,7 +56,7 @@ def _simulate(args: argparse.Namespace) -> int:
     for note in script.bounces:      # run as the device would run them; said, not refused
         print(note, file=sys.stderr)
     # Checkpoints bound what a power cut costs and snapshots how long a recovery takes; a run in
-    # virtual time has no power to lose (and is fsynced once at the end), so its journal holds
+    # virtual time has no power to lose (and is synced once at the end), so its journal holds
     # the inputs and the timers' effects only (it still replays and recovers, in full).
     checkpoint_ns = config.device.checkpoint_ns if args.speed else None
     key = pepper = None
@@ -79,8 +79,8 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.journal:
         assert key is not None
         try:
-            # A run in virtual time has no power to lose: one fsync at the end, not one a
-            # record. Paced (--speed), it stands for the device: every record is fsynced.
+            # A run in virtual time has no power to lose: one sync at the end, not one a
+            # record. Paced (--speed), it stands for the device: every record is synced.
             journal = JournalWriter.create(
                 args.journal, key, journal_header(config.text, str(args.config), pepper=pepper),
                 0, stamps(), fsync=bool(args.speed))
@@ -330,8 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print only the final state as one JSON object")
     sim.add_argument("--journal", type=Path,
                      help="write the run's journal to this new file (in virtual time it is "
-                          "fsynced once, at the end, with no 5-s checkpoints or snapshots: there "
-                          "is no power to lose; with --speed every record is fsynced before it "
+                          "synced once, at the end, with no 5-s checkpoints or snapshots: there "
+                          "is no power to lose; with --speed every record is synced before it "
                           "shows, as on the device)")
     sim.add_argument("--state-dir", type=Path,
                      help="where the device key is (default: $GAMMONCLOCK_STATE_DIR or the "
@@ -418,10 +418,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     hw = commands.add_parser(
         "check-hardware",
-        help="test a newly wired clock (stop the service first): the state card's fsync "
-             "(fit, slow or replace it), then each panel shows LEFT or RIGHT in a frame, every "
-             "button press and release is printed; exit 0 when both panels answer, every button "
-             "was pressed and the card need not be replaced, else 1")
+        help="test a newly wired clock (stop the service first): the state card's sync "
+             "times (fit, slow or replace it), then each panel shows LEFT or RIGHT in a frame, "
+             "every button press and release is printed; exit 0 when both panels answer, every "
+             "button was pressed and the card need not be replaced, else 1")
     hw.add_argument("--device", default="/etc/gammonclock/device.toml",
                     help="the device config to check (default: %(default)s)")
     hw.add_argument("--seconds", type=float, help="end after this many seconds (default: run "
@@ -430,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the state folder whose card is measured (default: "
                          "$GAMMONCLOCK_STATE_DIR, else the device config's)")
     hw.add_argument("--no-card", action="store_true",
-                    help="skip the state card's measure (about two seconds of fsyncs)")
+                    help="skip the state card's measure (about two seconds of syncs)")
     hw.add_argument("--language", choices=["en", "ru"],
                     help="the language of what the check prints and shows (default: the device "
                          "config's [display] language, SPEC §15)")

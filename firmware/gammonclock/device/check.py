@@ -13,7 +13,7 @@ to a temporary file there, as the journal writes them (into zeros filled ahead a
 append then `fdatasync`ed: its data alone), 20 ms apart as presses come (back-to-back syncs are
 cheaper than a table's), about two seconds in all; of 100, the p99 is the second slowest, so one
 stall alone does not condemn a card. The journal waits for one such sync before a press shows,
-so the card's fsync p99 says whether it is fit: up to 20 ms fit, up to 50 ms slow (usable, presses
+so the card's sync p99 says whether it is fit: up to 20 ms fit, up to 50 ms slow (usable, presses
 will show late now and then), above: replace it before the event (the exit status is then 1 too).
 A state folder the arbiter cannot write to (the service's own, mode 0750) is measured through a
 writable folder on the same file system (the home folder, /var/tmp, the temporary folder).
@@ -73,7 +73,7 @@ NO_ANSWER = frozenset({errno.EREMOTEIO, errno.EIO, errno.ENXIO})
 CARD_APPENDS = 100
 CARD_GAP_S = 0.02
 CARD_RECORD = b"x" * 199 + b"\n"
-# The verdict on the card's fsync p99: a press waits for one fsync before it shows, and the other
+# The verdict on the card's sync p99: a press waits for one sync before it shows, and the other
 # latencies of a press take about 5–10 ms, so up to 20 ms keeps a press on the glass within 30 ms.
 CARD_FIT_P99_MS = 20.0
 CARD_SLOW_P99_MS = 50.0      # above it: replace the card
@@ -168,29 +168,29 @@ def ms(ns: int, lang: str) -> str:
 
 
 def card_verdict(p99_ns: int) -> str:
-    """"fit", "slow" or "replace" for a card whose fsync p99 is `p99_ns`."""
+    """"fit", "slow" or "replace" for a card whose sync (fdatasync) p99 is `p99_ns`."""
     ms = p99_ns / 1e6
     return "fit" if ms <= CARD_FIT_P99_MS else "slow" if ms <= CARD_SLOW_P99_MS else "replace"
 
 
 @dataclass(frozen=True)
 class CardCheck:
-    """The fsync times measured in `folder`."""
+    """The sync (fdatasync) times measured in `folder`."""
 
     folder: str
-    fsyncs_ns: tuple[int, ...]
+    syncs_ns: tuple[int, ...]
 
     @property
     def p50_ns(self) -> int:
-        return _rank(self.fsyncs_ns, 0.50)
+        return _rank(self.syncs_ns, 0.50)
 
     @property
     def p99_ns(self) -> int:
-        return _rank(self.fsyncs_ns, 0.99)
+        return _rank(self.syncs_ns, 0.99)
 
     @property
     def max_ns(self) -> int:
-        return max(self.fsyncs_ns)
+        return max(self.syncs_ns)
 
     @property
     def verdict(self) -> str:

@@ -9,9 +9,10 @@ Marks the hall decides from one message (`marks`):
 - `card_full`: less than `CARD_FREE_PCT` (10 %) of the state card free, or less than
   `CARD_FREE_BYTES` (200 MB) whatever its size: a journal is small, but the system's logs and
   updates share the card, and a card nearly full writes slower and wears faster;
-- `slow`: the journal's fsync p99 over the last hour above `SLOW_FSYNC_MS` (50 ms): a press
-  waits for its sync before the panels show it, and 50 ms is where a tap starts to feel late
-  (a healthy card syncs in 1–10 ms);
+- `slow`: the journal's sync p99 over the last hour (`fsync_p99_ms`: the clock's fdatasyncs,
+  the key named from before) above `SLOW_FSYNC_MS` (50 ms): a press waits for its sync before
+  the panels show it, and 50 ms is where a tap starts to feel late (a healthy card syncs in
+  1–10 ms);
 - `clock`: the wall clock is not synchronised (unknown is not marked: a clock off a Pi or without
   timesyncd/chrony says so in words).
 

@@ -158,7 +158,8 @@ class TableView:
     journal_order: OrderedDict[str, int] = field(default_factory=OrderedDict)
     journals_seen: int = 0
     seen: SeenEvents = field(default_factory=SeenEvents)
-    events: int = 0
+    events: int = 0                            # records with effects, each once
+    carriers: int = 0                          # records that only carried lines: no event
     duplicates: int = 0
     recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT_EVENTS))
     alerts: dict[str, Need] = field(default_factory=dict)

@@ -89,7 +89,8 @@ class HallView:
     def __init__(self, prefix: str = "gammonclock") -> None:
         self.prefix = prefix.rstrip("/")
         self.tables: dict[str, TableView] = {}
-        self.events_counted = 0
+        self.events_counted = 0      # records with effects, each once
+        self.carriers_counted = 0    # records without, that carried lines, each once
         self.duplicates = 0
         self.rejected = 0        # messages that were not what SPEC §14 says (logged by the caller)
 
@@ -260,6 +261,10 @@ class HallView:
             view.duplicates += 1
             self.duplicates += 1
             return False
+        if not effects:      # a record the link sent only to carry the lines before it
+            view.carriers += 1
+            self.carriers_counted += 1
+            return False     # no event: nothing on the card changed
         view.events += 1
         self.events_counted += 1
         view.recent.appendleft({"seq": seq, "at": at, "kinds": kinds[:MAX_KINDS_SHOWN]})

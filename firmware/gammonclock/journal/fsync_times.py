@@ -1,6 +1,12 @@
-"""How long the journal's fsyncs take (issue 24: the card's health): a bounded ring of one-minute
+"""How long the journal's syncs take (issue 24: the card's health): a bounded ring of one-minute
 histograms, so the p99 over the last hour costs O(1) per sync and a fixed amount of memory
 however many syncs an hour brings.
+
+A sync is the `os.fdatasync` a press waits for (`JournalWriter._sync_data`): since issue 20 the
+journal is appended into zeros filled ahead (`prealloc`), so it writes the record's data alone;
+when no zeros are ahead (a fill failed, a full card) it also writes the file's new size. The
+fill's own `fsync`, off the press path, is not timed here. (The module keeps its name from when
+every sync was an `fsync`; so does the health message's key, `fsync_p99_ms`: hall/PROTOCOL.md.)
 
 Each minute of the last `MINUTES` has a histogram of `BINS` logarithmic bins (4 per doubling,
 from 1 µs up: a bin's upper edge is at most 19 % above any duration in it); a sync adds 1 to one
@@ -20,7 +26,7 @@ from collections.abc import Callable
 
 MINUTES = 60
 SUB_BINS = 4                    # per doubling of the duration
-OCTAVES = 38                    # 1 µs .. 2**38 µs (~76 h): any fsync fits
+OCTAVES = 38                    # 1 µs .. 2**38 µs (~76 h): any sync fits
 BINS = OCTAVES * SUB_BINS
 
 
@@ -41,8 +47,8 @@ def upper_edge_us(index: int) -> int:
     return ((SUB_BINS + sub + 1) << (octave - 2)) - 1
 
 
-class FsyncTimes:
-    """The last hour's fsync durations, as histograms per minute (module doc)."""
+class SyncTimes:
+    """The last hour's sync durations, as histograms per minute (module doc)."""
 
     def __init__(self, monotonic_ns: Callable[[], int] = time.monotonic_ns) -> None:
         self.monotonic_ns = monotonic_ns
@@ -52,7 +58,7 @@ class FsyncTimes:
         self.count = 0                         # syncs ever recorded (a figure for the card)
 
     def add(self, duration_ns: int) -> None:
-        """One fsync took `duration_ns`."""
+        """One sync took `duration_ns`."""
         minute = self.monotonic_ns() // 60_000_000_000
         slot = minute % MINUTES
         index = bin_of(max(0, duration_ns) // 1000)
@@ -64,7 +70,7 @@ class FsyncTimes:
             self.count += 1
 
     def p99_ms(self) -> float | None:
-        """The 99th percentile of the last hour's fsyncs in ms (the upper edge of its bin), or
+        """The 99th percentile of the last hour's syncs in ms (the upper edge of its bin), or
         None when there was none in the hour."""
         minute = self.monotonic_ns() // 60_000_000_000
         total = [0] * BINS
@@ -93,4 +99,4 @@ class FsyncTimes:
 
 
 # The process's journal writers record here (JournalWriter.sync_times); the health reader reads it.
-FSYNC_TIMES = FsyncTimes()
+SYNC_TIMES = SyncTimes()

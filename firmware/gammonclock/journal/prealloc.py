@@ -18,6 +18,7 @@ from typing import BinaryIO
 AHEAD_BYTES = 1 << 17        # the zeros kept ahead of the logical end once filled (128 KiB)
 LOW_BYTES = AHEAD_BYTES // 2  # fewer zeros left than this: filled again when the loop is idle
 PAGE = 4096                  # a fill ends on a page's end
+MOST_AHEAD = AHEAD_BYTES + PAGE   # the most zeros a journal holds after its logical end
 _SCAN = 1 << 16              # bytes read at a time from the end, looking for the last non-zero
 _ZEROS = bytes(_SCAN)
 
@@ -46,6 +47,18 @@ def written_end(path: str | Path) -> int:
     """The logical end of the journal at `path` (OSError when it cannot be read)."""
     with Path(path).open("rb") as f:
         return logical_end(f)
+
+
+def written_within(f: BinaryIO, cap: int) -> int | None:
+    """The logical end of `f`, an untrusted file (a stick's) that is refused when more than
+    `cap` bytes are written in it; None, read not at all, when the file is larger than `cap`
+    plus the most zeros a journal holds after its end (`MOST_AHEAD`): its written part is over
+    the cap, or it is no journal. Else at most that many bytes are read, from the end, 64 KiB
+    at a time. OSError as the OS gives; the file's position moves."""
+    size = os.fstat(f.fileno()).st_size
+    if size > cap + MOST_AHEAD:
+        return None
+    return logical_end(f, size)
 
 
 def written_bytes(path: str | Path) -> bytes:

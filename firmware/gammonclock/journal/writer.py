@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from gammonclock.backoff import Backoff
 
 from .durable import fsync_dir, write_all
-from .fsync_times import FSYNC_TIMES, FsyncTimes
+from .fsync_times import SYNC_TIMES, SyncTimes
 from .key import KeyRefused, check_key, key_id
 from .prealloc import LOW_BYTES, fill_target, fill_zeros, written_end
 from .reader import JournalSource
@@ -43,7 +43,7 @@ class JournalWriter:
     fsynced zeros after it (`prealloc`): an append there changes neither the size nor the
     blocks, so its sync writes the data alone. `trim` and `close` cut the zeros off."""
 
-    sync_times: FsyncTimes = FSYNC_TIMES      # every writer of the process, unless a test's own
+    sync_times: SyncTimes = SYNC_TIMES        # every writer of the process, unless a test's own
 
     def __init__(self, path: Path, key: bytes, fd: int, next_seq: int, prev: str,
                  fsync: bool = True) -> None:

@@ -59,6 +59,7 @@ from gammonclock.core.reasons import Reason
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.files import JournalHead, journal_heads, journal_order, next_match_no
+from gammonclock.journal.prealloc import written_within
 from gammonclock.journal.reader import JournalRead, read_header, read_journal
 from gammonclock.journal.records import JOURNALS_DIR, JournalError
 from gammonclock.journal.replay import Replayed, replay, replay_from_snapshot
@@ -152,12 +153,15 @@ def check_source(path: str | Path, key: bytes | None, *, unverified: bool = Fals
     read or understood, is too large, or holds a match that is over."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        with path.open("rb") as f:      # its written part: a live journal's zeros are not
+            size = os.fstat(f.fileno()).st_size
+            written = written_within(f, MAX_SOURCE_BYTES)
     except OSError as exc:
         raise ContinuationRefused(Problem("cont.cannot_read", path=path,
                                           why=exc.strerror)) from None
-    if size > MAX_SOURCE_BYTES:
-        raise ContinuationRefused(Problem("cont.too_large", path=path, size=size,
+    if written is None or written > MAX_SOURCE_BYTES:
+        raise ContinuationRefused(Problem("cont.too_large", path=path,
+                                          size=size if written is None else written,
                                           mib=MAX_SOURCE_BYTES >> 20))
     try:
         verdict = verify(path, key)
@@ -409,11 +413,15 @@ def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Pa
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_dev != device:
             raise ContinuationRefused(Problem("cont.not_plain", path=path))
-        if info.st_size > MAX_SOURCE_BYTES:
-            raise ContinuationRefused(Problem("cont.stick_too_large", path=path,
-                                              mib=MAX_SOURCE_BYTES >> 20))
         with os.fdopen(os.dup(fd), "rb") as f:
-            blob = f.read(MAX_SOURCE_BYTES + 1).rstrip(b"\0")    # a live journal's zeros ahead
+            # Its written part, a live journal's zeros ahead left out; a file too large for
+            # one is not read.
+            end = written_within(f, MAX_SOURCE_BYTES)
+            if end is None or end > MAX_SOURCE_BYTES:
+                raise ContinuationRefused(Problem("cont.stick_too_large", path=path,
+                                                  mib=MAX_SOURCE_BYTES >> 20))
+            f.seek(0)
+            blob = f.read(end).rstrip(b"\0")
     except OSError as exc:
         raise ContinuationRefused(Problem("cont.read_failed", path=path,
                                           why=exc.strerror or exc)) from None

@@ -1,6 +1,6 @@
 """A table's health (issue 24; SPEC §14 `P/T/health`): what the director should know before a
 clock fails mid-match. Under-voltage and throttling now and since boot, the CPU's temperature,
-free space on the state folder's card and the journal's fsync p99 over the last hour, whether the
+free space on the state folder's card and the journal's sync p99 over the last hour, whether the
 wall clock is synchronised and by what, uptime, software version, and the journal backlog to the
 hall.
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gammonclock import __version__
-from gammonclock.journal.fsync_times import FSYNC_TIMES, FsyncTimes
+from gammonclock.journal.fsync_times import SYNC_TIMES, SyncTimes
 
 NOT_A_PI = "not a Pi"
 UNKNOWN = "unknown"
@@ -287,6 +287,7 @@ class Health:
     throttled: Throttled | None
     cpu_temp_c: float | None
     disk: tuple[int, int] | None
+    # The journal's syncs (fdatasync: journal.fsync_times); named as the message's keys.
     fsync_p99_ms: float | None
     fsyncs_in_hour: int
     sync: Sync
@@ -325,7 +326,7 @@ class Health:
                       f"{', '.join(before) or 'fine'}")
         disk = UNKNOWN if self.disk is None else \
             f"{self.disk[0] / 1e6:.0f} MB free of {self.disk[1] / 1e6:.0f} MB"
-        fsync = UNKNOWN if self.fsync_p99_ms is None else \
+        synced = UNKNOWN if self.fsync_p99_ms is None else \
             f"{self.fsync_p99_ms:g} ms (p99 of {self.fsyncs_in_hour} in the last hour)"
         sync = {True: "synchronised", False: "NOT synchronised", None: UNKNOWN}[
             self.sync.synchronized] + (f" by {self.sync.source}" if self.sync.source else "")
@@ -334,13 +335,13 @@ class Health:
             f"{self.backlog.journals} journals after it")
         return [f"board: {self.pi or NOT_A_PI}", f"supply and throttling: {supply}",
                 f"CPU temperature: {off if self.cpu_temp_c is None else f'{self.cpu_temp_c} °C'}",
-                f"state card: {disk}", f"journal fsync: {fsync}", f"wall clock: {sync}",
+                f"state card: {disk}", f"journal sync (fdatasync): {synced}", f"wall clock: {sync}",
                 f"uptime: {UNKNOWN if self.uptime_s is None else f'{self.uptime_s} s'}",
                 f"version: {self.version}", f"hall backlog: {backlog}"]
 
 
 def read_health(system: System, state_dir: str | Path, *,
-                fsync_times: FsyncTimes = FSYNC_TIMES,
+                sync_times: SyncTimes = SYNC_TIMES,
                 backlog: Callable[[], Backlog | None] | None = None,
                 at: str | None = None) -> Health:
     """Every figure now. Off a Pi throttling and temperature are not read (None: "not a Pi")."""
@@ -350,8 +351,8 @@ def read_health(system: System, state_dir: str | Path, *,
         throttled=read_throttled(system) if pi else None,
         cpu_temp_c=read_cpu_temp_c(system) if pi else None,
         disk=system.disk(str(state_dir)),
-        fsync_p99_ms=fsync_times.p99_ms(),
-        fsyncs_in_hour=fsync_times.in_the_hour(),
+        fsync_p99_ms=sync_times.p99_ms(),
+        fsyncs_in_hour=sync_times.in_the_hour(),
         sync=read_sync(system),
         uptime_s=read_uptime_s(system),
         version=__version__,

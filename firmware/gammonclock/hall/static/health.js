@@ -75,7 +75,7 @@ function healthRow(card) {
   const disk = health.disk || {};
   if (Number.isFinite(disk.free_bytes)) figures.push(t("health.free", { size: sizeText(disk.free_bytes) }));
   if (Number.isFinite(health.fsync_p99_ms)) {
-    figures.push(t("health.fsync", { ms: health.fsync_p99_ms < 10 ? health.fsync_p99_ms.toFixed(1)
+    figures.push(t("health.sync", { ms: health.fsync_p99_ms < 10 ? health.fsync_p99_ms.toFixed(1)
                                                                   : Math.round(health.fsync_p99_ms) }));
   }
   const synced = (health.clock || {}).synchronized;
@@ -113,8 +113,8 @@ function healthLines(card) {
     [t("health.card"), Number.isFinite(disk.free_bytes)
       ? t("health.card_free", { free: sizeText(disk.free_bytes), total: sizeText(disk.total_bytes) })
       : t("health.unknown")],
-    [t("health.fsync_title"), Number.isFinite(health.fsync_p99_ms)
-      ? t("health.fsync_p99", { ms: health.fsync_p99_ms, n: health.fsyncs_in_hour ?? 0 })
+    [t("health.sync_title"), Number.isFinite(health.fsync_p99_ms)
+      ? t("health.sync_p99", { ms: health.fsync_p99_ms, n: health.fsyncs_in_hour ?? 0 })
       : t("health.unknown")],
     [t("health.clock"), t(clock.synchronized === true ? "health.synced" : clock.synchronized === false
                                                       ? "health.not_synced" : "health.unknown") +
