@@ -202,6 +202,12 @@ def test_a_client_that_sends_a_byte_at_a_time_is_cut_off_while_others_are_served
             for byte in b"deduct left 30s\n":      # 8 s at this pace: longer than the deadline
                 try:
                     conn.send(bytes([byte]))
+                except OSError:
+                    # The server answered and closed between two bytes (a loaded machine's
+                    # timing): its answer still waits to be read.
+                    loris_heard.append(conn.recv(65536))
+                    return
+                try:
                     loris_heard.append(conn.recv(65536))
                     return                         # an answer (or the end) before the line
                 except TimeoutError:
