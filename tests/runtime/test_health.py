@@ -201,21 +201,10 @@ def test_a_slow_minute_leaves_the_p99_after_an_hour_and_memory_stays_bounded():
     assert len(times._bins) == MINUTES and all(len(b) == BINS for b in times._bins)
 
 
-def test_the_journal_writer_times_each_sync(tmp_path):
-    times = SyncTimes(Clock())
-    fd = os.open(tmp_path / "j.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
-    writer = JournalWriter(tmp_path / "j.jsonl", b"k" * 32, fd, 0, GENESIS)
-    writer.sync_times = times
-    writer.sync()
-    writer.sync()
-    writer.close()
-    assert times.count == 2 and times.p99_ms() is not None
-
-
 def test_the_journals_syncs_are_said_as_the_fdatasyncs_they_are(tmp_path, monkeypatch):
-    """What the writer times is its `fdatasync` (issue 20: into zeros filled ahead, the data
-    alone), and the words say so; the message keeps its keys (`fsync_p99_ms`, `fsyncs_in_hour`:
-    the hall reads them, hall/PROTOCOL.md)."""
+    """The journal writer times each sync: its `fdatasync` (issue 20: into zeros filled ahead,
+    the data alone), and the words say so; the message keeps its keys (`fsync_p99_ms`,
+    `fsyncs_in_hour`: the hall reads them, hall/PROTOCOL.md)."""
     calls: list[str] = []
     for name in ("fsync", "fdatasync"):
         real = getattr(os, name)
