@@ -44,20 +44,25 @@ def _layout(count: int) -> tuple[Any, struct.Struct]:
     return array, layout
 
 
+def _fields(items: Sequence[tuple[int, bytes]], at: int) -> list[int]:
+    """The `i2c_msg` fields of one write message per (address, bytes) of `items`, their bytes
+    one after the other from address `at`."""
+    fields: list[int] = []
+    for address, raw in items:
+        fields += (address, 0, len(raw), at)
+        at += len(raw)
+    return fields
+
+
 def _messages(items: Sequence[tuple[int, bytes]]) -> tuple[Any, Any]:
     """The `i2c_msg` array of one write message per (address, bytes) of `items`, and the one
     buffer holding all their bytes (keep both alive until the ioctl returns): two allocations
     and one packing, where smbus2's `i2c_msg.write` makes a buffer and a structure a message."""
     blob = b"".join([raw for _, raw in items])
     buffer = ctypes.create_string_buffer(blob, len(blob))
-    at = ctypes.addressof(buffer)
-    fields: list[int] = []
-    for address, raw in items:
-        fields += (address, 0, len(raw), at)
-        at += len(raw)
     array_type, layout = _layout(len(items))
     array = array_type()
-    layout.pack_into(array, 0, *fields)
+    layout.pack_into(array, 0, *_fields(items, ctypes.addressof(buffer)))
     return array, buffer
 
 
@@ -90,13 +95,46 @@ def _transfer(bus: Any, items: Sequence[tuple[int, bytes]]) -> None:
     """One `I2C_RDWR` ioctl of a write message per (address, bytes) of `items`: straight to the
     kernel when `bus` is smbus2's own `SMBus` (what its `i2c_rdwr` does, without copying the
     messages into a second array), else through the bus's `i2c_rdwr` (a stand-in's own)."""
-    messages, buffer = _messages(items)
-    if getattr(type(bus), "i2c_rdwr", None) is _OWN_RDWR:
-        _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR,  # type: ignore[attr-defined]
-                      _smbus2.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(items)))
-    else:
+    if getattr(type(bus), "i2c_rdwr", None) is not _OWN_RDWR:
+        messages, buffer = _messages(items)
         bus.i2c_rdwr(*messages)
-    del buffer                      # (alive until here: the messages point into it)
+        del buffer                  # (alive until here: the messages point into it)
+        return
+    scratch: _Scratch = _scratch
+    blob = b"".join([raw for _, raw in items])
+    if len(blob) <= SCRATCH_BYTES:
+        # The thread's own buffers, made once: the bytes copied in, the messages packed over
+        # the array the ioctl's argument already points at.
+        scratch.blob[:len(blob)] = blob
+        _layout(len(items))[1].pack_into(scratch.messages, 0,
+                                         *_fields(items, scratch.address))
+        scratch.request.nmsgs = len(items)
+        _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR, scratch.request)  # type: ignore[attr-defined]
+        return
+    messages, buffer = _messages(items)       # more than the scratch holds (never a press)
+    _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR,  # type: ignore[attr-defined]
+                  _smbus2.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(items)))
+    del buffer
+
+
+SCRATCH_BYTES = 4096          # a thread's buffer: both panels' full frames fit (2 × 1 030)
+
+
+class _Scratch(threading.local):
+    """A thread's buffers for its ioctls (each bus writer sends on its own thread): the
+    messages' bytes, the `i2c_msg` array and the ioctl's argument pointing at it, made once
+    instead of three ctypes objects an ioctl."""
+
+    def __init__(self) -> None:
+        self.blob = bytearray(SCRATCH_BYTES)
+        # Exported to ctypes for good: the bytearray can never be resized (nor moved).
+        self._view = (ctypes.c_char * SCRATCH_BYTES).from_buffer(self.blob)
+        self.address = ctypes.addressof(self._view)
+        self.messages = (_smbus2.i2c_msg * MAX_MESSAGES)()
+        self.request = _smbus2.i2c_rdwr_ioctl_data(msgs=self.messages, nmsgs=0)
+
+
+_scratch = _Scratch()
 
 
 # --- several frames in one ioctl -----------------------------------------------------------------

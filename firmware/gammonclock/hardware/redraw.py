@@ -28,19 +28,30 @@ def _next_step_down(value: int, step: int) -> int | None:
 
 Changes = tuple[int | None, int | None, int | None]   # see `_turn_changes`
 
-# The last answer of `_turn_changes`: its turn (frozen: the same object, the same turn), its
-# instant and the answer. Both panels ask for the same turn at the same instants at a press.
-_last: tuple[Turn | None, int, Changes] = (None, 0, (None, None, None))
+# The answers of `_turn_changes` for the turn last asked about (frozen: the same object, the same
+# turn), by instant: both panels ask at the same instants (at a press, `settled` on each asks at
+# the press and at the nanosecond after). A few at most: a running turn is asked at every redraw.
+_known: tuple[Turn | None, dict[int, Changes]] = (None, {})
+KNOWN_INSTANTS = 4
 
 
 def _turn_changes(turn: Turn, t: int) -> Changes:
     """When the shown digits of the running `turn` change next after `t`: its delay, its
     reserve below 20 s in tenths (the player's own large clock), its reserve in seconds (the
     line below); None where they do not. The reserve runs after the delay."""
-    global _last
-    last = _last
-    if last[0] is turn and last[1] == t:
-        return last[2]
+    global _known
+    known_turn, known = _known
+    if known_turn is not turn or len(known) >= KNOWN_INSTANTS:
+        known = {}
+        _known = (turn, known)
+    changes = known.get(t)
+    if changes is None:
+        changes = known[t] = _changes(turn, t)
+    return changes
+
+
+def _changes(turn: Turn, t: int) -> Changes:
+    """`_turn_changes`, worked out."""
     delay = turn.delay_left_at(t)
     reserve = turn.reserve_at(t)
     if delay > 0:
@@ -50,10 +61,8 @@ def _turn_changes(turn: Turn, t: int) -> Changes:
         delay_change = None
     seconds = _next_step_down(reserve, NS_PER_S)
     tenths = _next_step_down(reserve, TENTH_NS) if reserve < TENTHS_BELOW_NS else seconds
-    changes = (delay_change, None if tenths is None else t + delay + tenths,
-               None if seconds is None else t + delay + seconds)
-    _last = (turn, t, changes)
-    return changes
+    return (delay_change, None if tenths is None else t + delay + tenths,
+            None if seconds is None else t + delay + seconds)
 
 
 def next_change_at(state: MatchState, facing: Side, t: int) -> int | None:

@@ -206,9 +206,8 @@ class SideClocks:
         if facts is None:
             facts = self._facts[side] = self._read(side)
         tenths, seconds, running, delay, cube, dice = facts
-        return _new_clock(reserve=seconds if named else tenths, running=running, delay=delay,
-                          cube=cube, name=self.state.rules.names[side] if named else "",
-                          dice=dice)
+        return _new_clock(seconds if named else tenths, running, delay, cube,
+                          self.state.rules.names[side] if named else "", dice)
 
     def _read(self, side: Side) -> _ClockFacts:
         """The reserve as shown in tenths and in seconds (one text from 20 s), whether it
@@ -224,15 +223,13 @@ class SideClocks:
                 _running_roll(state, side, self.opening))
 
 
-_CLOCK_FIELDS = frozenset(f.name for f in fields(Clock))
-
-
-def _new_clock(**values: object) -> Clock:
-    """`Clock(**values)` (every field given) without a frozen dataclass's `__init__` (a
-    `setattr` a field): four clocks are made at every press, as `_clock_view` makes views."""
-    assert values.keys() == _CLOCK_FIELDS
+def _new_clock(reserve: str, running: bool, delay: str, cube: str, name: str,
+               dice: tuple[int, ...]) -> Clock:
+    """`Clock(...)` without a frozen dataclass's `__init__` (a `setattr` a field): four clocks
+    are made at every press, as `_clock_view` makes views."""
     clock = object.__new__(Clock)
-    clock.__dict__.update(values)
+    clock.__dict__.update(reserve=reserve, running=running, delay=delay, cube=cube, name=name,
+                          dice=dice)
     return clock
 
 
