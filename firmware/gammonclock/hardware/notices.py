@@ -164,7 +164,7 @@ def opening_dice(dice: tuple[int, ...], effects: list[Effect]) -> tuple[int, ...
                     else dice + effect.dice)
         elif isinstance(effect, RollVoided) and dice[-len(effect.dice):] == effect.dice:
             dice = dice[:-len(effect.dice)]
-        elif isinstance(effect, TurnStarted) and not _opens_a_game(effects, effect):
+        elif isinstance(effect, TurnStarted) and dice and not _opens_a_game(effects, effect):
             dice = ()
         elif isinstance(effect, GameEnded):
             dice = ()

@@ -169,14 +169,17 @@ def shown_sides(state: MatchState, facing: Side) -> tuple[Side, ...]:
     """The sides whose reserve (with its running delay) the clock layout shows on this panel."""
     phase = state.phase
     if phase in (Phase.RUNNING, Phase.BETWEEN_GAMES):
-        return (facing, facing.other)
+        return _BOTH[facing]
     if phase is Phase.CUBE_OFFERED:
         # The taker's panel gives the opponent's line to the question; the doubler watches both.
         assert state.offer is not None
         return (facing,) if facing is not state.offer.doubler else (facing, facing.other)
     if phase is Phase.BREAK and state.brk is not None and state.brk.overrun:
-        return (facing, facing.other)
+        return _BOTH[facing]
     return ()       # the other phases have screens of their own, with no running clock
+
+
+_BOTH = {side: (side, side.other) for side in Side}     # the facing side first
 
 
 _ClockFacts = tuple[str, str, bool, str, str, tuple[int, ...]]   # see `SideClocks._read`
