@@ -101,7 +101,7 @@ def _transfer(bus: Any, items: Sequence[tuple[int, bytes]]) -> None:
         return
     scratch: _Scratch = _scratch
     blob = b"".join([raw for _, raw in items])
-    if len(blob) <= SCRATCH_BYTES:
+    if len(blob) <= SCRATCH_BYTES and len(items) <= MAX_MESSAGES:
         # The thread's own buffers, made once: the bytes copied in, the messages packed over
         # the array the ioctl's argument already points at.
         scratch.blob[:len(blob)] = blob
