@@ -73,20 +73,20 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
     if not getattr(serial, "_managed", False) or not hasattr(bus, "i2c_rdwr"):
         return False
     command, data = _PREFIX[serial._cmd_mode], _PREFIX[serial._data_mode]
-    raw: list[bytes] = []
+    address = serial._addr
+    items: list[tuple[int, bytes]] = []
     for commands, payload in writes:
         if len(commands) > 32 or len(payload) >= MAX_MESSAGE_BYTES:
             return False             # luma's limits: let its own calls split or refuse
-        raw.append(command + commands)
+        items.append((address, command + commands))
         if payload:
-            raw.append(data + payload)
-    address = serial._addr
+            items.append((address, data + payload))
     batch: Batch | None = getattr(_gathering, "batch", None)
     if batch is not None:
-        batch.add(bus, [(address, message) for message in raw])
+        batch.add(bus, items)
         return True
-    for start in range(0, len(raw), MAX_MESSAGES):
-        _transfer(bus, [(address, message) for message in raw[start:start + MAX_MESSAGES]])
+    for start in range(0, len(items), MAX_MESSAGES):
+        _transfer(bus, items[start:start + MAX_MESSAGES])
     return True
 
 
