@@ -25,6 +25,7 @@ from .views import SideClocks, TableInfo
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
 IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
+SIDES = tuple(Side)             # `present` loops over these (the enum's own iterator: 4 calls)
 
 
 def _show(panel: Panel, picture: Picture, t: int) -> None:
@@ -74,7 +75,7 @@ class PanelPresenter:
         pictures: list[Picture] = []
         # Both sides' clocks by the instant shown: worked out once for both panels.
         clocks: dict[int, SideClocks] = {}
-        for side in Side:
+        for side in SIDES:
             # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
             # frame shows what follows, and the next redraw is the next real change.
             shown, change = settled(state, side, t)
@@ -92,7 +93,7 @@ class PanelPresenter:
             self._shown[side] = (view, lang)
         # Both frames handed over back to back: the bus writer takes them while this thread is
         # done with the press (not competing with it for the GIL while the second is composed).
-        for side, picture in zip(Side, pictures, strict=True):
+        for side, picture in zip(SIDES, pictures, strict=True):
             _show(self.panels[side], picture, t)
         return _earliest(*changes, next_shift_at(t),
                          self.notice_until if notice and not alert else None)
