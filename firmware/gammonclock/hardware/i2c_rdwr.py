@@ -20,8 +20,7 @@ from __future__ import annotations
 import ctypes
 import struct
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -44,20 +43,25 @@ def _layout(count: int) -> tuple[Any, struct.Struct]:
     return array, layout
 
 
+def _fields(items: Sequence[tuple[int, bytes]], at: int) -> list[int]:
+    """The `i2c_msg` fields of one write message per (address, bytes) of `items`, their bytes
+    one after the other from address `at`."""
+    fields: list[int] = []
+    for address, raw in items:
+        fields += (address, 0, len(raw), at)
+        at += len(raw)
+    return fields
+
+
 def _messages(items: Sequence[tuple[int, bytes]]) -> tuple[Any, Any]:
     """The `i2c_msg` array of one write message per (address, bytes) of `items`, and the one
     buffer holding all their bytes (keep both alive until the ioctl returns): two allocations
     and one packing, where smbus2's `i2c_msg.write` makes a buffer and a structure a message."""
     blob = b"".join([raw for _, raw in items])
     buffer = ctypes.create_string_buffer(blob, len(blob))
-    at = ctypes.addressof(buffer)
-    fields: list[int] = []
-    for address, raw in items:
-        fields += (address, 0, len(raw), at)
-        at += len(raw)
     array_type, layout = _layout(len(items))
     array = array_type()
-    layout.pack_into(array, 0, *fields)
+    layout.pack_into(array, 0, *_fields(items, ctypes.addressof(buffer)))
     return array, buffer
 
 
@@ -69,20 +73,20 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
     if not getattr(serial, "_managed", False) or not hasattr(bus, "i2c_rdwr"):
         return False
     command, data = _PREFIX[serial._cmd_mode], _PREFIX[serial._data_mode]
-    raw: list[bytes] = []
+    address = serial._addr
+    items: list[tuple[int, bytes]] = []
     for commands, payload in writes:
         if len(commands) > 32 or len(payload) >= MAX_MESSAGE_BYTES:
             return False             # luma's limits: let its own calls split or refuse
-        raw.append(command + commands)
+        items.append((address, command + commands))
         if payload:
-            raw.append(data + payload)
-    address = serial._addr
+            items.append((address, data + payload))
     batch: Batch | None = getattr(_gathering, "batch", None)
     if batch is not None:
-        batch.add(bus, [(address, message) for message in raw])
+        batch.add(bus, items)
         return True
-    for start in range(0, len(raw), MAX_MESSAGES):
-        _transfer(bus, [(address, message) for message in raw[start:start + MAX_MESSAGES]])
+    for start in range(0, len(items), MAX_MESSAGES):
+        _transfer(bus, items[start:start + MAX_MESSAGES])
     return True
 
 
@@ -90,13 +94,46 @@ def _transfer(bus: Any, items: Sequence[tuple[int, bytes]]) -> None:
     """One `I2C_RDWR` ioctl of a write message per (address, bytes) of `items`: straight to the
     kernel when `bus` is smbus2's own `SMBus` (what its `i2c_rdwr` does, without copying the
     messages into a second array), else through the bus's `i2c_rdwr` (a stand-in's own)."""
-    messages, buffer = _messages(items)
-    if getattr(type(bus), "i2c_rdwr", None) is _OWN_RDWR:
-        _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR,  # type: ignore[attr-defined]
-                      _smbus2.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(items)))
-    else:
+    if getattr(type(bus), "i2c_rdwr", None) is not _OWN_RDWR:
+        messages, buffer = _messages(items)
         bus.i2c_rdwr(*messages)
-    del buffer                      # (alive until here: the messages point into it)
+        del buffer                  # (alive until here: the messages point into it)
+        return
+    scratch: _Scratch = _scratch
+    blob = b"".join([raw for _, raw in items])
+    if len(blob) <= SCRATCH_BYTES and len(items) <= MAX_MESSAGES:
+        # The thread's own buffers, made once: the bytes copied in, the messages packed over
+        # the array the ioctl's argument already points at.
+        scratch.blob[:len(blob)] = blob
+        _layout(len(items))[1].pack_into(scratch.messages, 0,
+                                         *_fields(items, scratch.address))
+        scratch.request.nmsgs = len(items)
+        _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR, scratch.request)  # type: ignore[attr-defined]
+        return
+    messages, buffer = _messages(items)       # more than the scratch holds (never a press)
+    _smbus2.ioctl(bus.fd, _smbus2.I2C_RDWR,  # type: ignore[attr-defined]
+                  _smbus2.i2c_rdwr_ioctl_data(msgs=messages, nmsgs=len(items)))
+    del buffer
+
+
+SCRATCH_BYTES = 4096          # a thread's buffer: both panels' full frames fit (2 × 1 030)
+
+
+class _Scratch(threading.local):
+    """A thread's buffers for its ioctls (each bus writer sends on its own thread): the
+    messages' bytes, the `i2c_msg` array and the ioctl's argument pointing at it, made once
+    instead of three ctypes objects an ioctl."""
+
+    def __init__(self) -> None:
+        self.blob = bytearray(SCRATCH_BYTES)
+        # Exported to ctypes for good: the bytearray can never be resized (nor moved).
+        self._view = (ctypes.c_char * SCRATCH_BYTES).from_buffer(self.blob)
+        self.address = ctypes.addressof(self._view)
+        self.messages = (_smbus2.i2c_msg * MAX_MESSAGES)()
+        self.request = _smbus2.i2c_rdwr_ioctl_data(msgs=self.messages, nmsgs=0)
+
+
+_scratch = _Scratch()
 
 
 # --- several frames in one ioctl -----------------------------------------------------------------
@@ -121,13 +158,17 @@ class Batch:
         self.owner: object = None
         self._queued: list[tuple[object, Any, list[tuple[int, bytes]]]] = []
 
-    @contextmanager
-    def gather(self) -> Iterator[Batch]:
+    def gather(self) -> Batch:
+        """`with batch.gather():` queues this thread's `send_windows` in the batch (a context
+        manager of its own rather than `contextlib`'s generator: one press, fewer calls)."""
+        return self
+
+    def __enter__(self) -> Batch:
         _gathering.batch = self
-        try:
-            yield self
-        finally:
-            _gathering.batch = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _gathering.batch = None
 
     def add(self, bus: Any, items: list[tuple[int, bytes]]) -> None:
         self._queued.append((self.owner, bus, items))

@@ -159,14 +159,17 @@ def opening_dice(dice: tuple[int, ...], effects: list[Effect]) -> tuple[int, ...
     It stands while the game it opens plays its first move (a backgammon opener plays it), and
     lapses at the next turn or when the game or match ends."""
     for effect in effects:
-        if isinstance(effect, DiceRolled) and effect.turn == 0:
-            dice = (effect.dice if len(effect.dice) == 2 or len(dice) >= 2
-                    else dice + effect.dice)
-        elif isinstance(effect, RollVoided) and dice[-len(effect.dice):] == effect.dice:
-            dice = dice[:-len(effect.dice)]
-        elif isinstance(effect, TurnStarted) and not _opens_a_game(effects, effect):
-            dice = ()
-        elif isinstance(effect, GameEnded):
+        if isinstance(effect, DiceRolled):
+            if effect.turn == 0:
+                dice = (effect.dice if len(effect.dice) == 2 or len(dice) >= 2
+                        else dice + effect.dice)
+        elif isinstance(effect, RollVoided):
+            if dice[-len(effect.dice):] == effect.dice:
+                dice = dice[:-len(effect.dice)]
+        elif not dice:
+            continue                # nothing shown to lapse (most presses: no dice reader)
+        elif isinstance(effect, GameEnded) or (isinstance(effect, TurnStarted)
+                                               and not _opens_a_game(effects, effect)):
             dice = ()
     return dice
 

@@ -86,10 +86,12 @@ class _Frame:
     """A frame handed to the bus writer: a PIL image and its bytes, or a `Picture` and its
     controller bytes (`PICTURE` and its pages: never equal to an image's bytes)."""
 
-    __slots__ = ("data", "image", "rewrite", "t")
+    __slots__ = ("data", "image", "rewrite", "shift", "t")
 
-    def __init__(self, image: Image.Image | Picture, data: bytes, t: int, rewrite: bool) -> None:
+    def __init__(self, image: Image.Image | Picture, data: bytes, t: int, rewrite: bool,
+                 shift: tuple[int, int]) -> None:
         self.image, self.data, self.t, self.rewrite = image, data, t, rewrite
+        self.shift = shift          # `shift_at(t)`: the burn-in offset it is drawn at
 
 
 PICTURE = b"P"      # the bytes of a picture's frame start so; an image's are 1 024 bytes long
@@ -160,22 +162,25 @@ class Panel:
         starts it again (after the back-off) and redraws. With a bus writer: hands the frame
         over and returns at once (the writer draws it, unless a newer frame replaces it first).
         """
-        frame = shifted(image, shift_at(t))
-        return self._show(frame, frame.tobytes(), t)
+        shift = shift_at(t)
+        frame = shifted(image, shift)
+        return self._show(frame, frame.tobytes(), t, shift)
 
     def show_picture(self, picture: Picture, t: int) -> bool:
         """`show` for a `Picture`: its frame is composed in the controller's bytes (no drawing)
         and compared as such; drawn as an image only for a device that takes no such bytes."""
-        return self._show(picture, PICTURE + picture.pages_at(shift_at(t)), t)
+        shift = shift_at(t)
+        return self._show(picture, PICTURE + picture.pages_at(shift), t, shift)
 
-    def _show(self, frame: Image.Image | Picture, data: bytes, t: int) -> bool:
+    def _show(self, frame: Image.Image | Picture, data: bytes, t: int,
+              shift: tuple[int, int]) -> bool:
         rewrite = self._rewrite_due(t)
         if self._writer is None:
-            return self._draw(_Frame(frame, data, t, rewrite))
+            return self._draw(_Frame(frame, data, t, rewrite, shift))
         if data == self._handed and not self._failing and not rewrite:
             return True
         self._handed = data
-        self._writer.submit(self, _Frame(frame, data, t, rewrite))
+        self._writer.submit(self, _Frame(frame, data, t, rewrite, shift))
         return not self._failing
 
     def flush(self, timeout: float = CLOSE_TIMEOUT_S) -> bool:
@@ -225,9 +230,8 @@ class Panel:
         return self._device is not None and bool(getattr(self._device, "rewriting", False))
 
     def _draw(self, job: _Frame) -> bool:
-        t = job.t
+        t, shift = job.t, job.shift
         self._last_t = t
-        shift = shift_at(t)
         if self._device is not None and job.data == self._last and not job.rewrite:
             return True
         if self._device is None and not self._open(t):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from luma.oled import device as oled  # type: ignore[import-untyped]
@@ -102,28 +102,48 @@ def _diff_runs(xor: int, old: bytes, new: bytes, width: int, gap: int) -> list[l
     """`frame_runs` given the XOR of the two frames as integers (the driver keeps the glass's)."""
     size = len(new)
     runs: list[list[Span]] = [[] for _ in range(size // width)]
-    if not xor:
-        return runs
-    diff = xor.to_bytes(size, "little")
-    if gap < 1:
-        for column, byte in enumerate(diff):
+    if gap < 1:                          # every differing column its own run
+        for column, byte in enumerate(xor.to_bytes(size, "little") if xor else b""):
             if byte:
                 runs[column // width].append((column % width, column % width))
         return runs
-    equal = bytes(gap)
-    first = size - len(diff.lstrip(b"\0"))
-    while first < size:
-        after = diff.find(equal, first)          # the gap that ends the run (none: the end)
-        last = (after if after >= 0 else len(diff.rstrip(b"\0"))) - 1
-        page = first // width
-        if last // width != page:                # a run over a page's end: page by page
-            return [changed_runs(old[p:p + width], new[p:p + width], gap)
-                    for p in range(0, size, width)]
-        runs[page].append((first - page * width, last - page * width))
-        if after < 0:
-            break
-        first = size - len(diff[after + gap:].lstrip(b"\0"))
+    spans = _diff_spans(xor, width, gap)
+    if spans is None:                    # a run over a page's end: page by page
+        return [changed_runs(old[p:p + width], new[p:p + width], gap)
+                for p in range(0, size, width)]
+    for page, first, last in spans:
+        runs[page].append((first, last))
     return runs
+
+
+PageSpan = tuple[int, int, int]       # page, first and last column
+
+
+def _diff_spans(xor: int, width: int, gap: int) -> list[PageSpan] | None:
+    """The runs of `_diff_runs` (`gap` ≥ 1) in order, each with its page; None when one runs
+    over a page's end."""
+    spans: list[PageSpan] = []
+    if not xor:
+        return spans
+    # Only the span from the first differing byte to the last is scanned: its ends are the
+    # integer's lowest and highest set bits (a strip over the equal bytes around a press's few
+    # changed ones cost more than the rest of the plan).
+    start = ((xor & -xor).bit_length() - 1) >> 3
+    size = ((xor.bit_length() + 7) >> 3) - start
+    diff = (xor >> 8 * start).to_bytes(size, "little")
+    equal = bytes(gap)
+    first = 0
+    while True:
+        after = diff.find(equal, first)          # the gap that ends the run (none: the end)
+        last = start + (after if after >= 0 else size) - 1
+        page = (start + first) // width
+        if last // width != page:
+            return None
+        spans.append((page, start + first - page * width, last - page * width))
+        if after < 0:
+            return spans
+        # The next differing byte: one follows the gap (the span ends on one).
+        first = size - len(diff[after + gap:].lstrip(b"\0"))
 
 
 Window = tuple[int, int, Span]        # first page, last page, columns
@@ -169,6 +189,30 @@ def merged_windows(runs: Sequence[Sequence[Span]], command_bytes: int,
             return sorted(windows)
         _, i, j, merged = best
         windows = [w for k, w in enumerate(windows) if k not in (i, j)] + [merged]
+
+
+PLANS_CACHED = 1024        # plans kept: a press changes the same few cells every time
+
+
+@lru_cache(maxsize=PLANS_CACHED)
+def _cheapest_plan(spans: tuple[PageSpan, ...], pages: int, frame_bytes: int, command_bytes: int,
+                   one_page_bytes: int | None, merge: bool) -> tuple[Window, ...] | None:
+    """The windows to send for the changed `spans` (each run with its page) of a frame, or None
+    when a full frame is the better choice (`FULL_SHARE`). Kept by its arguments: a press
+    changes the same cells (the turn markers, a delay's digits) at every turn, so the search
+    runs once per shape of change, not once per frame."""
+    full = FULL_SHARE * frame_bytes
+    if sum(last - first + 1 for _, first, last in spans) > full:
+        return None           # the changed bytes alone cost more than the share: no search
+    if merge:
+        runs: list[list[Span]] = [[] for _ in range(pages)]
+        for page, first, last in spans:
+            runs[page].append((first, last))
+        plan = merged_windows(runs, command_bytes, one_page_bytes)
+    else:
+        plan = [(page, page, (first, last)) for page, first, last in spans]
+    cost = sum(window_cost(w, command_bytes, one_page_bytes) for w in plan)
+    return None if cost > full else tuple(plan)
 
 
 class PartialUpdates:
@@ -254,23 +298,23 @@ class PartialUpdates:
             self.partial_frames += 1
         self._held, self._held_value = frame, value
 
-    def _plan(self, held: bytes, frame: bytes, xor: int) -> list[Window] | None:
+    def _plan(self, held: bytes, frame: bytes, xor: int) -> Sequence[Window] | None:
         """The windows to send, or None when a full frame is the better choice (`xor`: the
         two frames' integers XORed)."""
         if not xor:
             return []
         # What another window on the page costs.
         gap = (self.one_page_bytes or self.command_bytes) + 2 * COMMAND_OVERHEAD
-        runs = _diff_runs(xor, held, frame, self.width, gap)
-        full = FULL_SHARE * len(frame)
-        if sum(last - first + 1 for page in runs for first, last in page) > full:
-            return None       # the changed bytes alone cost more than the share: no search
-        plan = self._windows(runs)
-        cost = sum(window_cost(w, self.command_bytes, self.one_page_bytes) for w in plan)
-        return None if cost > full else plan
+        spans = _diff_spans(xor, self.width, gap)
+        if spans is None:        # a run over a page's end (none in the clock's screens)
+            runs = _diff_runs(xor, held, frame, self.width, gap)
+            spans = [(p, first, last) for p, page in enumerate(runs) for first, last in page]
+        return _cheapest_plan(tuple(spans), len(frame) // self.width, len(frame),
+                              self.command_bytes, self.one_page_bytes, self.merges_windows)
 
     command_bytes = 6
     one_page_bytes: int | None = None      # a one-page window's command, when it differs
+    merges_windows = True                  # neighbouring runs share a window when cheaper
 
     def _transmit(self, writes: list[tuple[bytes, bytes]]) -> None:
         """Each (commands, data) pair to the controller: on luma's managed I²C serial, all of
@@ -281,10 +325,7 @@ class PartialUpdates:
                 self.command(*command)
                 self.data(list(payload))
 
-    def _windows(self, runs: list[list[Span]]) -> list[Window]:
-        raise NotImplementedError
-
-    def _send(self, frame: bytes, plan: list[Window]) -> None:
+    def _send(self, frame: bytes, plan: Sequence[Window]) -> None:
         raise NotImplementedError
 
     def _send_full(self, frame: bytes) -> None:
@@ -316,10 +357,7 @@ class _WindowAddressing(PartialUpdates):
         super()._after_init()
         self._page_mode = False
 
-    def _windows(self, runs: list[list[Span]]) -> list[Window]:
-        return merged_windows(runs, self.command_bytes, self.one_page_bytes)
-
-    def _send(self, frame: bytes, plan: list[Window]) -> None:
+    def _send(self, frame: bytes, plan: Sequence[Window]) -> None:
         writes: list[tuple[bytes, bytes]] = []
         width, colstart = self.width, self._colstart
         one_page = [w for w in plan if w[0] == w[1]]
@@ -362,11 +400,9 @@ class _PageAddressing(PartialUpdates):
     _page_address_offset: int
 
     command_bytes = 3          # 0xB0+page, low nibble, high nibble
+    merges_windows = False     # every run its own address
 
-    def _windows(self, runs: list[list[Span]]) -> list[Window]:
-        return [(p, p, run) for p, page in enumerate(runs) for run in page]
-
-    def _send(self, frame: bytes, plan: list[Window]) -> None:
+    def _send(self, frame: bytes, plan: Sequence[Window]) -> None:
         writes: list[tuple[bytes, bytes]] = []
         width = self.width
         for page, _, (first, last) in plan:

@@ -21,10 +21,11 @@ from .notices import opening_dice
 from .panels import Panel, next_shift_at, shift_at
 from .redraw import settled
 from .screens import PanelView, idle_view, in_language, notice_for, panel_view
-from .views import TableInfo
+from .views import SideClocks, TableInfo
 
 NOTICE_NS = 3_000_000_000       # a notice (a refusal, a hint) stays this long
 IDLE_REDRAW_NS = 10_000_000_000  # the idle screen looks again for the network address
+SIDES = tuple(Side)             # `present` loops over these (the enum's own iterator: 4 calls)
 
 
 def _show(panel: Panel, picture: Picture, t: int) -> None:
@@ -72,12 +73,17 @@ class PanelPresenter:
         changes: list[int | None] = []
         lang = self.language()
         pictures: list[Picture] = []
-        for side in Side:
+        # Both sides' clocks by the instant shown: worked out once for both panels.
+        clocks: dict[int, SideClocks] = {}
+        for side in SIDES:
             # A picture that would stand for a nanosecond (the delay at a press) is skipped: the
             # frame shows what follows, and the next redraw is the next real change.
             shown, change = settled(state, side, t)
             changes.append(change)
-            view = panel_view(state, side, shown, notice, lang, self.opening, info)
+            at = clocks.get(shown)
+            if at is None:
+                at = clocks[shown] = SideClocks(state, shown, self.opening)
+            view = panel_view(state, side, shown, notice, lang, self.opening, info, at)
             drawn = self._drawn.get(side)
             picture = drawn[1] if drawn and drawn[0] == view else Picture(view)
             if isinstance(self.panels[side], Panel):
@@ -87,7 +93,7 @@ class PanelPresenter:
             self._shown[side] = (view, lang)
         # Both frames handed over back to back: the bus writer takes them while this thread is
         # done with the press (not competing with it for the GIL while the second is composed).
-        for side, picture in zip(Side, pictures, strict=True):
+        for side, picture in zip(SIDES, pictures, strict=True):
             _show(self.panels[side], picture, t)
         return _earliest(*changes, next_shift_at(t),
                          self.notice_until if notice and not alert else None)

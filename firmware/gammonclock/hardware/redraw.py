@@ -26,22 +26,43 @@ def _next_step_down(value: int, step: int) -> int | None:
     return value - whole * step + 1 if whole > 0 else None
 
 
-def _reserve_change(turn: Turn, t: int, tenths: bool = True) -> int | None:
-    """The instant the shown reserve of a running turn changes next (after its delay); below
-    20 s in tenths where they are shown (the player's own large clock), else in seconds."""
+Changes = tuple[int | None, int | None, int | None]   # see `_turn_changes`
+
+# The answers of `_turn_changes` for the turn last asked about (frozen: the same object, the same
+# turn), by instant: both panels ask at the same instants (at a press, `settled` on each asks at
+# the press and at the nanosecond after). A few at most: a running turn is asked at every redraw.
+_known: tuple[Turn | None, dict[int, Changes]] = (None, {})
+KNOWN_INSTANTS = 4
+
+
+def _turn_changes(turn: Turn, t: int) -> Changes:
+    """When the shown digits of the running `turn` change next after `t`: its delay, its
+    reserve below 20 s in tenths (the player's own large clock), its reserve in seconds (the
+    line below); None where they do not. The reserve runs after the delay."""
+    global _known
+    known_turn, known = _known
+    if known_turn is not turn or len(known) >= KNOWN_INSTANTS:
+        known = {}
+        _known = (turn, known)
+    changes = known.get(t)
+    if changes is None:
+        changes = known[t] = _changes(turn, t)
+    return changes
+
+
+def _changes(turn: Turn, t: int) -> Changes:
+    """`_turn_changes`, worked out."""
     delay = turn.delay_left_at(t)
     reserve = turn.reserve_at(t)
-    step = TENTH_NS if reserve < TENTHS_BELOW_NS and tenths else NS_PER_S
-    wait = _next_step_down(reserve, step)
-    return None if wait is None else t + delay + wait
-
-
-def _delay_change(turn: Turn, t: int) -> int | None:
-    delay = turn.delay_left_at(t)
-    if delay <= 0:
-        return None
-    wait = _next_step_down(delay, NS_PER_S)
-    return t + (wait if wait is not None else delay)   # the last second: gone when it runs out
+    if delay > 0:
+        wait = _next_step_down(delay, NS_PER_S)
+        delay_change: int | None = t + (wait if wait is not None else delay)   # the last
+    else:                                                  # second: gone when it runs out
+        delay_change = None
+    seconds = _next_step_down(reserve, NS_PER_S)
+    tenths = _next_step_down(reserve, TENTH_NS) if reserve < TENTHS_BELOW_NS else seconds
+    return (delay_change, None if tenths is None else t + delay + tenths,
+            None if seconds is None else t + delay + seconds)
 
 
 def next_change_at(state: MatchState, facing: Side, t: int) -> int | None:
@@ -60,10 +81,12 @@ def next_change_at(state: MatchState, facing: Side, t: int) -> int | None:
     turn = state.turn
     if turn is None or not turn.running or turn.side not in shown_sides(state, facing):
         return None
-    # Tenths only on the large clock of the player the panel faces (views._clock).
-    due = [c for c in (_reserve_change(turn, t, tenths=turn.side is facing),
-                       _delay_change(turn, t)) if c is not None]
-    return min(due) if due else None
+    delay, tenths, seconds = _turn_changes(turn, t)
+    # Tenths only on the large clock of the player the panel faces (views.SideClocks).
+    reserve = tenths if turn.side is facing else seconds
+    if delay is None or reserve is None:
+        return reserve if delay is None else delay
+    return min(delay, reserve)
 
 
 def settled(state: MatchState, facing: Side, t: int) -> tuple[int, int | None]:

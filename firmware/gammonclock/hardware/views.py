@@ -169,29 +169,71 @@ def shown_sides(state: MatchState, facing: Side) -> tuple[Side, ...]:
     """The sides whose reserve (with its running delay) the clock layout shows on this panel."""
     phase = state.phase
     if phase in (Phase.RUNNING, Phase.BETWEEN_GAMES):
-        return (facing, facing.other)
+        return _BOTH[facing]
     if phase is Phase.CUBE_OFFERED:
         # The taker's panel gives the opponent's line to the question; the doubler watches both.
         assert state.offer is not None
         return (facing,) if facing is not state.offer.doubler else (facing, facing.other)
     if phase is Phase.BREAK and state.brk is not None and state.brk.overrun:
-        return (facing, facing.other)
+        return _BOTH[facing]
     return ()       # the other phases have screens of their own, with no running clock
 
 
-def _clock(state: MatchState, side: Side, t: int, named: bool,
-           opening: tuple[int, ...] = ()) -> Clock:
-    turn = state.turn if state.turn is not None and state.turn.side is side else None
-    return Clock(
-        # Tenths on the player's own large clock only: the line below (the opponent's, or
-        # one's own while the other runs) shows whole seconds, so that a panel facing a
-        # waiting player is not redrawn ten times a second (bus time, benchmarks/bench_bus.py).
-        reserve=format_reserve(state.reserve_at(side, t), tenths=not named),
-        running=turn is not None and turn.running,
-        delay=_delay_text(turn, t) if turn is not None else "",
-        cube=str(state.cube_value) if state.cube_owner is side else "",
-        name=state.rules.names[side] if named else "",
-        dice=_running_roll(state, side, opening))
+_BOTH = {side: (side, side.other) for side in Side}     # the facing side first
+
+
+_ClockFacts = tuple[str, str, bool, str, str, tuple[int, ...]]   # see `SideClocks._read`
+
+
+class SideClocks:
+    """Each side's clock at instant `t` as the clock screens show it. A side's reserve, running
+    delay, cube and roll are the same on both panels (large on its player's own, on the line
+    below on the other's: only the tenths and the name differ), so the presenter works them
+    out once a press and hands them to both panels' `panel_view` (issue 20: a press's CPU)."""
+
+    __slots__ = ("_facts", "opening", "state", "t")
+
+    def __init__(self, state: MatchState, t: int, opening: tuple[int, ...] = ()) -> None:
+        self.state, self.t, self.opening = state, t, opening
+        self._facts: dict[Side, _ClockFacts] = {}
+
+    def serves(self, state: MatchState, t: int, opening: tuple[int, ...]) -> bool:
+        """Whether these are the clocks of `state` at `t` (with this opening roll)."""
+        return self.state is state and self.t == t and self.opening == opening
+
+    def clock(self, side: Side, named: bool) -> Clock:
+        """`side`'s clock: large on its own panel (in tenths below 20 s), or `named` on the
+        line below on the other panel (whole seconds: a panel facing a waiting player is not
+        redrawn ten times a second, bus time, benchmarks/bench_bus.py)."""
+        facts = self._facts.get(side)
+        if facts is None:
+            facts = self._facts[side] = self._read(side)
+        tenths, seconds, running, delay, cube, dice = facts
+        return _new_clock(seconds if named else tenths, running, delay, cube,
+                          self.state.rules.names[side] if named else "", dice)
+
+    def _read(self, side: Side) -> _ClockFacts:
+        """The reserve as shown in tenths and in seconds (one text from 20 s), whether it
+        runs, its delay, the cube, the roll."""
+        state, t = self.state, self.t
+        turn = state.turn if state.turn is not None and state.turn.side is side else None
+        reserve = state.reserve_at(side, t)
+        seconds = format_reserve(reserve, tenths=False)
+        tenths = format_reserve(reserve) if reserve < TENTHS_BELOW_NS else seconds
+        return (tenths, seconds, turn is not None and turn.running,
+                _delay_text(turn, t) if turn is not None else "",
+                str(state.cube_value) if state.cube_owner is side else "",
+                _running_roll(state, side, self.opening))
+
+
+def _new_clock(reserve: str, running: bool, delay: str, cube: str, name: str,
+               dice: tuple[int, ...]) -> Clock:
+    """`Clock(...)` without a frozen dataclass's `__init__` (a `setattr` a field): four clocks
+    are made at every press, as `_clock_view` makes views."""
+    clock = object.__new__(Clock)
+    clock.__dict__.update(reserve=reserve, running=running, delay=delay, cube=cube, name=name,
+                          dice=dice)
+    return clock
 
 
 def _time_control_words(tc: TimeControl, lang: str) -> str:
@@ -207,7 +249,7 @@ def _time_control_words(tc: TimeControl, lang: str) -> str:
 
 def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = None,
                lang: str = DEFAULT, opening: tuple[int, ...] = (),
-               info: TableInfo | None = None) -> PanelView:
+               info: TableInfo | None = None, clocks: SideClocks | None = None) -> PanelView:
     """What the panel facing `facing` shows at `t` (the state brought to `t` or just before), in
     the language `lang`.
 
@@ -216,7 +258,9 @@ def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = Non
     the dice reader's opening roll of the next or current game, in the order read (white's die
     first: `notices.opening_dice` gathers it from the effects, since the state keeps only the
     last message); the running player's roll is the state's. `info` is what the arbiter's menu
-    shows of the table (both panels show the arbiter's mode alike).
+    shows of the table (both panels show the arbiter's mode alike). `clocks`: both sides' clocks
+    at `t`, worked out once for both panels (`SideClocks`; made here when not given or not of
+    this state, instant and opening roll).
     """
     if state.phase is Phase.ARBITER:
         view = arbiter_view(state, t, lang, info or TableInfo())
@@ -225,7 +269,9 @@ def panel_view(state: MatchState, facing: Side, t: int, notice: str | None = Non
         if state.phase is Phase.BETWEEN_GAMES:
             return _info_view(state, facing, t, lang)
         notice = None          # the info page belongs between games; it lapses when play starts
-    view = _phase_view(state, facing, t, lang, opening)
+    if clocks is None or not clocks.serves(state, t, opening):
+        clocks = SideClocks(state, t, opening)
+    view = _phase_view(state, facing, t, lang, opening, clocks)
     return replace(view, notice=localized(notice, lang)) if notice else view
 
 
@@ -249,7 +295,7 @@ def _score_words(own: str, opp: str, crawford: bool, length: int, lang: str) -> 
 
 
 def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
-                opening: tuple[int, ...] = ()) -> PanelView:
+                opening: tuple[int, ...], clocks: SideClocks) -> PanelView:
     phase, names, other = state.phase, state.rules.names, facing.other
     head = _header(state, facing, lang)
 
@@ -269,8 +315,8 @@ def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
                          big=format_countdown(state.brk.ends_at - t))
 
     shown = shown_sides(state, facing)
-    own = _clock(state, facing, t, named=False, opening=opening)
-    opponent = _clock(state, other, t, named=True, opening=opening) if other in shown else None
+    own = clocks.clock(facing, named=False)
+    opponent = clocks.clock(other, named=True) if other in shown else None
     status: tuple[str, ...] = ()
     if phase is Phase.BETWEEN_GAMES:
         white_starts = state.must_start is facing
