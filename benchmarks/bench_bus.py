@@ -84,6 +84,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import gc
 import os
 import sys
 import threading
@@ -678,9 +679,14 @@ def main(argv: list[str] | None = None) -> int:
                 # machine's run did: the code's own × factor, the wake-up surplus × cold factor.
                 scale = 1.0 if split is None else machine.effective_factor(warm_share(split))
                 rig = make_rig(hz, args.driver, args.stock, machine=machine, scale=scale)
+                # The heap frozen as the service freezes it once READY (`settle_memory`): a full
+                # collection on a press would scan what the device never scans.
+                gc.collect()
+                gc.freeze()
                 started = time.perf_counter()
                 lat = play_match(rig, match.rules, inputs, end)
                 took = time.perf_counter() - started
+                gc.unfreeze()
                 rig.close()
                 if here is None:
                     split = warm_split(lat, warm)
