@@ -27,7 +27,7 @@ all play out as they would there:
   and redraws its running clock every second with this same code: what of that surplus remains
   there are cache misses, whose cost is the Pi's memory latency (about twice this host's), not
   the interpreter's 8×. So each clock press's CPU is split: the code's own is the least of
-  `--warm-replays` (3) warm replays of the same press (`bench_press_cpu.py`), the rest is the
+  `--warm-replays` (5) warm replays of the same press (`bench_press_cpu.py`), the rest is the
   surplus. Run with `--cold-factor 8` for the model before this split (all × 8); both are
   printed in series. After every stretch of Python on the clock's thread (engine, presenter,
   views, render) and on the writer's (the driver's plan, luma, smbus2's messages), measured with
@@ -132,7 +132,7 @@ TARGET_PI_P99_MS = {400_000: 6.0}     # issue 20: press → both panels' glass o
 TARGET_CPU_MS = 0.15                  # issue 20: CPU per press, here
 PI_FACTOR = 8.0                       # a Pi 3 / Zero 2 W runs Python 6–10× slower
 COLD_FACTOR = 2.0                     # … and waits on memory about twice as long (DRAM latency)
-WARM_REPLAYS = 3                      # replays of the match for each press's warm CPU
+WARM_REPLAYS = 5                      # replays of the match for each press's warm CPU
 KERNEL_US = 60.0                      # a Pi's kernel per I²C ioctl: 30–100 µs
 MESSAGE_US = 15.0                     # and per further message of one I2C_RDWR ioctl (the
                                       # driver's interrupt starting it with a repeated START)
@@ -164,11 +164,32 @@ HERE = Machine("this machine")
 
 class CpuScale:
     """Each thread's CPU between marks: counted, and (factor > 1) stretched: `catch_up` burns
-    factor − 1 times the CPU since the mark again, holding the GIL as a slower CPU would."""
+    factor − 1 times the CPU since the mark again, holding the GIL as a slower CPU would.
 
-    def __init__(self, factor: float) -> None:
+    While a press's warm CPU is known (`budget`: what its code costs warm), its stretches, on
+    either thread, are the code's own up to that budget — burnt `own_factor` − 1 times again —
+    and this host's wake-up surplus beyond it, burnt `cold_factor` − 1 times: the press's CPU
+    split as `in_series` splits it."""
+
+    def __init__(self, factor: float, own_factor: float | None = None,
+                 cold_factor: float | None = None) -> None:
         self.factor = factor
+        self.own_factor = factor if own_factor is None else own_factor
+        self.cold_factor = factor if cold_factor is None else cold_factor
+        self._budget_ns: int | None = None
         self._local = threading.local()
+
+    def budget(self, warm_ms: float | None) -> None:
+        """The coming press's warm CPU (None: not a press with one; stretches × `factor`)."""
+        self._budget_ns = None if warm_ms is None else round(warm_ms * 1e6)
+
+    def _stretched(self, spent: int) -> int:
+        budget = self._budget_ns
+        if budget is None:
+            return round(self.factor * spent)
+        own = min(spent, budget)
+        self._budget_ns = budget - own
+        return round(self.own_factor * own + self.cold_factor * (spent - own))
 
     def begin(self) -> None:
         self._local.mark = time.thread_time_ns()
@@ -181,10 +202,9 @@ class CpuScale:
             self.begin()
             return
         self._local.used += now - mark
-        if self.factor > 1:
-            until = now + round((self.factor - 1) * (now - mark))
-            while time.thread_time_ns() < until:
-                pass
+        until = mark + self._stretched(now - mark)
+        while time.thread_time_ns() < until:
+            pass
         self._local.mark = time.thread_time_ns()
 
     def skip(self) -> None:
@@ -381,10 +401,12 @@ class Rig:
 def make_rig(speed_hz: int, driver: str, stock: bool, sleep: bool = True,
              machine: Machine = HERE, scale: float | None = None) -> Rig:
     """The panels on one bus, on `machine`, whose threads burn their CPU × `scale` (default
-    the machine's factor); build it inside `wired()`."""
+    the machine's factor) outside presses whose warm CPU is known; build it inside
+    `wired()`."""
     bus = ModelBus(speed_hz=speed_hz, sleep=sleep, kernel_s=machine.kernel_s,
                    message_s=machine.message_s)
-    cpu = CpuScale(machine.factor if scale is None else scale)
+    cpu = CpuScale(machine.factor if scale is None else scale, machine.factor,
+                   machine.cold_factor)
     writer = None if stock else ScaledWriter("bench bus", cpu)
     make: Callable[..., Any] = getattr(oled, driver) if stock else partial.DRIVERS[driver]
     memories = {address: memory_for(driver) for address in ADDRESSES}
@@ -441,8 +463,10 @@ def _glass(rig: Rig, t: int, since: float, returned: float) -> Glass | None:
     return Glass((end - since) * 1e3, wire * 1e3, kernel * 1e3, late * 1e3, len(spanned), ioctls)
 
 
-def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) -> Latencies:
-    """The match through engine and presenter, time compressed (see the module's docstring)."""
+def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int,
+               warm: dict[int, float] | None = None) -> Latencies:
+    """The match through engine and presenter, time compressed (see the module's docstring);
+    `warm`: each clock press's warm CPU by its instant, for the CPU scale's split."""
     out = Latencies()
     engine = Engine.start(rules)
     now = 0
@@ -450,8 +474,10 @@ def play_match(rig: Rig, rules: MatchRules, inputs: list[ButtonEdge], end: int) 
 
     def step(t: int, edge: ButtonEdge | None) -> None:
         nonlocal engine, now, wake
+        rig.cpu.budget(None)              # what the writer finishes meanwhile is no press's
         rig.settle((t - now) / NS_PER_S)
         now = t
+        rig.cpu.budget(warm.get(t) if warm is not None and edge is not None else None)
         rig.cpu.begin()
         since = time.perf_counter()
         effects: list[Effect]
@@ -684,7 +710,7 @@ def main(argv: list[str] | None = None) -> int:
                 gc.collect()
                 gc.freeze()
                 started = time.perf_counter()
-                lat = play_match(rig, match.rules, inputs, end)
+                lat = play_match(rig, match.rules, inputs, end, warm if split else None)
                 took = time.perf_counter() - started
                 gc.unfreeze()
                 rig.close()

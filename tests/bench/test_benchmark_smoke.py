@@ -206,6 +206,19 @@ def test_the_cpu_scale_burns_factor_minus_one_times_the_work_again():
     assert cpu.used_ns() < total
 
 
+def test_a_press_with_a_warm_budget_burns_its_own_cpu_by_the_factor_and_the_rest_by_the_cold():
+    """0.3 ms measured against a 0.1 ms warm budget: 0.1 × 8 + 0.2 × 2 in all, over the
+    stretches of either thread, the budget spent by the first; without a budget × factor."""
+    bus_bench = load_benchmark("bench_bus")
+    cpu = bus_bench.CpuScale(5.0, own_factor=8.0, cold_factor=2.0)
+    cpu.budget(0.1)
+    assert cpu._stretched(60_000) == 8 * 60_000                  # within the budget
+    assert cpu._stretched(240_000) == 8 * 40_000 + 2 * 200_000   # the budget's rest, then cold
+    assert cpu._stretched(10_000) == 2 * 10_000                  # spent: all surplus
+    cpu.budget(None)
+    assert cpu._stretched(10_000) == 5 * 10_000                  # no press: the run's factor
+
+
 def test_the_card_model_has_its_median_its_p99_and_its_share_of_stalls():
     latency = load_benchmark("bench_latency")
     card = latency.CardModel(p50_ms=3.0, p99_ms=20.0, stall_rate=0.01, stall_ms=150.0, seed=7)
