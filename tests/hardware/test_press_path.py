@@ -177,18 +177,6 @@ class _Rdwr(_Kernel):
         self.carry(smbus2_module.I2C_RDWR, data)
 
 
-@pytest.fixture
-def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = smbus2_module.ioctl     # type: ignore[attr-defined]
-
-    def ioctl(fd: Any, request: int, arg: Any = 0, *rest: Any) -> Any:
-        if isinstance(fd, _Kernel):
-            return fd.carry(request, arg)
-        return real(fd, request, arg, *rest)
-
-    monkeypatch.setattr(smbus2_module, "ioctl", ioctl)
-
-
 def _play(bus: _Kernel, driver: str, seed: int) -> list[tuple[bytes, bytes]]:
     saved = smbus2.SMBus
     smbus2.SMBus = lambda port: bus

@@ -213,18 +213,6 @@ class _Kernel(smbus2.SMBus):  # type: ignore[misc]
         self.fd = None
 
 
-@pytest.fixture
-def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = smbus2_module.ioctl     # type: ignore[attr-defined]
-
-    def ioctl(fd: Any, request: int, arg: Any = 0, *rest: Any) -> Any:
-        if isinstance(fd, _Kernel):
-            return fd.carry(request, arg)
-        return real(fd, request, arg, *rest)
-
-    monkeypatch.setattr(smbus2_module, "ioctl", ioctl)
-
-
 def test_messages_larger_than_the_scratch_leave_whole(kernel: None) -> None:
     bus = _Kernel()
     rnd = random.Random(7)
