@@ -250,6 +250,8 @@ class Message:
     payload: bytes
     retain: bool
     qos: int
+    dup: bool = False       # the broker delivering it again (a PUBACK it never read), not a new
+                            # publish of the sender's
 
     @property
     def text(self) -> str:
@@ -308,7 +310,7 @@ class Collector:
     def _on_message(self, _client: Any, _userdata: Any, msg: Any) -> None:
         with self._changed:
             self.messages.append(Message(msg.topic, bytes(msg.payload), bool(msg.retain),
-                                         int(msg.qos)))
+                                         int(msg.qos), bool(msg.dup)))
             self._changed.notify_all()
 
     def on(self, suffix: str) -> list[Message]:

@@ -139,7 +139,12 @@ def seen_events(seen: Collector) -> list[tuple[str, int]]:
     return kept
 
 def all_events_arrived(seen: Collector, expected: list[tuple[str, int]]) -> None:
-    seen.wait_until(lambda _: set(expected) <= set(seen_events(seen)), timeout=15)
+    try:
+        seen.wait_until(lambda _: set(expected) <= set(seen_events(seen)), timeout=15)
+    except AssertionError:
+        got = seen_events(seen)
+        raise AssertionError(f"not received within 15 s: {[k for k in expected if k not in got]}"
+                             f"; received, in order: {got}") from None
 
 def link_of(table: Table) -> hall_link.HallLink:
     assert table.device is not None

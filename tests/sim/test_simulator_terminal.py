@@ -23,6 +23,7 @@ from gammonclock.config.loading import load_config, parse_config
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import Engine
 from gammonclock.device.build import Device, build_device, dummy_panels
+from gammonclock.hardware import presenters as hardware_presenters
 from gammonclock.hardware.drawing import render, shifted
 from gammonclock.hardware.panels import shift_at
 from gammonclock.hardware.presenters import PanelPresenter
@@ -39,6 +40,7 @@ from gammonclock.sim.ui import (
     TEXT_GAP,
     FrameRecorder,
     panel_images,
+    panel_presenter,
     shown_views,
     status_lines,
     terminal_picture,
@@ -300,6 +302,34 @@ def test_the_socket_s_path_is_never_cut():
     assert status_lines(80, None) == [KEYS_TEXT]
 
 
+def test_the_terminal_never_takes_one_panel_s_new_view_beside_the_other_s_old(make_device,
+                                                                               monkeypatch):
+    """The terminal reads both views on its own thread while the loop presents; read between
+    the two panels' views being worked out (the moment forced here: in the right panel's), it
+    gets both of the last drawing. It once got the left's new view beside the right's old one,
+    and the screen showed, for a redraw, two panels of two different instants."""
+    device = make_device()
+    presenter = panel_presenter(device)
+    assert presenter is not None
+    before = shown_views(device)
+    read: list[tuple[object, object]] = []
+    work_out = hardware_presenters.panel_view
+
+    def reading_between(state, side, *rest):
+        if side is Side.RIGHT:
+            read.append(shown_views(device))     # the terminal's read, at the worst moment
+        return work_out(state, side, *rest)
+
+    monkeypatch.setattr(hardware_presenters, "panel_view", reading_between)
+    presenter.notify("arbiter: time changed", device.service.clock_ns())
+    device.service.present_all([])
+    after = shown_views(device)
+    assert all(shown is not None and shown[0].notice == "arbiter: time changed"
+               for shown in after)
+    assert all(shown is not None and shown[0].notice is None for shown in before)
+    assert read == [before]
+
+
 # --- the real simulator in tmux -----------------------------------------------------------
 
 class Tmux:
@@ -322,14 +352,23 @@ class Tmux:
         self.last = self("capture-pane", "-p", "-t", "sim").splitlines()
         return self.last
 
-    def wait(self, condition: Callable[[list[str]], bool], what: str, timeout: float = 8.0
-             ) -> list[str]:
+    def wait(self, step: str, checks: dict[str, Callable[[list[str]], object]],
+             timeout: float = 10.0) -> list[str]:
+        """The first capture of the pane that meets every check at once, captured again until
+        one does (a capture can take the simulator's screen half written to the terminal, or
+        before its key was taken), for at most `timeout` s; else the test fails naming the
+        checks the last capture missed, with that whole capture."""
         deadline = time.monotonic() + timeout
-        while not condition(self.screen()):
-            assert time.monotonic() < deadline, (f"timed out waiting for {what}; the pane:\n"
-                                                 + "\n".join(self.last))
-            time.sleep(0.05)
-        return self.last
+        while True:
+            screen = self.screen()
+            missed = [name for name, check in checks.items() if not check(screen)]
+            if not missed:
+                return screen
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"{step}: not on the screen within {timeout} s: "
+                                     + "; ".join(missed) + "\nthe pane:\n"
+                                     + "\n".join(screen))
+            time.sleep(0.05)                    # the next capture (a poll, not a wait for it)
 
 
 def test_the_simulator_at_80_by_24_shows_the_panels_as_text_the_keys_and_the_socket():
@@ -346,27 +385,37 @@ def test_the_simulator_at_80_by_24_shows_the_panels_as_text_the_keys_and_the_soc
                f"echo $? > {exit_file}")
     try:
         tmux("new-session", "-d", "-s", "sim", "-x", "80", "-y", "24", command, env=env)
-        screen = tmux.wait(lambda s: any("0-0 to 7" in line for line in s), "the panels")
+        screen = tmux.wait("the simulator's first screen", {
+            "left: Anna and the delay's prompt":
+                lambda s: "Anna" in boxes(s)[0] and "12s delay: tap to start" in boxes(s)[0],
+            "right: Boris": lambda s: "Boris" in boxes(s)[1],
+            "the score": lambda s: any("0-0 to 7" in line for line in s),
+            "the keys' line": lambda s: KEYS_TEXT in s,
+            "the socket's line": lambda s: "arbiter socket: " + str(socket) in s,
+        })
         assert len(screen) == 24 and all(len(line) <= 80 for line in screen)
-        screen = tmux.wait(lambda s: "arbiter socket: " + str(socket) in s and KEYS_TEXT in s,
-                           "the socket's path and the keys")
         assert socket.is_socket()
-        left, right = boxes(screen)
-        assert "Anna" in left and "Boris" in right and "12s delay: tap to start" in left
 
         tmux("send-keys", "-t", "sim", "a")              # left's tap: right's clock runs
-        screen = tmux.wait(lambda s: f"│{MARKER} 14:00" in boxes(s)[1], "right's clock")
-        left, right = boxes(screen)
-        assert re.search(rf"│{MARKER} Boris +\d+s delay  14:00│", left)
-        assert re.search(r"│  Anna +14:00│", right)
+        tmux.wait("a: left's tap", {
+            "right: its own clock runs": lambda s: f"│{MARKER} 14:00" in boxes(s)[1],
+            "left: Boris's clock runs, in its delay": lambda s: re.search(
+                rf"│{MARKER} Boris +\d+s delay  14:00│", boxes(s)[0]),
+            "right: Anna's clock stands": lambda s: re.search(r"│  Anna +14:00│", boxes(s)[1]),
+        })
 
         tmux("send-keys", "-t", "sim", "Space")          # a double on the first turn: refused
-        screen = tmux.wait(lambda s: "no double on the first turn" in boxes(s)[1], "a notice")
-        assert "» no double on the first turn" in boxes(screen)[0]
+        tmux.wait("space: a double on the first turn", {
+            f"{side}: the notice": lambda s, i=i: "» no double on the first turn" in boxes(s)[i]
+            for i, side in enumerate(("left", "right"))
+        })
 
         tmux("send-keys", "-t", "sim", "l")              # right's tap: left's clock runs
-        screen = tmux.wait(lambda s: f"│{MARKER} 14:00" in boxes(s)[0], "left's clock")
-        assert re.search(r"│  Boris +1[34]:\d\d│", boxes(screen)[0])
+        tmux.wait("l: right's tap", {
+            "left: its own clock runs": lambda s: f"│{MARKER} 14:00" in boxes(s)[0],
+            "left: Boris's clock stands": lambda s: re.search(r"│  Boris +1[34]:\d\d│",
+                                                              boxes(s)[0]),
+        })
 
         tmux("send-keys", "-t", "sim", "q")
         deadline = time.monotonic() + 10

@@ -54,7 +54,9 @@ class PanelPresenter:
         self.notice: str | None = None
         self.notice_until = 0
         self._drawn: dict[Side, tuple[PanelView, Picture]] = {}
-        # The view each panel shows and its language (the terminal simulator's text of it).
+        # The view each panel shows and its language (the terminal simulator's text of it): both
+        # replaced in one assignment once both are worked out, so that a reader on another
+        # thread (`shown_both`) never takes one panel's new view beside the other's old one.
         self._shown: dict[Side, tuple[PanelView, str]] = {}
         self.opening: tuple[int, ...] = ()   # the reader's opening roll (the state keeps no such)
 
@@ -73,6 +75,7 @@ class PanelPresenter:
         changes: list[int | None] = []
         lang = self.language()
         pictures: list[Picture] = []
+        shown_now: dict[Side, tuple[PanelView, str]] = {}
         # Both sides' clocks by the instant shown: worked out once for both panels.
         clocks: dict[int, SideClocks] = {}
         for side in SIDES:
@@ -90,7 +93,8 @@ class PanelPresenter:
                 picture.pages_at(shift_at(t))    # composed before either frame is handed over
             pictures.append(picture)
             self._drawn[side] = (view, picture)
-            self._shown[side] = (view, lang)
+            shown_now[side] = (view, lang)
+        self._shown = shown_now
         # Both frames handed over back to back: the bus writer takes them while this thread is
         # done with the press (not competing with it for the GIL while the second is composed).
         for side, picture in zip(SIDES, pictures, strict=True):
@@ -118,15 +122,21 @@ class PanelPresenter:
 
     def _show_both(self, view: PanelView, lang: str, t: int) -> None:
         picture = Picture(view)
+        self._shown = dict.fromkeys(Side, (view, lang))
         for side in Side:
             self._drawn.pop(side, None)
-            self._shown[side] = (view, lang)
             _show(self.panels[side], picture, t)
 
     def shown(self, side: Side) -> tuple[PanelView, str] | None:
         """The view the panel facing `side` was last given, and the language it is in (None
         before the first): what the terminal simulator writes as text."""
         return self._shown.get(side)
+
+    def shown_both(self) -> tuple[tuple[PanelView, str] | None, tuple[PanelView, str] | None]:
+        """`shown` of the left and the right panel, both from one `present` (the terminal
+        simulator reads them on its own thread while the loop presents)."""
+        shown = self._shown               # one read: `present` replaces the dict whole
+        return shown.get(Side.LEFT), shown.get(Side.RIGHT)
 
     def hold(self) -> bool:
         """Hold both panels' frames in their bus writers until `release` (the loop renders

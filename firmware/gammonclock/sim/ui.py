@@ -356,7 +356,7 @@ def shown_views(device: Device) -> tuple[Shown, Shown]:
     presenter = panel_presenter(device)
     if presenter is None:
         return None, None
-    return presenter.shown(Side.LEFT), presenter.shown(Side.RIGHT)
+    return presenter.shown_both()       # both of one drawing, never one old and one new
 
 
 def run_terminal(device: Device, stop: threading.Event, socket: Path | str | None = None) -> None:
