@@ -23,6 +23,7 @@ from gammonclock.journal.records import JOURNALS_DIR
 from gammonclock.link import client as hall_link
 from gammonclock.link.outbox import MEMORY_FILE
 from gammonclock.runtime.inbox import Reply
+from gammonclock.runtime.lifecycle import run_on_loop
 from gammonclock.sides import Button
 from mqtt_helpers import (
     Broker,
@@ -107,11 +108,15 @@ class Table:
         return self.device.service
 
     def tap(self, button: Button) -> None:
-        """A tap, applied before this returns."""
+        """A tap, applied and its records on the card before this returns."""
         now = self.service.clock_ns()
         self.service.submit(ButtonEdge(now, button, True))
         self.service.submit(ButtonEdge(now + S // 10, button, False))
+        # `waiting()` drops when the loop takes an input, before its record is written: a task
+        # after both edges runs only once the records before it are journaled.
         wait(lambda: self.service.waiting() == 0, "the tap was not applied")
+        taken, _ = run_on_loop(self.service, lambda: None, wait_s=10.0)
+        assert taken, "the loop did not take the task after the tap"
 
     def journal(self) -> Path:
         journals = sorted((self.state / JOURNALS_DIR).glob("match-*.jsonl"))
