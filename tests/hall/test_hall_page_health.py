@@ -112,11 +112,18 @@ def test_in_russian(browser: Any, hall: RunningHall, fleet: None,  # noqa: F811
         assert "пониженное напряжение сейчас" in card("table-2")
         assert "карта почти заполнена: свободно 150 МБ" in card("table-3")
         assert "медленная карта: запись журнала 121 мс" in card("table-4")
-        assert "запись 3.1 мс" in card("table-1") and "fsync" not in card("table-1")
+        # Figures with a decimal comma, as the panels write Russian (words.number); a version
+        # is no figure and keeps its dots.
+        assert "запись 3,1 мс" in card("table-1") and "fsync" not in card("table-1")
+        assert "свободно 3,1 ГБ" in card("table-1") and "3.1" not in card("table-1")
         assert "часы не синхронизированы" in card("table-4")
         assert "версия 0.0.9 (у большинства 0.1.0)" in card("table-4")
         assert "не Raspberry Pi" in card("table-5")
         page.screenshot(path=str(shots / "hall-health-ru.png"))
+        page.click('.card[data-table="table-2"]')
+        page.wait_for_selector("#table-dialog[open] .hline")
+        dialog = page.inner_text("#td-body")
+        assert "p99 6,4 мс" in dialog and "3,1 ГБ" in dialog and "6.4" not in dialog, dialog
     finally:
         page.close()
 

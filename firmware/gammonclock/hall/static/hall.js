@@ -53,6 +53,13 @@ function t(key, args = {}) {
   return fill(typeof text === "string" ? text : (text.other || key), args);
 }
 
+// A figure as the page's language writes it: a decimal comma in Russian ("3,1 ГБ"), as the
+// panels do (words.number). VALUE: a number or its text (`toFixed`'s).
+function num(value) {
+  const text = String(value);
+  return language === "ru" ? text.replace(".", ",") : text;
+}
+
 // A count's text in its plural form (Russian: 1 стол, 2 стола, 5 столов), {n} the count.
 function tn(key, n, args = {}) {
   const forms = entry(key);

@@ -3,7 +3,7 @@
 // (hall_health.py: supply, hot, card_full, slow, clock); the page adds two that depend on the
 // time and on the other tables: `stale` (no health for more than 3 minutes) and `version` (not
 // the version most tables run, when most run one). Loaded before hall.js; uses its `el`, `t`,
-// `tn`, `cards` and `hallNow` when it is called.
+// `tn`, `num`, `cards` and `hallNow` when it is called.
 "use strict";
 
 const HEALTH_STALE_MS = 180000;
@@ -30,7 +30,7 @@ function healthStale(health) {
 }
 
 function sizeText(bytes) {
-  return bytes >= 1e9 ? t("health.gb", { n: (bytes / 1e9).toFixed(1) })
+  return bytes >= 1e9 ? t("health.gb", { n: num((bytes / 1e9).toFixed(1)) })
                       : t("health.mb", { n: Math.round(bytes / 1e6) });
 }
 
@@ -75,7 +75,7 @@ function healthRow(card) {
   const disk = health.disk || {};
   if (Number.isFinite(disk.free_bytes)) figures.push(t("health.free", { size: sizeText(disk.free_bytes) }));
   if (Number.isFinite(health.fsync_p99_ms)) {
-    figures.push(t("health.sync", { ms: health.fsync_p99_ms < 10 ? health.fsync_p99_ms.toFixed(1)
+    figures.push(t("health.sync", { ms: health.fsync_p99_ms < 10 ? num(health.fsync_p99_ms.toFixed(1))
                                                                   : Math.round(health.fsync_p99_ms) }));
   }
   const synced = (health.clock || {}).synchronized;
@@ -114,13 +114,13 @@ function healthLines(card) {
       ? t("health.card_free", { free: sizeText(disk.free_bytes), total: sizeText(disk.total_bytes) })
       : t("health.unknown")],
     [t("health.sync_title"), Number.isFinite(health.fsync_p99_ms)
-      ? t("health.sync_p99", { ms: health.fsync_p99_ms, n: health.fsyncs_in_hour ?? 0 })
+      ? t("health.sync_p99", { ms: num(health.fsync_p99_ms), n: health.fsyncs_in_hour ?? 0 })
       : t("health.unknown")],
     [t("health.clock"), t(clock.synchronized === true ? "health.synced" : clock.synchronized === false
                                                       ? "health.not_synced" : "health.unknown") +
                         (typeof clock.source === "string" ? ` (${clock.source})` : "")],
     [t("health.uptime"), Number.isFinite(health.uptime_s)
-      ? t("health.uptime_h", { n: (health.uptime_s / 3600).toFixed(1) }) : t("health.unknown")],
+      ? t("health.uptime_h", { n: num((health.uptime_s / 3600).toFixed(1)) }) : t("health.unknown")],
   ];
   return rows.map(([name, value]) => el("div", { class: "hline" }, el("b", {}, name + ": "), String(value)));
 }

@@ -2,7 +2,7 @@
 // journals): each player's place, wins and losses, points for and against, the tie-break values
 // of the chosen format and each round's result; what is not counted, with why. The format is the
 // event's (`gammonclock hall --format`) until the director picks the other here. Uses hall.js's
-// `$`, `el`, `t`, `own`.
+// `$`, `el`, `t`, `own`, `num`.
 "use strict";
 
 let standingsFormat = null;       // the format the director chose here (null: the event's)
@@ -66,7 +66,7 @@ function fillStandings(data) {
       wins: p.wins, draws: p.draws, losses: p.losses,
       points: `${p.points_for}–${p.points_against}`,
       difference: p.point_difference > 0 ? `+${p.point_difference}` : String(p.point_difference),
-      buchholz: p.buchholz, sonneborn_berger: p.sonneborn_berger,
+      buchholz: num(p.buchholz), sonneborn_berger: num(p.sonneborn_berger),
       decided: p.decided_by ? t(`standings.step.${p.decided_by}`) : "",
     };
     return el("tr", { "data-player": p.player },
