@@ -124,6 +124,7 @@ def test_in_russian(browser: Any, hall: RunningHall, fleet: None,  # noqa: F811
         page.wait_for_selector("#table-dialog[open] .hline")
         dialog = page.inner_text("#td-body")
         assert "p99 6,4 мс" in dialog and "3,1 ГБ" in dialog and "6.4" not in dialog, dialog
+        assert "(760 синхронизаций)" in dialog, dialog          # the count's plural form
     finally:
         page.close()
 

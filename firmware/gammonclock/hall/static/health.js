@@ -114,7 +114,7 @@ function healthLines(card) {
       ? t("health.card_free", { free: sizeText(disk.free_bytes), total: sizeText(disk.total_bytes) })
       : t("health.unknown")],
     [t("health.sync_title"), Number.isFinite(health.fsync_p99_ms)
-      ? t("health.sync_p99", { ms: num(health.fsync_p99_ms), n: health.fsyncs_in_hour ?? 0 })
+      ? tn("health.sync_p99", health.fsyncs_in_hour ?? 0, { ms: num(health.fsync_p99_ms) })
       : t("health.unknown")],
     [t("health.clock"), t(clock.synchronized === true ? "health.synced" : clock.synchronized === false
                                                       ? "health.not_synced" : "health.unknown") +
