@@ -12,7 +12,7 @@ import secrets
 import time
 from typing import Any
 
-from .continuation import LiveCopies, NoWholeCopy, move_command
+from .continuation import LiveCopies, Refused, move_command
 from .mqtt import HallClient
 from .pairings import parse_pairings
 from .results import Results
@@ -88,9 +88,10 @@ class Actions:
         none came within `wait_s` (it still shows on the card when it comes)."""
         command = " ".join(command.split())
         if not command or len(command) > MAX_COMMAND:
-            raise ValueError(f"a command is one line of 1 to {MAX_COMMAND} characters")
+            raise Refused(f"a command is one line of 1 to {MAX_COMMAND} characters",
+                          "command_length", max=MAX_COMMAND)
         if table not in self.view.tables:
-            raise ValueError(f"table {table!r} is not known to the hall")
+            raise Refused(f"table {table[:40]!r} is not known to the hall", "no_table")
         ident = secrets.token_hex(8)
         request: dict[str, Any] = {"id": ident, "by": by, "command": command}
         if text is not None:
@@ -111,14 +112,11 @@ class Actions:
     async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
                    wait_s: float = REPLY_WAIT_S) -> dict[str, Any]:
         """"Move FROM's match to TO" (SPEC §13.5): TO continues FROM's newest journal as the
-        hall holds it (`continuation.py`). ValueError when the hall holds no whole copy, or for
-        an unknown table; else the spare's reply, as `command`."""
+        hall holds it (`continuation.py`). Refused (a ValueError) when the hall holds no whole
+        copy, or for an unknown table; else the spare's reply, as `command`."""
         if from_table == to_table:
             raise ValueError("a match is moved to another table")
-        try:
-            name, text = self.live.journal_text(from_table)
-        except NoWholeCopy as exc:
-            raise exc from None          # a ValueError with a code the page words
+        name, text = self.live.journal_text(from_table)    # NoWholeCopy: Refused, a code
         return await self.command(to_table, move_command(from_table, name, force), by, text,
                                   wait_s)
 

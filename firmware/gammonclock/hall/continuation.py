@@ -44,14 +44,19 @@ MAX_LINE = 64 * 1024
 MAX_LINES_PER_EVENT = 4096
 
 
-class NoWholeCopy(GammonclockError, ValueError):
-    """The hall holds no whole copy of that table's journal; the message says what is missing,
-    in English, and its `code` and `fields` say it for the page, which words it in its language
-    (static/texts.json, `error.CODE`)."""
+class Refused(GammonclockError, ValueError):
+    """A director's action the hall refused: the message says why in English, its `code` and
+    `fields` say it for the page, which words it in its language (static/texts.json,
+    `error.CODE`)."""
 
     def __init__(self, message: str, code: str, **fields: object) -> None:
         super().__init__(message)
         self.code, self.fields = code, fields
+
+
+class NoWholeCopy(Refused):
+    """The hall holds no whole copy of that table's journal; the message says what is
+    missing."""
 
 
 @dataclass
@@ -192,9 +197,10 @@ class LiveCopies:
         """The table's newest journal (or `journal`), as `(name, text)`; NoWholeCopy when the
         hall does not hold it whole from its header on."""
         copies = self.tables.get(table)
-        if not copies:
-            raise NoWholeCopy(f"the hall holds no journal of table {table!r} (no events with "
-                              "their records since the hall started)", "no_copy", table=table)
+        if not copies:           # TABLE as the request gave it: shown cut
+            raise NoWholeCopy(f"the hall holds no journal of table {table[:40]!r} (no events "
+                              "with their records since the hall started)", "no_copy",
+                              table=table[:40])
         name = journal if journal is not None else next(reversed(copies))
         copy = copies.get(name)
         if copy is None:

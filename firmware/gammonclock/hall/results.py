@@ -330,12 +330,15 @@ def safe_cell(value: object) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def _csv(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
+def csv_text(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
+    """The CSV the hall gives out: CRLF, a number as it is (a point difference is negative),
+    every text cell made safe."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow([safe_cell(h) for h in header])
     for row in rows:
-        writer.writerow([safe_cell(cell) for cell in row])
+        writer.writerow([cell if isinstance(cell, int | float) else safe_cell(cell)
+                         for cell in row])
     return out.getvalue()
 
 
@@ -346,7 +349,7 @@ def journal_cell(result: Result) -> str:
 
 
 def results_csv(results: Iterable[Result]) -> str:
-    return _csv(RESULT_COLUMNS, (
+    return csv_text(RESULT_COLUMNS, (
         (r.round, r.table, r.left, r.right, r.length, r.left_score, r.right_score,
          r.winner_name, r.ended_by if not r.error else "unreadable", journal_cell(r))
         for r in results))

@@ -38,10 +38,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from gammonclock.core.rules import json_points
 from gammonclock.errors import GammonclockError
+
+if TYPE_CHECKING:              # results.py imports this module: the type only
+    from .results import Result
 
 SWISS, ROUND_ROBIN = "swiss", "round-robin"
 FORMATS = (SWISS, ROUND_ROBIN)
@@ -62,37 +65,6 @@ ABANDONED, NO_ROUND, REPLACED, SAME_PLAYER = ("abandoned", "no round",
 
 class StandingsError(GammonclockError, ValueError):
     """A format the standings do not know."""
-
-
-class Reported(Protocol):
-    """A result as the hall holds it (results.Result)."""
-
-    @property
-    def table(self) -> str: ...
-    @property
-    def journal(self) -> str: ...
-    @property
-    def verdict(self) -> str: ...
-    @property
-    def round(self) -> str: ...
-    @property
-    def left(self) -> str: ...
-    @property
-    def right(self) -> str: ...
-    @property
-    def left_score(self) -> int | float: ...
-    @property
-    def right_score(self) -> int | float: ...
-    @property
-    def winner(self) -> str: ...
-    @property
-    def ended_by(self) -> str: ...
-    @property
-    def ended_wall_ms(self) -> int: ...
-    @property
-    def error(self) -> str: ...
-    @property
-    def event(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -141,7 +113,7 @@ class Player:
         return sum((m.conceded for m in self.meetings), Fraction(0))
 
 
-def standings(results: Iterable[Reported], form: str = SWISS,
+def standings(results: Iterable[Result], form: str = SWISS,
               rounds: Sequence[str] = (), event: str | None = None) -> dict[str, Any]:
     """The standings of RESULTS (in the order the hall lists them) under FORM's tie-breaks;
     ROUNDS: the pushed rounds' names, in push order (the rounds' columns come in this order,
@@ -173,25 +145,23 @@ def standings(results: Iterable[Reported], form: str = SWISS,
             "excluded": excluded}
 
 
-def select(results: Iterable[Reported]) -> tuple[list[Reported], list[dict[str, str]]]:
+def select(results: Iterable[Result]) -> tuple[list[Result], list[dict[str, str]]]:
     """The results that count, and those that do not (each with why)."""
-    latest: dict[tuple[str, str, str], Reported] = {}
+    latest: dict[tuple[str, str, str], Result] = {}
     excluded: list[dict[str, str]] = []
 
-    def exclude(r: Reported, code: str, why: str) -> None:
+    def exclude(r: Result, code: str, why: str) -> None:
         excluded.append({"journal": r.journal, "table": r.table, "round": r.round,
                          "verdict": r.verdict, "code": code, "why": why})
 
     given = list(results)
     for r in given:
-        finished = not r.error and r.ended_by not in ("", "unfinished")
-        if r.error:
-            exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable",
-                    r.error if r.verdict in COUNTED_VERDICTS else r.verdict)
-        elif r.verdict not in COUNTED_VERDICTS:
-            if finished or r.verdict == "TAMPERED":
-                exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable", r.verdict)
-        elif not finished:
+        trusted = r.verdict in COUNTED_VERDICTS
+        if r.error or not trusted:
+            if r.error or r.finished or r.verdict == "TAMPERED":
+                exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable",
+                        r.error if trusted else r.verdict)
+        elif not r.finished:
             continue                     # still playing (the round's status says so)
         elif r.ended_by == ABANDONED:
             exclude(r, "abandoned", ABANDONED)

@@ -13,15 +13,13 @@ matches of one round).
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from aiohttp import web
 
 from .messages import MAX_EVENT_NAME
 from .page import HALL
-from .results import safe_cell
+from .results import csv_text
 from .standings import FORMATS, SWISS
 
 STANDING_COLUMNS = ("rank", "player", "played", "wins", "draws", "losses", "score",
@@ -32,19 +30,9 @@ STANDINGS_FORMAT: web.AppKey[str] = web.AppKey("standings_format", str)
 
 def standings_csv(data: dict[str, Any]) -> str:
     rounds: list[str] = data["rounds"]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([safe_cell(c) for c in (*STANDING_COLUMNS,
-                                            *(f"round {r}" if r else "round" for r in rounds))])
-    for p in data["players"]:
-        writer.writerow([_cell(p[c]) for c in STANDING_COLUMNS]
-                        + [safe_cell(p["round_texts"].get(r, "")) for r in rounds])
-    return out.getvalue()
-
-
-def _cell(value: object) -> object:
-    """A number as it is (a point difference is negative), a text made safe."""
-    return value if isinstance(value, int | float) else safe_cell(value)
+    return csv_text((*STANDING_COLUMNS, *(f"round {r}" if r else "round" for r in rounds)), (
+        [*(p[c] for c in STANDING_COLUMNS), *(p["round_texts"].get(r, "") for r in rounds)]
+        for p in data["players"]))
 
 
 def add_standings_routes(app: web.Application, form: str = SWISS) -> None:

@@ -46,10 +46,9 @@ from typing import Any
 from aiohttp import web
 
 from .accounts import TABLE_ID
-from .actions import MAX_COMMAND
 from .archive import JOURNAL_NAME
 from .connections import GuardedSite, Limits
-from .continuation import NoWholeCopy
+from .continuation import Refused
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
 from .results import results_csv
@@ -419,8 +418,10 @@ async def _command(request: web.Request) -> web.StreamResponse:
     hall, table, command = request.app[HALL], _text(body, "table"), _text(body, "command")
     try:
         answer = await hall.command(table, command, _by(request), text, float(wait))
+    except Refused as exc:
+        return _error(400, str(exc), exc.code, exc.fields)
     except ValueError as exc:
-        return _error(400, str(exc), *_command_refused(hall, table, command))
+        return _error(400, str(exc))
     # The reply as the hall's view took it from THIS table (checked and bounded: what the card
     # shows), never the raw payload (`Hall.command` waits only for this table's reply).
     command = " ".join(command.split())
@@ -429,16 +430,6 @@ async def _command(request: web.Request) -> web.StreamResponse:
     reply = None if kept is None else {k: v for k, v in kept.items()
                                        if k not in ("received_ms", "command")}
     return web.json_response({"id": answer["id"], "command": command, "reply": reply})
-
-
-def _command_refused(hall: Hall, table: str, command: str
-                     ) -> tuple[str | None, dict[str, object] | None]:
-    """Why `Hall.command` refused a command, as a code (and its fields) the page words."""
-    if table not in hall.view.tables:
-        return "no_table", None
-    if not 0 < len(" ".join(command.split())) <= MAX_COMMAND:
-        return "command_length", {"max": MAX_COMMAND}
-    return None, None
 
 
 async def _move(request: web.Request) -> web.StreamResponse:
@@ -451,7 +442,7 @@ async def _move(request: web.Request) -> web.StreamResponse:
     hall, source, spare = request.app[HALL], _text(body, "from"), _text(body, "to")
     try:
         answer = await hall.move(source, spare, _by(request), force)
-    except NoWholeCopy as exc:
+    except Refused as exc:
         return _error(400, str(exc), exc.code, exc.fields)
     except ValueError as exc:
         return _error(400, str(exc))
