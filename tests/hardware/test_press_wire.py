@@ -38,6 +38,7 @@ from gammonclock.sides import Pair  # noqa: E402
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "press_wire.json"
 CHUNK = 50            # steps per digest
+PRESS_CPU = load_benchmark("bench_press_cpu")     # its schedule of a match's steps
 
 # (name, driver, rotate, time mode, seed, both panels' frames in one ioctl as the bus writer
 # sends them)
@@ -107,20 +108,12 @@ def play(driver: str, rotate: int, mode: TimeMode, seed: int, batched: bool) -> 
         log.clear()
         return wake
 
+    def step(engine: Engine, t: int, edge: Any) -> tuple[Engine, int | None]:
+        engine, effects = engine.advance(t) if edge is None else engine.feed(edge)
+        return engine, present(engine, t, effects)
+
     engine = Engine.start(rules)
-    wake = present(engine, 0, [])
-    for edge in [*match.inputs, None]:
-        until = match.end if edge is None else edge.t
-        while True:
-            due = [d for d in (wake, engine.next_deadline()) if d is not None and d < until]
-            if not due:
-                break
-            engine, effects = engine.advance(min(due))
-            wake = present(engine, min(due), effects)
-        if edge is None:
-            break
-        engine, effects = engine.feed(edge)
-        wake = present(engine, edge.t, effects)
+    PRESS_CPU.play_steps(match, engine, present(engine, 0, []), step)
     presenter.close()
     return [hashlib.sha256("\n".join(steps[i:i + CHUNK]).encode()).hexdigest()[:16]
             for i in range(0, len(steps), CHUNK)]
