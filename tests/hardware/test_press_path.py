@@ -15,7 +15,6 @@ import smbus2
 import smbus2.smbus2 as smbus2_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from luma.core.interface.serial import i2c as luma_i2c
 from PIL import Image
 
 from bench_helpers import load_benchmark
@@ -27,6 +26,7 @@ from gammonclock.hardware.panels import SHIFTS, Panel, shift_at
 from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.hardware.screens import HEIGHT, WIDTH, panel_view, render
 from gammonclock.sides import Pair, Side
+from i2c_helpers import decode_write, serials_on
 
 
 def reference(view: Any, shift: tuple[int, int]) -> bytes:
@@ -157,12 +157,7 @@ class _Kernel(smbus2.SMBus):  # type: ignore[misc]
         return 0                                     # (I2C_SLAVE: the address, nothing sent)
 
     def _decode(self, address: int, raw: bytes) -> None:
-        memory = self.memories[address]
-        if raw[0] == 0x00:
-            memory.command(raw[1:])
-        else:
-            assert raw[0] == 0x40
-            memory.data(raw[1:])
+        decode_write(self.memories[address], raw)
 
     def close(self) -> None:
         self.fd = None
@@ -178,12 +173,7 @@ class _Rdwr(_Kernel):
 
 
 def _play(bus: _Kernel, driver: str, seed: int) -> list[tuple[bytes, bytes]]:
-    saved = smbus2.SMBus
-    smbus2.SMBus = lambda port: bus
-    try:
-        serials = Pair(luma_i2c(port=1, address=0x3C), luma_i2c(port=1, address=0x3D))
-    finally:
-        smbus2.SMBus = saved
+    serials = serials_on(bus)
     panels = Pair(*(Panel(lambda s=s: partial.DRIVERS[driver](s, width=WIDTH, height=HEIGHT),
                           f"{side} panel") for side, s in zip(Side, serials, strict=True)))
     presenter = PanelPresenter(panels)
@@ -233,12 +223,7 @@ class _Naks(_Kernel):
 
 
 def _rig(bus: _Kernel, writer: Any) -> tuple[PanelPresenter, Pair[Panel]]:
-    saved = smbus2.SMBus
-    smbus2.SMBus = lambda port: bus
-    try:
-        serials = Pair(luma_i2c(port=1, address=0x3C), luma_i2c(port=1, address=0x3D))
-    finally:
-        smbus2.SMBus = saved
+    serials = serials_on(bus)
     panels = Pair(*(Panel(lambda s=s: partial.DRIVERS["ssd1306"](s, width=WIDTH, height=HEIGHT),
                           f"{side} panel", writer=writer)
                     for side, s in zip(Side, serials, strict=True)))
