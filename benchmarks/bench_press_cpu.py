@@ -26,6 +26,7 @@ import gc
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import smbus2  # noqa: E402
 import smbus2.smbus2 as smbus2_module  # noqa: E402
-from bench_match import generate_match  # noqa: E402
+from bench_match import GeneratedMatch, generate_match  # noqa: E402
 from luma.core.interface.serial import i2c as luma_i2c  # noqa: E402
 
 from gammonclock.core.effects import Effect, GameStarted, TurnEnded  # noqa: E402
-from gammonclock.core.engine import Engine  # noqa: E402
+from gammonclock.core.engine import ButtonEdge, Engine  # noqa: E402
 from gammonclock.core.match_state import Phase  # noqa: E402
 from gammonclock.hardware import i2c_rdwr, partial  # noqa: E402
 from gammonclock.hardware.panels import Panel  # noqa: E402
@@ -82,6 +83,27 @@ def null_serial(address: int) -> Any:
         smbus2.SMBus = saved
 
 
+def play_steps(match: GeneratedMatch, engine: Engine, wake: int | None,
+               step: Callable[[Engine, int, ButtonEdge | None], tuple[Engine, int | None]]
+               ) -> Engine:
+    """Play `match` on from `engine` as the device's loop schedules it, panels that ask to be
+    shown again included: before each input (and before `match.end`) every deadline that falls
+    earlier, the engine's or the panels' own `wake`, then the input. `step(engine, t, edge)`
+    advances the engine to `t` (`edge` None) or feeds it `edge` (at `t == edge.t`), shows it,
+    and returns the new engine and the panels' next wake. Returns the last engine."""
+    for edge in [*match.inputs, None]:
+        until = match.end if edge is None else edge.t
+        while True:
+            due = [d for d in (wake, engine.next_deadline()) if d is not None and d < until]
+            if not due:
+                break
+            engine, wake = step(engine, min(due), None)
+        if edge is None:
+            break
+        engine, wake = step(engine, edge.t, edge)
+    return engine
+
+
 def replay(seed: int, length: int, driver: str) -> list[tuple[int, int, int]]:
     """(engine ns, panels ns, the press's instant) of each clock press of the match, in
     order."""
@@ -110,42 +132,45 @@ def replay(seed: int, length: int, driver: str) -> list[tuple[int, int, int]]:
     gc.collect()
     gc.freeze()
     out: list[tuple[int, int, int]] = []
-    for edge in [*match.inputs, None]:
-        until = match.end if edge is None else edge.t
-        while True:
-            due = [d for d in (wake, engine.next_deadline()) if d is not None and d < until]
-            if not due:
-                break
-            engine, effects = engine.advance(min(due))
-            wake = present(engine, min(due), effects)
+
+    def step(engine: Engine, t: int, edge: ButtonEdge | None) -> tuple[Engine, int | None]:
         if edge is None:
-            break
+            engine, effects = engine.advance(t)
+            return engine, present(engine, t, effects)
         running = engine.match.phase is Phase.RUNNING
         start = time.thread_time_ns()
         engine, effects = engine.feed(edge)
         fed = time.thread_time_ns()
-        wake = present(engine, edge.t, effects)
+        wake = present(engine, t, effects)
         done = time.thread_time_ns()
         if (edge.pressed and running and engine.match.phase is Phase.RUNNING
                 and any(isinstance(e, TurnEnded) for e in effects)
                 and not any(isinstance(e, GameStarted) for e in effects)):
-            out.append((fed - start, done - fed, edge.t))
+            out.append((fed - start, done - fed, t))
+        return engine, wake
+
+    play_steps(match, engine, wake, step)
     presenter.close()
     gc.unfreeze()           # (the heap as it was: a test runs the benchmark in its process)
     return out
 
 
-def least_per_press_ms(seed: int, length: int, driver: str, replays: int) -> dict[int, float]:
-    """Each clock press's CPU (engine + panels), the least over `replays` replays, by the
-    press's instant: what the code itself costs, warm (`bench_bus.py`'s Pi model scales it)."""
+def replays_of(seed: int, length: int, driver: str, replays: int
+               ) -> list[list[tuple[int, int, int]]]:
+    """`replays` (at least one) replays of the match, the ioctls taken and dropped."""
     saved = smbus2_module.ioctl
     smbus2_module.ioctl = _ioctl
     try:
-        runs = [replay(seed, length, driver) for _ in range(max(1, replays))]
+        return [replay(seed, length, driver) for _ in range(max(1, replays))]
     finally:
         smbus2_module.ioctl = saved
+
+
+def least_per_press_ms(seed: int, length: int, driver: str, replays: int) -> dict[int, float]:
+    """Each clock press's CPU (engine + panels), the least over `replays` replays, by the
+    press's instant: what the code itself costs, warm (`bench_bus.py`'s Pi model scales it)."""
     least: dict[int, float] = {}
-    for run in runs:
+    for run in replays_of(seed, length, driver, replays):
         for engine_ns, panels_ns, t in run:
             ms = (engine_ns + panels_ns) / 1e6
             least[t] = min(ms, least.get(t, ms))
@@ -164,12 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replays", type=int, default=5)
     parser.add_argument("--driver", default="ssd1306", choices=sorted(partial.DRIVERS))
     args = parser.parse_args(argv)
-    smbus2_module.ioctl = _ioctl
-    try:
-        runs = [replay(args.seed, args.length, args.driver)
-                for _ in range(max(1, args.replays))]
-    finally:
-        smbus2_module.ioctl = _real_ioctl
+    runs = replays_of(args.seed, args.length, args.driver, args.replays)
     presses = len(runs[0])
     engine = [min(r[i][0] for r in runs) / 1e6 for i in range(presses)]
     panels = [min(r[i][1] for r in runs) / 1e6 for i in range(presses)]

@@ -12,7 +12,6 @@ import pytest
 import smbus2
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from luma.core.interface.serial import i2c as luma_i2c
 from PIL import Image
 
 from bench_helpers import load_benchmark
@@ -33,6 +32,7 @@ from gammonclock.hardware.screens import (
     render,
 )
 from gammonclock.sides import Pair, Side
+from i2c_helpers import decode_write, serials_on
 
 S = 10**9
 
@@ -146,12 +146,7 @@ class _KernelBus(smbus2.SMBus):  # type: ignore[misc]
 
     def _decode(self, address: int, raw: bytes) -> None:
         self.messages += 1
-        memory = self.memories[address]
-        if raw[0] == 0x00:
-            memory.command(raw[1:])
-        else:
-            assert raw[0] == 0x40
-            memory.data(raw[1:])
+        decode_write(self.memories[address], raw)
 
     def close(self) -> None:
         pass
@@ -161,12 +156,7 @@ class _KernelBus(smbus2.SMBus):  # type: ignore[misc]
 def test_a_match_s_frames_reach_both_controllers_exactly_one_ioctl_a_frame(driver: str) -> None:
     memories = {0x3C: memory_for(driver), 0x3D: memory_for(driver)}
     bus = _KernelBus(memories)
-    saved = smbus2.SMBus
-    smbus2.SMBus = lambda port: bus
-    try:
-        serials = Pair(luma_i2c(port=1, address=0x3C), luma_i2c(port=1, address=0x3D))
-    finally:
-        smbus2.SMBus = saved
+    serials = serials_on(bus)
 
     def panel(serial: Any, name: str) -> Panel:
         return Panel(lambda: partial.DRIVERS[driver](serial, width=WIDTH, height=HEIGHT), name)

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 import smbus2
 import smbus2.smbus2 as smbus2_module
-from luma.core.interface.serial import i2c as luma_i2c
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run as a script: the helpers
 
@@ -35,9 +34,11 @@ from gammonclock.hardware.panels import Panel  # noqa: E402
 from gammonclock.hardware.presenters import PanelPresenter  # noqa: E402
 from gammonclock.hardware.screens import HEIGHT, WIDTH  # noqa: E402
 from gammonclock.sides import Pair  # noqa: E402
+from i2c_helpers import serials_on  # noqa: E402
 
 REFERENCE = Path(__file__).resolve().parent / "reference" / "press_wire.json"
 CHUNK = 50            # steps per digest
+PRESS_CPU = load_benchmark("bench_press_cpu")     # its schedule of a match's steps
 
 # (name, driver, rotate, time mode, seed, both panels' frames in one ioctl as the bus writer
 # sends them)
@@ -84,12 +85,7 @@ def play(driver: str, rotate: int, mode: TimeMode, seed: int, batched: bool) -> 
     match = load_benchmark("bench_match").generate_match(seed, 3, bounce=0.1)
     rules = replace(match.rules, time=replace(match.rules.time, mode=mode))
     log: list[Any] = []
-    saved = smbus2.SMBus
-    smbus2.SMBus = lambda port: _Wire(log)
-    try:
-        serials = Pair(luma_i2c(port=1, address=0x3C), luma_i2c(port=1, address=0x3D))
-    finally:
-        smbus2.SMBus = saved
+    serials = serials_on(_Wire(log))
     presenter = PanelPresenter(Pair(*(
         Panel(lambda s=s: partial.DRIVERS[driver](s, width=WIDTH, height=HEIGHT, rotate=rotate),
               name) for s, name in zip(serials, ("left", "right"), strict=True))))
@@ -107,20 +103,12 @@ def play(driver: str, rotate: int, mode: TimeMode, seed: int, batched: bool) -> 
         log.clear()
         return wake
 
+    def step(engine: Engine, t: int, edge: Any) -> tuple[Engine, int | None]:
+        engine, effects = engine.advance(t) if edge is None else engine.feed(edge)
+        return engine, present(engine, t, effects)
+
     engine = Engine.start(rules)
-    wake = present(engine, 0, [])
-    for edge in [*match.inputs, None]:
-        until = match.end if edge is None else edge.t
-        while True:
-            due = [d for d in (wake, engine.next_deadline()) if d is not None and d < until]
-            if not due:
-                break
-            engine, effects = engine.advance(min(due))
-            wake = present(engine, min(due), effects)
-        if edge is None:
-            break
-        engine, effects = engine.feed(edge)
-        wake = present(engine, edge.t, effects)
+    PRESS_CPU.play_steps(match, engine, present(engine, 0, []), step)
     presenter.close()
     return [hashlib.sha256("\n".join(steps[i:i + CHUNK]).encode()).hexdigest()[:16]
             for i in range(0, len(steps), CHUNK)]

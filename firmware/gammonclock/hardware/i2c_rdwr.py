@@ -85,9 +85,14 @@ def send_windows(serial: Any, writes: Sequence[tuple[bytes, bytes]]) -> bool:
     if batch is not None:
         batch.add(bus, items)
         return True
+    _transfer_all(bus, items)
+    return True
+
+
+def _transfer_all(bus: Any, items: Sequence[tuple[int, bytes]]) -> None:
+    """`_transfer` of `items` in as few ioctls as the kernel takes (`MAX_MESSAGES` each)."""
     for start in range(0, len(items), MAX_MESSAGES):
         _transfer(bus, items[start:start + MAX_MESSAGES])
-    return True
 
 
 def _transfer(bus: Any, items: Sequence[tuple[int, bytes]]) -> None:
@@ -188,8 +193,7 @@ class Batch:
                 pass
         for owner, bus, items in queued:
             try:
-                for start in range(0, len(items), MAX_MESSAGES):
-                    _transfer(bus, items[start:start + MAX_MESSAGES])
+                _transfer_all(bus, items)
             except Exception as exc:   # noqa: BLE001 - the owner's failure, reported
                 failed.append((owner, exc))
         return failed
