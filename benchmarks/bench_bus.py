@@ -225,14 +225,7 @@ class ModelBus(EmulatedBus):
     lateness: list[float] = field(default_factory=list)
     firsts: list[bool] = field(default_factory=list)   # per transaction: an ioctl's first
 
-    def carry_from(self, address: int, payload_bytes: int, since: float,
-                   first: bool = True) -> None:
-        """One transaction whose ioctl was entered at `since` (`first`; else a further message
-        of the same ioctl): see `carry_ioctl`."""
-        self.carry_ioctl([(address, payload_bytes)], since, first)
-
-    def carry_ioctl(self, messages: list[tuple[int, int]], since: float,
-                    first: bool = True) -> None:
+    def carry_ioctl(self, messages: list[tuple[int, int]], since: float) -> None:
         """The messages (address, payload bytes) of one ioctl entered at `since`: it returns
         after the kernel's time (`kernel_s` for its first message, `message_s` for each further
         one, started by the driver's interrupt) and the wires' (one writer per bus: nothing
@@ -244,9 +237,9 @@ class ModelBus(EmulatedBus):
             ends: list[tuple[float, int, int, float]] = []
             for i, (address, payload_bytes) in enumerate(messages):
                 busy = self.seconds(payload_bytes)
-                end += (self.kernel_s if first and i == 0 else self.message_s) + busy
+                end += (self.kernel_s if i == 0 else self.message_s) + busy
                 ends.append((end, address, payload_bytes, busy))
-                self.firsts.append(first and i == 0)
+                self.firsts.append(i == 0)
             if self.sleep:
                 while (left := end - self.clock()) > 0:
                     time.sleep(left)

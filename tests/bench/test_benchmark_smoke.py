@@ -137,7 +137,7 @@ def test_the_bus_model_adds_the_kernel_to_each_transaction(monkeypatch):
         now[0] += seconds
 
     monkeypatch.setattr(bus_bench.time, "sleep", sleep)
-    bus.carry_from(0x3C, 10, since=0.0)
+    bus.carry_ioctl([(0x3C, 10)], since=0.0)
     monkeypatch.undo()
     wire = (21 + 9 * 10) / 100_000
     assert now[0] == pytest.approx(0.002 + wire)
