@@ -171,3 +171,15 @@ def unknown_input_journal(state: Path, config: Config, index: int = 1,
     set_in(bodies[index], where, value)
     path.write_bytes(sealed(read_key(state), bodies))
     return path
+
+
+def not_understood(tmp_path: Path, index: int, where: str, value: Any) -> Path:
+    """The scripted match's journal with record `index`'s field `where` set to `value` (DELETE:
+    removed), sealed again with the device key (a changed 'prev' kept as written)."""
+    path, _, _ = journaled_run(tmp_path)
+    bodies = bodies_of(path)
+    set_in(bodies[index], where, value)
+    keep = frozenset({index}) if where == "prev" else frozenset()
+    path.write_bytes(sealed(load_or_create_key(tmp_path / "state"), bodies, keep))
+    return path
+
