@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,18 @@ def not_understood(tmp_path: Path, index: int, where: str, value: Any) -> Path:
     path.write_bytes(sealed(load_or_create_key(tmp_path / "state"), bodies, keep))
     return path
 
+
+def record_syncs(monkeypatch: Any) -> list[tuple[str, int]]:
+    """From now on, each `os.fsync` and `os.fdatasync` (still done) recorded as (its name, the
+    file's size then), in order, in the list returned."""
+    syncs: list[tuple[str, int]] = []
+    real = {name: getattr(os, name) for name in ("fsync", "fdatasync")}
+
+    def recording(name: str) -> Any:
+        def sync(fd: int) -> None:
+            syncs.append((name, os.fstat(fd).st_size))
+            real[name](fd)
+        return sync
+    for name in real:
+        monkeypatch.setattr(os, name, recording(name))
+    return syncs

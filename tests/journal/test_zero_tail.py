@@ -38,7 +38,7 @@ from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session, recover
 from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button
-from journal_helpers import fake_stamps
+from journal_helpers import fake_stamps, record_syncs
 
 S = 1_000_000_000
 CONFIG = """\
@@ -116,16 +116,7 @@ def test_appends_go_into_the_zeros_filled_ahead_and_their_syncs_change_no_size(
     assert size == prealloc.fill_target(end) and size - end >= prealloc.AHEAD_BYTES
     assert zero_tail(writer.path) == size - end
     assert not writer.fill_ahead()                 # enough zeros ahead: nothing to do
-    syncs: list[tuple[str, int]] = []
-    real = {name: getattr(os, name) for name in ("fsync", "fdatasync")}
-
-    def recording(name: str):
-        def sync(fd: int) -> None:
-            syncs.append((name, os.fstat(fd).st_size))
-            real[name](fd)
-        return sync
-    for name in real:
-        monkeypatch.setattr(os, name, recording(name))
+    syncs = record_syncs(monkeypatch)
     taps(session, 4, 20)
     # Every record synced by an fdatasync of a file whose size stayed what the fill made it.
     assert syncs and {entry for entry in syncs} == {("fdatasync", size)}
