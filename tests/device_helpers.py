@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -96,3 +97,14 @@ def running_device(text: str, state: Path) -> Iterator[tuple[Any, Path]]:
         device.service.stop()
         worker.join(timeout=5)
         device.close()
+
+
+def reply_line(conn: socket.socket) -> bytes:
+    """What the arbiter's socket sends on `conn`, up to its newline (or the end)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data

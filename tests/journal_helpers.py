@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -171,3 +172,30 @@ def unknown_input_journal(state: Path, config: Config, index: int = 1,
     set_in(bodies[index], where, value)
     path.write_bytes(sealed(read_key(state), bodies))
     return path
+
+
+def not_understood(tmp_path: Path, index: int, where: str, value: Any) -> Path:
+    """The scripted match's journal with record `index`'s field `where` set to `value` (DELETE:
+    removed), sealed again with the device key (a changed 'prev' kept as written)."""
+    path, _, _ = journaled_run(tmp_path)
+    bodies = bodies_of(path)
+    set_in(bodies[index], where, value)
+    keep = frozenset({index}) if where == "prev" else frozenset()
+    path.write_bytes(sealed(load_or_create_key(tmp_path / "state"), bodies, keep))
+    return path
+
+
+def record_syncs(monkeypatch: Any) -> list[tuple[str, int]]:
+    """From now on, each `os.fsync` and `os.fdatasync` (still done) recorded as (its name, the
+    file's size then), in order, in the list returned."""
+    syncs: list[tuple[str, int]] = []
+    real = {name: getattr(os, name) for name in ("fsync", "fdatasync")}
+
+    def recording(name: str) -> Any:
+        def sync(fd: int) -> None:
+            syncs.append((name, os.fstat(fd).st_size))
+            real[name](fd)
+        return sync
+    for name in real:
+        monkeypatch.setattr(os, name, recording(name))
+    return syncs

@@ -233,20 +233,3 @@ def _html_escaped(text: str) -> str:
 def on_loop(work: Callable[[], LoadOutcome] | LoadOutcome) -> LoadOutcome:
     """The continuation's loop work (the test is the loop's thread), or its refusal."""
     return work if isinstance(work, LoadOutcome) else work()
-
-
-def _on_loop(device: Device, work: Callable[[], dict]) -> dict:
-    """Run `work` (which waits for the loop) on a thread while this thread is the loop."""
-    import threading
-    import time
-
-    result: dict = {}
-    thread = threading.Thread(target=lambda: result.setdefault("answer", work()))
-    thread.start()
-    deadline = time.monotonic() + 30
-    while thread.is_alive() and time.monotonic() < deadline:
-        device.service.grace_ns = device.service.timer_grace_ns = 0
-        device.service.step()
-        time.sleep(0.005)
-    thread.join(timeout=1)
-    return json.loads(json.dumps(result["answer"]))

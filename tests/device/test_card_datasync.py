@@ -3,22 +3,12 @@
 
 from __future__ import annotations
 
-import os
-
 from gammonclock.device import check as hardware_check
+from journal_helpers import record_syncs
 
 
 def test_the_card_check_times_fdatasyncs_into_a_file_filled_ahead(tmp_path, monkeypatch):
-    syncs: list[tuple[str, int]] = []        # (which sync, the file's size then)
-    real = {name: getattr(os, name) for name in ("fsync", "fdatasync")}
-
-    def recording(name: str):
-        def sync(fd: int) -> None:
-            syncs.append((name, os.fstat(fd).st_size))
-            real[name](fd)
-        return sync
-    for name in real:
-        monkeypatch.setattr(os, name, recording(name))
+    syncs = record_syncs(monkeypatch)     # (which sync, the file's size then)
     check = hardware_check.measure_card(tmp_path, appends=12, gap_s=0.0)
     assert len(check.syncs_ns) == 12
     # One fsync for the zeros filled ahead, then each append's fdatasync, none growing the file.

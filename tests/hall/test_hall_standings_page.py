@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import table_helpers
 from export_helpers import play_journal
 from hall_ru_helpers import VISIBLE_TEXT, no_english
 from hall_web_helpers import DESKTOP, P, RunningHall, clock_state, publish, table_client
@@ -35,13 +36,7 @@ EVENT = [("1", "table-1", "A", "B", 5, 3), ("1", "table-2", "C", "D", 5, 1),
          ("1", "table-4", "Xena", "Yuri", 5, 2)]        # of another event (AUTUMN)
 AUTUMN = "Autumn cup"
 
-MATCH = """\
-[match]
-length = 5
-
-[players]
-left = "{left}"
-right = "{right}"
+MATCH = table_helpers.MATCH + """\
 
 [event]
 name = "{event}"

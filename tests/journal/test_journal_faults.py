@@ -45,6 +45,7 @@ from journal_helpers import (
     S,
     bodies_of,
     journaled_run,
+    not_understood,
     press,
     sealed,
     session_at,
@@ -275,15 +276,6 @@ NOT_UNDERSTOOD = [
     ("bad dice line", 1, "data.input.line", "ROLL 9", "ROLL 9"),
     ("time goes back", 7, "t", 1, "its instant (1 ns) is before the match's"),
 ]
-
-
-def not_understood(tmp_path: Path, index: int, where: str, value: Any) -> Path:
-    path, _, _ = journaled_run(tmp_path)
-    bodies = bodies_of(path)
-    set_in(bodies[index], where, value)
-    keep = frozenset({index}) if where == "prev" else frozenset()
-    path.write_bytes(sealed(load_or_create_key(tmp_path / "state"), bodies, keep))
-    return path
 
 
 @pytest.mark.parametrize("case, index, where, value, fragment", NOT_UNDERSTOOD,

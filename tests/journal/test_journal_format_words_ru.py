@@ -7,7 +7,6 @@ what a core parser says of a bad arbiter command or dice line is its own English
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +16,11 @@ from gammonclock.config.problems import message_of, said
 from gammonclock.core.engine import PinKeyKind
 from gammonclock.hall.archive import verify_archived
 from gammonclock.journal.inputs import INPUT_TYPES, InputError, input_from
-from gammonclock.journal.key import load_or_create_key
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import RecordError, parse_record, snapshot_problem
 from gammonclock.journal.replay import replay
 from gammonclock.sides import Button
-from journal_helpers import DELETE, bodies_of, journaled_run, sealed, set_in
+from journal_helpers import DELETE, not_understood
 
 # Names as written: quoted names and JSON values, paths, the format's fields, input types,
 # buttons, PIN keys and type names, the version.
@@ -81,15 +79,6 @@ CASES: list[tuple[str, int, str, Any, str, str]] = [
 ]
 
 
-def broken(tmp_path: Path, index: int, where: str, value: Any) -> Path:
-    path, _, _ = journaled_run(tmp_path)
-    bodies = bodies_of(path)
-    set_in(bodies[index], where, value)
-    keep = frozenset({index}) if where == "prev" else frozenset()
-    path.write_bytes(sealed(load_or_create_key(tmp_path / "state"), bodies, keep))
-    return path
-
-
 def no_english(text: str) -> None:
     found = LATIN_WORD.findall(NAMES.sub(" ", text))
     assert found == [], f"English in the Russian diagnostic: {found}\n{text}"
@@ -99,7 +88,7 @@ def no_english(text: str) -> None:
                          ids=[c[0] for c in CASES])
 def test_a_record_not_understood_is_said_in_russian(tmp_path, case, index, where, value,
                                                     english, russian):
-    path = broken(tmp_path, index, where, value)
+    path = not_understood(tmp_path, index, where, value)
     with pytest.raises(RecordError) as caught:
         replay(read_journal(path))
     message = message_of(caught.value)
@@ -111,7 +100,7 @@ def test_a_record_not_understood_is_said_in_russian(tmp_path, case, index, where
 
 
 def test_the_hall_sends_an_unreadable_journals_words_in_russian(tmp_path):
-    path = broken(tmp_path, 3, "data.input.type", "chord")
+    path = not_understood(tmp_path, 3, "data.input.type", "chord")
     found = verify_archived(path, "table-1", None)
     say = found.say
     assert say["code"] == "unreadable"

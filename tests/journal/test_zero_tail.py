@@ -16,12 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from gammonclock.config.loading import parse_config
-from gammonclock.core.engine import ButtonEdge, Engine
+from gammonclock.core.engine import ButtonEdge
 from gammonclock.core.match_state import Phase
 from gammonclock.export import read_match, render
 from gammonclock.journal import prealloc
-from gammonclock.journal.files import journal_header
 from gammonclock.journal.key import load_or_create_key
 from gammonclock.journal.reader import (
     JournalStream,
@@ -32,56 +30,13 @@ from gammonclock.journal.reader import (
 )
 from gammonclock.journal.replay import replay
 from gammonclock.journal.verify import verify
-from gammonclock.journal.writer import JournalWriter
 from gammonclock.link.outbox import JournalTail
 from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session, recover
 from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button
-from journal_helpers import fake_stamps
-
-S = 1_000_000_000
-CONFIG = """\
-[match]
-discipline = "backgammon"
-length = 7
-[players]
-left = "Anna"
-right = "Boris"
-[time]
-reserve = "2m"
-[journal]
-checkpoint_s = 5
-"""
-
-
-def live(tmp_path: Path, name: str = "match.jsonl") -> tuple[Session, JournalWriter, bytes]:
-    """A match with a journal on the card (fsync), snapshots every 6 records; and the key."""
-    config = parse_config(CONFIG, "test.toml")
-    key = load_or_create_key(tmp_path / "state")
-    stamps = fake_stamps()
-    writer = JournalWriter.create(tmp_path / name, key, journal_header(CONFIG, "test.toml"), 0,
-                                  stamps())  # type: ignore[operator]
-    session = Session(Engine.start(config.rules), writer, stamps,  # type: ignore[arg-type]
-                      config.device.checkpoint_ns)
-    session.snapshot_every = 6
-    session.group = True                # as the service runs it: one sync per step
-    return session, writer, key
-
-
-def taps(session: Session, count: int, first_s: float) -> float:
-    """`count` taps, left and right in turn, 3 s apart from `first_s`, each committed (synced)
-    as the loop does; the instant after the last."""
-    at = first_s
-    for i in range(count):
-        t = round(at * S)
-        button = Button.LEFT if i % 2 == 0 else Button.RIGHT
-        session.feed(ButtonEdge(t, button, True))
-        session.commit()
-        session.feed(ButtonEdge(t + S // 10, button, False))
-        session.commit()
-        at += 3
-    return at
+from journal_helpers import fake_stamps, record_syncs
+from zero_tail_helpers import S, live, taps
 
 
 def zero_tail(path: Path) -> int:
@@ -116,16 +71,7 @@ def test_appends_go_into_the_zeros_filled_ahead_and_their_syncs_change_no_size(
     assert size == prealloc.fill_target(end) and size - end >= prealloc.AHEAD_BYTES
     assert zero_tail(writer.path) == size - end
     assert not writer.fill_ahead()                 # enough zeros ahead: nothing to do
-    syncs: list[tuple[str, int]] = []
-    real = {name: getattr(os, name) for name in ("fsync", "fdatasync")}
-
-    def recording(name: str):
-        def sync(fd: int) -> None:
-            syncs.append((name, os.fstat(fd).st_size))
-            real[name](fd)
-        return sync
-    for name in real:
-        monkeypatch.setattr(os, name, recording(name))
+    syncs = record_syncs(monkeypatch)
     taps(session, 4, 20)
     # Every record synced by an fdatasync of a file whose size stayed what the fill made it.
     assert syncs and {entry for entry in syncs} == {("fdatasync", size)}
@@ -287,9 +233,8 @@ def test_a_batch_whose_second_record_reached_the_card_alone_goes_on_in_a_new_jou
 CHILD = textwrap.dedent("""\
     import os, sys
     sys.path.insert(0, {tests!r})
-    sys.path.insert(0, {journal_tests!r})
     from pathlib import Path
-    import test_zero_tail as t
+    import zero_tail_helpers as t
     session, writer, key = t.live(Path({folder!r}))
     at = t.taps(session, 4, 1)
     mode = {mode!r}
@@ -312,8 +257,7 @@ def test_a_kill_between_the_fill_and_the_appends_recovers_every_record_written(t
     every record up to the zeros, and goes on there."""
     tests = Path(__file__).resolve().parents[1]
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD.format(tests=str(tests), journal_tests=str(tests / "journal"),
-                                            folder=str(tmp_path), mode=mode)],
+        [sys.executable, "-c", CHILD.format(tests=str(tests), folder=str(tmp_path), mode=mode)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = child.stdout.readline()                  # type: ignore[union-attr]

@@ -31,12 +31,12 @@ from gammonclock.runtime.continuation import (
 )
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Button, Side
+from lifecycle_helpers import on_loop as _on_loop
 from venue_helpers import (
     DEVICE_TEXT,
     GAP_S,
     MATCH_TEXT,
     Venue,
-    _on_loop,
     assert_same_export,
     command,
     first_part,

@@ -30,11 +30,11 @@ from gammonclock.runtime.continuation import (
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.runtime.stick_handler import StickHandler
 from gammonclock.sides import Button
+from lifecycle_helpers import on_loop as _on_loop
 from venue_helpers import (
     DEVICE_TEXT,
     MATCH_TEXT,
     Venue,
-    _on_loop,
     command,
     first_part,
     journal_of,

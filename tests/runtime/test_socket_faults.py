@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
+from device_helpers import reply_line
 from gammonclock.cli.main import main
 from gammonclock.core.arbiter import ArbiterSyntaxError, Command, Deduct, parse_command
 from gammonclock.core.engine import Engine, Input
@@ -57,13 +58,7 @@ def raw(path: Path, request: bytes, timeout_s: float = 20) -> bytes:
         conn.settimeout(timeout_s)
         conn.connect(str(path))
         conn.sendall(request)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
+        return reply_line(conn)
 
 
 def journaled_commands(device: Device) -> list[str]:

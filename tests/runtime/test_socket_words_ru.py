@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from device_helpers import MOCK_TEXT
+from device_helpers import MOCK_TEXT, reply_line
 from gammonclock.config.loading import parse_config
 from gammonclock.device.build import build_device
 from gammonclock.runtime.arbiter_requests import Limits
@@ -85,13 +85,7 @@ def russian_service(tmp_path: Path):
 
 def _answer_of(conn: socket.socket) -> dict:
     conn.settimeout(10)
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return json.loads(data)
+    return json.loads(reply_line(conn))
 
 
 def test_the_servers_own_answers_are_russian_in_a_russian_match(russian_service, tmp_path,
