@@ -108,3 +108,17 @@ def reply_line(conn: socket.socket) -> bytes:
             break
         data += chunk
     return data
+
+
+def start_game_one(service: Any) -> None:
+    """Left's tap starts game 1 (right's clock runs); wait, bounded, until the status says so."""
+    from gammonclock.core.engine import ButtonEdge
+    from gammonclock.sides import Button
+
+    now = service.clock_ns()
+    service.submit(ButtonEdge(now, Button.LEFT, True))
+    service.submit(ButtonEdge(now + 100_000_000, Button.LEFT, False))
+    deadline = time.monotonic() + 5
+    while service.status()["running"] != "right":
+        assert time.monotonic() < deadline, "game 1 did not start: right's clock is not running"
+        time.sleep(0.01)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from device_helpers import start_game_one
 from gammonclock.cli import arbiter as arbiter_cli
 from gammonclock.cli.main import main
 from gammonclock.config.problems import message_of, said
@@ -195,19 +195,11 @@ def test_a_reply_for_another_request_in_russian(tmp_path, server):
 
 def test_the_undos_labels_are_in_the_matchs_language(running_ru, capsys, monkeypatch,
                                                     tmp_path):
-    from gammonclock.core.engine import ButtonEdge
-    from gammonclock.sides import Button
-
     # this Pi's device config says nothing: the labels follow the reply (the match's language)
     monkeypatch.setattr(arbiter_cli, "DEVICE_CONFIG", tmp_path / "absent.toml")
     device, state_dir = running_ru
     service = device.service
-    now = service.clock_ns()
-    service.submit(ButtonEdge(now, Button.LEFT, True))          # game 1 starts: right runs
-    service.submit(ButtonEdge(now + 100_000_000, Button.LEFT, False))
-    deadline = time.monotonic() + 5
-    while service.status()["running"] != "right" and time.monotonic() < deadline:
-        time.sleep(0.01)
+    start_game_one(service)                                     # right's clock runs
     base = ["arbiter", "--state-dir", str(state_dir)]
     for command in (["pause"], ["deduct", "left", "5s"], ["resume"]):
         assert main(base + command) == 0

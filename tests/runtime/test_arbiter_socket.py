@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from device_helpers import start_game_one
 from gammonclock.cli.main import main
 from gammonclock.config.loading import parse_config
 from gammonclock.device.build import build_device
@@ -101,19 +102,9 @@ def test_a_socket_left_by_a_crash_is_replaced_and_the_socket_goes_at_close(tmp_p
 
 
 def test_an_undo_that_acted_exits_0_and_lists_what_no_longer_applies(running, capsys):
-    import time
-
-    from gammonclock.core.engine import ButtonEdge
-    from gammonclock.sides import Button
-
     device, state_dir = running
     service = device.service
-    now = service.clock_ns()
-    service.submit(ButtonEdge(now, Button.LEFT, True))          # game 1 starts: right runs
-    service.submit(ButtonEdge(now + 100_000_000, Button.LEFT, False))
-    deadline = time.monotonic() + 5
-    while service.status()["running"] != "right" and time.monotonic() < deadline:
-        time.sleep(0.01)
+    start_game_one(service)                                     # right's clock runs
     base = ["arbiter", "--state-dir", str(state_dir)]
     assert main(base + ["pause"]) == 0
     assert main(base + ["deduct", "left", "5s"]) == 0
