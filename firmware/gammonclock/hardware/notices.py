@@ -118,6 +118,12 @@ def notice_for(effect: Effect) -> str | None:
     """
     if _silent(type(effect)):               # most effects (a turn ended, one started): at once
         return None
+    return _notice(effect)
+
+
+def _notice(effect: Effect) -> str | None:
+    """`notice_for` without its shortcut for the types it never speaks of (`_silent` must list
+    every type a case below speaks of: a test builds each effect type and holds them to it)."""
     if isinstance(effect, (Refused, Shown)) and effect.reason in _ARBITER_MODE_NOTICES:
         return _ARBITER_MODE_NOTICES[effect.reason]
     if isinstance(effect, Refused):       # one without a code (made by hand): its text, cut
