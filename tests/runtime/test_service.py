@@ -421,8 +421,7 @@ def test_timers_due_together_are_each_journaled_and_shown_once(journaled):
     effects; an input among them shows the timers before it first."""
     rig, path = journaled
     recorder = Recorder()
-    rig.service.presenters.append(recorder)
-    rig.service.showing.redraw_at.append(None)
+    rig.service.showing.add(recorder)
     tap(rig.service, 10 * S, Button.LEFT)                      # right's clock runs from 10 s
     rig.step_at(10 * S + 500 * MS)
     before = len(recorder.calls)

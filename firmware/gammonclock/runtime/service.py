@@ -575,7 +575,7 @@ class ClockService:
         heapq.heapify(self._pending)
         self._calls = [(at + old_origin - origin, n, action) for at, n, action in self._calls]
         heapq.heapify(self._calls)
-        self.showing.redraw_at = [None] * len(self.presenters)
+        self.showing.forget_redraws()
         self.present_all([])
         return dropped
 

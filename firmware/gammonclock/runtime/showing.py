@@ -112,6 +112,16 @@ class Showing:
             if due is not None and due <= now:
                 self.redraw_at[i] = self.present(presenter, now, [], self.message_shown())
 
+    def add(self, presenter: Presenter) -> None:
+        """One more presenter, nothing due for it until it is first shown."""
+        self.presenters.append(presenter)
+        self.redraw_at.append(None)
+
+    def forget_redraws(self) -> None:
+        """No redraw is due (a new origin: the instants asked for mean nothing now) until the
+        presenters are shown again."""
+        self.redraw_at = [None] * len(self.presenters)
+
     def next_redraw(self) -> int | None:
         return min((at for at in self.redraw_at if at is not None), default=None)
 
