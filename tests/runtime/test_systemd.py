@@ -25,6 +25,7 @@ from gammonclock.hardware.buttons import make_pin_factory
 from gammonclock.hardware.errors import HardwareError
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import JOURNALS_DIR
+from gammonclock.runtime import arbiter_socket
 from gammonclock.runtime.arbiter_client import ask
 from gammonclock.runtime.arbiter_socket import RUNTIME_DIR, asking_path, serving_path, socket_path
 from gammonclock.runtime.sdnotify import Notifier
@@ -252,6 +253,12 @@ def test_a_refused_start_is_ready_with_its_reason_and_waits_fed_to_the_watchdog(
 
 def test_the_client_asks_where_it_is_told_then_where_the_service_serves(tmp_path, monkeypatch):
     monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+    # A simulator killed without its clean-up left its socket file: nobody answers there.
+    stale = tmp_path / "simulator" / "arbiter.sock"
+    stale.parent.mkdir()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
+        dead.bind(str(stale))
+    monkeypatch.setattr(arbiter_socket, "simulator_socket_path", lambda: stale)
     assert asking_path(tmp_path, "/var/lib/gammonclock") == tmp_path / "arbiter.sock"
     expected = (Path(RUNTIME_DIR) / "arbiter.sock" if (Path(RUNTIME_DIR) / "arbiter.sock").exists()
                 else Path("/var/lib/gammonclock/arbiter.sock"))

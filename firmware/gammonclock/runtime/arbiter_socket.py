@@ -135,7 +135,8 @@ def someone_serves(path: Path) -> bool:
 def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> Path:
     """Where `gammonclock arbiter` asks: the state folder it is told, else the service's runtime
     directory when a clock serves there, else this login's interactive simulator when one
-    runs, else the default state folder."""
+    runs (answers there: a simulator killed without its clean-up leaves its socket file),
+    else the default state folder."""
     if state_dir is not None:
         return socket_path(state_dir)
     runtime = _runtime_directory()
@@ -147,7 +148,7 @@ def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> 
     except PermissionError:           # it is there, but this login may not look in: say so
         return socket_path(RUNTIME_DIR)
     simulator = simulator_socket_path()
-    if simulator.exists():
+    if simulator.exists() and someone_serves(simulator):
         return simulator
     return socket_path(default_state_dir)
 
