@@ -113,3 +113,45 @@ class Ack:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+# --- a match moved to another clock (SPEC §13.5, §14.1) ----------------------------------------
+
+MOVED_TOPIC = "moved"         # P/T/moved, retained, written only by the director's account
+
+
+@dataclass(frozen=True)
+class Moved:
+    """The hall's retained `P/T/moved`: this table's match (journal `journal`) was moved to
+    table `to` by `by`, and the spare continued it; the clock must end it there and never
+    resume it (hall/PROTOCOL.md)."""
+
+    journal: str
+    to: str
+    by: str
+    at: str
+
+    def payload(self) -> bytes:
+        return json.dumps({"journal": self.journal, "to": self.to, "by": self.by,
+                           "at": self.at}, ensure_ascii=False).encode("utf-8")
+
+    @staticmethod
+    def parse(payload: bytes) -> Moved:
+        """The notice in PAYLOAD; ValueError naming the field when it is not one (an empty
+        payload, the hall clearing it, is not parsed: the caller sees it as none)."""
+        if len(payload) > 4096:
+            raise ValueError("moved: longer than 4096 bytes")
+        try:
+            data = json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"moved: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError("moved: not a JSON object")
+        fields = {}
+        for name, bound in (("journal", 200), ("to", 32), ("by", 64), ("at", 40)):
+            value = data.get(name, "" if name in ("by", "at") else None)
+            if not isinstance(value, str) or len(value) > bound or (
+                    name in ("journal", "to") and not value):
+                raise ValueError(f"moved: `{name}` must be text of at most {bound} characters")
+            fields[name] = value
+        return Moved(**fields)
