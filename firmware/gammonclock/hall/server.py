@@ -33,6 +33,7 @@ from .actions import now_ms as now_ms  # web.py takes it from here
 from .archive import Verified
 from .archiving import Archiving
 from .continuation import LIVE_DIR, LiveCopies
+from .decisions import HallDecisions
 from .delivery import EventKey, TablePosition, event_key
 from .intake import BadMessages, Intake
 from .mqtt import HallClient
@@ -77,6 +78,9 @@ class Hall:
         self.client = HallClient(options.broker, options.user, options.password,
                                  options.prefix, options.ca_file, options.client_id)
         self.results = Results(options.archive)         # each archived match's result
+        # The director's decisions (a held result accepted, a match moved), synced before they
+        # count and read back after a restart (decisions.py).
+        self.decisions = HallDecisions.in_archive(options.archive)
         self.listeners: list[Listener] = []
         self.on_change: list[Callable[[str, int], None]] = []   # the benchmark's probe
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -98,9 +102,9 @@ class Hall:
         loop = asyncio.get_running_loop()
         self.options.archive.mkdir(parents=True, exist_ok=True)
         self.live.load()             # before any message: what a hall before this one kept
-        problem = self.results.load()
-        if problem is not None:
-            log.warning("%s", problem)
+        for problem in (self.results.load(), self.decisions.load()):
+            if problem is not None:
+                log.warning("%s", problem)
         self.acks.start()
         self.client.on_status(self._broker_changed)
         self.client.start(loop, self.receive)
