@@ -9,6 +9,7 @@ import base64
 import http.client
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,9 @@ def test_every_route_refuses_a_foreign_host(guarded: RunningHall) -> None:
 
 
 def test_every_route_but_the_spectators_asks_the_pages_password(guarded: RunningHall) -> None:
+    from gammonclock.hall.web import GUESSES
+
+    guarded.app[GUESSES].allowed = 10_000     # many wrong passwords here: none held back
     port, own = guarded.port, f"127.0.0.1:{guarded.port}"
     for method, path in routes(guarded):
         for wrong in ({}, basic("guess"), basic("page-secret ")):
@@ -127,3 +131,57 @@ def test_the_archive_serves_a_tables_journals_and_nothing_else(guarded: RunningH
     assert status in (400, 404), (path, status)
     assert b"SECRET" not in text
 
+
+
+def status_from(source: str, port: int, headers: dict[str, str]) -> int:
+    """GET /api/cards from the local address `source` (127.0.0.2: another machine, as the hall
+    sees it)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20,
+                                            source_address=(source, 0))
+    try:
+        connection.request("GET", "/api/cards", headers={"Host": f"127.0.0.1:{port}",
+                                                         **headers})
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
+
+
+def test_wrong_passwords_from_one_address_make_it_wait_and_no_other(
+        guarded: RunningHall) -> None:
+    from gammonclock.hall.web import GUESSES
+
+    guesses = guarded.app[GUESSES]
+    guesses.window_s = 2.0                      # the shipped window is a minute
+    port = guarded.port
+    assert status_from("127.0.0.1", port, {}) == 401        # a browser's first request
+    for n in range(guesses.allowed):
+        assert status_from("127.0.0.1", port, basic(f"guess-{n}")) == 401
+    # the right password too must wait now: a guesser who found it learns nothing yet
+    assert status_from("127.0.0.1", port, basic("page-secret")) == 429
+    assert status_from("127.0.0.1", port, basic("guess-x")) == 429
+    # another address is not held back by this one's guesses
+    assert status_from("127.0.0.2", port, basic("page-secret")) == 200
+    deadline = time.monotonic() + 10
+    while status_from("127.0.0.1", port, basic("page-secret")) == 429:
+        assert time.monotonic() < deadline, "the address waited more than its window"
+        time.sleep(0.2)
+    assert status_from("127.0.0.1", port, basic("page-secret")) == 200
+
+
+def test_the_wrong_passwords_remembered_are_bounded() -> None:
+    from gammonclock.hall.connections import WrongPasswords
+
+    now = [0.0]
+    guesses = WrongPasswords(allowed=3, window_s=60, clock=lambda: now[0])
+    for n in range(WrongPasswords.MAX_ADDRESSES + 100):
+        guesses.wrong(f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}")
+    assert len(guesses._wrong) == WrongPasswords.MAX_ADDRESSES
+    for _ in range(3):
+        guesses.wrong("10.99.0.1")
+    assert guesses.wait_s("10.99.0.1") == 61
+    now[0] = 59.5
+    assert guesses.wait_s("10.99.0.1") == 1
+    now[0] = 60.0
+    assert guesses.wait_s("10.99.0.1") == 0

@@ -47,7 +47,7 @@ from aiohttp import web
 
 from .accounts import TABLE_ID
 from .archive import JOURNAL_NAME
-from .connections import GuardedSite, Limits
+from .connections import GuardedSite, Limits, WrongPasswords
 from .continuation import Refused
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
@@ -148,6 +148,7 @@ def host_name(header: str) -> str | None:
 PASSWORD: web.AppKey[str] = web.AppKey("password", str)   # "": none asked
 HOSTS: web.AppKey[PageHosts] = web.AppKey("hosts", PageHosts)
 TOKEN: web.AppKey[str] = web.AppKey("token", str)
+GUESSES: web.AppKey[WrongPasswords] = web.AppKey("guesses", WrongPasswords)
 LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
 LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
 PAGE: web.AppKey[str] = web.AppKey("page", str)        # the page, made once (token, language)
@@ -182,6 +183,7 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app[HOSTS] = hosts or PageHosts()
     app[LIMITS] = limits or Limits()
     app[TOKEN] = token or secrets.token_urlsafe(32)
+    app[GUESSES] = WrongPasswords()
     # Made once, off any request (a catalogue that is not whole stops the hall at its start).
     app[PAGE] = page_html(language, app[TOKEN])
     app.router.add_get("/", _page)
@@ -236,9 +238,18 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             f"was for {repr(host)[:80]}. To use another name, start the hall with "
             "--page-host NAME.\n"))
     password = request.app[PASSWORD]
-    if password and not is_public_path(request.path) and not _authorised(request, password):
-        return web.Response(status=401, text="the hall's password, please\n",
-                            headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
+    if password and not is_public_path(request.path):
+        guesses, address = request.app[GUESSES], request.remote or "?"
+        wait_s = guesses.wait_s(address)
+        if wait_s > 0:
+            return web.Response(status=429, text=(
+                f"too many wrong passwords from {address}; try again in {wait_s} s\n"),
+                headers={"Retry-After": str(wait_s)})
+        if not _authorised(request, password):
+            if _credentials(request) is not None:      # a browser's first request has none
+                guesses.wrong(address)
+            return web.Response(status=401, text="the hall's password, please\n",
+                                headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
     if request.method == "POST":
         if request.content_type != "application/json":
             return _error(415, "send JSON (Content-Type: application/json)")
