@@ -289,6 +289,7 @@ function renderCard(card) {
     el("div", { class: "facts" }, facts),
     healthRow(card),                                    // health.js
     needsRow(card, needs),
+    heldRow(card),                                      // hall_alerts.js
     badMessages(card));
   return node;
 }
