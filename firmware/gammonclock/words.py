@@ -454,6 +454,10 @@ WORDS: dict[str, Entry] = {
     "jf.dice_dropped": E("a count of {count} dropped dice lines is out of range",
                          "число пропущенных строк считывателя костей ({count}) вне допустимых "
                          "пределов"),
+    "jf.stick_offer": E("a USB stick's offer has either all of {fields} or none, its length and "
+                        "record within bounds",
+                        "предложение с флешки содержит либо все поля {fields}, либо ни одного, "
+                        "а длина матча и номер записи — в допустимых пределах"),
     "jf.no_input_type": E("the input has no type", "у ввода нет типа (type)"),
     "jf.input_type": E("input type {kind} is unknown to this firmware (version {version}); the "
                        "journal may come from a newer version",
@@ -748,6 +752,7 @@ WORDS: dict[str, Entry] = {
     "why.no_match.swapped": E("a next match was loaded before it applied",
                               "до её выполнения был загружен следующий матч"),
     "why.match_in_progress": E("a match is in progress", "идёт матч"),
+    "why.nothing_offered": E("no USB stick's offer is held here", "предложения с флешки здесь нет"),
     "why.match_file_bad": E("the match file has problems", "в файле матча есть ошибки"),
     "why.journal_not_written": E("the journal is not being written", "журнал не записывается"),
     # a player's double and break (the panels have their own words for these)
@@ -1315,6 +1320,40 @@ WORDS: dict[str, Entry] = {
     "cont.not_verified": E("NOT VERIFIED, continued on the arbiter's word: {verdict}",
                            "НЕ ПРОВЕРЕН, продолжен под ответственность судьи: {verdict}"),
     "cont.not_continued": E("match NOT continued: {why}", "матч НЕ продолжен: {why}"),
+    # a stick's continuation is only offered (SPEC §13.5, §14.1): the stick carries a file, the
+    # arbiter's PIN at the panels (or the socket) is the authority that takes it
+    "cont.offered": E("offered from the USB stick, NOT loaded (nothing here ended): {table}'s "
+                      "match {match}, score {score}, from {file} (record {seq})",
+                      "на флешке предложен матч стола {table}: {match}, счёт {score}, из {file} "
+                      "(запись {seq}); он НЕ загружен, здесь ничего не прервано"),
+    "cont.offer_how": E("the arbiter takes it at these panels: the three buttons held, the PIN, "
+                        "then the menu's MATCH FROM STICK; or on the socket: gammonclock "
+                        "arbiter continue {path}",
+                        "судья берёт его на панелях этих часов: удержать три кнопки, ПИН-код, "
+                        "в меню — МАТЧ С ФЛЕШКИ; или через сокет: gammonclock arbiter "
+                        "continue {path}"),
+    "cont.offer_no_pin": E("this table has no arbiter's PIN ([arbiter] pin), so the panels "
+                           "cannot take it: the arbiter takes it on the socket: gammonclock "
+                           "arbiter continue {path}",
+                           "у этого стола нет ПИН-кода судьи ([arbiter] pin), на панелях его "
+                           "не взять: судья берёт его через сокет: gammonclock arbiter "
+                           "continue {path}"),
+    "cont.offer_idle": E("no match is loaded here, so there is no arbiter's menu at the panels: "
+                         "the arbiter takes it on the socket: gammonclock arbiter continue "
+                         "{path}",
+                         "здесь не загружен матч, меню судьи на панелях нет: судья берёт его "
+                         "через сокет: gammonclock arbiter continue {path}"),
+    "cont.stick_in_progress": E("a match is in progress here (game {game}, score {score}): a "
+                                "stick never ends it; the arbiter continues the stick's match "
+                                "with the socket and --force (gammonclock arbiter continue "
+                                "FROM --force)",
+                                "здесь идёт матч (партия {game}, счёт {score}): флешка его не "
+                                "прерывает; матч с флешки судья продолжает через сокет с "
+                                "--force (gammonclock arbiter continue FROM --force)"),
+    "cont.offer_gone": E("the USB stick's offer is no longer held here (the clock restarted, "
+                         "or the match here changed): plug the stick in again",
+                         "предложения с флешки здесь больше нет (часы перезапускались или "
+                         "матч сменился): вставьте флешку снова"),
     "cont.no_table": E("this clock takes no next match", "эти часы не принимают следующий матч"),
     "cont.usage": E("usage: continue FROM [--force] [--unverified] (FROM: a journal, or a "
                     "folder holding it, in the request's 'file')",

@@ -25,7 +25,8 @@ from gammonclock.core.effects import (
     as_any,
 )
 from gammonclock.core.engine import ButtonEdge, Engine, PinKey, PinKeyKind
-from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover
+from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover, StickOffered
+from gammonclock.core.match_state import StickOffer
 from gammonclock.core.reasons import ARBITER_REFUSALS, Reason
 from gammonclock.core.rules import MatchRules, json_points
 from gammonclock.export import text as export_text
@@ -86,6 +87,10 @@ REASON_CODES = {
     "ARBITER_MENU": "arbiter_menu",
     "MENU_TIMEOUT": "menu_timeout",
     "NEXT_MATCH_REQUESTED": "next_match_requested",
+    "STICK_OFFERED": "stick_offered",
+    "STICK_OFFER_ENDED": "stick_offer_ended",
+    "CONTINUE_STICK_REQUESTED": "continue_stick_requested",
+    "NOTHING_OFFERED": "nothing_offered",
 }
 
 # The journal's `kind` of every effect, as journals written before issue 8 have them.
@@ -250,14 +255,15 @@ def test_dropped_dice_lines_are_ignored_with_their_reason():
 # The lifecycle's reasons answer the arbiter's socket, never a match's journal: their tests are
 # in test_lifecycle.py.
 LIFECYCLE_REASONS = {Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD,
-                     Reason.JOURNAL_NOT_WRITTEN}
+                     Reason.JOURNAL_NOT_WRITTEN, Reason.NOTHING_OFFERED}
 
 
 # The arbiter at the panels (SPEC §13.4) says several in a row: their tests are in
 # test_arbiter_mode*.py.
 PANEL_REASONS = {Reason.CHORD_LOCKED, Reason.CHORD_HELD, Reason.PIN_ENTRY, Reason.PIN_DOT,
                  Reason.PIN_WRONG, Reason.PIN_TIMEOUT, Reason.ARBITER_MENU, Reason.MENU_TIMEOUT,
-                 Reason.NEXT_MATCH_REQUESTED}
+                 Reason.NEXT_MATCH_REQUESTED, Reason.STICK_OFFERED, Reason.STICK_OFFER_ENDED,
+                 Reason.CONTINUE_STICK_REQUESTED}
 
 
 def test_every_reason_is_emitted_somewhere():
@@ -376,6 +382,9 @@ INPUTS = [
     Recover(9),
     PinKey(10, PinKeyKind.DOT),
     PinKey(11, PinKeyKind.END, "x" * 44),
+    StickOffered(12, StickOffer("T3", "Anna", "Boris", 7, "6-0", "match-x.jsonl", 40,
+                                "ab" * 32)),
+    StickOffered(13, None),
 ]
 
 

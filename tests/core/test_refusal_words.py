@@ -132,7 +132,8 @@ def test_every_refusal_code_has_words() -> None:
     said = {k.split(".")[1] for k in words.WORDS if k.startswith("why.")}
     panels_only = {Reason.INFO_PAGE, Reason.TAKE_HINT, Reason.CHORD_LOCKED, Reason.PIN_ENTRY,
                    Reason.PIN_DOT, Reason.ARBITER_MENU, Reason.MENU_TIMEOUT,
-                   Reason.NEXT_MATCH_REQUESTED}     # Shown: pages, not refusals
+                   Reason.NEXT_MATCH_REQUESTED, Reason.STICK_OFFERED,
+                   Reason.STICK_OFFER_ENDED, Reason.CONTINUE_STICK_REQUESTED}   # Shown: pages
     assert {r.value for r in Reason} - {r.value for r in panels_only} <= said
 
 

@@ -109,7 +109,7 @@ def test_a_match_continued_from_the_dead_clocks_journal_is_the_match_on_one_cloc
         "file": source.name, "seq": last.seq, "records": last.seq + 1, "last_mac": last.mac,
         "last_wall": last.wall, "last_t": last.t, "table": "T7", "handover": True,
         "via": "journal", "verdict": verify(source, spare.table.key_of()).words,
-        "forced": False}
+        "forced": False, "source": "socket"}
     assert header["continues"]["verdict"].startswith("sealed by another device")
     assert verify(new, spare.table.key_of()).intact                 # sealed by the spare
     second_part(venue, spare)
@@ -244,7 +244,10 @@ def test_arbiter_continue_over_the_socket(dead_clock, tmp_path, capsys):
 
 
 
-def test_a_stick_with_the_journal_and_a_marker_continues_the_match(venue, tmp_path, dead_clock):
+def test_a_stick_with_the_journal_and_a_marker_only_offers_the_match(venue, tmp_path,
+                                                                     dead_clock):
+    """SPEC §13.5, §14.1: the stick's journal is copied off and verified, then only offered
+    (its taking at the panels, after the PIN: test_stick_offer.py)."""
     from gammonclock.runtime.stick_handler import StickHandler
 
     source, _, expected = dead_clock
@@ -260,18 +263,22 @@ def test_a_stick_with_the_journal_and_a_marker_continues_the_match(venue, tmp_pa
     (folder / "T9.continue").write_text("", encoding="utf-8")
     answer = _on_loop(spare, lambda: handler(stick))
     assert answer["said"][-1] == "next match loaded: Анна-Boris, 5 points"
-    # With this table's marker beside it, the match is continued (the ready match replaced).
+    ready = spare.session
+    # With this table's marker beside it, the match is offered; the ready match stays, and the
+    # stick's next match is not loaded over the offer.
     (folder / "SPARE.continue").write_text("", encoding="utf-8")
     answer = _on_loop(spare, lambda: handler(stick))
     assert answer["ok"], answer
-    assert f"match continued: Анна-Boris, 5 points, from {source.name} " \
-           f"(record {expected['last'].seq})" in answer["said"]
-    match = spare.session.engine.match
-    assert match.phase is Phase.PAUSED and (match.score.left, match.score.right) == (2, 2)
-    assert read_header(journal_of(spare)).data["continues"]["via"] == "stick"
-    # Plugged in again: kept, not continued twice.
+    assert f"offered from the USB stick, NOT loaded (nothing here ended): T7's match " \
+           f"Анна-Boris, 5 points, score 2-2, from {source.name} (record " \
+           f"{expected['last'].seq})" in answer["said"]
+    assert spare.session is ready and ready.engine.match.phase is Phase.BETWEEN_GAMES
+    offer = ready.engine.match.stick_offer
+    assert (offer.table, offer.score, offer.file) == ("T7", "2-2", source.name)
+    # Plugged in again: offered again (the same), still nothing loaded.
     again = _on_loop(spare, lambda: handler(stick))
-    assert "match already continued here: Анна-Boris, 5 points" in again["said"]
+    assert again["ok"] and spare.session is ready
+    assert spare.session.engine.match.stick_offer == offer
     # A journal that fails verification is refused from a stick (the socket can force it).
     (folder / source.name).write_bytes(source.read_bytes().replace(b'"seq":12,', b'"seq":13,'))
     other = venue.build(tmp_path, "SPARE", tmp_path / "spare2", 40 * 3600, "boot-2")

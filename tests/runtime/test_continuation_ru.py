@@ -172,7 +172,16 @@ def test_a_sticks_continuation_refused_in_russian(venue_ru, tmp_path, dead_ru) -
     shutil.copy(source, folder / source.name)
     done = _on_loop(spare, lambda: StickHandler(spare.service, spare.table)(stick))
     assert done["ok"], done
-    assert any(line.startswith("матч продолжен: Анна-Boris, 5 очков") for line in done["said"])
+    assert spare.session is None                       # only offered: nothing loaded
+    copy = tmp_path / "spare" / "continue-from-stick" / source.name
+    assert done["said"][-2:] == [
+        f"на флешке предложен матч стола T7: Анна-Boris, 5 очков, счёт 2-2, из {source.name} "
+        f"(запись {done['said'][-2].rsplit('запись ', 1)[1].split(')')[0]}); он НЕ загружен, "
+        "здесь ничего не прервано",
+        "здесь не загружен матч, меню судьи на панелях нет: судья берёт его через сокет: "
+        f"gammonclock arbiter continue {copy}"]
+    for line in done["said"][-2:]:
+        assert not latin_words(line.replace("gammonclock arbiter continue", "")), line
 
 
 def test_the_socket_answers_continue_in_russian(dead_ru, tmp_path, capsys) -> None:

@@ -36,7 +36,7 @@ from gammonclock.sides import Button, Side
 from . import arbiter as cmd
 from .arbiter_actions import Arbiter
 from .effects import Paused, Refused, Shown
-from .match_state import MatchState, MenuItem, PanelMode, PanelStage, Phase
+from .match_state import MatchState, MenuItem, PanelMode, PanelStage, Phase, StickOffer
 from .pin import MAX_PIN, PIN_LETTERS
 from .reasons import Reason
 from .transition import Step
@@ -51,6 +51,8 @@ ADJUST_STEP_NS = 10 * NS_PER_S       # one arrow tap on a clock
 MAX_CUBE_CHOICE = 64                 # the physical cube's top face; the socket sets more
 
 MENU = tuple(MenuItem)
+# The menu without a stick's offer: what it always was (an old journal's presses replay on it).
+PLAIN_MENU = tuple(item for item in MenuItem if item is not MenuItem.CONTINUE_STICK)
 
 # The menu's items that set a value before they are confirmed (the rest confirm at once).
 EDITED = frozenset({MenuItem.ADJUST_LEFT, MenuItem.ADJUST_RIGHT, MenuItem.SCORE, MenuItem.CUBE})
@@ -81,12 +83,28 @@ def cube_choices() -> tuple[tuple[int, Side | None], ...]:
 CUBE_CHOICES = cube_choices()
 
 
+def menu_items(state: MatchState) -> tuple[MenuItem, ...]:
+    """The menu's items now, in order: a USB stick's offer (SPEC §13.5) second, after resume,
+    while one stands and no game of this match is in progress; the rest as they always were.
+    The offer is a journaled input (`StickOffered`), so a replay lists what the arbiter saw."""
+    if offers_stick(state):
+        return MENU
+    return PLAIN_MENU
+
+
+def offers_stick(state: MatchState) -> bool:
+    """Whether the menu lists a stick's offer now (a stick never ends a match in progress)."""
+    return state.stick_offer is not None and not state.in_progress
+
+
 def panel_request(state: MatchState, button: Button) -> MenuItem | None:
     """The confirmation a tap of `button` gives now to what the match fold cannot do itself:
-    `UNDO` (the engine's, with the history) or `NEXT_MATCH` (the device's, with the file)."""
+    `UNDO` (the engine's, with the history), `NEXT_MATCH` (the device's, with the file) or
+    `CONTINUE_STICK` (the device's, with the journal it copied off the stick)."""
     panel = state.panel
     if (state.phase is Phase.ARBITER and panel is not None and panel.stage is PanelStage.CONFIRM
-            and button is Button.CUBE and panel.item in (MenuItem.UNDO, MenuItem.NEXT_MATCH)):
+            and button is Button.CUBE
+            and panel.item in (MenuItem.UNDO, MenuItem.NEXT_MATCH, MenuItem.CONTINUE_STICK)):
         return panel.item
     return None
 
@@ -257,7 +275,8 @@ class ArbiterMode(Step):
                 self.choose(panel.item)
                 return
             step = -1 if button is Button.LEFT else 1
-            item = MENU[(MENU.index(panel.item) + step) % len(MENU)]
+            items = menu_items(self.s)
+            item = items[(items.index(panel.item) + step) % len(items)]
             self.to(PanelStage.MENU, item=item)
         elif panel.stage is PanelStage.INFO:
             self.to(PanelStage.MENU)
@@ -342,6 +361,37 @@ class ArbiterMode(Step):
             self.command(cmd.EndBreak())
         if self.s.phase is Phase.ARBITER:
             self.to(PanelStage.MENU)       # a refusal stays with it (`command`)
+
+    # --- a USB stick's offer (SPEC §13.5) ----------------------------------------------------
+
+    def stick_offered(self, offer: StickOffer | None) -> None:
+        """The device offers a stick's continuation here (or none any more). Never while a
+        game of this match is in progress: the device refuses the stick then, and a replay of
+        such an input changes nothing. An arbiter looking at the old offer in the menu is
+        taken back to the list, so that no confirmation carries over to another offer."""
+        s = self.s
+        if offer is not None and s.in_progress:
+            self.refuse("the USB stick's offer", Reason.MATCH_IN_PROGRESS,
+                        "a match is in progress here")
+            return
+        s.stick_offer = offer
+        self._leave_offer_item()
+        self.show("USB stick: no offer" if offer is None
+                  else f"USB stick offers {offer.describe()}", Reason.STICK_OFFERED)
+
+    def stick_offer_ends(self) -> None:
+        """A game of this match started (or counts as played): the stick's offer ends."""
+        self.s.stick_offer = None
+        self._leave_offer_item()
+        self.show("USB stick's offer ended: a game started here", Reason.STICK_OFFER_ENDED)
+
+    def _leave_offer_item(self) -> None:
+        panel = self.s.panel
+        if self.s.phase is Phase.ARBITER and panel is not None \
+                and panel.item is MenuItem.CONTINUE_STICK \
+                and panel.stage in (PanelStage.MENU, PanelStage.CONFIRM):
+            item = MenuItem.CONTINUE_STICK if offers_stick(self.s) else MenuItem.RESUME
+            self.s.panel = replace(panel, stage=PanelStage.MENU, item=item)
 
     def command(self, command: cmd.Command) -> None:
         """`command` as the arbiter at the panels gave it; a refusal stays on the panels (the

@@ -56,7 +56,16 @@ from .effects import (
     TurnEndReason,
     Undone,
 )
-from .match import ArbiterAction, DiceDropped, DiceEvent, Hold, MatchState, Recover, Tap
+from .match import (
+    ArbiterAction,
+    DiceDropped,
+    DiceEvent,
+    Hold,
+    MatchState,
+    Recover,
+    StickOffered,
+    Tap,
+)
 from .match_state import MenuItem, PanelStage, Phase, copy_state
 from .pin import MAX_PIN, PinCheck
 from .reasons import Reason
@@ -101,7 +110,7 @@ class PinKey:
         return f"PIN {self.key.value}"
 
 
-Input = ButtonEdge | PinKey | ArbiterAction | DiceEvent | DiceDropped | Recover
+Input = ButtonEdge | PinKey | ArbiterAction | DiceEvent | DiceDropped | Recover | StickOffered
 
 
 @dataclass(frozen=True)
@@ -175,9 +184,11 @@ class Entry:
     def effective(self) -> bool:
         """Whether an undo's replay keeps it: it changed something. The arbiter's mode changes
         its own state with every press (a PIN dot, a step of the menu) and says so in inert
-        effects, so its presses and the chord are always kept."""
+        effects, so its presses and the chord are always kept; so is a stick's offer (what the
+        menu lists)."""
         return any(not e.inert for e in self.effects) or isinstance(
-            self.event, (m.Chord, m.ChordReleased, m.PinDot, m.PinEntered)) or (
+            self.event, (m.Chord, m.ChordReleased, m.PinDot, m.PinEntered,
+                         m.StickOffered)) or (
             isinstance(self.event, (Tap, Hold)) and self.before.phase is Phase.ARBITER)
 
     @property
@@ -353,7 +364,7 @@ class Engine:
                 engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons),
                                       pad=None, keys=None)
                 engine, effects = engine._fold(event)
-            case ArbiterAction() | DiceEvent() | DiceDropped():
+            case ArbiterAction() | DiceEvent() | DiceDropped() | StickOffered():
                 engine, effects = engine._fold(event)
             case _:
                 assert_never(event)
@@ -398,6 +409,17 @@ class Engine:
                                               if abandons_match(engine.match)
                                               else "load the match file"),
                 Reason.NEXT_MATCH_REQUESTED)])
+            effects = effects + more
+        elif request is MenuItem.CONTINUE_STICK:
+            # The device continues the match the stick offered (SPEC §13.5): the arbiter's
+            # act, confirmed here after the PIN; a request, as the next match is.
+            offer = self.match.stick_offer
+            engine, more = engine._report([Shown(
+                edge.t, "continue the match the USB stick offers: "
+                + (offer.describe() if offer is not None else "none")
+                + ("; this match ends abandoned" if engine.match.play_phase
+                   is not Phase.MATCH_OVER else ""),
+                Reason.CONTINUE_STICK_REQUESTED)])
             effects = effects + more
         return engine, effects
 

@@ -22,14 +22,14 @@ from .arbiter_mode import ArbiterMode
 from .dice import DiceMessage
 from .dice_rules import Dice
 from .effects import Effect
-from .match_state import MatchState, Phase, copy_state
+from .match_state import MatchState, Phase, StickOffer, copy_state
 from .play import Play
 from .rules import MatchRules, crawford_due, json_points
 
 __all__ = [
     "ArbiterAction", "Chord", "ChordReleased", "DiceDropped", "DiceEvent", "Event", "Hold",
-    "MatchState", "Phase", "PinDot", "PinEntered", "Recover", "Tap", "advance", "apply",
-    "start", "state_json",
+    "MatchState", "Phase", "PinDot", "PinEntered", "Recover", "StickOffered", "Tap", "advance",
+    "apply", "start", "state_json",
 ]
 
 
@@ -145,8 +145,22 @@ class PinEntered:
         return "PIN entered"
 
 
+@dataclass(frozen=True)
+class StickOffered:
+    """The device offers here the continuation a USB stick brought (SPEC §13.5, §14.1), or
+    (`offer` None) no longer does. An input of the device, not a person's: it changes only
+    what the arbiter's menu lists; the arbiter takes the offer there, after the PIN."""
+
+    t: int
+    offer: StickOffer | None
+
+    def describe(self) -> str:
+        return ("USB stick: no offer" if self.offer is None
+                else f"USB stick offers {self.offer.describe()}")
+
+
 Event = (Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover | Chord | ChordReleased
-         | PinDot | PinEntered)
+         | PinDot | PinEntered | StickOffered)
 
 
 def start(rules: MatchRules, at: int = 0) -> MatchState:
@@ -214,8 +228,14 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
             Dice(state, effects).message(message)
         case DiceDropped(count=count):
             Dice(state, effects).dropped(count)
+        case StickOffered(offer=offer):
+            ArbiterMode(state, effects).stick_offered(offer)
         case _:
             assert_never(event)
+    if state.stick_offer is not None and state.in_progress:
+        # A game started here (or counts as played): a stick never ends a match in progress,
+        # so what it offered is no more (SPEC §14.1).
+        ArbiterMode(state, effects).stick_offer_ends()
     return state, effects
 
 

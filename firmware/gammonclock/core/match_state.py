@@ -75,6 +75,9 @@ class MenuItem(str, Enum):
     """The arbiter's menu at the panels, in the order it lists them."""
 
     RESUME = "resume"
+    # Only while a USB stick's continuation is offered here (`MatchState.stick_offer`) and no
+    # game of this match is in progress: `arbiter_mode.menu_items`.
+    CONTINUE_STICK = "continue_stick"
     ADJUST_LEFT = "adjust_left"
     ADJUST_RIGHT = "adjust_right"
     UNDO = "undo"
@@ -83,6 +86,28 @@ class MenuItem(str, Enum):
     END_BREAK = "end_break"
     NEXT_MATCH = "next_match"
     INFO = "info"
+
+
+@dataclass(frozen=True)
+class StickOffer:
+    """A dead clock's match that a USB stick offers here (SPEC §13.5): the device copied the
+    journal off the stick and verified it, and holds it; nothing is loaded and nothing ended
+    until the arbiter takes it at the menu after the PIN. What the panels show of it, and
+    `mac` (the last record's seal) to tell this offer from another."""
+
+    table: str              # the table the match was played on ("" when its header names none)
+    left: str
+    right: str
+    length: int
+    score: str              # as the panels show it, "6-0"
+    file: str               # the journal's file name
+    seq: int                # its last record
+    mac: str                # … and that record's seal
+
+    def describe(self) -> str:
+        table = f"{self.table}'s " if self.table else ""
+        return (f"{table}match {self.left}-{self.right} {self.score} to {self.length} "
+                f"({self.file}, record {self.seq})")
 
 
 @dataclass(frozen=True)
@@ -145,6 +170,9 @@ class MatchState:
     pin_failures: int = 0                     # failed PIN attempts in a row
     chord_locked_until: int | None = None     # three failures lock the chord until then
     lockouts: int = 0                         # lockouts since the last right PIN (escalation)
+    # A USB stick's continuation offered here (SPEC §13.5): the menu then lists it; it ends
+    # when a game starts here, with another offer, or when the device withdraws it.
+    stick_offer: StickOffer | None = None
 
     # --- reading ----------------------------------------------------------------------------
 

@@ -66,12 +66,18 @@ class Reason(str, Enum):
     ARBITER_MENU = "arbiter_menu"                # Shown: the arbiter's menu, a step of it
     MENU_TIMEOUT = "menu_timeout"                # Shown: 120 s without a press: menu closed
     NEXT_MATCH_REQUESTED = "next_match_requested"  # Shown: the device loads its match file
+    # A continuation a USB stick offers (SPEC §13.5, §14.1): the stick's journal, verified and
+    # held by the device, is only offered; the arbiter takes it at the menu after the PIN.
+    STICK_OFFERED = "stick_offered"              # Shown: a stick offers a match (or no more)
+    STICK_OFFER_ENDED = "stick_offer_ended"      # Shown: a game started here: the offer ends
+    CONTINUE_STICK_REQUESTED = "continue_stick_requested"  # Shown: the device continues it
 
     # --- the table's lifecycle (SPEC §13.2; answers only, never in a match's journal) ---
     NO_MATCH = "no_match"                        # a command or a roll while no match is loaded
     MATCH_IN_PROGRESS = "match_in_progress"      # new-match: a match is being played
     MATCH_FILE_BAD = "match_file_bad"            # new-match: the match file has problems
     JOURNAL_NOT_WRITTEN = "journal_not_written"  # new-match: the card does not take the records
+    NOTHING_OFFERED = "nothing_offered"          # the menu's stick item: no offer held here
 
     # --- the dice reader (Ignored) ---
     VOID_NO_ROLL = "void_no_roll"                # a void with no roll to void

@@ -154,6 +154,17 @@ TEXTS: dict[str, Entry] = {
     "stick.continued": E(Room.TEXT, "match continued: {match}", "матч продолжен: {match}"),
     "stick.continue_refused": E(Room.TEXT, "match NOT continued: {why}",
                                 "матч НЕ продолжен: {why}"),
+    # … only offered (SPEC §13.5, §14.1): nothing loaded, nothing ended; the arbiter takes it
+    # at the menu after the PIN (a stick carries files, never authority)
+    "title.stick_offer": E(Room.TITLE, "MATCH ON THE STICK", "МАТЧ НА ФЛЕШКЕ"),
+    "stick.offer": E(Room.TEXT, "{table}: {left}-{right} {score}",
+                     "{table}: {left}-{right} {score}"),
+    "stick.offer_how": E(Room.TEXT, "arbiter: chord, PIN, menu: MATCH FROM STICK",
+                         "судья: 3 кнопки, ПИН, меню: МАТЧ С ФЛЕШКИ"),
+    "stick.offer_no_pin": E(Room.TEXT, "needs the arbiter's PIN or socket: continue FROM",
+                            "нужен ПИН-код судьи или сокет: continue FROM"),
+    "stick.offer_idle": E(Room.TEXT, "no match here: socket: arbiter continue FROM",
+                          "матча нет: через сокет: arbiter continue FROM"),
     "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
     # why the clock starts nothing (lifecycle.StartRefused): the whole story is in the log
     "start.journal": E(Room.TEXT, "a journal cannot be read (see the log): move it out of "
@@ -201,6 +212,7 @@ TEXTS: dict[str, Entry] = {
     "arbiter.item.cube": E(Room.TITLE, "CUBE", "КУБ"),
     "arbiter.item.end_break": E(Room.TITLE, "END THE BREAK", "КОНЕЦ ПЕРЕРЫВА"),
     "arbiter.item.next_match": E(Room.TITLE, "NEXT MATCH FROM FILE", "МАТЧ ИЗ ФАЙЛА"),
+    "arbiter.item.continue_stick": E(Room.TITLE, "MATCH FROM STICK", "МАТЧ С ФЛЕШКИ"),
     "arbiter.item.info": E(Room.TITLE, "TABLE INFO", "О СТОЛЕ"),
     "arbiter.about.resume": E(Room.LINES, "play goes on|\nfrom here|",
                               "игра продолжится|\nс этого места|"),
@@ -213,6 +225,12 @@ TEXTS: dict[str, Entry] = {
                             "загрузить матч|\nиз файла стола|"),
     "arbiter.about.abandon": E(Room.LINES, "this match ends|\nABANDONED|",
                                "текущий матч|\nбудет ПРЕРВАН|"),
+    "arbiter.about.stick": E(Room.LINES, "{table}|{score}\n{left}-{right}|",
+                             "{table}|{score}\n{left}-{right}|"),
+    "arbiter.ask.stick": E(Room.LINES, "continue {table}?|\nthis match ENDS|",
+                           "продолжить|{table}?\nэтот будет ПРЕРВАН|"),
+    "arbiter.ask.stick_over": E(Room.LINES, "continue {table}|\nhere?|",
+                                "продолжить здесь|\nматч {table}?|"),
     "arbiter.about.info": E(Room.LINES, "table, address,|\nversion, journal|",
                             "стол, адрес,|\nверсия, журнал|"),
     "arbiter.ask.undo": E(Room.LINES, "undo the last|\nplayer action?|",
@@ -294,6 +312,15 @@ TEXTS: dict[str, Entry] = {
                               "у стола нет файла матча"),
     "notice.next_match_refused": E(Room.NOTICE, "next match refused: see the log",
                                    "матч не принят: см. журнал"),
+    "notice.continue_stick": E(Room.NOTICE, "continuing the stick's match",
+                               "продолжаем матч с флешки"),
+    "notice.stick_offer_gone": E(Room.NOTICE, "stick's offer gone: plug it in again",
+                                 "предложения нет: вставьте флешку"),
+    "notice.stick_in_progress": E(Room.NOTICE, "match on: stick refused; arbiter: socket "
+                                  "--force",
+                                  "идёт матч: отказ; судья: сокет, --force"),
+    "notice.stick_refused": E(Room.NOTICE, "stick's match refused: see the log",
+                              "матч с флешки не принят: см. журнал"),
 }
 del E
 

@@ -12,7 +12,7 @@ names are shown as written. Shown times round down: a player never sees more tim
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import Enum
 from functools import lru_cache
@@ -478,6 +478,12 @@ def _about(state: MatchState, item: MenuItem, t: int, lang: str
     if item is MenuItem.NEXT_MATCH:
         return say_lines("arbiter.about.abandon" if abandons_match(state)
                          else "arbiter.about.next", lang)
+    if item is MenuItem.CONTINUE_STICK:
+        offer = state.stick_offer
+        if offer is None:           # the menu lists the item only with an offer
+            return (("", ""), ("", ""))
+        return say_lines("arbiter.about.stick", lang, table=offer.table or "?",
+                         score=offer.score, left=offer.left, right=offer.right)
     return say_lines(f"arbiter.about.{item.value}", lang)
 
 
@@ -505,6 +511,12 @@ def _draft(state: MatchState, panel: PanelMode, t: int, lang: str, marked: bool
         return say_lines("arbiter.ask.undo", lang)
     if item is MenuItem.END_BREAK:
         return say_lines("arbiter.ask.break", lang)
+    if item is MenuItem.CONTINUE_STICK:
+        # Whether the match here ends (ready: abandoned, the arbiter's act) or is over.
+        offer = state.stick_offer
+        return say_lines("arbiter.ask.stick_over" if state.play_phase is Phase.MATCH_OVER
+                         else "arbiter.ask.stick", lang,
+                         table=(offer.table if offer is not None else "") or "?")
     return _about(state, item, t, lang)      # the next match: what it does, once more
 
 
@@ -558,6 +570,13 @@ def message_view(title: str, lines: list[str], header: str = "gammonclock",
     return PanelView(Layout.TEXT, header=header, title=localized(title, lang),
                      lines=tuple((line, "") for line in wrapped),
                      remake=lambda other: message_view(title, lines, header, other))
+
+
+def message_fits(lines: Sequence[str], lang: str = DEFAULT) -> bool:
+    """Whether `lines` fit a message screen whole in `lang` (four wrapped lines, none cut)."""
+    width = TINY.chars(INNER_W)
+    wrapped = [part for line in lines for part in glyphs.wrap(localized(line, lang), width, 5)]
+    return len(wrapped) <= 4
 
 
 def idle_view(table: str, event: str, addresses: list[str], lang: str = DEFAULT) -> PanelView:

@@ -14,7 +14,8 @@ from gammonclock.core.arbiter import parse_command
 from gammonclock.core.dice import parse_line
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Input, PinKey, PinKeyKind
-from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover
+from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover, StickOffered
+from gammonclock.core.match_state import StickOffer
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button
 
@@ -44,6 +45,12 @@ def input_data(event: Input) -> dict[str, Any]:
             return {"type": "dice_dropped", "count": event.count}
         case Recover():
             return {"type": "recover"}
+        case StickOffered(offer=offer):
+            if offer is None:
+                return {"type": "stick_offer"}
+            return {"type": "stick_offer", "table": offer.table, "left": offer.left,
+                    "right": offer.right, "length": offer.length, "score": offer.score,
+                    "file": offer.file, "seq": offer.seq, "mac": offer.mac}
         case _:
             assert_never(event)
 
@@ -95,6 +102,20 @@ def _dice_dropped_from(t: int, data: dict[str, Any]) -> Input:
 def _recover_from(t: int, _: dict[str, Any]) -> Input:
     return Recover(t)
 
+# A stick's offer: all of these, or none (the offer withdrawn); each text bounded by
+# MAX_INPUT_TEXT like any input's.
+STICK_OFFER_FIELDS: dict[str, type] = {"table": str, "left": str, "right": str, "length": int,
+                                       "score": str, "file": str, "seq": int, "mac": str}
+
+def _stick_offer_from(t: int, data: dict[str, Any]) -> Input:
+    present = [name for name in STICK_OFFER_FIELDS if name in data]
+    if not present:
+        return StickOffered(t, None)
+    if len(present) != len(STICK_OFFER_FIELDS) or not 1 <= data["length"] <= MAX_SEQ \
+            or not 0 <= data["seq"] <= MAX_SEQ:
+        raise InputError(Problem("jf.stick_offer", fields=", ".join(STICK_OFFER_FIELDS)))
+    return StickOffered(t, StickOffer(**{name: data[name] for name in STICK_OFFER_FIELDS}))
+
 @dataclass(frozen=True)
 class _InputType:
     fields: dict[str, type]                           # each field's JSON type (bool is no int)
@@ -109,6 +130,7 @@ INPUT_TYPES: dict[str, _InputType] = {
     "dice": _InputType({"line": str}, _dice_from),
     "dice_dropped": _InputType({"count": int}, _dice_dropped_from),
     "recover": _InputType({}, _recover_from),
+    "stick_offer": _InputType({}, _stick_offer_from, STICK_OFFER_FIELDS),
 }
 
 def _input_type(data: dict[str, Any]) -> str:

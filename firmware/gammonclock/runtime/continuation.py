@@ -5,9 +5,12 @@
 FROM is the dead clock's journal (from its card, or a stick), or a folder holding it (the
 newest journal there, by its own header, as a clock orders its journals). The hall sends the
 same thing built from its copy of the dead table's records (`hall/continuation.py`; taken by
-`link/requests.py`'s `continue_request`), and a stick with the journal and a marker file does
-too (`stick_continuation`: the folder `gammonclock/continue/` holding the journal and
-`TABLE.continue` or `match.continue`).
+`link/requests.py`'s `continue_request`). A stick with the journal and a marker file (the
+folder `gammonclock/continue/` holding the journal and `TABLE.continue` or `match.continue`)
+only OFFERS it (`offer_from_stick`, SPEC §13.5, §14.1: a stick carries files, never
+authority): the journal is copied off and verified as for `continue`, nothing is loaded and
+nothing ended, and the arbiter takes it at the menu after the PIN (`lifecycle.PanelRequests`,
+journaled with `source = "panel"`) or on the socket.
 
 The continuation is the journal's own rule for a journal that cannot go on in place
 (`session._continue_in_new_journal`): a new journal on this clock holds every whole record of
@@ -33,8 +36,11 @@ a power cut: the clock resumes it by itself).
 
 On the clock, a continuation replaces the current match under the rules of SPEC §13.2, as
 `new-match` does: accepted in idle, ready and match_over; in mid-match only with `--force`,
-which first ends the current match `abandoned` on its own record. The same continuation asked
-for again (a stick plugged in twice, a hall request repeated) is kept, not made twice.
+which first ends the current match `abandoned` on its own record. A ready match it replaces
+ends `abandoned` too, on the record of the arbiter who asked (the socket's user, the hall, or
+the panels after the PIN), as a next match replaces it; a stick alone never asks. The same
+continuation asked for again (a stick plugged in twice, a hall request repeated) is kept, not
+made twice.
 
 What it answers is said in words.py's "cont.*" (SPEC §15): a refusal, and what became of the
 match here, in this table's language; what the continued match is, in its own. A refusal is a
@@ -54,9 +60,12 @@ from typing import TYPE_CHECKING, Any
 from gammonclock import words
 from gammonclock.config.loading import ConfigError
 from gammonclock.config.problems import Problem, Told, message_of, said
-from gammonclock.core.match_state import Phase
+from gammonclock.core.match import StickOffered
+from gammonclock.core.match_state import Phase, StickOffer
 from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import format_score
 from gammonclock.errors import GammonclockError
+from gammonclock.hardware.texts import Text
 from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.files import JournalHead, journal_heads, journal_order, next_match_no
 from gammonclock.journal.prealloc import written_within
@@ -78,8 +87,6 @@ from .lifecycle import (
 from .session import _continue_in_new_journal, _stamp_of, resume
 
 if TYPE_CHECKING:
-    from gammonclock.hardware.texts import Text
-
     from .arbiter_requests import Awaited, Request
     from .arbiter_socket import Responder
     from .service import ClockService
@@ -109,14 +116,17 @@ class Source:
     def name(self) -> str:
         return Path(self.read.path).name
 
-    def continues(self, via: str) -> dict[str, Any]:
-        """The new journal's `continues`: what it goes on from."""
+    def continues(self, via: str, source_of: str | None = None) -> dict[str, Any]:
+        """The new journal's `continues`: what it goes on from, and who took it (`source`:
+        "socket", "panel" (the arbiter's PIN at the panels), "hall"), when known."""
         last, header = self.read.last, self.read.header.data
         table = header.get("table")
         continues = {"file": self.name, "seq": last.seq, "records": self.read.count,
                      "last_mac": last.mac, "last_wall": last.wall, "last_t": last.t,
                      "table": table if isinstance(table, str) else None, "handover": True,
                      "via": via, "verdict": self.verdict.words, "forced": self.forced}
+        if source_of is not None:
+            continues["source"] = source_of
         before = header.get("continues")
         if isinstance(before, dict):      # a match moved twice: the first hand-over stays named
             continues["before"] = before
@@ -196,7 +206,8 @@ def _same_continuation(service: ClockService, source: Source) -> bool:
             and continues.get("last_mac") == source.read.last.mac)
 
 
-def start_continuation(table: Table, source: Source, via: str) -> Opened:
+def start_continuation(table: Table, source: Source, via: str,
+                       source_of: str | None = None) -> Opened:
     """The new journal holding the old one's records, and its match resumed as after a power
     cut (paused at the old journal's last record). Raises JournalError when the state folder
     cannot be written (nothing stands under the journal's name then)."""
@@ -207,7 +218,7 @@ def start_continuation(table: Table, source: Source, via: str) -> Opened:
     path = journal_path(table.state_dir, stamp.wall, table.table_id, source.replayed.config)
     if Path(source.read.path).resolve().parent == path.parent.resolve():
         raise ContinuationRefused(Problem("cont.own_journal", path=source.read.path))
-    changes = {"continues": source.continues(via), "table": table.table_id,
+    changes = {"continues": source.continues(via, source_of), "table": table.table_id,
                "match_no": next_match_no(heads)}
     key = table.key_of()
     # The header keeps the old header's stamps: the match started there and then.
@@ -251,7 +262,7 @@ def continue_match(service: ClockService, table: Table, source: Source, *, via: 
                                                 error=session.journal_error),
                            Reason.JOURNAL_NOT_WRITTEN, lang=lang)
     try:         # first: a card that cannot take it changes nothing
-        opened = start_continuation(table, source, via)
+        opened = start_continuation(table, source, via, source_of)
     except (JournalError, ConfigError, OSError, ContinuationRefused) as exc:
         return LoadOutcome(False, [], words.say("cont.cannot", lang,
                                                 error=said(message_of(exc), lang)),
@@ -432,21 +443,47 @@ def _copy_one(path: Path, folder: int, name: str, device: int, into: Path) -> Pa
     return copy
 
 
-def stick_continuation(service: ClockService, table: Table, stick: Path
-                       ) -> tuple[bool, list[str], Text] | None:
-    """What a stick's continuation did (None: the stick asks for none): whether it was done,
-    the lines for the arbiter, and the text for the panels. Never forced: a match in progress
-    here, or a journal that fails verification, is refused (the arbiter's socket can force)."""
-    from gammonclock.hardware.texts import Text
+@dataclass(frozen=True)
+class StickOutcome:
+    """What a stick's continuation came to, for the `usb-stick` reply and the panels: whether
+    the stick's work went as it should (`ok`), the lines for the arbiter (`said`, the table's
+    language), and the panels' screen (`title`, and `shown`: their lines as `Text`s)."""
 
+    ok: bool
+    said: list[str]
+    title: str
+    shown: list[Text]
+
+
+def stick_offer_of(source: Source) -> StickOffer:
+    """What the panels show of a stick's continuation and the journal records (bounded: the
+    table id is one only when it is one, the names as the match config allows them)."""
+    from .usb_stick import TABLE_ID
+
+    table = source.read.header.data.get("table")
+    rules, match, last = source.replayed.config.rules, source.replayed.engine.match, \
+        source.read.last
+    return StickOffer(table if isinstance(table, str) and TABLE_ID.fullmatch(table) else "",
+                      rules.names.left, rules.names.right, rules.length,
+                      f"{format_score(match.score.left)}-{format_score(match.score.right)}",
+                      source.name, last.seq, last.mac)
+
+
+def offer_from_stick(service: ClockService, table: Table, stick: Path) -> StickOutcome | None:
+    """What a stick's continuation came to (None: the stick asks for none). The journal is
+    copied off the stick and verified as for `continue`, and then only OFFERED (SPEC §13.5,
+    §14.1): nothing is loaded and nothing ended here; the arbiter takes it at the menu after
+    the PIN (`lifecycle.PanelRequests`) or on the socket. A journal that fails verification is
+    refused (the socket's `--unverified` takes it), and so is any offer while a match is in
+    progress here (the socket's `--force` replaces it)."""
     from .lifecycle import run_on_loop
 
     lang = table_language(service, table)
 
-    def refused(why: str) -> tuple[bool, list[str], Text]:
+    def refused(why: str) -> StickOutcome:
         why = why.splitlines()[0] if why else ""
-        return (False, [words.say("cont.not_continued", lang, why=why)],
-                Text("stick.continue_refused", why=why))
+        return StickOutcome(False, [words.say("cont.not_continued", lang, why=why)],
+                            "USB STICK", [Text("stick.continue_refused", why=why)])
 
     try:
         path = journal_on_stick(stick, table.table_id, table.state_dir)
@@ -454,12 +491,56 @@ def stick_continuation(service: ClockService, table: Table, stick: Path
         return refused(said(message_of(exc), lang))
     if path is None:
         return None
-    work = checked_then(service, table, path, via="stick", source_of="usb")
-    if isinstance(work, LoadOutcome):
-        return refused(work.error or "")
-    done, outcome = run_on_loop(service, work)
-    if not done or not isinstance(outcome, LoadOutcome):
+    try:
+        source = check_source(find_journal(path), _key(table))
+    except ContinuationRefused as exc:
+        return refused(said(message_of(exc), lang))
+    done, outcome = run_on_loop(service, lambda: _offer_here(service, table, source))
+    if not done or not isinstance(outcome, StickOutcome):
         return refused(words.say("load.not_in_time", lang))
-    if not outcome.ok:
-        return refused(outcome.error or "")
-    return True, outcome.said, Text("stick.continued", match=outcome.players or "")
+    return outcome
+
+
+def _offer_here(service: ClockService, table: Table, source: Source) -> StickOutcome:
+    """On the loop: offer `source` to the match here (journaled, for its menu), or say why
+    not. Nothing here is ended, loaded or forced."""
+    from .lifecycle import HeldOffer
+
+    lang = table_language(service, table)
+    session = service.session
+    offer = stick_offer_of(source)
+    if _same_continuation(service, source):
+        match_said = match_words(source.replayed.config, lang)
+        return StickOutcome(True, [words.say("cont.already", lang, match=match_said)],
+                            "USB STICK", [Text("stick.continued",
+                                               match=f"{offer.left}-{offer.right}")])
+    if session is not None and in_progress(session.engine):
+        match = session.engine.match
+        why = words.say("cont.stick_in_progress", lang, game=match.game,
+                        score=_score(match, lang))
+        log.warning("USB stick: %s offered while a match is in progress here: refused",
+                    offer.describe())
+        return StickOutcome(False, [words.say("cont.not_continued", lang, why=why)],
+                            "USB STICK", [Text("notice.stick_in_progress")])
+    said = [words.say("cont.offered", lang, table=offer.table or "?",
+                      match=match_words(source.replayed.config, lang), score=offer.score,
+                      file=offer.file, seq=offer.seq)]
+    shown = [Text("stick.offer", table=offer.table or "?", left=offer.left, right=offer.right,
+                  score=offer.score)]
+    path = source.read.path
+    if session is None:                   # idle: no match, so no chord and no menu here
+        said.append(words.say("cont.offer_idle", lang, path=path))
+        shown.append(Text("stick.offer_idle"))
+        return StickOutcome(True, said, "MATCH ON THE STICK", shown)
+    table.stick_offers.hold(HeldOffer(offer, session, lambda: continue_match(
+        service, table, source, via="stick", source_of="panel")))
+    t = max(session.engine.now, service.engine_time(service.clock_ns()))
+    service.apply(StickOffered(t, offer))         # journaled: the menu lists it (a replay too)
+    if session.engine.rules.arbiter_pin is None:  # the chord means nothing without a PIN
+        said.append(words.say("cont.offer_no_pin", lang, path=path))
+        shown.append(Text("stick.offer_no_pin"))
+    else:
+        said.append(words.say("cont.offer_how", lang, path=path))
+        shown.append(Text("stick.offer_how"))
+    log.info("USB stick: %s offered here", offer.describe())
+    return StickOutcome(True, said, "MATCH ON THE STICK", shown)

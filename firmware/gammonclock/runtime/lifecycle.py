@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,8 @@ from gammonclock.config.loading import (
 )
 from gammonclock.config.problems import Problem, message_of
 from gammonclock.core.engine import Engine
-from gammonclock.core.match_state import Phase
+from gammonclock.core.match import StickOffered
+from gammonclock.core.match_state import Phase, StickOffer
 from gammonclock.core.pin import RedactError, pepper_of, redact_pin_as
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import format_score
@@ -173,9 +175,52 @@ def in_progress(engine: Engine) -> bool:
     return engine.match.in_progress
 
 
+@dataclass(frozen=True)
+class HeldOffer:
+    """A dead clock's match a USB stick offers here (SPEC §13.5), held by the device: what the
+    panels show and the journal records (`offer`), the match here it was offered to (`session`),
+    and the work that continues it on the loop (`continuation.continue_match`, never forced)
+    once the arbiter took it at the menu after the PIN."""
+
+    offer: StickOffer
+    session: Session
+    continue_it: Callable[[], LoadOutcome]
+
+
+class StickOffers:
+    """The stick's offer a table holds: the last stick's, for the match it was offered to.
+    A later stick's offer replaces it; a match replaced here (another one loaded, continued)
+    leaves it behind, and it is dropped when next looked at. Taken on the loop, put by the
+    stick's thread through the loop too (`continuation.offer_from_stick`); the lock is for
+    readers elsewhere (a status)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: HeldOffer | None = None
+
+    def hold(self, held: HeldOffer) -> None:
+        with self._lock:
+            self._held = held
+
+    def held_for(self, session: Session | None) -> HeldOffer | None:
+        """The offer held for `session` (the match on the clock now); one held for another
+        match is dropped."""
+        with self._lock:
+            held = self._held
+            if held is not None and (session is None or held.session is not session):
+                self._held = held = None
+            return held
+
+    def drop(self, held: HeldOffer) -> None:
+        with self._lock:
+            if self._held is held:
+                self._held = None
+
+
 class Table:
     """The device's side of the lifecycle: reads match files on the device config, and makes
-    each match's session and journal. Pure of the loop: the service calls it on its thread."""
+    each match's session and journal. Pure of the loop: the service calls it on its thread.
+    It holds the continuation a USB stick offers (`stick_offers`), for the arbiter's menu."""
 
     def __init__(self, device: DeviceFile, state_dir: str | Path, key_of: KeySource,
                  stamps: StampSource, clock_ns: Callable[[], int]) -> None:
@@ -184,6 +229,7 @@ class Table:
         self.key_of = key_of
         self.stamps = stamps
         self.clock_ns = clock_ns
+        self.stick_offers = StickOffers()
 
     @property
     def table_id(self) -> str:
@@ -403,7 +449,14 @@ class PanelRequests:
     `Reason.NEXT_MATCH_REQUESTED`) and loads the table's match file on the loop, in order with
     the presses. The arbiter confirmed it on a screen that said whether the match in progress
     ends abandoned, so the load is forced. A refusal (no match file, a bad one) is shown on the
-    panels and the menu stays."""
+    panels and the menu stays.
+
+    It hears the menu take a USB stick's offer too (`Reason.CONTINUE_STICK_REQUESTED`, SPEC
+    §13.5): the match the stick offered, held by the table (`Table.stick_offers`) for the match
+    here, is continued as the arbiter's act (`source = "panel"`), never forced: a stick never
+    ends a match in progress, not even through the menu (the socket's `continue --force`
+    does). An offer the table no longer holds (the clock restarted) is withdrawn from the
+    menu and the panels say to plug the stick in again."""
 
     def __init__(self, service: Callable[[], ClockService], table: Table,
                  match_file: str | None) -> None:
@@ -420,7 +473,39 @@ class PanelRequests:
                for e in effects):
             service = self.service()
             service.submit(Task(service.clock_ns(), self.load))
+        if any(isinstance(e, Shown) and e.reason is Reason.CONTINUE_STICK_REQUESTED
+               for e in effects):
+            service = self.service()
+            offer = engine.match.stick_offer          # the one the arbiter confirmed
+            service.submit(Task(service.clock_ns(), lambda: self.continue_offered(offer)))
         return None
+
+    def continue_offered(self, offer: StickOffer | None) -> LoadOutcome:
+        """Continue the match the stick offered and the arbiter confirmed (`offer`), if the
+        table holds that very offer for the match here; on the loop."""
+        service = self.service()
+        lang = table_language(service, self.table)
+        session = service.session
+        held = self.table.stick_offers.held_for(session)
+        if offer is None or held is None or held.offer != offer:
+            log.warning("the arbiter's menu took the stick's offer, which is not held here")
+            if session is not None and session.engine.match.stick_offer is not None:
+                t = max(session.engine.now, service.engine_time(service.clock_ns()))
+                service.apply(StickOffered(t, None))       # the menu lists it no more
+            service.notify(Text("notice.stick_offer_gone"))
+            return LoadOutcome(False, [], words.say("cont.offer_gone", lang),
+                               Reason.NOTHING_OFFERED, lang=lang)
+        outcome = held.continue_it()
+        if outcome.ok:
+            self.table.stick_offers.drop(held)
+            log.info("the arbiter's menu continued the stick's match: %s",
+                     "; ".join(outcome.said))
+        else:
+            log.warning("the arbiter's menu took the stick's offer: %s", outcome.error)
+            service.notify(Text("notice.stick_in_progress"
+                                if outcome.reason is Reason.MATCH_IN_PROGRESS
+                                else "notice.stick_refused"))
+        return outcome
 
     def load(self) -> LoadOutcome:
         service = self.service()

@@ -1,6 +1,6 @@
 """What the clock does when a USB stick is mounted (SPEC §11, §13.3): the journals and their
-exports copied to it, then a dead clock's match continued from it or the stick's next match
-loaded, then the panels say what was done."""
+exports copied to it, then a dead clock's match on it offered (never loaded: the arbiter takes
+it, SPEC §13.5, §14.1) or the stick's next match loaded, then the panels say what was done."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from gammonclock import words
 from gammonclock.config import problems
 from gammonclock.core.match_state import Phase
 from gammonclock.hardware.texts import Text
+from gammonclock.hardware.views import message_fits
 from gammonclock.journal.files import journal_heads, journal_order
 from gammonclock.journal.records import JournalError
 
@@ -32,8 +33,9 @@ log = logging.getLogger(__name__)
 class StickHandler:
     """What the clock does when a stick is mounted (the `usb-stick DIR` request): copy the
     journals and their exports to the stick (on the asking thread: the copy never holds up the
-    clock's loop), then load the stick's next match on the loop, then say on the panels what
-    was done. One stick at a time."""
+    clock's loop), then offer the dead clock's match the stick carries (`continuation.
+    offer_from_stick`: a later stick's offer replaces it) or else load the stick's next match
+    on the loop, then say on the panels what was done. One stick at a time."""
 
     def __init__(self, service: ClockService, table: Table) -> None:
         self.service = service
@@ -52,13 +54,17 @@ class StickHandler:
                 log.info("USB stick: %s", note)
             said, ok = [report.summary(lang)], report.problem is None
             shown = [_stick_words(report, lang)]     # the panels', in their language
-            from .continuation import stick_continuation
-            continued = stick_continuation(self.service, self.table, folder)
-            if continued is not None:                # a dead clock's match (SPEC §13.5)
-                ok = ok and continued[0]
-                said += continued[1]
-                shown.append(continued[2])
-                run_on_loop(self.service, lambda: self._announce(shown))
+            from .continuation import offer_from_stick
+            offered = offer_from_stick(self.service, self.table, folder)
+            if offered is not None:          # a dead clock's match, only offered (SPEC §13.5)
+                ok = ok and offered.ok
+                said += offered.said
+                # What is offered and how to take it first; the export's line after it, when
+                # it fits whole (the reply has it all the same).
+                lines = [*offered.shown, *shown]
+                if not message_fits(lines, lang):
+                    lines = offered.shown
+                run_on_loop(self.service, lambda: self._announce(lines, offered.title))
                 return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
                         "state": self.service.status()}
             try:
@@ -110,7 +116,7 @@ class StickHandler:
         return [words.say("load.not_loaded", outcome.lang,
                           why=(outcome.error or "").splitlines()[0])]
 
-    def _announce(self, said: list[Text]) -> None:
+    def _announce(self, said: list[Text], title: str = "USB STICK") -> None:
         """The panels say what was done: over the screen for a while, or, in a game, as a
         notice that leaves the clocks in view."""
         from gammonclock.hardware.views import message_view
@@ -118,7 +124,7 @@ class StickHandler:
         if _game_on(self.service):
             self.service.notify(said[0])
         else:
-            self.service.show_message(message_view("USB STICK", list[str](said)))
+            self.service.show_message(message_view(title, list[str](said)))
 
 def _stick_words(report: StickReport, lang: str = "en") -> Text:
     """What a stick's export did, for the panels (said in their language, `lang`)."""
