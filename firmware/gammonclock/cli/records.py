@@ -90,10 +90,12 @@ def _refuse_a_bad_key(state_dir: str) -> None:
 
 def export_command(args: argparse.Namespace) -> int:
     """The journal's verdict first, in every format (SPEC §14.1), in `verify`'s words and the
-    match's language: on stdout when it verifies (its seals checked or not), then the export,
-    exit 0; on stderr when it is TAMPERED, and then nothing is written and the exit status is
-    1, unless --allow-tampered: then the export is written, marked TAMPERED at its top, and the
-    exit status is still 1 (it is no valid record). Exit 2 for bad input."""
+    match's language: when it is TAMPERED, first on stderr, and then nothing is written and
+    the exit status is 1, unless --allow-tampered: then the export is written, marked TAMPERED
+    at its top, and the exit status is still 1 (it is no valid record). When its chain holds
+    (its seals checked or not), the export is written and the verdict is stdout's first line,
+    then what was written, exit 0. Exit 2 for bad input (a journal not read, a record not
+    understood: nothing is called intact then)."""
     from gammonclock.export import ExportError, check_journal, export_journal
     from gammonclock.export.keys import choose_key
     from gammonclock.export.text import integrity_text
@@ -118,8 +120,6 @@ def export_command(args: argparse.Namespace) -> int:
     verdict_line = f"{journal}: {integrity_text(verdict, lang=lang)}"
     if not verdict.intact:          # said first, on stderr: the export is refused
         print(f"gammonclock: {verdict_line}", file=sys.stderr)
-    else:                           # said first, on stdout: what the export carries
-        print(verdict_line)
     for line in told:               # which key checked the seals, or why none did
         print(line, file=sys.stderr)
     if not verdict.intact and not args.allow_tampered:
@@ -137,6 +137,9 @@ def export_command(args: argparse.Namespace) -> int:
                          journal=journal)
         print(f"gammonclock: {done}", file=sys.stderr)
         return EXIT_TAMPERED
+    # Said first on stdout, once the match is read: a journal whose chain holds but whose
+    # records this firmware cannot understand is no "intact" export (exit 2 above).
+    print(verdict_line)
     print(words.say("exp.done", lang, out=args.out, format=args.format, journal=journal))
     return 0
 
