@@ -66,6 +66,24 @@ class Rig:
         return self.engine.advance(t)[0]
 
 
+def presses(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
+    """A tap of each of `buttons` from `start`, 0.5 s apart (each down 0.1 s)."""
+    out = []
+    for i, button in enumerate(buttons):
+        t = start + 0.5 * i
+        out += [(t, button, DOWN), (t + 0.1, button, UP)]
+    return out
+
+
+def pin_entry(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
+    """A PIN's presses from `start`, then the cube held 2.5 s (the end of the entry); none for
+    no buttons (the PIN's 30 s then run out)."""
+    if not buttons:
+        return []
+    end = start + 0.5 * len(buttons)
+    return presses(start, buttons) + [(end, Button.CUBE, DOWN), (end + 2.5, Button.CUBE, UP)]
+
+
 def direct(rules: MatchRules, edges: list[ButtonEdge], t: int) -> Engine:
     """The same edges fed straight to the engine, brought to `t`."""
     engine = Engine.start(rules, at=0)

@@ -530,6 +530,13 @@ WORDS: dict[str, Entry] = {
     "r.failed_check": E("The journal failed its check: {message}",
                         "Журнал не прошёл проверку: {message}"),
     "r.about_journal": E("About this journal", "О журнале"),
+    # the verdict, first on the page (SPEC §14.1)
+    "r.verdict": E("Journal check: {check}", "Проверка журнала: {check}"),
+    "r.tampered_banner": E("This journal does not verify. It was exported anyway "
+                           "(--allow-tampered): it is not a valid record of the match.",
+                           "Журнал не прошёл проверку. Он выгружен всё равно "
+                           "(--allow-tampered): это не достоверная запись матча."),
+    "r.title_tampered": E("TAMPERED — {title}", "ЖУРНАЛ ИЗМЕНЁН — {title}"),
     "end.score": E("score", "по счёту"),
     "end.flag": E("flag", "падение флажка"),
     "end.disqualified": E("disqualified", "дисквалификация"),
@@ -826,6 +833,16 @@ WORDS: dict[str, Entry] = {
     "keys.not_read": E("{path} was not read for its state folder ({error})",
                        "{path} не прочитан, папка состояния не взята из него ({error})"),
     "exp.done": E("{out}: {format} export of {journal}", "{out}: {journal} выгружен в {format}"),
+    # a journal that does not verify (SPEC §14.1): refused, or written with --allow-tampered
+    "exp.refused_tampered": E("not exported: the journal does not verify ({out} not written); "
+                              "--allow-tampered writes it anyway, marked TAMPERED",
+                              "не выгружено: журнал не прошёл проверку ({out} не записан); "
+                              "с --allow-tampered он выгружается всё равно, с пометкой "
+                              "«ЖУРНАЛ ИЗМЕНЁН»"),
+    "exp.done_tampered": E("{out}: {format} export of {journal} written anyway "
+                           "(--allow-tampered), marked TAMPERED: not a valid record of the match",
+                           "{out}: {journal} выгружен в {format} всё равно (--allow-tampered), "
+                           "с пометкой «ЖУРНАЛ ИЗМЕНЁН»: это не достоверная запись матча"),
     # `gammonclock verify`'s line on the match it replayed (cli/records.py)
     "vf.match": E("match: {discipline} to {length}, {left} v {right}, {score}, {phase}",
                   "матч: {discipline}, {length}, {left} — {right}, счёт {score}, {phase}"),
@@ -1121,6 +1138,11 @@ WORDS: dict[str, Entry] = {
     "usb.exported.many": E("{n} matches exported", "записано матчей: {n}"),
     "usb.in_progress": E(", 1 in progress", ", и текущий матч"),
     "usb.without_html": E(" ({n} without HTML report)", " (без HTML-протокола: {n})"),
+    "usb.tampered": E("; TAMPERED: {n} (exports marked)",
+                      "; ЖУРНАЛ ИЗМЕНЁН: {n} (выгрузки помечены)"),
+    "usb.note_tampered": E("{path}: {verdict}; copied as it is, its CSV and HTML marked TAMPERED",
+                           "{path}: {verdict}; скопирован как есть, CSV и HTML помечены "
+                           "«ЖУРНАЛ ИЗМЕНЁН»"),
     "usb.nothing_new": E("nothing new to copy; {n} already on the stick",
                          "нового нет; матчей уже на флешке: {n}"),
     "usb.no_stick": E("no stick: {stick} is not there (not mounted, or already removed)",
@@ -1457,6 +1479,8 @@ WORDS: dict[str, Entry] = {
     "csv.end": E("end", "окончание"),
     "csv.cube": E("cube", "куб"),
     "csv.dice": E("dice", "кости"),
+    # a TAMPERED journal's CSV (written only with --allow-tampered): its first column
+    "csv.verdict": E("verdict", "проверка_журнала"),
 
     # --- the arbiter's replies: what each effect did (`Effect.describe` in English) -------------
     "e.game_started": E("game {game} starts: {starter} to play{colour}{crawford}",

@@ -242,7 +242,7 @@ def test_three_failures_in_a_row_lock_the_chord_for_five_minutes():
     script = OPENING
     for start in (20, 60, 100):                             # three wrong PINs
         script += chord(start) + entry(start + 5, WRONG_PIN_TAPS)
-    locked = script + chord(150) + "160 end\n"               # locked: a chord means nothing
+    locked = script + chord(150) + "160 end\n"       # locked: undone (test_locked_chord.py)
     played = run(locked)
     assert Reason.CHORD_LOCKED in reasons(played, Shown)
     assert played.state["phase"] != "arbiter"
@@ -250,19 +250,6 @@ def test_three_failures_in_a_row_lock_the_chord_for_five_minutes():
     assert played.match.chord_locked_until == lockout_ends
     opened = run(script + chord(410) + "420 end\n")        # after the lockout: it works again
     assert opened.state["phase"] == "arbiter"
-
-
-def test_a_hold_longer_than_the_chord_still_acts_within_the_lockout():
-    script = OPENING
-    for start in (20, 60, 100):
-        script += chord(start) + entry(start + 5, WRONG_PIN_TAPS)
-    # hold_s 4 s, chord_s 3 s: the locked chord comes first, the cube's hold after it.
-    locked = script + "150 down cube\n150.1 down left\n150.2 down right\n155 up left\n" \
-                      "155 up right\n156 up cube\n160 end\n"
-    played = run(locked, hold_ns=4 * S)
-    # (the hold's rewind to 150 s retracts what was said at 153.2 s: the stream holds it)
-    assert any(isinstance(e, Shown) and e.reason is Reason.CHORD_LOCKED for e in played.effects)
-    assert played.state["phase"] == "paused"
 
 
 def test_a_right_pin_resets_the_count_of_failures():
@@ -273,34 +260,6 @@ def test_a_right_pin_resets_the_count_of_failures():
     played = run(script)
     assert played.state["phase"] == "arbiter"                # not locked: one failure since
     assert played.match.pin_failures == 1
-
-
-def after(played: Played, t: float) -> list[str]:
-    """What survived from `t` on, as the journal says it."""
-    return [e.describe() for e in played.surviving() if e.t >= t * S]
-
-
-# A chord in the lockout, in two orders: the cube first (its hold pauses, then left and right
-# are paused taps); right first (its hold enters the result, left's tap and the cube act on it).
-@pytest.mark.parametrize(("order", "phase"), [
-    (("cube", "left", "right"), "paused"),
-    (("right", "left", "cube"), "between_games"),
-])
-def test_a_chord_locked_out_is_journaled_and_the_presses_act_as_usual(order, phase):
-    failures = "".join(chord(start) + entry(start + 5, WRONG_PIN_TAPS) for start in (20, 60, 100))
-    locked = run(OPENING + failures + chord(150, order=order) + "160 end\n")
-    # The failed attempts charged right as if nobody had pressed: without any PIN, the same
-    # chord is the same three presses at the same clock.
-    no_pin = run(OPENING + chord(150, order=order) + "160 end\n", pin=None)
-    lockout = [e for e in locked.surviving(Shown) if e.reason is Reason.CHORD_LOCKED]
-    assert [(e.t, e.text) for e in lockout] == [(153_200_000_000,
-                                                 "arbiter chord locked for 4:16.3")]
-    assert [e for e in after(locked, 149) if e not in after(no_pin, 149)] == [
-        "shown: arbiter chord locked for 4:16.3"]
-    assert after(no_pin, 149) == [e for e in after(locked, 149) if "locked" not in e]
-    assert len(after(no_pin, 149)) >= 3                       # the presses did act
-    assert locked.state == no_pin.state and locked.state["phase"] == phase
-    assert locked.match.panel is None
 
 
 # --- replay, snapshot, undo -----------------------------------------------------------------

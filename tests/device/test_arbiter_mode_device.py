@@ -11,7 +11,7 @@ from gammonclock.core.match_state import PanelStage
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.sides import Button, Side
-from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config
+from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config, pin_entry, presses
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 PIN_TEXT = MOCK_TEXT + '\n[arbiter]\npin = "LRCL"\n'
@@ -19,22 +19,6 @@ PIN_TEXT = MOCK_TEXT + '\n[arbiter]\npin = "LRCL"\n'
 OPENING = [(1.0, L, DOWN), (1.1, L, UP)]                    # right's clock runs
 CHORD = [(30.0, C, DOWN), (30.1, L, DOWN), (30.2, R, DOWN),
          (33.7, C, UP), (33.7, L, UP), (33.7, R, UP)]
-
-
-def presses(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
-    out = []
-    for i, button in enumerate(buttons):
-        t = start + 0.5 * i
-        out += [(t, button, DOWN), (t + 0.1, button, UP)]
-    return out
-
-
-def entry(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
-    """A PIN's presses from `start`, then the cube held 2.5 s (the end of the entry)."""
-    if not buttons:
-        return []
-    end = start + 0.5 * len(buttons)
-    return presses(start, buttons) + [(end, C, DOWN), (end + 2.5, C, UP)]
 
 
 @pytest.mark.parametrize(("name", "pin", "phase", "charged"), [
@@ -46,7 +30,7 @@ def test_the_chord_and_the_pin_through_the_pins(request, name, pin, phase, charg
     rig = request.getfixturevalue("open_device")(mock_config(PIN_TEXT))
     check = rig.engine.rules.arbiter_pin
     assert check is not None and check.matches(check.digest((L, R, C, L)))
-    rig.play(OPENING + CHORD + entry(40.0, pin))
+    rig.play(OPENING + CHORD + pin_entry(40.0, pin))
     end = 70 * S
     engine = rig.settle(end)
     assert engine.match == direct(rig.engine.rules, rig.edges, end).match
@@ -86,7 +70,7 @@ MENU_CHANGES = [
                          ids=[row[0] for row in MENU_CHANGES])
 def test_the_menu_through_the_pins_is_journaled_from_the_panel(request, name, menu, command):
     rig = request.getfixturevalue("open_device")(mock_config(PIN_TEXT))
-    rig.play(OPENING + CHORD + entry(40.0, (L, R, C, L)) + presses(45.0, menu))
+    rig.play(OPENING + CHORD + pin_entry(40.0, (L, R, C, L)) + presses(45.0, menu))
     end = 70 * S
     engine = rig.settle(end)
     assert engine.match == direct(rig.engine.rules, rig.edges, end).match

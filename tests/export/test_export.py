@@ -38,7 +38,7 @@ from gammonclock.core.effects import (
     TurnStarted,
 )
 from gammonclock.durations import NS_PER_S
-from gammonclock.export import ExportError, export_journal, load_match
+from gammonclock.export import ExportError, TamperedJournal, export_journal, load_match
 from gammonclock.export.chart import reserve_series
 from gammonclock.export.json_out import document
 from gammonclock.export.stats import dice_stats
@@ -413,8 +413,11 @@ def test_bad_journals_give_clear_errors(tmp_path, match11):
         export_journal(tmp_path / "missing.jsonl", "csv", out)
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("this is not a journal\n")
-    with pytest.raises(ExportError, match="garbage.jsonl: no header record"):
+    # It does not verify (as `gammonclock verify` says): refused; allowed, it is no journal.
+    with pytest.raises(TamperedJournal, match="garbage.jsonl: TAMPERED: line 1"):
         export_journal(garbage, "csv", out)
+    with pytest.raises(ExportError, match="garbage.jsonl: no header record"):
+        export_journal(garbage, "csv", out, allow_tampered=True)
     with pytest.raises(ExportError, match="unknown export format 'pdf'"):
         export_journal(match11.path, "pdf", out)
     with pytest.raises(ExportError, match="the journal itself"):
@@ -431,8 +434,9 @@ def test_a_journal_whose_config_is_broken(tmp_path):
     from gammonclock.journal.records import encode
     broken = tmp_path / "broken.jsonl"
     broken.write_bytes(encode(KEY, body) + b"".join(lines[1:]))
+    # (its header rewritten, the chain no longer holds: exported only when allowed)
     with pytest.raises(ExportError, match="broken.jsonl.*config in its header"):
-        export_journal(broken, "json", tmp_path / "out.json")
+        export_journal(broken, "json", tmp_path / "out.json", allow_tampered=True)
 
 
 def test_a_torn_journal_is_exported_with_a_note(tmp_path, match11):
@@ -451,14 +455,17 @@ def test_the_seal_check_with_the_device_key(tmp_path, match11):
     export_journal(match11.path, "json", tmp_path / "ok.json", key=KEY)
     doc = json.loads((tmp_path / "ok.json").read_text(encoding="utf-8"))
     assert doc["seal"]["verified"]["intact"] is True
-    # A record whose seal was forged: still exported, and the export says so.
+    # A record whose seal was forged: not exported (SPEC §14.1); allowed, it says so first.
     lines = match11.path.read_bytes().splitlines(keepends=True)
     record = json.loads(lines[5])
     record["mac"] = "0" * 64
     lines[5] = json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
     forged = tmp_path / "forged.jsonl"
     forged.write_bytes(b"".join(lines))
-    export_journal(forged, "html", tmp_path / "forged.html", key=KEY)
+    with pytest.raises(TamperedJournal, match="record 5 was altered") as refused:
+        export_journal(forged, "html", tmp_path / "forged.html", key=KEY)
+    assert not refused.value.verdict.intact and not (tmp_path / "forged.html").exists()
+    export_journal(forged, "html", tmp_path / "forged.html", key=KEY, allow_tampered=True)
     page = (tmp_path / "forged.html").read_text(encoding="utf-8")
     assert "TAMPERED" in page and "record 5 was altered" in page
 

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
+from arbiter_helpers import PIN, WRONG_PIN_TAPS, chord, entry
 from gammonclock.core.effects import (
     ChallengeDecided,
     CubeSet,
@@ -599,6 +600,17 @@ def test_nothing_on_a_russian_arbiters_screen_is_cut(presses, pin) -> None:
 ])
 def test_the_arbiters_screens_in_russian(name, presses, pin) -> None:
     check_screen(name, _ru_arbiter(presses, pin))
+
+
+def test_a_chord_in_a_lockout_in_russian() -> None:
+    # Three wrong PINs lock the chord until 409.5 s; a chord recognised at 153.2 s is undone.
+    failures = "".join(chord(t) + entry(t + 5, WRONG_PIN_TAPS) for t in (20, 60, 100))
+    p, _ = ru_views("1 tap left\n" + failures + chord(150) + "153.7 end\n",
+                    arbiter_pin=hash_pin(PIN))
+    notice = notice_for(p.surviving(Shown)[-1])
+    assert notice is not None and localized(notice, "ru") == "режим судьи закрыт ещё 4:17"
+    check_screen("ru-notice-chord-locked-left",
+                 panel_view(p.match, LEFT, p.match.now, notice, lang="ru"))
 
 
 def test_a_failed_pin_in_russian() -> None:

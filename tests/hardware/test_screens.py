@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
+from arbiter_helpers import PIN, WRONG_PIN_TAPS, chord, entry
 from gammonclock.core.effects import (
     ChallengeDecided,
     DiceRolled,
@@ -639,6 +640,17 @@ def test_a_failed_pin_is_said_to_the_players():
     notice = notice_for(refused)
     assert notice == "wrong PIN: play goes on"
     check_screen("notice-pin-wrong-left", panel_view(p.match, LEFT, p.match.now, notice))
+
+
+def test_a_chord_in_a_lockout_is_said_to_the_players_with_the_time_left():
+    # Three wrong PINs lock the chord until 409.5 s; a chord recognised at 153.2 s is undone.
+    failures = "".join(chord(t) + entry(t + 5, WRONG_PIN_TAPS) for t in (20, 60, 100))
+    p = play("1 tap left\n" + failures + chord(150) + "153.7 end\n", names=NAMES,
+             arbiter_pin=hash_pin(PIN))
+    assert p.state["phase"] == "running"
+    notice = notice_for(p.surviving(Shown)[-1])
+    assert notice == "arbiter mode locked for 4:17 more"
+    check_screen("notice-chord-locked-left", panel_view(p.match, LEFT, p.match.now, notice))
 
 
 def test_every_arbiters_screen_says_what_the_buttons_do():

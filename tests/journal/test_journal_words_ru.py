@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gammonclock.config.problems import said
-from gammonclock.export import export_journal
+from gammonclock.export import TamperedJournal, export_journal
 from gammonclock.journal.key import load_or_create_key
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.records import encode
@@ -62,7 +62,10 @@ def test_each_tampering_in_russian(tmp_path: Path, change, en: str, ru: str) -> 
     assert verdict.message == en and verdict.words == f"TAMPERED: {en}"   # the English as it was
     assert said(verdict.message, "ru") == ru
     assert not latin_words(ru), ru
-    export_journal(path, "html", tmp_path / "r.html", key=key, language="ru")
+    with pytest.raises(TamperedJournal):        # not exported unless allowed (SPEC §14.1)
+        export_journal(path, "html", tmp_path / "r.html", key=key, language="ru")
+    export_journal(path, "html", tmp_path / "r.html", key=key, language="ru",
+                   allow_tampered=True)
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert f"ЖУРНАЛ ИЗМЕНЁН: {ru}" in page and f"Журнал не прошёл проверку: {ru}" in page
     assert en not in page

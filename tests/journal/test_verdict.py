@@ -97,10 +97,16 @@ def test_verify_and_export_say_the_same_verdict(tmp_path, capsys, monkeypatch, w
                           f"running"
 
     out = tmp_path / "export.json"
-    assert main(["export", str(path), "--format", "json", "--out", str(out),
-                 "--state-dir", str(state)]) == 0          # a tampered journal is exported too
-    exported = capsys.readouterr().out.splitlines()
-    assert f"{path}: {expected}" in exported
+    export = ["export", str(path), "--format", "json", "--out", str(out), "--state-dir",
+              str(state)]
+    if wrong:       # refused, the verdict first (SPEC §14.1); allowed, written and marked
+        assert main(export) == 1 and not out.exists()
+        assert capsys.readouterr().err.splitlines()[0] == f"gammonclock: {path}: {expected}"
+        assert main([*export, "--allow-tampered"]) == 1
+        assert capsys.readouterr().err.splitlines()[0] == f"gammonclock: {path}: {expected}"
+    else:
+        assert main(export) == 0
+        assert capsys.readouterr().out.splitlines()[0] == f"{path}: {expected}"
     assert json.loads(out.read_text(encoding="utf-8"))["seal"]["check"] == expected
 
 

@@ -441,7 +441,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "config's [display] language, SPEC §15)")
     hw.set_defaults(handler=_check_hardware)
 
-    exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html")
+    exp = commands.add_parser("export", help="export a match for the arbiter: csv, json or html; "
+                                             "the journal's verdict first: exit 0 written, 1 "
+                                             "TAMPERED (not written without --allow-tampered), "
+                                             "2 bad input")
     which = exp.add_mutually_exclusive_group(required=True)
     which.add_argument("journal", nargs="?", help="the journal file")
     which.add_argument("--latest", action="store_true",
@@ -455,6 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where journals and the device key are (for --latest and the seal "
                           "check; default $GAMMONCLOCK_STATE_DIR, else the journal.state_dir "
                           "of /etc/gammonclock/device.toml, else /var/lib/gammonclock)")
+    exp.add_argument("--allow-tampered", action="store_true",
+                     help="write the export of a journal that does not verify (TAMPERED) all "
+                          "the same, marked so at its top; the exit status stays 1")
     exp.set_defaults(handler=export_command)
 
     from .hall import add_hall_parser  # argparse only: paho and aiohttp load when it runs

@@ -27,6 +27,9 @@ from gammonclock.journal.replay import (
 
 from .common import fail, print_account, print_state
 
+# The exit status of a journal that does not verify (`verify`, `export`): SPEC §14.1.
+EXIT_TAMPERED = 1
+
 
 def replay_command(args: argparse.Namespace) -> int:
     try:
@@ -69,7 +72,7 @@ def verify_command(args: argparse.Namespace) -> int:
                              if checked.replayed is not None else "en")
     if not verdict.intact:
         print(f"{args.journal}: {integrity_text(verdict, lang=lang)}")
-        return 1
+        return EXIT_TAMPERED
     print(f"{args.journal}: {integrity_text(verdict, lang=lang)}; "
           f"{_match_summary(checked, lang)}")
     return 0
@@ -86,7 +89,14 @@ def _refuse_a_bad_key(state_dir: str) -> None:
         pass
 
 def export_command(args: argparse.Namespace) -> int:
-    from gammonclock.export import ExportError, export_journal
+    """The journal's verdict first, in every format (SPEC §14.1), in `verify`'s words and the
+    match's language: when it is TAMPERED, first on stderr, and then nothing is written and
+    the exit status is 1, unless --allow-tampered: then the export is written, marked TAMPERED
+    at its top, and the exit status is still 1 (it is no valid record). When its chain holds
+    (its seals checked or not), the export is written and the verdict is stdout's first line,
+    then what was written, exit 0. Exit 2 for bad input (a journal not read, a record not
+    understood: nothing is called intact then)."""
+    from gammonclock.export import ExportError, check_journal, export_journal
     from gammonclock.export.keys import choose_key
     from gammonclock.export.text import integrity_text
     from gammonclock.journal.files import latest_journal
@@ -100,17 +110,36 @@ def export_command(args: argparse.Namespace) -> int:
         return fail(f"export: no journal in {state_dir}/journals" if args.latest
                      else "export: name a JOURNAL or give --latest")
     lang = args.language or journal_language(journal)     # the report's (SPEC §15)
-    for note in chosen.notes:
-        print(f"gammonclock: {said(note, lang)}", file=sys.stderr)
-    if args.format != "csv":        # the CSV of turns has no place for the seal check
-        print(f"gammonclock: {said(chosen.said, lang)}", file=sys.stderr)
+    told = [f"gammonclock: {said(note, lang)}" for note in (*chosen.notes, chosen.said)]
     try:
-        verdict = export_journal(journal, args.format, args.out, key=chosen.key,
-                                 no_check=chosen.no_check, language=args.language)
+        verdict = check_journal(journal, chosen.key, chosen.no_check)
+    except ExportError as exc:
+        for line in told:
+            print(line, file=sys.stderr)
+        return fail(exc)
+    verdict_line = f"{journal}: {integrity_text(verdict, lang=lang)}"
+    if not verdict.intact:          # said first, on stderr: the export is refused
+        print(f"gammonclock: {verdict_line}", file=sys.stderr)
+    for line in told:               # which key checked the seals, or why none did
+        print(line, file=sys.stderr)
+    if not verdict.intact and not args.allow_tampered:
+        print(f"gammonclock: {words.say('exp.refused_tampered', lang, out=args.out)}",
+              file=sys.stderr)
+        return EXIT_TAMPERED
+    try:
+        export_journal(journal, args.format, args.out, key=chosen.key, no_check=chosen.no_check,
+                       language=args.language, allow_tampered=args.allow_tampered,
+                       verdict=verdict)
     except ExportError as exc:
         return fail(exc)
-    if verdict is not None:         # the verdict `gammonclock verify` gives, in its words
-        print(f"{journal}: {integrity_text(verdict, lang=lang)}")
+    if not verdict.intact:
+        done = words.say("exp.done_tampered", lang, out=args.out, format=args.format,
+                         journal=journal)
+        print(f"gammonclock: {done}", file=sys.stderr)
+        return EXIT_TAMPERED
+    # Said first on stdout, once the match is read: a journal whose chain holds but whose
+    # records this firmware cannot understand is no "intact" export (exit 2 above).
+    print(verdict_line)
     print(words.say("exp.done", lang, out=args.out, format=args.format, journal=journal))
     return 0
 

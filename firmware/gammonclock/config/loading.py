@@ -451,6 +451,12 @@ def keyed_config(config: Config, pepper: bytes | None) -> Config:
                    device=replace(config.device, arbiter_pin=keyed))
 
 
+# Every journal's header says that a chord during a PIN lockout is undone (SPEC §13.4, issue
+# 31); one written before says nothing, and its chord's presses stood as presses.
+LOCKOUT_CHORD = "lockout_chord"
+LOCKOUT_CHORD_UNDONE = "undone"
+
+
 def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = None) -> Config:
     """The config a journal's header holds: one file, or a match file and its device config.
     Raises ConfigError naming `name` (the journal). `pepper` (`pin.pepper_of` the device key,
@@ -459,7 +465,9 @@ def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = N
 
     A header written before the PIN was hashed (SPEC §13.4) holds `[arbiter] pin` in clear, and
     its journal the PIN's taps as button edges: its rules then carry that PIN
-    (`PinCheck.legacy_pin`), so that it replays exactly as it was played."""
+    (`PinCheck.legacy_pin`), so that it replays exactly as it was played. One written before a
+    chord during a lockout was undone (no `lockout_chord`) replays its presses as presses
+    (`PinCheck.locked_chord_stands`)."""
     device_text = header.get("device")
     if isinstance(device_text, str):
         device = device_part(device_text, Problem("cfg.in_header_device", name=name),
@@ -472,6 +480,9 @@ def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = N
                               header=True)
         pin = clear_pin(_toml(header["config"], name))
     rules = config.rules
+    if rules.arbiter_pin is not None and header.get(LOCKOUT_CHORD) != LOCKOUT_CHORD_UNDONE:
+        rules = replace(rules, arbiter_pin=replace(rules.arbiter_pin, locked_chord_stands=True))
+        config = replace(config, rules=rules)
     if pin is not None and rules.arbiter_pin is not None:
         config = replace(config, rules=replace(
             rules, arbiter_pin=replace(rules.arbiter_pin, legacy_pin=pin)))

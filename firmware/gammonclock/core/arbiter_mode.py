@@ -12,7 +12,8 @@ release is a `ChordReleased` event. From there on every press is this module's:
   opens the menu; wrong, or no end within 30 s of the release, is a failed attempt: play
   resumes as if the clocks had never stopped (the whole span charged to the side whose clock
   was running), and the third failure in a row locks the chord: 5 minutes, then 15, then 60
-  (and 60 after), until a right PIN. A journal written before the PIN was hashed replays as it
+  (and 60 after), until a right PIN. A chord during a lockout is undone but opens nothing
+  (the engine's `_locked_chord`). A journal written before the PIN was hashed replays as it
   was played: its taps are letters, judged at the PIN's length, and lockouts are 5 minutes
   (`legacy_pin`).
 - the menu: left = previous / −, right = next / +, cube tap = choose / set / yes, cube hold =

@@ -492,6 +492,8 @@ class Shown(Effect):
     kind: ClassVar[str] = "shown"
     text: str
     reason: Reason | None = None     # as `Ignored.reason`
+    # What `text` names, for its words elsewhere (a locked chord: the lockout's `left_ns`).
+    facts: Facts = ()
     inert: ClassVar[bool] = True
 
     def describe(self) -> str:

@@ -531,24 +531,57 @@ class Engine:
     def _recognise_chord(self, at: int) -> tuple[Engine, list[Effect]]:
         """The chord (SPEC §13.4): what its down edges did (and their holds) is undone, and the
         match goes into the arbiter's mode as of the earliest of them; other inputs since are
-        applied again on top. Locked after three failed PINs: the presses stay what they were."""
-        presses = [state.press for _, state in self.buttons]
+        applied again on top. Locked after three failed PINs: undone all the same, but the
+        match goes on as if those edges had never been (`_locked_chord`)."""
         locked = self.match.chord_locked_until
         if locked is not None and at < locked:
-            # Marked, so that it is not recognised again; a hold still to come still comes.
-            return self._with_presses(chord=True)._report([Shown(
-                at, f"arbiter chord locked for {format_clock(locked - at)}",
-                Reason.CHORD_LOCKED)])
+            check = self.rules.arbiter_pin
+            if check is not None and check.locked_chord_stands:
+                # A journal from before issue 31, as it was played: marked, so that it is not
+                # recognised again; its taps stand and a hold still to come still comes.
+                return self._with_presses(chord=True)._report([Shown(
+                    at, f"arbiter chord locked for {format_clock(locked - at)}",
+                    Reason.CHORD_LOCKED)])
+            return self._locked_chord(at, locked)
         # Its presses are the chord's now: none of them becomes a hold any more.
         engine = self._with_presses(recognised=True, chord=True)
-        taps = [e for p in presses if p is not None and engine.in_chord_reach(p)
-                and (e := engine._find(p.entry_serial)) is not None]
+        taps = engine._chord_taps()
         if not taps:                 # an undo took their taps away (or out of reach): now
             return engine._fold(m.Chord(at))
         start = min(taps, key=lambda e: e.serial)
+        return engine._replay(start, m.Chord(start.event.t), engine._after_chord(taps, start),
+                              at, "arbiter chord")
+
+    def _locked_chord(self, at: int, locked: int) -> tuple[Engine, list[Effect]]:
+        """A chord during a lockout (SPEC §13.4) is undone like any chord: what its down edges
+        did within reach, holds included, is taken out of the history and the inputs since are
+        applied again, and none of its presses becomes a hold any more. No arbiter's mode
+        opens and nothing pauses: the match is what it would be had those edges never come, so
+        the time since the earliest of them is charged to whoever was running before it (a
+        locked chord stops no clock: it is never free time). The panels say how long the
+        lockout still lasts."""
+        engine = self._with_presses(recognised=True, chord=True)
+        shown = Shown(at, f"arbiter chord locked for {format_clock(locked - at)}",
+                      Reason.CHORD_LOCKED, (("left_ns", locked - at),))
+        taps = engine._chord_taps()
+        if not taps:
+            return engine._report([shown])
+        start = min(taps, key=lambda e: e.serial)
+        engine, undone = engine._replay(start, None, engine._after_chord(taps, start), at,
+                                        "arbiter chord locked")
+        engine, said = engine._report([shown])
+        return engine, undone + said
+
+    def _chord_taps(self) -> list[Entry]:
+        """The history entries of the chord's down edges that a chord recognised now undoes
+        (within `CHORD_REACH`; an undo may have taken some away)."""
+        return [e for _, state in self.buttons if (p := state.press) is not None
+                and self.in_chord_reach(p) and (e := self._find(p.entry_serial)) is not None]
+
+    def _after_chord(self, taps: list[Entry], start: Entry) -> list[Entry]:
+        """The entries after `start` that are not the chord's own: applied again on top."""
         chord_serials = {e.serial for e in taps}
-        later = [e for e in _entries_since(engine.log, start) if e.serial not in chord_serials]
-        return engine._replay(start, m.Chord(start.event.t), later, at, "arbiter chord")
+        return [e for e in _entries_since(self.log, start) if e.serial not in chord_serials]
 
     def in_chord_reach(self, press: Press) -> bool:
         """Whether a chord recognised now would undo this press's tap (`CHORD_REACH`)."""

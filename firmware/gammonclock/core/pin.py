@@ -122,10 +122,14 @@ class PinCheck:
     """What the engine knows of the PIN: its hash (`hashed`, as the config and the header
     write it). `legacy_pin` is set only for a journal written before the hash existed (its header
     holds the PIN in clear and its PIN taps as button edges): that journal replays as it was
-    written, judged by the letters."""
+    written, judged by the letters; `locked_chord_stands` likewise for one written before a
+    chord during a lockout was undone."""
 
     hashed: str
     legacy_pin: str | None = None
+    # A journal written before a chord during a lockout was undone (issue 31; its header has
+    # no `lockout_chord`): that chord's presses acted as presses, and it replays so.
+    locked_chord_stands: bool = False
     # A keyed hash's pepper (`pepper_of` the device key): in memory only, on the clock that
     # holds the key. Never compared (a replay's check equals the live one), printed or written.
     pepper: bytes | None = field(default=None, repr=False, compare=False)

@@ -26,8 +26,8 @@ from .model import MatchRecord
 from .text import NO_KEY_GIVEN
 from .turns import load_match
 
-__all__ = ["FORMATS", "ExportError", "MatchRecord", "export_journal", "load_match",
-           "render", "read_match"]
+__all__ = ["FORMATS", "ExportError", "MatchRecord", "TamperedJournal", "check_journal",
+           "export_journal", "load_match", "render", "read_match"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,28 @@ FORMATS: tuple[str, ...] = ("csv", "json", "html")
 class ExportError(GammonclockError):
     """A journal that cannot be exported, or an export that cannot be written; the message
     names the file and says why."""
+
+
+class TamperedJournal(ExportError):
+    """A journal that does not verify, not exported (SPEC §14.1): `verdict` says why; only
+    `allow_tampered` writes it, marked."""
+
+    def __init__(self, journal: Path, verdict: Verdict) -> None:
+        super().__init__(f"{journal}: {verdict.words}; not exported (allow_tampered writes "
+                         f"it, marked TAMPERED)")
+        self.journal, self.verdict = journal, verdict
+
+
+def check_journal(journal_path: str | Path, key: bytes | None,
+                  no_check: str = NO_KEY_GIVEN) -> Verdict:
+    """The verdict `gammonclock verify` gives the journal (`journal.verify`): the chain always,
+    the seals with the device `key` that made them (`no_check`: why there is none). Every
+    export asks it first. Raises ExportError for a journal that cannot be read or holds a
+    record this firmware does not understand."""
+    try:
+        return verify(journal_path, key, no_key=no_check)
+    except JournalError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def read_match(journal_path: str | Path, effects: bool = True) -> MatchRecord:
@@ -64,7 +86,7 @@ def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None,
     if language is not None and language not in LANGUAGES:
         raise ExportError(f"unknown language {language!r}; use one of: {', '.join(LANGUAGES)}")
     renderers: dict[str, Callable[[], str]] = {
-        "csv": lambda: _csv(match, language),
+        "csv": lambda: _csv(match, language, verdict),
         "json": lambda: _json(match, verdict, no_check),
         "html": lambda: _html(match, verdict, no_check, language),
     }
@@ -77,9 +99,9 @@ def render(match: MatchRecord, fmt: str, verdict: Verdict | None = None,
                           f"missing): pip install 'gammonclock[report]'") from None
 
 
-def _csv(match: MatchRecord, language: str | None) -> str:
+def _csv(match: MatchRecord, language: str | None, verdict: Verdict | None) -> str:
     from .csv_out import render_csv
-    return render_csv(match, language)
+    return render_csv(match, language, verdict)
 
 
 def _json(match: MatchRecord, verdict: Verdict | None, no_check: str) -> str:
@@ -95,18 +117,20 @@ def _html(match: MatchRecord, verdict: Verdict | None, no_check: str,
 
 def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | Path, *,
                    key: bytes | None = None, no_check: str = NO_KEY_GIVEN,
-                   language: str | None = None) -> Verdict | None:
+                   language: str | None = None, allow_tampered: bool = False,
+                   verdict: Verdict | None = None) -> Verdict:
     """Export the match in `journal_path` as `fmt` ("csv", "json" or "html") to `out_path`, and
-    return the journal's verdict (None for the CSV).
+    return the journal's verdict.
 
-    The JSON and HTML exports carry the verdict `gammonclock verify` gives, in its words
-    (`journal.verify`): the chain is checked always, the seals too with the device `key` that
-    made them; another device's key, or none (`no_check` says why), leaves them unchecked, and
-    the export says so plainly (a tampered journal is still exported, and says so). `language`
-    ("en", "ru") overrides the match's `[display] language` for the report and the CSV. The CSV of
-    turns has no place for it, so its export does not walk the journal a second time for it.
-    Raises ExportError with a clear message for a bad journal, format or output path. The file
-    is written whole or not at all.
+    The journal is checked first, in every format (SPEC §14.1): the verdict `gammonclock
+    verify` gives (`check_journal`; `verdict` when the caller has it already): the chain
+    always, the seals with the device `key` that made them; another device's key, or none
+    (`no_check` says why), leaves them unchecked, and the export says so plainly. A journal
+    that is TAMPERED raises TamperedJournal and nothing is written, unless `allow_tampered`:
+    then it is written marked at its top (the CSV's first column, the JSON's `verdict`, the
+    report's first lines). `language` ("en", "ru") overrides the match's `[display] language`
+    for the report and the CSV. Raises ExportError with a clear message for a bad journal,
+    format or output path. The file is written whole or not at all.
     """
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
@@ -115,13 +139,11 @@ def export_journal(journal_path: str | Path, fmt: Format | str, out_path: str | 
     journal, out = Path(journal_path), Path(out_path)
     if out.exists() and journal.exists() and out.resolve() == journal.resolve():
         raise ExportError(f"{out}: that is the journal itself; choose another output file")
+    if verdict is None:
+        verdict = check_journal(journal, key, no_check)
+    if not verdict.intact and not allow_tampered:
+        raise TamperedJournal(journal, verdict)
     match = read_match(journal, effects=fmt != "csv")
-    verdict = None
-    if fmt != "csv":      # the CSV of turns has no place for the verdict
-        try:
-            verdict = verify(journal, key, no_key=no_check)
-        except JournalError as exc:
-            raise ExportError(str(exc)) from None
     _write(out, render(match, fmt, verdict, no_check, language))
     return verdict
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 
+from gammonclock.journal.verify import Verdict
 from gammonclock.words import language, say, word_or_self
 
 from .model import MatchRecord, Turn
-from .text import iso_utc, seconds
+from .text import Standing, integrity_text, iso_utc, seconds, standing
 
 COLUMNS = ("game", "turn", "side", "player", "start_utc", "match_time_s", "think_s",
            "delay_used_s", "charged_s", "reserve_after_s", "end", "cube", "dice")
@@ -53,20 +55,42 @@ def header(lang: str = "en") -> tuple[str, ...]:
     return tuple(say(f"csv.{column}", lang) for column in COLUMNS)
 
 
-def render_csv(match: MatchRecord, lang: str | None = None) -> str:
+def render_csv(match: MatchRecord, lang: str | None = None,
+               verdict: Verdict | None = None) -> str:
     """The CSV of turns; `lang` (None: the match's `[display] language`) names the columns.
     English: as it always was (a machine's file: `COLUMNS`, "." decimals, no BOM). Russian, for
     a Russian spreadsheet: a UTF-8 byte order mark (else Excel reads the Cyrillic as cp1251),
     the header in Russian, ";" between fields and a decimal comma, as a Russian Excel or
     LibreOffice opens a CSV by a double click, and the words in the cells (side, end, cube,
-    dice) in Russian; the instants stay ISO 8601 UTC."""
+    dice) in Russian; the instants stay ISO 8601 UTC.
+
+    A journal whose `verdict` is TAMPERED (exported only when allowed, SPEC §14.1) is marked
+    where no reader can miss it and every reader still reads it: a first column, `verdict`,
+    holding the verdict in words in every row (and in one row of its own when no turn stands),
+    so that a row copied, sorted or filtered anywhere still says it. An intact journal's CSV
+    has no such column."""
     lang = language(lang or match.config.device.language)
     russian = lang == "ru"
+    mark = (integrity_text(verdict, lang=lang)
+            if standing(verdict) is Standing.TAMPERED else None)
     out = io.StringIO()
     if russian:
         out.write("\ufeff")
     writer = csv.writer(out, delimiter=";" if russian else ",", lineterminator="\n")
+    if mark is not None:
+        writer.writerow((say("csv.verdict", lang), *header(lang)))
+        if not match.turns:
+            writer.writerow((mark, *("" for _ in COLUMNS)))
+        writer.writerows((mark, *row) for row in _rows(match, lang))
+        return out.getvalue()
     writer.writerow(header(lang))
+    writer.writerows(_rows(match, lang))
+    return out.getvalue()
+
+
+def _rows(match: MatchRecord, lang: str) -> Iterator[tuple[str, ...]]:
+    """Each turn's cells, in `COLUMNS` order, in `lang`."""
+    russian = lang == "ru"
     for turn in match.turns:
         values = row(match, turn)
         if russian:
@@ -75,8 +99,7 @@ def render_csv(match: MatchRecord, lang: str | None = None) -> str:
                           end=word_or_self("reason", turn.reason, lang) if turn.reason
                           else say("tn.open", lang),
                           cube=cube_text(turn.cube, lang), dice=dice_text(turn, lang))
-        writer.writerow(values[c] for c in COLUMNS)
-    return out.getvalue()
+        yield tuple(values[c] for c in COLUMNS)
 
 
 # The columns that hold numbers with a decimal point (seconds).

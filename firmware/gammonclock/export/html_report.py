@@ -26,7 +26,7 @@ from .csv_out import cube_text, dice_text
 from .model import AGAINST, SANCTIONS, ArbiterAct, Incident, MatchRecord
 from .particulars import particulars
 from .stats import FACES, DiceStats, TimeStats, counted, dice_stats, time_stats
-from .text import NO_KEY_GIVEN, integrity_text, iso_utc
+from .text import NO_KEY_GIVEN, Standing, integrity_text, iso_utc, standing
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
@@ -40,6 +40,12 @@ th { background: #f0f0f0; } td.n { text-align: right; font-variant-numeric: tabu
 .muted { color: #777; } img { max-width: 100%; height: auto; }
 code { font-size: 0.9em; word-break: break-all; }
 .unchecked { font-weight: bold; color: #8a5a00; }
+.verdict { margin: 0 0 1em; padding: 0.4em 1em; border: 1px solid #ccc; }
+.verdict.tampered { background: #c0392b; color: #fff; border-color: #7b1d12;
+                    font-size: 1.25em; padding: 0.8em 1em; }
+.verdict.tampered b { font-size: 1.4em; display: block; }
+.verdict { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+.verdict.not-checked { background: #fff4d6; border-color: #e0b040; }
 .given { color: #1e6b30; } .taken { color: #a02a1e; }
 .signatures { display: flex; gap: 1.5em; margin-top: 1em; }
 .signatures div { flex: 1; border-top: 1px solid #222; padding-top: 0.3em; margin-top: 3.2em; }
@@ -213,6 +219,17 @@ class _Page:
             body += (f'<div class="note bad"><b>{_e(t("r.about_journal"))}</b>'
                      f'<ul>{items}</ul></div>')
         return body
+
+    def verdict_first(self) -> str:
+        """The journal's verdict, first on the page (SPEC §14.1): a tampered journal's (written
+        only with --allow-tampered) in a banner that says the report is not a valid record."""
+        text = integrity_text(self.verdict, self.no_check, self.lang)
+        stands = standing(self.verdict)
+        if stands is Standing.TAMPERED:
+            return (f'<div class="verdict tampered" role="alert"><b>{_e(text)}</b>'
+                    f'{_e(self.t("r.tampered_banner"))}</div>')
+        css = "verdict" if stands is Standing.INTACT else "verdict not-checked"
+        return f'<p class="{css}">{_e(self.t("r.verdict", check=text))}</p>'
 
     def integrity(self) -> str:
         """The journal's verdict (`gammonclock verify`'s words); the seals not checked (another
@@ -408,6 +425,13 @@ class _Page:
                 f'<div class="signatures">{"".join(boxes)}</div>'
                 f'<p class="muted">{_e(t("s.place"))}</p></div>')
 
+    def page_title(self, title: str) -> str:
+        """The window's title; a tampered journal's says so before the match."""
+        said = self.t("r.title", title=title)
+        if standing(self.verdict) is Standing.TAMPERED:
+            return self.t("r.title_tampered", title=said)
+        return said
+
     def render(self) -> str:
         m, t, lang = self.m, self.t, self.lang
         title = t("r.vs", left=m.name(Side.LEFT), right=m.name(Side.RIGHT))
@@ -416,6 +440,7 @@ class _Page:
         discipline = words.word_or_self("discipline", m.rules.discipline.name, lang)
         length = words.up_to(m.rules.length, lang)
         sections = [
+            self.verdict_first(),
             f"<h1>{_e(title)}</h1>",
             f"<p class=\"muted\">{_e(t('r.subtitle', discipline=discipline, length=length))}"
             + (f" — {_e(where)}" if where else "")
@@ -435,7 +460,7 @@ class _Page:
         body = "\n".join(sections)
         return (f"<!DOCTYPE html>\n<html lang=\"{lang}\">\n<head>\n<meta charset=\"utf-8\">\n"
                 f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                f"<title>{_e(t('r.title', title=title))}</title>\n<style>{STYLE}</style>\n"
+                f"<title>{_e(self.page_title(title))}</title>\n<style>{STYLE}</style>\n"
                 f"</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 

@@ -4,6 +4,9 @@ Instants are given three ways: `t_ns` (engine ns, the journal's own clock), `mat
 (since the journal's header) and `utc` (ISO 8601). Durations are integer ns. `seal` ties the
 document to its journal: the number of records read and the mac of the last one (a journal that
 grew since still has that mac at that place; `gammonclock verify` checks the journal itself);
+`verdict`, the document's first key, says whether the journal verifies (SPEC §14.1): `standing`
+is "intact", "seal not checked", "another device" or "TAMPERED" (a tampered journal is exported
+only with `--allow-tampered`, and `tampered` is then true), `check` the verdict in words.
 `seal.check` is the verdict in the words `gammonclock verify` prints ("intact: N records",
 "TAMPERED: …", "sealed by another device (key id …)…", "seal not checked: no device key given…");
 `seal.verified` the same in fields (`intact`: the chain, and the seals when checked, hold; `seal`:
@@ -30,7 +33,7 @@ from .. import __version__
 from .model import ArbiterAct, Break, Game, MatchRecord, Pause, Roll, Turn
 from .particulars import particulars
 from .stats import DiceStats, counted, dice_stats, time_stats
-from .text import NO_KEY_GIVEN, integrity_text, iso_utc, points
+from .text import NO_KEY_GIVEN, Standing, integrity_text, iso_utc, points, standing
 
 FORMAT = "gammonclock-export"
 FORMAT_VERSION = 1
@@ -149,7 +152,11 @@ def document(match: MatchRecord, verdict: Verdict | None = None,
     """The export as plain JSON values (lists, dicts, str, int, float, bool, None)."""
     rules, header = match.rules, match.read.header
     rolls_present = bool(match.rolls)
+    stands = standing(verdict)
     doc: dict[str, Any] = {
+        # Said first (SPEC §14.1): whether the journal verifies, before anything it holds.
+        "verdict": {"standing": stands.value, "tampered": stands is Standing.TAMPERED,
+                    "check": integrity_text(verdict, no_check)},
         "format": FORMAT, "format_version": FORMAT_VERSION, "exported_by": __version__,
         "journal": {"file": Path(match.path).name, "path": match.path,
                     "started": _when(match, header.t, header.wall),

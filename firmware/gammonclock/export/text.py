@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from enum import Enum
 
 from gammonclock.config.problems import Problem, said
 from gammonclock.core.rules import json_points
@@ -56,3 +57,23 @@ def integrity_text(verdict: Verdict | None, no_check: str = NO_KEY_GIVEN,
         return words.say("v.other_device", lang, sealed_by=verdict.sealed_by,
                          this_key=verdict.this_key, records=records)
     return words.say("v.not_checked", lang, why=no_key(verdict.no_key), records=records)
+
+
+class Standing(str, Enum):
+    """What a journal's verdict makes of an export (SPEC §14.1), said first in every format."""
+
+    INTACT = "intact"                       # chain and seals hold (the key that made them)
+    NOT_CHECKED = "seal not checked"        # the chain holds; no key to check the seals with
+    OTHER_DEVICE = "another device"         # the chain holds; sealed by another device's key
+    TAMPERED = "TAMPERED"                   # it does not verify: written only when allowed
+
+
+def standing(verdict: Verdict | None) -> Standing:
+    """The verdict's standing (None: the seals were not checked, the chain not walked)."""
+    if verdict is None:
+        return Standing.NOT_CHECKED
+    if not verdict.intact:
+        return Standing.TAMPERED
+    if verdict.seal == SEAL_CHECKED:
+        return Standing.INTACT
+    return Standing.OTHER_DEVICE if verdict.seal == SEAL_OTHER_DEVICE else Standing.NOT_CHECKED

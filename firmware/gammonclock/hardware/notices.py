@@ -31,6 +31,7 @@ from gammonclock.core.effects import (
     Warned,
 )
 from gammonclock.core.reasons import Reason
+from gammonclock.durations import NS_PER_S
 
 from .glyphs import TINY
 from .texts import Text
@@ -125,6 +126,8 @@ def notice_for(effect: Effect) -> str | None:
 def _notice(effect: Effect) -> str | None:
     """`notice_for` without its shortcut for the types it never speaks of (`_silent` must list
     every type a case below speaks of: a test builds each effect type and holds them to it)."""
+    if isinstance(effect, Shown) and effect.reason is Reason.CHORD_LOCKED:
+        return _chord_locked(effect)
     if isinstance(effect, (Refused, Shown)) and effect.reason in _ARBITER_MODE_NOTICES:
         return _ARBITER_MODE_NOTICES[effect.reason]
     if isinstance(effect, Refused):       # one without a code (made by hand): its text, cut
@@ -146,6 +149,16 @@ def _notice(effect: Effect) -> str | None:
         return (Text("notice.challenge_upheld") if effect.upheld
                 else Text("notice.challenge_rejected", n=effect.rejected))
     return _ARBITER_NOTICES.get(type(effect))
+
+
+def _chord_locked(shown: Shown) -> str:
+    """A chord during a lockout, undone (SPEC §13.4): how long the lockout still lasts, in
+    whole seconds rounded up (it is still locked at the second shown); without that fact (an
+    effect made by hand), that it is locked."""
+    left = dict(shown.facts).get("left_ns")
+    if not isinstance(left, int):
+        return _ARBITER_MODE_NOTICES[Reason.CHORD_LOCKED]
+    return Text("notice.chord_locked_for", time=format_countdown(-(-left // NS_PER_S) * NS_PER_S))
 
 
 # What the arbiter changed, said on the panels (the arbiter's console says how).

@@ -306,6 +306,9 @@ TEXTS: dict[str, Entry] = {
                             "нет ПИН-кода за 30 с: игра идёт"),
     "notice.chord_locked": E(Room.NOTICE, "arbiter mode locked: try later",
                              "режим судьи закрыт: позже"),
+    # a chord during a lockout (undone): how long the lockout still lasts, M:SS
+    "notice.chord_locked_for": E(Room.NOTICE, "arbiter mode locked for {time} more",
+                                 "режим судьи закрыт ещё {time}"),
     "notice.menu_closed": E(Room.NOTICE, "arbiter's menu closed", "меню судьи закрыто"),
     "notice.next_match": E(Room.NOTICE, "loading the next match", "загрузка следующего матча"),
     "notice.no_match_file": E(Room.NOTICE, "no match file on this table",

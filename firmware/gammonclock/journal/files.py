@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gammonclock import __version__
-from gammonclock.config.loading import ConfigError
+from gammonclock.config.loading import LOCKOUT_CHORD, LOCKOUT_CHORD_UNDONE, ConfigError
 from gammonclock.core.pin import RedactError, redact_pin
 
 from .reader import header_data_unchecked, read_header
@@ -31,7 +31,8 @@ def journal_header(config_text: str, config_path: str, match_no: int | None = No
     the same pepper gives the engine the very same hash)."""
     host = os.uname().nodename if hasattr(os, "uname") else "unknown"
     header: dict[str, Any] = {"config": header_text(config_text, config_path, pepper),
-                              "config_path": config_path, "version": __version__, "host": host}
+                              "config_path": config_path, "version": __version__, "host": host,
+                              LOCKOUT_CHORD: LOCKOUT_CHORD_UNDONE}
     if device_text is not None:
         header["device"] = header_text(device_text, f"{config_path} (device config)", pepper)
     if table is not None:

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gammonclock import words
-from gammonclock.config.problems import Problem, message_of, said
+from gammonclock.config.problems import Problem, Told, message_of, said
 from gammonclock.errors import GammonclockError
 from gammonclock.export import ExportError, read_match, render
+from gammonclock.export.text import integrity_text
 from gammonclock.journal.prealloc import written_bytes
 from gammonclock.journal.records import JournalError
 from gammonclock.journal.verify import Verdict, verify
@@ -71,6 +72,8 @@ class StickReport:
     in_progress: str | None = None      # the in-progress journal's name, when it is on the stick
     problem: str | None = None          # what went wrong, in plain words
     without_html: list[str] = field(default_factory=list)   # matches exported without HTML
+    # finished journals that do not verify: copied as they are, their CSV and HTML marked
+    tampered: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the log: each names the file and why
 
     @property
@@ -91,6 +94,8 @@ class StickReport:
             text += words.say("usb.in_progress", lang)
         if self.without_html:
             text += words.say("usb.without_html", lang, n=len(self.without_html))
+        if self.tampered:
+            text += words.say("usb.tampered", lang, n=len(self.tampered))
         return text
 
 
@@ -249,7 +254,9 @@ def _put_match(folder: Path, match: _Match, key: bytes | None, report: StickRepo
 def _exports(match: _Match, key: bytes | None, report: StickReport, progress: _Progress
              ) -> list[tuple[str, str]]:
     """The CSV and HTML of a finished match as (file name, text); what cannot be made is a
-    note (and one file fewer to copy), never a failure of the whole."""
+    note (and one file fewer to copy), never a failure of the whole. Both carry the journal's
+    verdict (SPEC §14.1): a journal that does not verify is still copied (it is the record),
+    its CSV and HTML marked TAMPERED at their top, and the report counts it."""
     stem, source = match.source.stem, match.source
     try:
         record = read_match(source)
@@ -257,9 +264,15 @@ def _exports(match: _Match, key: bytes | None, report: StickReport, progress: _P
         _note(report, Problem("usb.note_no_exports", path=source, error=exc))
         progress.planned -= 2
         return []
-    made = [(f"{stem}.csv", render(record, "csv"))]
+    verdict = _verdict(source, key, report)
+    if verdict is not None and not verdict.intact:
+        report.tampered.append(source.name)
+        _note(report, Problem("usb.note_tampered", path=source,
+                              verdict=Told(verdict.words, lambda lang: integrity_text(
+                                  verdict, lang=lang))))
+    made = [(f"{stem}.csv", render(record, "csv", verdict))]
     try:
-        made.append((f"{stem}.html", render(record, "html", _verdict(source, key, report))))
+        made.append((f"{stem}.html", render(record, "html", verdict)))
     except ExportError as exc:
         _note(report, Problem("usb.note_no_html", path=source, error=exc))
         report.without_html.append(source.name)
@@ -268,9 +281,8 @@ def _exports(match: _Match, key: bytes | None, report: StickReport, progress: _P
 
 
 def _verdict(source: Path, key: bytes | None, report: StickReport) -> Verdict | None:
-    """Whether the seals hold, for the HTML; None when there is no key or it cannot tell."""
-    if key is None:
-        return None
+    """The journal's verdict, for its CSV and HTML: the chain always, the seals with the device
+    `key`; None when it cannot tell (a record this firmware does not understand)."""
     try:
         return verify(source, key)
     except JournalError as exc:
