@@ -158,7 +158,7 @@ def case(name: str) -> tuple[list[Result], list[Decision]]:
 def test_what_counts(name: str, results: list[Result], decisions: list[Decision],
                      keys: Path | None, expected: list[tuple[Standing, str | None]]) -> None:
     judged = assess(results, ROUNDS, decisions, keys)
-    got = [(j.standing, j.reason.why.value if j.reason else None) for j in judged]
+    got = [(j.standing, j.reason.code.value if j.reason else None) for j in judged]
     assert got == expected, name
     for j in judged:                          # `counted` is the one rule, in the JSON too
         assert j.as_json()["counted"] is j.counted is (j.standing in (Standing.COUNTED,
@@ -243,7 +243,7 @@ def test_an_older_halls_rounds_file_loads_and_its_results_are_held(tmp_path: Pat
     assert held.load() is None
     held.take("p", replace(r("table-1", "Anna", "Boris")))
     [result] = held.results()
-    assert (result.standing, result.reason and result.reason.why) == (Standing.HELD,
+    assert (result.standing, result.reason and result.reason.code) == (Standing.HELD,
                                                                       Why.PAIRING_NOT_KEPT)
     status = held.round_status({})
     assert status[0]["reported"] == ["table-1"] and status[0]["complete"] is False

@@ -139,7 +139,9 @@ def test_the_halls_archive_says_another_devices_journal_in_the_same_words(tmp_pa
     assert own.ok and own.sealed and own.message.startswith("intact: ")
     load_or_create_key(tmp_path / "other")
     (keys / "table-1.key").write_bytes((tmp_path / "other" / "device.key").read_bytes())
+    # At the hall a journal sealed by another key than its table's is TAMPERED (SPEC §14.1:
+    # a table's account speaks only with what that table's own key proves), naming both keys.
     other = verify_archived(path, "table-1", keys)
-    assert other.ok and not other.sealed
-    assert other.message.startswith(f"sealed by another device (key id "
-                                    f"{key_id(read_key(tmp_path / 'state'))};")
+    assert not other.ok and other.tampered
+    assert other.message.startswith(f"TAMPERED: sealed by another device's key (key id "
+                                    f"{key_id(read_key(tmp_path / 'state'))}), not table-1's")

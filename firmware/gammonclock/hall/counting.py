@@ -93,11 +93,11 @@ class Reason:
     """Why, as a code and its fields (the page words it in its language: texts.json's
     `results.why.CODE`), and in English (the log, the CSV reader, an older page)."""
 
-    why: Why
+    code: Why
     fields: dict[str, Field] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Field]:
-        return {**self.fields, "code": self.why.value}
+        return {**self.fields, "code": self.code.value}
 
     @property
     def text(self) -> str:
@@ -125,7 +125,7 @@ class Reason:
             Why.UNREADABLE: str(f.get("detail") or "unreadable"),
             Why.ABANDONED: "abandoned",
             Why.SAME_PLAYER: "one player on both sides",
-        }[self.why]
+        }[self.code]
 
 
 @dataclass(frozen=True)

@@ -385,7 +385,7 @@ class Results:
         if other is not None:
             raise Refused(f"{other.journal} counts already for this match or pairing",
                           "already_counted", journal=journal, other=other.journal)
-        why = result.reason.why.value if result.reason is not None else ""
+        why = result.reason.code.value if result.reason is not None else ""
         decision = self.decisions.record("accepted", by, journal=journal, sha256=sha256,
                                          table=result.table, held=why)
         return result, decision

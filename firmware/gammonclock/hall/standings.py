@@ -147,7 +147,7 @@ def select(results: Iterable[Result]) -> tuple[list[Result], list[dict[str, Any]
             counted.append(r)
         elif r.standing in (Standing.HELD, Standing.NOT_COUNTED) and r.reason is not None:
             excluded.append({"journal": r.journal, "table": r.table, "round": r.round,
-                             "verdict": r.verdict, "code": r.reason.why.value,
+                             "verdict": r.verdict, "code": r.reason.code.value,
                              "fields": r.reason.fields, "why": r.reason.text,
                              "held": r.standing is Standing.HELD})
     return counted, excluded
