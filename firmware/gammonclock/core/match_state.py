@@ -81,6 +81,7 @@ class MenuItem(str, Enum):
     SCORE = "score"
     CUBE = "cube"
     END_BREAK = "end_break"
+    MOVED = "moved"                # the match went on on another clock (SPEC §13.5)
     NEXT_MATCH = "next_match"
     INFO = "info"
 
@@ -145,6 +146,9 @@ class MatchState:
     pin_failures: int = 0                     # failed PIN attempts in a row
     chord_locked_until: int | None = None     # three failures lock the chord until then
     lockouts: int = 0                         # lockouts since the last right PIN (escalation)
+    # Ended as moved (SPEC §13.5): the table the match went on at (None: the arbiter at the
+    # panels said only that it moved; or it did not move).
+    moved_to: str | None = None
 
     # --- reading ----------------------------------------------------------------------------
 
