@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arbiter_helpers import OPENING, RIGHT_PIN_TAPS, chord, entry, run, taps
+from arbiter_helpers import OPENING, RIGHT_PIN_TAPS, WRONG_PIN_TAPS, chord, entry, run, taps
 from export_helpers import play_journal
 from gammonclock.core.arbiter import ArbiterSyntaxError, Moved, parse_command
 from gammonclock.core.effects import ArbiterCommand, MatchEnded, Refused, TurnEnded, TurnEndReason
@@ -165,8 +165,9 @@ MENU_AT = 45.0
 TO_MOVED = (R,) * 7                 # resume, two clocks, undo, score, cube, end the break, moved
 
 
-def at_the_panels(presses: tuple[str, ...], before: str = OPENING) -> Played:
-    script = before + chord(30) + entry(40, RIGHT_PIN_TAPS) + taps(MENU_AT, presses, every=1.0)
+def at_the_panels(presses: tuple[str, ...], before: str = OPENING,
+                  pin: tuple[str, ...] = RIGHT_PIN_TAPS) -> Played:
+    script = before + chord(30) + entry(40, pin) + taps(MENU_AT, presses, every=1.0)
     return run(script + f"{MENU_AT + len(presses) + 1} end\n")
 
 
@@ -195,3 +196,12 @@ def test_the_menu_ends_the_match_as_moved_once_confirmed() -> None:
     # charged after left's tap at 1 s; the arbiter's time is nobody's.
     [end] = [e for e in done.surviving(TurnEnded) if e.reason is TurnEndReason.ARBITER]
     assert (end.side, end.span, end.charged) == (Side.RIGHT, 29 * S, 17 * S)
+
+
+def test_without_the_pin_the_same_presses_move_nothing() -> None:
+    """A player who knows the menu's way but not the PIN: the attempt fails, play resumes, and
+    the presses are the players' taps."""
+    tried = at_the_panels(TO_MOVED + (C, C), pin=WRONG_PIN_TAPS)
+    assert tried.match.end_reason is None and tried.match.phase is not Phase.MATCH_OVER
+    assert [e.text for e in tried.surviving(ArbiterCommand)] == []
+    assert Reason.PIN_WRONG in [e.reason for e in tried.surviving(Refused)]
