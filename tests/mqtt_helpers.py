@@ -226,11 +226,14 @@ class Broker:
         raise AssertionError(f"{text!r} not in the broker's log within {timeout} s:\n"
                              f"{self.log()}")
 
-    def client(self, user: str, client_id: str | None = None, **connect: Any) -> Any:
-        """A connected paho client of USER (its network thread started); disconnect it after."""
+    def client(self, user: str, client_id: str | None = None, mqtt5: bool = False,
+               **connect: Any) -> Any:
+        """A connected paho client of USER (its network thread started); disconnect it after.
+        `mqtt5`: MQTT 5, whose PUBACK carries the broker's refusal ("Not authorized")."""
         import paho.mqtt.client as mqtt
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id or "",
-                        **({"clean_session": True} if client_id is None else {}))
+                        **({"protocol": mqtt.MQTTv5} if mqtt5 else
+                           {"clean_session": True} if client_id is None else {}))
         c.username_pw_set(user, self.passwords[user])
         if self.tls:
             c.tls_set(ca_certs=str(self.ca_file))

@@ -519,6 +519,8 @@ WORDS: dict[str, Entry] = {
     "r.wins": E("{who} wins", "победа: {who}"),
     "r.tie": E("no winner (tie)", "без победителя (ничья)"),
     "r.result_line": E("{who} {score} ({reason})", "{who}, {score} ({reason})"),
+    "r.moved_line": E("{how} at {score}: no result here (the journal there has it)",
+                      "{how} при счёте {score}: результата здесь нет (он в журнале тех часов)"),
     "r.unfinished": E("not finished: {phase}, game {game}, score {score}",
                       "не окончен: {phase}, партия {game}, счёт {score}"),
     "r.games_played": E("Games played", "Сыграно партий"),
@@ -542,6 +544,8 @@ WORDS: dict[str, Entry] = {
     "end.disqualified": E("disqualified", "дисквалификация"),
     "end.challenges": E("challenges", "проиграны апелляции"),
     "end.abandoned": E("abandoned", "прерван судьёй"),
+    "end.moved": E("moved to another clock", "перенесён на другие часы"),
+    "end.moved_to": E("moved to {table}", "перенесён на стол {table}"),
     "phase.between_games": E("between_games", "между партиями"),
     "phase.running": E("running", "идёт партия"),
     "phase.cube_offered": E("cube_offered", "предложено удвоение"),
@@ -611,6 +615,7 @@ WORDS: dict[str, Entry] = {
     "cat.clock paused": E("clock paused", "часы остановлены"),
     "cat.clock resumed": E("clock resumed", "часы запущены"),
     "cat.match abandoned": E("match abandoned", "матч прерван"),
+    "cat.match moved": E("match moved", "матч перенесён"),
     "cat.other": E("other", "прочее"),
     "author.unknown": E("unknown", "неизвестно"),
     "author.socket": E("socket", "сокет"),
@@ -748,6 +753,8 @@ WORDS: dict[str, Entry] = {
     "why.undo_match_lost": E("the match was lost on {end}",
                              "матч проигран ({end}): отмена невозможна"),
     "why.undo_nothing": E("nothing to undo", "нечего отменять"),
+    "why.undo_match_moved": E("the match went on on another clock",
+                              "матч продолжен на других часах: отмена невозможна"),
     "why.undo_past_arbiter": E("the match was ended by the arbiter; undo cannot reach past that",
                                "матч окончен судьёй: отменить то, что было до этого, нельзя"),
     "why.no_break": E("no break is being taken", "перерыва сейчас нет"),
@@ -1232,6 +1239,10 @@ WORDS: dict[str, Entry] = {
                         "tried again by itself",
                         "часы не приняли матч вовремя (заняты): он ещё не загружен; часы сами "
                         "попробуют снова"),
+    "hr.moved_over": E("the match here was already over ({end}) when the move came: not "
+                       "ended as moved; both clocks may have played it",
+                       "матч здесь уже окончен ({end}), когда пришёл перенос: он не закончен "
+                       "как перенесённый; его могли играть на обоих часах"),
     "hr.what.it": E("it", "её"),            # the command
     "hr.what.the match": E("the match", "матч"),
     "load.not_in_time": E("the clock did not take it in time", "часы не приняли его вовремя"),
@@ -1452,6 +1463,10 @@ WORDS: dict[str, Entry] = {
                      "{word} — не решение по апелляции (upheld или rejected)"),
     "arb.above_zero": E("{name} needs a duration above zero",
                         "{name}: нужна длительность больше нуля"),
+    "arb.moved_args": E("moved takes at most the table the match went to",
+                        "moved: нужен только стол, на который перенесён матч"),
+    "arb.not_table": E("{word} is not a table id (1 to 32 letters, digits, '-' or '_')",
+                       "{word} — не номер стола (от 1 до 32 латинских букв, цифр, '-' или '_')"),
     # how each command is written (core.arbiter.USAGE; a command of one word is said as it is):
     # the words typed as they are
     "arb.how.adjust": E("adjust SIDE ±DURATION", "adjust СТОРОНА ±ВРЕМЯ"),
@@ -1464,6 +1479,7 @@ WORDS: dict[str, Entry] = {
     "arb.how.challenge": E("challenge SIDE upheld|rejected", "challenge СТОРОНА upheld|rejected"),
     "arb.how.score": E("score LEFT RIGHT", "score СЧЁТ_ЛЕВОГО СЧЁТ_ПРАВОГО"),
     "arb.how.cube": E("cube VALUE [SIDE]", "cube ЗНАЧЕНИЕ [СТОРОНА]"),
+    "arb.how.moved": E("moved [TABLE]", "moved [СТОЛ]"),
 
     # --- the CSV of turns: its header (the columns' order never changes) ------------------------
     "csv.game": E("game", "партия"),
@@ -1511,6 +1527,8 @@ WORDS: dict[str, Entry] = {
                          "; следующая партия — партия Кроуфорда"),
     "e.abandoned": E("match abandoned by the arbiter at {score}",
                      "матч прерван судьёй при счёте {score}"),
+    "e.moved": E("match moved to another clock at {score}",
+                 "матч перенесён на другие часы при счёте {score}"),
     "e.match_ended": E("match over ({reason}): {who}, {score}",
                        "матч окончен ({reason}): {who}, {score}"),
     "e.wins": E("{who} wins", "победил {who}"),
@@ -1658,6 +1676,14 @@ def word_or_self(prefix: str, value: str, lang: str = DEFAULT) -> str:
     return say(key, lang) if key in WORDS else value
 
 
+def ended_words(reason: str, moved_to: str | None = None, lang: str = DEFAULT) -> str:
+    """How a match ended, in a few words: the end reason's word (`end.*`), and for a match
+    continued on another clock where it went ("moved to table-9"; SPEC §13.5)."""
+    if reason == "moved" and moved_to is not None:
+        return say("end.moved_to", lang, table=moved_to)
+    return word_or_self("end", reason, lang)
+
+
 def describe(effect: Effect, lang: str = DEFAULT, rounded: bool = False) -> str:
     """What an effect did, in `lang`: the arbiter's replies' "said" lines and the report's
     "What it did". English is `Effect.describe` itself; the catalogue's English (`said`) is
@@ -1740,6 +1766,8 @@ def said(effect: Effect, lang: str, rounded: bool = False) -> str:
     if isinstance(e, fx.MatchEnded):
         if e.reason.value == "abandoned":
             return say("e.abandoned", lang, score=score(e.score))
+        if e.reason.value == "moved":
+            return say("e.moved", lang, score=score(e.score))
         winner = say("e.wins", lang, who=who(e.winner)) if e.winner else say("e.tie", lang)
         return say("e.match_ended", lang, reason=word_or_self("end", e.reason.value, lang),
                    who=winner, score=score(e.score))

@@ -71,6 +71,7 @@ REASON_CODES = {
     "UNDO_MATCH_LOST": "undo_match_lost",
     "UNDO_NOTHING": "undo_nothing",
     "UNDO_PAST_ARBITER": "undo_past_arbiter",
+    "UNDO_MATCH_MOVED": "undo_match_moved",
     "VOID_NO_ROLL": "void_no_roll",
     "DICE_DROPPED": "dice_dropped",
     "NO_MATCH": "no_match",
@@ -220,6 +221,8 @@ EMITTED = [
     (Reason.UNDO_NOTHING, Refused, "0 arbiter undo\n1 end", {}, None),
     (Reason.UNDO_PAST_ARBITER, Refused, "0 tap left\n1 arbiter forfeit left\n2 arbiter undo\n3 end",
      {"length": 1}, None),
+    (Reason.UNDO_MATCH_MOVED, Refused, "0 tap left\n1 arbiter moved table-9\n2 arbiter undo\n"
+     "3 end", {}, None),
     (Reason.VOID_NO_ROLL, Ignored, "0 void\n1 end", {}, None),
     (Reason.NO_BREAK, Refused, "0 arbiter end-break\n1 end", {}, None),
 ]

@@ -394,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="pause, resume, adjust SIDE ±DURATION, deduct SIDE DURATION, add SIDE "
                           "DURATION, point SIDE, forfeit SIDE [POINTS], disqualify SIDE, warn SIDE "
                           "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
-                          "[SIDE], abandon, status, new-match FILE [--force], "
+                          "[SIDE], abandon, moved [TABLE], status, new-match FILE [--force], "
                           "continue FROM [--force] [--unverified]")
     arb.set_defaults(handler=arbiter_command)
 

@@ -7,6 +7,7 @@ over half the reserve, a score at the length) is the engine's decision, reported
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -137,6 +138,18 @@ class Abandon:
 
 
 @dataclass(frozen=True)
+class Moved:
+    """The match was continued on another clock (SPEC §13.5): it ends here with no winner and
+    is never resumed here. `to`: the table it went to; None when the arbiter at the panels,
+    who cannot type a name, says it moved."""
+
+    to: str | None = None
+
+    def describe(self) -> str:
+        return "moved" if self.to is None else f"moved {self.to}"
+
+
+@dataclass(frozen=True)
 class EndBreak:
     """The break ends now, as if its taker had tapped (SPEC §13.4, the arbiter's menu)."""
 
@@ -169,7 +182,7 @@ class SetCube:
 
 
 Command = (Pause | Resume | Adjust | Deduct | AddTime | PointPenalty | Forfeit | Disqualify | Warn
-           | Challenge | Undo | SetScore | SetCube | Abandon | EndBreak)
+           | Challenge | Undo | SetScore | SetCube | Abandon | EndBreak | Moved)
 
 USAGE = {
     "pause": "pause", "resume": "resume", "adjust": "adjust SIDE ±DURATION",
@@ -177,7 +190,11 @@ USAGE = {
     "forfeit": "forfeit SIDE [POINTS]", "disqualify": "disqualify SIDE", "warn": "warn SIDE TEXT",
     "challenge": "challenge SIDE upheld|rejected", "undo": "undo", "score": "score LEFT RIGHT",
     "cube": "cube VALUE [SIDE]", "abandon": "abandon", "end-break": "end-break",
+    "moved": "moved [TABLE]",
 }
+
+# A table's id (SPEC §13.1: `[table] id`), as `moved` names where the match went.
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 # The commands that are their one word.
 _BARE: dict[str, type[Pause | Resume | Undo | Abandon | EndBreak]] = {
@@ -274,6 +291,14 @@ def _build(name: str, args: list[str]) -> Command:
     if name in _BARE:
         exactly(0)
         return _BARE[name]()
+    if name == "moved":
+        if len(args) > 1:
+            raise ArbiterSyntaxError("moved takes at most the table the match went to",
+                                     "moved_args")
+        if args and TABLE_ID.fullmatch(args[0]) is None:
+            raise ArbiterSyntaxError(f"{quoted(args[0])} is not a table id (1 to 32 letters, "
+                                     "digits, '-' or '_')", "not_table", word=quoted(args[0]))
+        return Moved(args[0] if args else None)
     if name == "warn":
         if len(args) < 2:
             raise ArbiterSyntaxError("warn needs a side and a text", "warn_args")

@@ -96,6 +96,8 @@ class Arbiter(Step):
                 self.lose_match(side, EndReason.DISQUALIFIED)
             case cmd.Abandon():
                 self.abandon()
+            case cmd.Moved(to=to):
+                self.moved(to)
             case cmd.EndBreak():
                 self.end_break_early(text)
             case cmd.Warn(side=side, text=warning):

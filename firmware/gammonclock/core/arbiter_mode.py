@@ -19,9 +19,11 @@ release is a `ChordReleased` event. From there on every press is this module's:
 - the menu: left = previous / −, right = next / +, cube tap = choose / set / yes, cube hold =
   resume play (one gesture from anywhere but a confirmation, where the tap's "yes" stands).
   A change is set in `EDIT`, asked in `CONFIRM` and applied as the arbiter command of §7 it is,
-  journaled with `source = "panel"`. Undo and the next match are confirmed here and carried out
-  by the engine (which has the history) and the device (which has the match file):
-  `panel_request`. 120 s without a press closes the menu; the match stays paused.
+  journaled with `source = "panel"`; "moved" (the match went on on another clock, SPEC §13.5:
+  the panels cannot type a table, so it names none) ends the match and closes the menu. Undo
+  and the next match are confirmed here and carried out by the engine (which has the history)
+  and the device (which has the match file): `panel_request`. 120 s without a press closes the
+  menu; the match stays paused.
 
 Pure, like every transition: it changes its own copy of the state and reports effects.
 """
@@ -40,6 +42,7 @@ from .effects import Paused, Refused, Shown
 from .match_state import MatchState, MenuItem, PanelMode, PanelStage, Phase, StickOffer
 from .pin import MAX_PIN, PIN_LETTERS
 from .reasons import Reason
+from .rules import EndReason
 from .transition import Step
 
 PIN_WINDOW_NS = 30 * NS_PER_S        # from the chord's release to the PIN's last tap
@@ -360,6 +363,12 @@ class ArbiterMode(Step):
             self.command(cmd.SetCube(panel.cube_value, panel.cube_owner))
         elif item is MenuItem.END_BREAK:
             self.command(cmd.EndBreak())
+        elif item is MenuItem.MOVED:
+            self.command(cmd.Moved())
+            if self.s.end_reason is EndReason.MOVED:
+                # Nothing is left to do here: the panels say where the match is now.
+                self.leave_panel(charge=False, by="arbiter")
+                return
         if self.s.phase is Phase.ARBITER:
             self.to(PanelStage.MENU)       # a refusal stays with it (`command`)
 

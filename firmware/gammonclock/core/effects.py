@@ -227,6 +227,8 @@ class MatchEnded(Effect):
     def describe(self) -> str:
         if self.reason is EndReason.ABANDONED:
             return f"match abandoned by the arbiter at {_score(self.score)}"
+        if self.reason is EndReason.MOVED:
+            return f"match moved to another clock at {_score(self.score)}"
         who = f"{self.winner} wins" if self.winner else "no winner (tie)"
         return f"match over ({self.reason.value}): {who}, {_score(self.score)}"
 

@@ -646,6 +646,10 @@ class Engine:
               by: str | None = None) -> tuple[Engine, list[Effect]]:
         said = ArbiterCommand(t, "undo", source, by)
         state = self.match
+        if state.end_reason is EndReason.MOVED:
+            # The match goes on on another clock: nothing of it is this clock's to take back.
+            return self._report([said, Refused(t, "undo", "the match went on on another clock",
+                                               Reason.UNDO_MATCH_MOVED)])
         if state.end_reason in (EndReason.FLAG, EndReason.DISQUALIFIED, EndReason.CHALLENGES,
                                 EndReason.ABANDONED):
             return self._report([said, Refused(t, "undo", f"the match was lost on "

@@ -24,7 +24,7 @@ from .dice_rules import Dice
 from .effects import Effect
 from .match_state import MatchState, Phase, StickOffer, copy_state
 from .play import Play
-from .rules import MatchRules, crawford_due, json_points
+from .rules import EndReason, MatchRules, crawford_due, json_points
 
 __all__ = [
     "ArbiterAction", "Chord", "ChordReleased", "DiceDropped", "DiceEvent", "Event", "Hold",
@@ -244,6 +244,7 @@ def state_json(state: MatchState) -> dict[str, object]:
     def side(v: Side | None) -> str | None:
         return None if v is None else v.value
 
+    moved = ({"moved_to": state.moved_to} if state.end_reason is EndReason.MOVED else {})
     return {
         "phase": state.phase.value,
         "game": state.game,
@@ -259,4 +260,5 @@ def state_json(state: MatchState) -> dict[str, object]:
         "winner": side(state.winner),
         "end_reason": None if state.end_reason is None else state.end_reason.value,
         "flag": side(state.flag),
+        **moved,        # where a match ended as moved went (null: not said)
     }

@@ -84,6 +84,7 @@ class MenuItem(str, Enum):
     SCORE = "score"
     CUBE = "cube"
     END_BREAK = "end_break"
+    MOVED = "moved"                # the match went on on another clock (SPEC §13.5)
     NEXT_MATCH = "next_match"
     INFO = "info"
 
@@ -173,6 +174,9 @@ class MatchState:
     # A USB stick's continuation offered here (SPEC §13.5): the menu then lists it; it ends
     # when a game starts here, with another offer, or when the device withdraws it.
     stick_offer: StickOffer | None = None
+    # Ended as moved (SPEC §13.5): the table the match went on at (None: the arbiter at the
+    # panels said only that it moved; or it did not move).
+    moved_to: str | None = None
 
     # --- reading ----------------------------------------------------------------------------
 

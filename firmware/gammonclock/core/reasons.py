@@ -53,6 +53,7 @@ class Reason(str, Enum):
     CUBE_NO_OWNER = "cube_no_owner"              # cube: a value above 1 needs an owner
     UNDO_MATCH_LOST = "undo_match_lost"          # undo: the match was lost on flag, DQ, challenges
     UNDO_NOTHING = "undo_nothing"                # undo: no player action to take back
+    UNDO_MATCH_MOVED = "undo_match_moved"        # undo: the match went on on another clock
     UNDO_PAST_ARBITER = "undo_past_arbiter"      # undo: the arbiter ended the match after it
     NO_BREAK = "no_break"                        # end-break: no break is being taken
 
@@ -91,6 +92,6 @@ ARBITER_REFUSALS = frozenset({
     Reason.FORFEIT_IN_BREAK, Reason.SCORE_AT_LENGTH, Reason.SCORE_HALF_POINT,
     Reason.CUBE_NOT_IN_GAME, Reason.CUBE_DOUBLE_OFFERED, Reason.CUBE_IN_BREAK,
     Reason.CUBE_NO_OWNER, Reason.UNDO_MATCH_LOST, Reason.UNDO_NOTHING, Reason.UNDO_PAST_ARBITER,
-    Reason.NO_BREAK,
+    Reason.NO_BREAK, Reason.UNDO_MATCH_MOVED,
     Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FILE_BAD, Reason.JOURNAL_NOT_WRITTEN,
 })

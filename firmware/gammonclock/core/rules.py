@@ -228,6 +228,9 @@ class EndReason(str, Enum):
     DISQUALIFIED = "disqualified"
     CHALLENGES = "challenges"
     ABANDONED = "abandoned"    # by the arbiter: no winner, the score as it stood
+    # continued on another clock (SPEC §13.5): no winner, the score as it stood; the match
+    # goes on there and is never resumed here
+    MOVED = "moved"
 
 
 def winner_by_score(score: Pair[Fraction], match_length: int) -> tuple[bool, Side | None]:

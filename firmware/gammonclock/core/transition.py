@@ -229,6 +229,14 @@ class Step:
         self.stop_play()
         self.end_match(None, EndReason.ABANDONED)
 
+    def moved(self, to: str | None) -> None:
+        """The match went on on another clock (SPEC §13.5): it ends here as abandon ends it
+        (the running turn by the normal rule, the score as it stood, no winner), naming where
+        it went, and is never resumed here."""
+        self.stop_play()
+        self.s.moved_to = to
+        self.end_match(None, EndReason.MOVED)
+
     def stop_play(self) -> None:
         """Before a match ends other than by score: the running turn ends by the normal rule,
         and with no game in progress `game` is the last one played."""

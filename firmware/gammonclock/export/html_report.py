@@ -16,6 +16,7 @@ from html import escape
 
 from gammonclock.config.problems import said
 from gammonclock.core.effects import ReserveChanged
+from gammonclock.core.rules import EndReason
 from gammonclock.durations import NS_PER_S, format_clock
 from gammonclock.journal.verify import Verdict
 from gammonclock.sides import Pair, Side
@@ -187,7 +188,12 @@ class _Page:
     def summary(self) -> str:
         m, t = self.m, self.t
         state = m.replayed.engine.state_json()
-        if m.result is not None:
+        moved_to = m.replayed.engine.match.moved_to
+        if m.result is not None and m.result.reason is EndReason.MOVED:
+            # No result here: the match went on on another clock, whose journal has it.
+            result = _e(t("r.moved_line", how=words.ended_words("moved", moved_to, self.lang),
+                          score=_score(m.result.score, self.lang)))
+        elif m.result is not None:
             who = (_e(t("r.wins", who="{who}")).format(who=self.who(m.result.winner))
                    if m.result.winner else _e(t("r.tie")))
             result = _e(t("r.result_line", who="{who}", score="{score}", reason="{reason}")).format(
@@ -248,8 +254,8 @@ class _Page:
             res = g.result
             if res is None:
                 result = _e(t("r.in_progress") if g.match_ended is None
-                            else t("r.match_over_in", why=words.word_or_self(
-                                "end", g.match_ended, self.lang)))
+                            else t("r.match_over_in", why=words.ended_words(
+                                g.match_ended, m.replayed.engine.match.moved_to, self.lang)))
                 pts, by = "", ""
             else:
                 winner = self.who(res.winner) if res.winner else _e(t("r.draw"))

@@ -26,6 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from gammonclock.core.rules import EndReason
 from gammonclock.journal.verify import Verdict
 from gammonclock.sides import Pair, Side
 
@@ -181,7 +182,9 @@ def document(match: MatchRecord, verdict: Verdict | None = None,
             "break_ns": rules.break_ns},
         "result": None if match.result is None else {
             "winner": _side(match.result.winner), "winner_name": match.name(match.result.winner),
-            "reason": match.result.reason.value, "score": _score(match.result.score)},
+            "reason": match.result.reason.value, "score": _score(match.result.score),
+            **({"moved_to": match.replayed.engine.match.moved_to}
+               if match.result.reason is EndReason.MOVED else {})},
         "games": [_game(match, g) for g in match.games],
         "turns": [_turn(match, t) for t in match.turns],
         "time_stats": {s.value: _times(match, s) for s in Side},

@@ -118,6 +118,7 @@ CATEGORIES: dict[str, str] = {
     "forfeit": "game forfeited", "disqualify": "disqualification", "warn": "warning",
     "challenge": "challenge", "score": "correction", "cube": "correction", "undo": "undo",
     "pause": "clock paused", "resume": "clock resumed", "abandon": "match abandoned",
+    "moved": "match moved",
 }
 OTHER = "other"
 # The acts that are penalties (sanctions against a player) when they acted.

@@ -205,6 +205,16 @@ def _reserve(where: str, value: object) -> dict[str, Any] | None:
 def _name(where: str, value: object) -> str | None:
     return text_of(where, value, MAX_NAME)
 
+TABLE_WORD = re.compile(r"[A-Za-z0-9_-]{1,32}")       # a table id (`[table] id`)
+
+def _table_id(where: str, value: object) -> str | None:
+    """A table id (where a match moved to went, SPEC §13.5), or null."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or TABLE_WORD.fullmatch(value) is None:
+        raise BadMessage(f"{where}: {shown(value)} is not a table id")
+    return value
+
 # Every key of a state the hall keeps (PROTOCOL.md `state`), and how it is checked; any other
 # key is dropped. Only `phase` is required (an idle clock sends little).
 STATE_KEYS: dict[str, Callable[[str, object], Any]] = {
@@ -220,6 +230,7 @@ STATE_KEYS: dict[str, Callable[[str, object], Any]] = {
     "breaks_left": pair_of(lambda w, v: int_of(w, v, 0, MAX_BREAKS)),
     "winner": side_of,
     "end_reason": lambda w, v: text_of(w, v, MAX_SHORT),
+    "moved_to": _table_id,          # ended as moved: where it went (SPEC §13.5)
     "flag": side_of,
     "table": lambda w, v: text_of(w, v, MAX_SHORT),
     "event": lambda w, v: text_of(w, v, MAX_EVENT_NAME),

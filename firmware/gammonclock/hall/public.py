@@ -56,7 +56,8 @@ PHASES = {"between_games": "between_games", "running": "running",
           "cube_offered": "cube_offered", "paused": "paused", "result_entry": "result_entry",
           "break": "break", "match_over": "match_over", "arbiter": "paused", "idle": "idle",
           "ready": "ready"}
-END_REASONS = frozenset({"score", "flag", "disqualified", "challenges", "abandoned"})
+END_REASONS = frozenset({"score", "flag", "disqualified", "challenges", "abandoned",
+                         "moved"})
 WEBSOCKET_URL = re.compile(r"wss?://[A-Za-z0-9.\-\[\]:]{1,200}(/[A-Za-z0-9._~/\-]{0,100})?")
 
 

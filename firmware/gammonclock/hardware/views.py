@@ -302,7 +302,7 @@ def _phase_view(state: MatchState, facing: Side, t: int, lang: str,
     if phase is Phase.RESULT_ENTRY:
         return _result_view(state, facing, head, lang)
     if phase is Phase.MATCH_OVER:
-        return _match_over_view(state, head, lang)
+        return _match_over_view(state, facing, head, lang)
     if phase is Phase.PAUSED:
         return PanelView(Layout.MESSAGE, **head, title=say("pause.title", lang),
                          lines=_reserve_lines(state, facing, t),
@@ -389,8 +389,18 @@ def _result_view(state: MatchState, facing: Side, head: _Header, lang: str) -> P
                      lines=_result_words(entry.proposal, state, lang), footer=how)
 
 
-def _match_over_view(state: MatchState, head: _Header, lang: str) -> PanelView:
+def _match_over_view(state: MatchState, facing: Side, head: _Header, lang: str) -> PanelView:
     names, score, winner = state.rules.names, state.score, state.winner
+    if state.end_reason is EndReason.MOVED:
+        # Never resumed here (SPEC §13.5): where it went, the score it went at, no clock.
+        where = (say("over.moved_to", lang, table=state.moved_to) if state.moved_to is not None
+                 else say("over.moved_away", lang))
+        if state.moved_to is not None and len(where) > glyphs.SMALL.chars(INNER_W):
+            where = state.moved_to      # a long table id: the table is what must be read
+        at = f"{format_score(score[facing])}-{format_score(score[facing.other])}"  # as the header
+        return PanelView(Layout.MESSAGE, **head, title=say("over.moved", lang),
+                         lines=((where, ""), (say("over.score", lang), at)),
+                         footer=say("over.moved_how", lang))
     if state.end_reason is EndReason.ABANDONED:
         return PanelView(Layout.MESSAGE, **head, title=say("over.abandoned", lang),
                          lines=((say("over.score", lang), f"{format_score(score.left)}-"
@@ -517,6 +527,8 @@ def _draft(state: MatchState, panel: PanelMode, t: int, lang: str, marked: bool
         return say_lines("arbiter.ask.stick_over" if state.play_phase is Phase.MATCH_OVER
                          else "arbiter.ask.stick", lang,
                          table=(offer.table if offer is not None else "") or "?")
+    if item is MenuItem.MOVED:
+        return say_lines("arbiter.ask.moved", lang)
     return _about(state, item, t, lang)      # the next match: what it does, once more
 
 

@@ -19,7 +19,8 @@ clock and the clock never waits for it:
   silent the wait doubles up to RESEND_MAX_S. A finished match's whole journal goes to `journal`
   until the hall's ack lists it as archived (written and checked: its verdict, TAMPERED or cut
   short too, is the hall's to show; archived is not verified).
-- The worker thread answers `cmd` and loads `match` (`requests.py`): through the clock's
+- The worker thread answers `cmd`, loads `match` and ends a match `moved` to another clock
+  (`requests.py`): through the clock's
   queue, like a press. It sleeps on its queue: a `match` that waits for the match in progress
   is loaded when the publisher, woken by the loop's signal, sees that match over and hands the
   worker a `RETRY` (within milliseconds of the end, not at the next tick of a timer).
@@ -49,7 +50,7 @@ from gammonclock.config.loading import HallConfig
 from gammonclock.runtime.health import Backlog, HostSystem, System, read_health
 from gammonclock.runtime.lifecycle import Table
 from gammonclock.runtime.service import ClockService
-from gammonclock.wire import BrokerURL, iso_utc
+from gammonclock.wire import MOVED_TOPIC, BrokerURL, iso_utc
 
 from .connection import KEEPALIVE_S, REQUESTS, Connection
 from .outbox import HallMemory, journals_in_order
@@ -155,7 +156,8 @@ class HallLink:
             if name == RETRY:
                 self._retry_asked.clear()
             elif name in REQUESTS:
-                handle = self.requests.on_cmd if name == "cmd" else self.requests.on_match
+                handle = {"cmd": self.requests.on_cmd, "match": self.requests.on_match,
+                          MOVED_TOPIC: self.requests.on_moved}[name]
                 self._guard(lambda: handle(payload))     # noqa: B023 (called at once)
             # After each message too: a match refused as pending while the match in progress
             # ended (its signal came before it was pending), or a RETRY lost to a full queue.

@@ -1,8 +1,8 @@
 """The link's connection to the broker: paho's client (MQTT 5, TLS, the table's will, the
 back-off, bounded queues) and its callbacks. They run on paho's network thread and only note
 things and hand them over: the connection's state (logged once per change), the broker's
-refusals of messages, the hall's newest ack (the publisher takes it, publisher.py), and `cmd`
-and `match` (into the worker's queue, client.py).
+refusals of messages, the hall's newest ack (the publisher takes it, publisher.py), and `cmd`,
+`match` and `moved` (into the worker's queue, client.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTProtocolVersion
 from paho.mqtt.reasoncodes import ReasonCode
 
 from gammonclock.config.loading import HallConfig
-from gammonclock.wire import Ack, BrokerURL
+from gammonclock.wire import MOVED_TOPIC, Ack, BrokerURL
 
 from .signal import HallSignal
 
@@ -30,8 +30,8 @@ WINDOW = 20                 # events published and not yet acknowledged, at most
 MAX_QUEUED = 200            # messages paho may hold (events, states, replies): memory is bounded
 KEEPALIVE_S = 15            # the broker notices a vanished clock (and sends its will) in ~1.5x
 RECONNECT_MIN_S, RECONNECT_MAX_S = 1, 10   # a table is back at most 10 s after its broker
-SUBSCRIBED = ("match", "cmd", "ack")
-REQUESTS = ("match", "cmd")     # the worker's; `ack` is taken on paho's thread
+SUBSCRIBED = ("match", "cmd", "ack", MOVED_TOPIC)
+REQUESTS = ("match", "cmd", MOVED_TOPIC)   # the worker's; `ack` is taken on paho's thread
 
 
 def read_password(path: str | None) -> str | None:

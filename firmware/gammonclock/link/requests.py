@@ -13,6 +13,13 @@ its `Reply`, in memory as the arbiter socket does: a retry once the loop has sai
 is answered with that outcome, which then replaces "unknown" on the card. A restart forgets
 the Reply, and "unknown" stays: honest, since the clock cannot tell any more.
 
+The retained `moved` (the director moved this table's match to another clock, SPEC §13.5) ends
+that match here as moved (`arbiter moved TABLE`, journaled with `source = "hall"` and `by`) when
+it names the journal of the match this clock holds and that match is not over; the check and
+the end are one `Task` on the loop, so a next match loaded meanwhile is never the one ended. A
+notice naming another journal changes nothing (it is delivered again at every reconnect, until
+the hall clears it), and an empty one is the hall clearing it. It is answered on `notice`.
+
 A retained `match` already loaded (the same text, by its sha256) is not loaded again after a
 reconnect; one refused because a match is in progress waits, and is loaded once that match is
 over (`retry_pending`, which the link calls when the clock's loop signals a change), or at
@@ -29,12 +36,17 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from gammonclock import words
-from gammonclock.core.arbiter import parse_command
+from gammonclock.core.arbiter import Moved, parse_command
+from gammonclock.core.effects import Effect
 from gammonclock.core.match import ArbiterAction
 from gammonclock.core.reasons import Reason
+from gammonclock.core.rules import EndReason
 from gammonclock.durations import has_control_characters
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import write_atomically
@@ -60,7 +72,8 @@ from gammonclock.runtime.lifecycle import (
     load_next_match,
 )
 from gammonclock.runtime.service import ClockService
-from gammonclock.wire import iso_utc
+from gammonclock.wire import MOVED_TOPIC, iso_utc
+from gammonclock.wire import Moved as MovedNotice
 
 from .outbox import REMEMBERED_IDS, HallMemory
 
@@ -105,6 +118,7 @@ class HallRequests:
         self.match_topic = match_topic
         self.wall_ns = wall_ns
         self.pending_match: bytes | None = None   # refused mid-match: loaded once it is over
+        self.pending_moved: bytes | None = None   # a `moved` the loop did not take: again
         # The Replies of `cmd`s answered "unknown", by id (memory only: a restart forgets them).
         # The worker's thread only, like everything here.
         self._awaited: OrderedDict[str, Awaited] = OrderedDict()
@@ -237,6 +251,67 @@ class HallRequests:
         return {"ok": False, "outcome": "unknown",
                 "reason": words.say("hr.unknown", lang, what=thing)}
 
+    # --- the retained moved (SPEC §13.5) ----------------------------------------------------
+
+    def on_moved(self, payload: bytes) -> None:
+        """The hall's retained `moved` (at each subscription, or when the director moves this
+        table's match): the match it names, if it is the one held here and not over, ends
+        here as moved. Empty: the hall cleared it."""
+        self.pending_moved = None
+        if not payload:
+            return
+        try:
+            notice = MovedNotice.parse(payload)
+            command = parse_command([MOVED_TOPIC, notice.to])     # `to` must be a table id
+            if has_control_characters(notice.by):
+                raise ValueError("moved: `by` holds a control character")
+        except ValueError as exc:
+            log.warning("hall: a %s notice ignored as malformed: %s", MOVED_TOPIC,
+                        words.say("hr.bad", "en", reason=str(exc)))
+            return
+        assert isinstance(command, Moved)
+        by = notice.by or DEFAULT_BY
+        at = self.service.clock_ns()
+        task = Task(at, lambda: end_as_moved(self.service, notice.journal, command, by, at))
+        waited = submit_and_wait(self.service, task, lambda reply: {"value": reply.value},
+                                 REPLY_WAIT_S, OUTCOME_WAIT_S)
+        if isinstance(waited, NotTaken):
+            log.warning("hall: the clock's loop did not take the %s notice (%s); tried again",
+                        MOVED_TOPIC, waited.value)
+            self.pending_moved = payload
+            return
+        settled = waited.settled()
+        done = settled["value"] if settled is not None else None
+        if not isinstance(done, MovedDone):     # no word in time (it runs), or it failed
+            log.warning("hall: no outcome of the %s notice for %s in time: %r", MOVED_TOPIC,
+                        notice.journal, done)
+            return
+        self._moved_notice(notice, done)
+
+    def _moved_notice(self, notice: MovedNotice, done: MovedDone) -> None:
+        """Say what the notice did (on `notice`), and log it; a notice about another journal
+        is only logged (it comes again at every reconnect)."""
+        lang = reply_language(self.service)
+        answer: dict[str, Any] = {"moved": notice.journal, "to": notice.to, "at": self._now()}
+        if done.outcome is MovedOutcome.NOT_HELD:
+            log.info("hall: %s names %s, not the match held here: nothing done", MOVED_TOPIC,
+                     notice.journal)
+            return
+        if done.outcome is MovedOutcome.OVER:
+            end = done.end.value if done.end is not None else ""
+            answer.update(ok=False, code=Reason.MATCH_OVER.value, error=words.say(
+                "hr.moved_over", lang, end=words.ended_words(end, lang=lang)))
+            log.warning("hall: %s moved to %s, but it is over here (%s): not ended again",
+                        notice.journal, notice.to, end)
+        else:
+            answer["ok"] = True
+            if done.outcome is MovedOutcome.ENDED:
+                answer["said"] = said_lines(list(done.effects), lang)
+            log.info("hall: %s moved to %s by %s: %s", notice.journal, notice.to,
+                     notice.by or DEFAULT_BY, "ended here as moved"
+                     if done.outcome is MovedOutcome.ENDED else "ended here before")
+        self.publish("notice", answer)
+
     # --- the retained match -----------------------------------------------------------------
 
     def on_match(self, payload: bytes) -> None:
@@ -249,11 +324,16 @@ class HallRequests:
             self._load_match(payload, digest)
 
     def pending_can_load(self) -> bool:
-        """A match waits, and the one it waited for is over (any thread: a glance only)."""
-        return self.pending_match is not None and not self._match_in_progress()
+        """A match waits, and the one it waited for is over; or a `moved` the loop did not
+        take waits (any thread: a glance only)."""
+        return self.pending_moved is not None or (
+            self.pending_match is not None and not self._match_in_progress())
 
     def retry_pending(self) -> None:
-        """Load the match that waited for the one in progress, once that one is over."""
+        """Take again a `moved` the loop did not take; load the match that waited for the one
+        in progress, once that one is over."""
+        if self.pending_moved is not None:
+            self.on_moved(self.pending_moved)
         payload = self.pending_match
         if payload is None or self._match_in_progress():
             return
@@ -302,6 +382,44 @@ class HallRequests:
 
     def _now(self) -> str:
         return iso_utc(self.wall_ns())
+
+
+class MovedOutcome(Enum):
+    """What a `moved` notice did at this clock (SPEC §13.5)."""
+
+    ENDED = "ended"            # the match it names was held here: ended as moved now
+    ALREADY = "already"        # held here and ended as moved before (the notice again)
+    OVER = "over"              # held here, but over otherwise before the notice came
+    NOT_HELD = "not_held"      # not the match held here (none, or another): nothing done
+
+
+@dataclass(frozen=True)
+class MovedDone:
+    """A `moved` notice's outcome on the loop: what it did, how the match stood, and the
+    effects of the end (ENDED only)."""
+
+    outcome: MovedOutcome
+    end: EndReason | None = None
+    effects: tuple[Effect, ...] = ()
+
+
+def end_as_moved(service: ClockService, journal: str, command: Moved, by: str,
+                 at: int) -> MovedDone:
+    """On the loop (a `Task`): end the match held here as moved when its journal is `journal`
+    and it is not over. Checked here, in order with every load, so that a match loaded since
+    the notice came is never the one it ends."""
+    session = service.session
+    if session is None or session.journal is None \
+            or Path(session.journal.path).name != journal:
+        return MovedDone(MovedOutcome.NOT_HELD)
+    end = session.engine.match.end_reason
+    if end is EndReason.MOVED:
+        return MovedDone(MovedOutcome.ALREADY, end)
+    if end is not None:
+        return MovedDone(MovedOutcome.OVER, end)
+    t = max(session.engine.now, service.engine_time(at))   # engine time, never before the last
+    effects = service.apply(ArbiterAction(t, command, "hall", by))
+    return MovedDone(MovedOutcome.ENDED, session.engine.match.end_reason, tuple(effects))
 
 
 def _parse_cmd(payload: bytes) -> dict[str, Any]:

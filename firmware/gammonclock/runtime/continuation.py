@@ -63,7 +63,7 @@ from gammonclock.config.problems import Problem, Told, message_of, said
 from gammonclock.core.match import StickOffered
 from gammonclock.core.match_state import Phase, StickOffer
 from gammonclock.core.reasons import Reason
-from gammonclock.core.rules import format_score
+from gammonclock.core.rules import EndReason, format_score
 from gammonclock.errors import GammonclockError
 from gammonclock.hardware.texts import Text
 from gammonclock.journal.durable import write_atomically
@@ -187,8 +187,11 @@ def check_source(path: str | Path, key: bytes | None, *, unverified: bool = Fals
     match = replayed.engine.match
     if match.end_reason is not None:
         end = match.end_reason.value
-        raise ContinuationRefused(Problem("cont.over", path=path, end=Problem(f"end.{end}")
-                                          if f"end.{end}" in words.WORDS else end))
+        # A match moved on (SPEC §13.5) is over here too: it goes on where it was moved to.
+        said_end = (Problem("end.moved_to", table=match.moved_to)
+                    if match.end_reason is EndReason.MOVED and match.moved_to is not None
+                    else Problem(f"end.{end}") if f"end.{end}" in words.WORDS else end)
+        raise ContinuationRefused(Problem("cont.over", path=path, end=said_end))
     return Source(read, verdict, replayed, forced=not verdict.intact)
 
 

@@ -112,8 +112,19 @@ const PHASES = new Set(["between_games", "running", "cube_offered", "paused", "r
 // A loaded match before game 1 is "ready" wherever a person reads it (SPEC §13.2): its §9 phase
 // is between_games, its lifecycle says ready.
 function phaseName(state) {
+  if (movedAway(state)) return t("phase.moved");
   const phase = state.lifecycle === "ready" ? "ready" : state.phase;
   return PHASES.has(phase) ? t(`phase.${phase}`) : (typeof phase === "string" && phase) || "—";
+}
+
+// A match continued on another clock (SPEC §13.5): over here, and the card says where it went.
+function movedAway(state) {
+  return state.phase === "match_over" && state.end_reason === "moved";
+}
+
+function movedTo(state) {
+  return typeof state.moved_to === "string" ? t("card.moved_to", { table: state.moved_to })
+                                            : t("card.moved_away");
 }
 
 function el(tag, attrs = {}, ...children) {
@@ -266,6 +277,7 @@ function renderCard(card) {
   const facts = [];
   const bold = (value) => el("b", {}, String(value));
   const fact = (key, nodes) => el("span", {}, tnodes(key, nodes));
+  if (movedAway(state)) facts.push(el("span", { class: "tag moved" }, movedTo(state)));
   if (state.match_length) facts.push(fact("fact.to", { n: bold(state.match_length) }));
   if (state.game) facts.push(fact("fact.game", { n: bold(state.game) }));
   if (cube.enabled === false) facts.push(el("span", {}, t("fact.no_cube")));
@@ -790,6 +802,7 @@ function fillArchive() {
 const ENDED = { score: "results.ended.score", flag: "results.ended.flag",
                 forfeit: "results.ended.forfeit", disqualified: "results.ended.disqualified",
                 challenges: "results.ended.challenges", abandoned: "results.ended.abandoned",
+                moved: "results.ended.moved",
                 unfinished: "results.ended.unfinished" };
 const VERDICT = { "intact": "results.verdict.intact", "seal not checked": "results.verdict.unchecked",
                   "TAMPERED": "results.verdict.tampered" };

@@ -14,7 +14,8 @@ const TABLE_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const SIDES = ["left", "right"];
 const PHASES = new Set(["between_games", "running", "cube_offered", "paused", "result_entry",
                         "break", "match_over", "idle", "ready"]);
-const END_REASONS = new Set(["score", "flag", "disqualified", "challenges", "abandoned"]);
+const END_REASONS = new Set(["score", "flag", "disqualified", "challenges", "abandoned",
+                             "moved"]);
 
 const $ = (id) => document.getElementById(id);
 const body = document.body;
@@ -219,6 +220,7 @@ function facts(view) {
 function result(view) {
   if (view.phase !== "match_over") return null;
   const how = view.end_reason ? t(`end.${view.end_reason}`) : "";
+  if (view.end_reason === "moved") return how;       // no result here: it goes on elsewhere
   const who = view.winner ? t("result.won", { name: playerName(view, view.winner) }) : t("result.draw");
   return how ? `${who} (${how})` : who;
 }
