@@ -62,8 +62,8 @@ MENU_ROWS = [
     ((L,), OFFERED, MenuItem.INFO),
     ((L, L), [], MenuItem.NEXT_MATCH),
     ((L, L), OFFERED, MenuItem.NEXT_MATCH),
-    ((L,) * 9, OFFERED, MenuItem.CONTINUE_STICK),
-    ((L,) * 9, [], MenuItem.RESUME),
+    ((L,) * 10, OFFERED, MenuItem.CONTINUE_STICK),
+    ((L,) * 10, [], MenuItem.RESUME),
 ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arbiter_helpers import OPENING, PIN, WRONG_PIN_TAPS, chord, entry
+from arbiter_helpers import OPENING, PIN, RIGHT_PIN_TAPS, WRONG_PIN_TAPS, chord, entry, taps
 from gammonclock.config.loading import LOCKOUT_CHORD, parse_config
 from gammonclock.core.engine import Engine
 from gammonclock.core.pin import hash_pin
@@ -35,7 +35,8 @@ ATTACK = ("150 down left\n152.5 down right\n152.6 down cube\n"
 SCRIPT = OPENING + FAILURES + ATTACK + "170 end\n"
 
 
-def journaled(tmp_path: Path, before_issue_31: bool) -> tuple[Path, Engine]:
+def journaled(tmp_path: Path, before_issue_31: bool, script: str = SCRIPT
+              ) -> tuple[Path, Engine]:
     """The script played by a journaled session; `before_issue_31`: as a firmware from before
     played and journaled it (its header without `lockout_chord`, its chord's presses acting)."""
     config = parse_config(CONFIG, "test.toml")
@@ -44,14 +45,15 @@ def journaled(tmp_path: Path, before_issue_31: bool) -> tuple[Path, Engine]:
     if before_issue_31:
         del header[LOCKOUT_CHORD]
         assert rules.arbiter_pin is not None
-        rules = replace(rules, arbiter_pin=replace(rules.arbiter_pin, locked_chord_stands=True))
+        rules = replace(rules, arbiter_pin=replace(rules.arbiter_pin, locked_chord_stands=True,
+                                                   menu_without_moved=True))
     stamps = fake_stamps()
     path = tmp_path / "match.jsonl"
     writer = JournalWriter.create(path, load_or_create_key(tmp_path / "state"), header, 0,
                                   stamps())  # type: ignore[operator]
     session = Session(Engine.start(rules), writer, stamps,  # type: ignore[arg-type]
                       config.device.checkpoint_ns)
-    parsed = parse_script(textwrap.dedent(SCRIPT), rules.hold_ns)
+    parsed = parse_script(textwrap.dedent(script), rules.hold_ns)
     session = run_script(session, parsed.inputs, parsed.end)
     session.close()
     return path, session.engine
@@ -72,3 +74,23 @@ def test_the_journal_replays_the_chord_as_it_was_played(tmp_path, before_issue_3
     assert (state["phase"], state["score"]) == (phase, score)
     check = replayed.config.rules.arbiter_pin
     assert check is not None and check.locked_chord_stands is before_issue_31
+
+
+# The arbiter's menu: right seven times from "resume", then the cube chooses and confirms. On
+# today's menu that is "match moved" (the match ends moved); on the menu before issue 31 it
+# was "next match from file" (a request to the device: the match goes on, paused).
+MENU_SCRIPT = (OPENING + chord(20) + entry(25, RIGHT_PIN_TAPS)
+               + taps(40, ("right",) * 7 + ("cube", "cube")) + "60 end\n")
+
+
+@pytest.mark.parametrize(("before_issue_31", "end_reason"), [(False, "moved"), (True, None)])
+def test_the_menu_replays_as_it_was_when_the_journal_was_written(tmp_path, before_issue_31,
+                                                                 end_reason):
+    path, live = journaled(tmp_path, before_issue_31, MENU_SCRIPT)
+    assert live.state_json()["end_reason"] == end_reason
+    replayed = replay(read_journal(path))
+    assert replayed.diverged == []
+    engine = replayed.engine.advance(live.now)[0]
+    assert engine.match == live.match
+    check = replayed.config.rules.arbiter_pin
+    assert check is not None and check.menu_without_moved is before_issue_31

@@ -452,7 +452,8 @@ def keyed_config(config: Config, pepper: bytes | None) -> Config:
 
 
 # Every journal's header says that a chord during a PIN lockout is undone (SPEC §13.4, issue
-# 31); one written before says nothing, and its chord's presses stood as presses.
+# 31); one written before says nothing: its chord's presses stood as presses, and its arbiter's
+# menu had no "match moved" (both replay as they were played).
 LOCKOUT_CHORD = "lockout_chord"
 LOCKOUT_CHORD_UNDONE = "undone"
 
@@ -467,7 +468,7 @@ def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = N
     its journal the PIN's taps as button edges: its rules then carry that PIN
     (`PinCheck.legacy_pin`), so that it replays exactly as it was played. One written before a
     chord during a lockout was undone (no `lockout_chord`) replays its presses as presses
-    (`PinCheck.locked_chord_stands`)."""
+    (`PinCheck.locked_chord_stands`), on the menu it had then (`PinCheck.menu_without_moved`)."""
     device_text = header.get("device")
     if isinstance(device_text, str):
         device = device_part(device_text, Problem("cfg.in_header_device", name=name),
@@ -481,7 +482,8 @@ def config_of_header(header: dict[str, Any], name: str, pepper: bytes | None = N
         pin = clear_pin(_toml(header["config"], name))
     rules = config.rules
     if rules.arbiter_pin is not None and header.get(LOCKOUT_CHORD) != LOCKOUT_CHORD_UNDONE:
-        rules = replace(rules, arbiter_pin=replace(rules.arbiter_pin, locked_chord_stands=True))
+        rules = replace(rules, arbiter_pin=replace(rules.arbiter_pin, locked_chord_stands=True,
+                                                   menu_without_moved=True))
         config = replace(config, rules=rules)
     if pin is not None and rules.arbiter_pin is not None:
         config = replace(config, rules=replace(

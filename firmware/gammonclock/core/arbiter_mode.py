@@ -55,8 +55,11 @@ ADJUST_STEP_NS = 10 * NS_PER_S       # one arrow tap on a clock
 MAX_CUBE_CHOICE = 64                 # the physical cube's top face; the socket sets more
 
 MENU = tuple(MenuItem)
-# The menu without a stick's offer: what it always was (an old journal's presses replay on it).
+# The menu without a stick's offer.
 PLAIN_MENU = tuple(item for item in MenuItem if item is not MenuItem.CONTINUE_STICK)
+# The menu a journal written before issue 31 was played on (no "match moved"): its presses
+# replay on it (`PinCheck.menu_without_moved`).
+MENU_BEFORE_MOVED = tuple(item for item in PLAIN_MENU if item is not MenuItem.MOVED)
 
 # The menu's items that set a value before they are confirmed (the rest confirm at once).
 EDITED = frozenset({MenuItem.ADJUST_LEFT, MenuItem.ADJUST_RIGHT, MenuItem.SCORE, MenuItem.CUBE})
@@ -89,10 +92,15 @@ CUBE_CHOICES = cube_choices()
 
 def menu_items(state: MatchState) -> tuple[MenuItem, ...]:
     """The menu's items now, in order: a USB stick's offer (SPEC §13.5) second, after resume,
-    while one stands and no game of this match is in progress; the rest as they always were.
-    The offer is a journaled input (`StickOffered`), so a replay lists what the arbiter saw."""
+    while one stands and no game of this match is in progress; the rest as they always were,
+    but "match moved" in a journal written before it existed. The offer is a journaled input
+    (`StickOffered`) and the menu's version is in the header, so a replay lists what the
+    arbiter saw."""
     if offers_stick(state):
         return MENU
+    check = state.rules.arbiter_pin
+    if check is not None and check.menu_without_moved:
+        return MENU_BEFORE_MOVED
     return PLAIN_MENU
 
 

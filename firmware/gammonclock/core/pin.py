@@ -130,6 +130,9 @@ class PinCheck:
     # A journal written before a chord during a lockout was undone (issue 31; its header has
     # no `lockout_chord`): that chord's presses acted as presses, and it replays so.
     locked_chord_stands: bool = False
+    # A journal written before the menu had "match moved" (issue 31, the same header mark):
+    # its presses replay on the menu it was played on.
+    menu_without_moved: bool = False
     # A keyed hash's pepper (`pepper_of` the device key): in memory only, on the clock that
     # holds the key. Never compared (a replay's check equals the live one), printed or written.
     pepper: bytes | None = field(default=None, repr=False, compare=False)
