@@ -118,6 +118,7 @@ class _Copy:
     lines: dict[int, str] = field(default_factory=dict)      # seq -> sealed line
     links: dict[int, tuple[str, str]] = field(default_factory=dict)   # seq -> (prev, mac)
     bytes: int = 0
+    top: int = -1               # the highest seq held (-1: none)
     cut: int | None = None      # the seq of an event whose lines were left out by the table
     refused: Refusal | None = None      # the first line refused: the copy cannot be moved
     refused_lines: int = 0
@@ -336,6 +337,7 @@ class LiveCopies:
         copy.lines[record.seq] = line
         copy.links[record.seq] = (record.prev, mac)
         copy.bytes += len(line) + 1
+        copy.top = max(copy.top, record.seq)
         return _Outcome.KEPT
 
     def _refuse(self, table: str, copy: _Copy, journal: str, refusal: Refusal) -> _Outcome:
@@ -365,7 +367,7 @@ class LiveCopies:
             newest.cut = 0
             newest.lines.clear()
             newest.links.clear()
-            newest.bytes = 0
+            newest.bytes, newest.top = 0, -1
 
     # --- what the hall holds ---------------------------------------------------------------
 
@@ -395,7 +397,7 @@ class LiveCopies:
             return NoWholeCopy(f"the hall's copy of {table}'s {name} is not whole: the table "
                                "left records out of its events (too long for a message)",
                                "copy_cut", table=table, journal=name)
-        last = max(copy.lines, default=-1)
+        last = copy.top
         missing = None
         if len(copy.lines) != last + 1:
             missing = next((seq for seq in range(last + 1) if seq not in copy.lines), None)
@@ -416,7 +418,7 @@ class LiveCopies:
         copies = self.tables[table]
         name = journal if journal is not None else next(reversed(copies))
         copy = copies[name]
-        last = max(copy.lines)
+        last = copy.top
         text = "".join(copy.lines[seq] + "\n" for seq in range(last + 1))
         key = self.key_of(table)
         if key.key is None:                      # the key file went since the lines came
@@ -449,7 +451,7 @@ class LiveCopies:
         copy = copies[name]
         problem = self.problem(table)
         held: dict[str, Any] = {"journal": name, "records": len(copy.lines),
-                                "last_seq": max(copy.lines, default=None),
+                                "last_seq": copy.top if copy.top >= 0 else None,
                                 "whole": copy.cut is None, "movable": problem is None,
                                 "refused_lines": copy.refused_lines}
         if problem is not None:
