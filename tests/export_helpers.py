@@ -59,14 +59,17 @@ class Played:
 
 
 def play_journal(directory: Path, config_text: str, script_text: str,
-                 name: str = "match.jsonl") -> Played:
-    """Run a script through a Session that journals every record, as the device does."""
+                 name: str = "match.jsonl", *, key: bytes = KEY,
+                 table: str | None = None) -> Played:
+    """Run a script through a Session that journals every record, as the device does: sealed
+    with KEY (a device's key), the header naming TABLE when given (as a clock's does)."""
     config = parse_config(config_text, "table.toml")
     script = parse_script(script_text, config.rules.hold_ns)
     session = Session(Engine.start(config.rules, at=0))
     session.stamps = lambda: Stamp(session.engine.now, "test-boot", WALL0 + session.engine.now)
     path = directory / name
-    session.journal = JournalWriter.create(path, KEY, journal_header(config_text, "table.toml"),
+    session.journal = JournalWriter.create(path, key, journal_header(config_text, "table.toml",
+                                                                     table=table),
                                            0, Stamp(0, "test-boot", WALL0), fsync=False)
     effects: list[Effect] = []
     session.observers.append(lambda _, new: effects.extend(new))

@@ -17,9 +17,9 @@ from gammonclock.hall.web import TOKEN, make_app
 from hall_web_helpers import RunningHall
 from mqtt_helpers import Broker
 
-# Latin words a Russian page may show: the tables' ids and journals (names, not words), and
-# each language's name in the switch.
-NOT_WORDS = re.compile(r"table-\d+|match-\d+\.jsonl")
+# Latin words a Russian page may show: the tables' ids and journals (names, not words), the
+# hall's command-line options (`--keys-dir`), and each language's name in the switch.
+NOT_WORDS = re.compile(r"table-\d+|match-\d+\.jsonl|--[a-z]+(?:-[a-z]+)*")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 # Every text node the person sees (not a <select>'s options, nor <code>: the commands sent and
 # the journal's own event names are the protocol's, not the page's words).

@@ -203,10 +203,11 @@ def seconds(clock: str) -> int:
 RECORDERS = """
 window.__notes = [];
 window.__beeps = 0;
+window.__sounds = [];
 window.__asked = 0;
 class FakeNotification {
   constructor(title, options) {
-    window.__notes.push({ title, body: options.body, tag: options.tag });
+    window.__notes.push({ title, body: options.body, tag: options.tag, at: performance.now() });
   }
   static requestPermission() { window.__asked += 1; return Promise.resolve("granted"); }
 }
@@ -221,8 +222,13 @@ class FakeAudio {
              connect: (x) => x };
   }
   createOscillator() {
-    return { frequency: {}, connect: (x) => x, start: () => { window.__beeps += 1; },
-             stop: () => {} };
+    // A beep's first tone starts 20 ms ahead (hall_alerts.js): one sound in __sounds, with the
+    // page's clock then and its first tone.
+    const tone = { frequency: {}, connect: (x) => x, stop: () => {}, start: (at) => {
+      window.__beeps += 1;
+      if (at < 0.05) window.__sounds.push({ at: performance.now(), hz: tone.frequency.value });
+    } };
+    return tone;
   }
 }
 window.AudioContext = FakeAudio;

@@ -1,7 +1,11 @@
-"""`python -m gammonclock.pin PIN [--key FILE]`: a pin_hash for the device config (SPEC §13.4).
+"""`python -m gammonclock.pin [PIN] [--key FILE]`: a pin_hash for the device config (SPEC §13.4).
 
-    python -m gammonclock.pin LRCLR --key /var/lib/gammonclock/device.key   # a keyed pin_hash
-    python -m gammonclock.pin LRCLR                                         # unkeyed
+    python -m gammonclock.pin --key /var/lib/gammonclock/device.key   # asks the PIN; keyed
+    python -m gammonclock.pin LRCLR                                   # unkeyed
+
+Without PIN (or with `-`) the PIN is asked without echo at a terminal, else read as the first
+line of standard input: a PIN on the command line is seen by every login (`ps`, /proc) and kept
+in the shell's history.
 
 The hash and its rules are the core's (`core/pin.py`); this command only reads the device key
 (the journal's, `journal/journal.py`), which the pure core never touches.
@@ -17,8 +21,8 @@ from pathlib import Path
 from gammonclock.core.pin import make_hash, pepper_of
 from gammonclock.journal.key import KeyRefused, key_in_file
 
-USAGE = ("usage: python -m gammonclock.pin PIN [--key FILE]   (PIN: 4-8 letters of L, R, C; "
-         "FILE: the clock's device.key, in its state folder)")
+USAGE = ("usage: python -m gammonclock.pin [PIN] [--key FILE]   (PIN: 4-8 letters of L, R, C, "
+         "asked when left out; FILE: the clock's device.key, in its state folder)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             key_file = args.pop(0)
         else:
             pins.append(word)
+    if not pins or pins == ["-"]:
+        pins = [_asked()]
     if len(pins) != 1 or not re.fullmatch(r"[LRC]{4,8}", pins[0].upper()):
         print(USAGE, file=sys.stderr)
         return 2
@@ -53,6 +59,17 @@ def main(argv: Sequence[str] | None = None) -> int:
               "STATE_DIR/device.key for a keyed one", file=sys.stderr)
     print(f'pin_hash = "{make_hash(pins[0].upper(), pepper=pepper)}"')
     return 0
+
+
+def _asked() -> str:
+    """The PIN from the terminal without echo (asked twice), or stdin's first line; "" when
+    the two differ or nothing came (the usage then says what a PIN is)."""
+    if sys.stdin.isatty():
+        import getpass
+
+        first = getpass.getpass("PIN (4-8 of L, R, C): ")
+        return first.strip() if getpass.getpass("again: ") == first else ""
+    return sys.stdin.readline(64).strip()
 
 
 if __name__ == "__main__":

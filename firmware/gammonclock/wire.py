@@ -82,6 +82,9 @@ MAX_EVENT_RECORDS_BYTES = 24 * 1024     # lines an event carries, and one line a
                                         # the 64 KiB a hall takes of an event
 
 MAX_ARCHIVED = 32            # names an ack lists as archived, at most (the newest)
+MAX_ACK_BYTES = 64 * 1024    # an ack names at most a journal and 4 x MAX_ARCHIVED of them
+MAX_NAME = 255               # a journal's file name
+MAX_SEQ = 1 << 53            # far past any journal (a record a press); exact in JSON readers
 
 @dataclass(frozen=True)
 class Ack:
@@ -95,7 +98,10 @@ class Ack:
 
     @staticmethod
     def parse(payload: bytes) -> Ack:
-        """The ack in PAYLOAD; ValueError naming the field when it is not one."""
+        """The ack in PAYLOAD; ValueError naming the field when it is not one (bounded before
+        anything of it is used: its size, the seq, each name's length)."""
+        if len(payload) > MAX_ACK_BYTES:
+            raise ValueError(f"ack: longer than {MAX_ACK_BYTES} bytes")
         try:
             data = json.loads(payload, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
@@ -103,11 +109,13 @@ class Ack:
         if not isinstance(data, dict):
             raise ValueError("ack: not a JSON object")
         journal, seq, archived = data.get("journal"), data.get("seq"), data.get("archived", [])
-        if journal is not None and (not isinstance(journal, str) or not journal):
+        if journal is not None and (not isinstance(journal, str) or not journal
+                                    or len(journal) > MAX_NAME):
             raise ValueError("ack: `journal` must be a journal name or null")
-        if type(seq) is not int or seq < 0:
-            raise ValueError("ack: `seq` must be a whole number >= 0")
-        if not isinstance(archived, list) or not all(isinstance(n, str) for n in archived):
+        if type(seq) is not int or not 0 <= seq <= MAX_SEQ:
+            raise ValueError(f"ack: `seq` must be a whole number from 0 to {MAX_SEQ}")
+        if not isinstance(archived, list) or not all(
+                isinstance(n, str) and len(n) <= MAX_NAME for n in archived):
             raise ValueError("ack: `archived` must be a list of journal names")
         return Ack(journal, seq, frozenset(archived[-4 * MAX_ARCHIVED:]))
 

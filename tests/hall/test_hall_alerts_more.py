@@ -3,9 +3,12 @@ headless Chromium against the real hall and Mosquitto: a match the table refused
 from a break, a table gone offline in a match (and back online), a running clock under the
 page's low-time mark ("warn under M:SS", this browser's). Each sounds and notifies once per
 occurrence, never for what was there when the page opened, never with the Sound switch off, in
-the page's language. The browser's Notification and AudioContext are test_hall_alerts_sound's
-recorders. A "sentinel" (a PIN refused at the panels, which always sounds) shows that the page
-has taken every message before it, so "nothing more" is checked without waiting a while."""
+the page's language; per table and kind at most once a minute (issue 31: what comes within the
+minute is said when it is over, test_hall_alerts_flood.py). The browser's Notification and
+AudioContext are test_hall_alerts_sound's recorders, the page's clock Playwright's (a minute is
+a call, not a wait). A "sentinel" (an event with no alert: a turn ended) shows that the page has
+taken every message before it once its card counts it, so "nothing more" is checked without
+waiting a while."""
 
 from __future__ import annotations
 
@@ -23,16 +26,18 @@ from hall_web_helpers import (
     publish,
 )
 
+MINUTE_MS = 60_000
+
 
 class Director:
-    """The director's page with the recorders in, and the table's publisher."""
+    """The director's page with the recorders in and the page's clock installed, and the
+    table's publisher."""
 
-    def __init__(self, browser: Any, hall: RunningHall, table: Any, clock: bool = False) -> None:
+    def __init__(self, browser: Any, hall: RunningHall, table: Any) -> None:
         self.context = browser.new_context(viewport=DESKTOP)
         self.context.add_init_script(RECORDERS)
         self.page = self.context.new_page()
-        if clock:
-            self.page.clock.install()
+        self.page.clock.install()
         self.hall, self.table, self.seq = hall, table, 100
 
     def open(self) -> None:
@@ -50,18 +55,25 @@ class Director:
     def online(self, up: bool) -> None:
         publish(self.table, f"{P}/table-1/online", "1" if up else "0", retain=True)
 
+    def later(self, ms: int = MINUTE_MS + 1000) -> None:
+        """The page's clock moved on (by default a minute: the table's every kind may sound
+        again, and what was held is said)."""
+        self.page.clock.fast_forward(ms)
+
     def wait(self, count: int) -> list[dict[str, str]]:
         self.page.wait_for_function(f"() => window.__notes.length >= {count}", timeout=5000)
         return notes(self.page)
 
-    def sentinel(self, count: int) -> list[dict[str, str]]:
-        """A PIN refused: the page has taken everything before it once it sounds (note COUNT)."""
+    def sentinel(self) -> list[dict[str, str]]:
+        """A turn ended (no alert): the page has taken everything before it once its card
+        counts it; the notes then."""
         self.seq += 1
-        publish(self.table, f"{P}/table-1/events", event(self.seq, {"kind": "refused",
-                                                                    "reason": "pin_wrong"}))
-        got = self.wait(count)
-        assert "PIN" in got[-1]["body"] or "ПИН" in got[-1]["body"], got
-        return got
+        publish(self.table, f"{P}/table-1/events", event(self.seq, {"kind": "turn_ended"}))
+        self.page.wait_for_function(
+            "(seq) => { const c = cards.get('table-1');"
+            " return !!c && (c.recent || []).some((e) => e.seq === seq); }",
+            arg=self.seq, timeout=5000)
+        return notes(self.page)
 
     def close(self) -> None:
         self.context.close()
@@ -91,6 +103,7 @@ def test_a_refused_match_and_a_late_return_from_a_break_sound_once_each(
         got = director.wait(1)
         assert got[0]["title"] == "Table table-1" and got[0]["body"] == \
             "match refused: the table is busy", got
+        director.later(2000)                     # the page's one beep a second
         # The next break runs over: the state says so, then the event; one sound, one note.
         director.state(phase="break", running="left", game=4, left_ms=500_000)
         got = director.wait(2)
@@ -100,20 +113,21 @@ def test_a_refused_match_and_a_late_return_from_a_break_sound_once_each(
         director.state(phase="break", running="left", game=4, left_ms=490_000)
         director.page.wait_for_selector('.need[data-kind="overrun"]',
                                         timeout=5000)
-        got = director.sentinel(3)
-        assert len(got) == 3 and director.page.evaluate("() => window.__beeps") == 3 * 2, got
-        assert len({n["tag"] for n in got}) == 3, got
-        # In Russian, a late return noticed by its event first (the state follows).
+        got = director.sentinel()
+        assert len(got) == 2 and director.page.evaluate("() => window.__beeps") == 2 * 2, got
+        assert len({n["tag"] for n in got}) == 2, got
+        # A minute on, in Russian, a late return noticed by its event first (the state follows).
+        director.later()
         director.page.select_option("#language", "ru")
         director.state(game=5)
         publish(table, f"{P}/table-1/events", event(70, {"kind": "break_overrun",
                                                          "side": "right"}))
-        got = director.wait(4)
+        got = director.wait(3)
         director.state(phase="break", running="right", game=5, right_ms=400_000)
-        got = director.sentinel(5)
-        assert len(got) == 5, bodies(got)
-        assert got[3]["title"] == "Стол table-1"
-        assert got[3]["body"] == "перерыв превышен: Boris (справа)", bodies(got)
+        got = director.sentinel()
+        assert len(got) == 3, bodies(got)
+        assert got[2]["title"] == "Стол table-1"
+        assert got[2]["body"] == "перерыв превышен: Boris (справа)", bodies(got)
     finally:
         director.close()
 
@@ -142,16 +156,16 @@ def test_a_table_offline_in_a_match_sounds_once_and_back_online_once(
         got = director.wait(2)
         assert bodies(got)[1] == "back online", got
         director.online(True)
-        got = director.sentinel(3)
-        assert len(got) == 3, bodies(got)
+        got = director.sentinel()
+        assert len(got) == 2, bodies(got)
 
         # Between rounds (the match over, or idle): offline is no news, nor is coming back.
         director.state(phase="match_over", running=None, winner="left")
         director.online(False)
         director.page.wait_for_selector('.need[data-kind="offline"]', timeout=5000)
         director.online(True)
-        got = director.sentinel(4)
-        assert len(got) == 4, bodies(got)
+        got = director.sentinel()
+        assert len(got) == 2, bodies(got)
 
         # Offline when the page opens: not news, nor its return.
         director.state()
@@ -160,21 +174,21 @@ def test_a_table_offline_in_a_match_sounds_once_and_back_online_once(
         director.page.wait_for_selector('.need[data-kind="offline"]', timeout=5000)
         director.page.select_option("#language", "ru")
         director.online(True)
-        got = director.sentinel(1)
-        assert len(got) == 1, bodies(got)
+        got = director.sentinel()
+        assert len(got) == 0, bodies(got)
         director.online(False)
-        director.wait(2)
+        director.wait(1)
         director.online(True)
-        got = director.wait(3)
-        assert bodies(got)[1:] == ["нет связи во время матча", "снова на связи"], bodies(got)
-        assert len({n["tag"] for n in got}) == 3, got        # each its own notification
+        got = director.wait(2)
+        assert bodies(got) == ["нет связи во время матча", "снова на связи"], bodies(got)
+        assert len({n["tag"] for n in got}) == 2, got        # each its own notification
     finally:
         director.close()
 
 
 def test_low_time_sounds_once_per_game_and_side_under_the_pages_mark(
         browser: Any, hall: RunningHall, table: Any, tmp_path: Path) -> None:  # noqa: F811
-    director = Director(browser, hall, table, clock=True)
+    director = Director(browser, hall, table)
     page = director.page
     director.online(True)
     director.state(left_ms=95_000, right_ms=50_000)    # right under 1:00, but not running
@@ -200,39 +214,41 @@ def test_low_time_sounds_once_per_game_and_side_under_the_pages_mark(
         page.screenshot(path=str(tmp_path / "director-low-time.png"))
 
         page.clock.fast_forward("00:10")          # left: 1:25 left, over the mark
-        got = director.sentinel(1)
-        assert len(got) == 1, bodies(got)
+        got = director.sentinel()
+        assert len(got) == 0, bodies(got)
         page.clock.fast_forward("00:12")          # 1:13: under it
-        got = director.wait(2)
-        assert got[1]["body"].startswith("low time: left (Anna), 1:1"), bodies(got)
+        got = director.wait(1)
+        assert got[0]["body"].startswith("low time: left (Anna), 1:1"), bodies(got)
         page.clock.fast_forward("00:20")          # still under, the same game: once
         page.clock.fast_forward("00:20")
-        got = director.sentinel(3)
-        assert len(got) == 3, bodies(got)
-        # The other side's turn, under the mark: its own once.
+        got = director.sentinel()
+        assert len(got) == 1, bodies(got)
+        # A minute on, the other side's turn, under the mark: its own once.
+        director.later()
         director.state(running="right", left_ms=40_000, right_ms=50_000)
-        got = director.wait(4)
-        assert got[3]["body"].startswith("low time: right (Boris), 0:"), bodies(got)
-        # The next game, in Russian: again.
+        got = director.wait(2)
+        assert got[1]["body"].startswith("low time: right (Boris), 0:"), bodies(got)
+        # The next game, a minute on, in Russian: again.
+        director.later()
         page.select_option("#language", "ru")
         director.state(game=3, running="left", left_ms=30_000, right_ms=50_000)
-        got = director.wait(5)
-        assert got[4]["body"].startswith("мало времени: Anna (слева), осталось 0:"), bodies(got)
+        got = director.wait(3)
+        assert got[2]["body"].startswith("мало времени: Anna (слева), осталось 0:"), bodies(got)
 
         # Remembered; under the mark when the page opens is not news.
         page.reload()
         page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
         assert page.input_value("#low-time") == "1:20"
         page.clock.fast_forward("00:05")
-        got = director.sentinel(1)
-        assert len(got) == 1, bodies(got)
+        got = director.sentinel()
+        assert len(got) == 0, bodies(got)
         # 0: off.
         page.fill("#low-time", "0")
         page.dispatch_event("#low-time", "change")
         director.state(game=4, running="right", left_ms=30_000, right_ms=20_000)
         page.clock.fast_forward("00:05")
-        got = director.sentinel(2)
-        assert len(got) == 2, bodies(got)
+        got = director.sentinel()
+        assert len(got) == 0, bodies(got)
         # Sound off: nothing, with the mark on.
         page.fill("#low-time", "1:00")
         page.dispatch_event("#low-time", "change")
@@ -241,6 +257,7 @@ def test_low_time_sounds_once_per_game_and_side_under_the_pages_mark(
         page.wait_for_function("() => document.querySelector('.card[data-table=\"table-1\"]')"
                                ".textContent.includes('0:')", timeout=5000)
         page.clock.fast_forward("00:05")
-        assert len(notes(page)) == 2
+        got = director.sentinel()
+        assert len(got) == 0, bodies(got)
     finally:
         director.close()

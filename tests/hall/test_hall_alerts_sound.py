@@ -3,7 +3,9 @@ the "Sound" switch is pressed (and then remembered by the browser), a flag, a PI
 challenge each beep (WebAudio) and raise a browser notification once, in the page's language;
 alerts already there when the page opens are not news. The browser's Notification and
 AudioContext are replaced by recorders (a headless browser has neither a speaker nor a
-notification centre); everything else is the real page on the real hall and broker."""
+notification centre); everything else is the real page on the real hall and broker. The page's
+clock is Playwright's: the alerts come two seconds apart (one beep covers a second's alerts,
+test_hall_alerts_flood.py)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
     context = browser.new_context(viewport=DESKTOP)
     context.add_init_script(RECORDERS)
     page = context.new_page()
+    page.clock.install()
     try:
         page.goto(hall.base + "/")
         page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
@@ -46,9 +49,11 @@ def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
         publish(table, f"{P}/table-1/events", event(7, {"kind": "challenge_decided",
                                                         "side": "right", "upheld": True}))
         page.wait_for_function("() => window.__notes.length >= 1", timeout=5000)
+        page.clock.fast_forward(2000)
         publish(table, f"{P}/table-1/state", clock_state(seq=8, phase="match_over",
                                                          running=None, flag="left", left_ms=0))
         page.wait_for_function("() => window.__notes.length >= 2", timeout=5000)
+        page.clock.fast_forward(2000)
         publish(table, f"{P}/table-1/events", event(9, {"kind": "refused",
                                                         "reason": "pin_timeout"}))
         page.wait_for_function("() => window.__notes.length >= 3", timeout=5000)

@@ -183,6 +183,6 @@ def test_the_hall_sends_codes_the_page_knows() -> None:
     for code in ("empty", "columns_missing", "columns_unknown", "too_many_rows", "no_rows",
                  "extra_cells", "bad_table", "paired_twice", "no_names", "bad_length", "config"):
         assert f"round.error.{code}" in texts["en"] and f"round.error.{code}" in texts["ru"]
-    for code in ("intact", "other_device", "not_checked", "tampered", "unchecked",
+    for code in ("intact", "other_device", "other_key", "not_checked", "tampered", "unchecked",
                  "unchecked_no_keys", "unreadable"):
         assert f"archive.say.{code}" in texts["ru"]

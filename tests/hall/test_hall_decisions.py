@@ -41,7 +41,8 @@ def test_a_line_edited_by_hand_stops_the_reading_there_and_says_which(tmp_path: 
     again = HallDecisions.in_archive(tmp_path)
     problem = again.load()
     assert problem is not None and "line 3 does not follow" in problem   # line 2's digest changed
-    assert [d.get("journal") for d in again.decisions] == ["table-1/a.jsonl", "table-1/forged.jsonl"]
+    assert [d.get("journal") for d in again.decisions] == ["table-1/a.jsonl",
+                                                           "table-1/forged.jsonl"]
     assert again.problem == problem
 
 

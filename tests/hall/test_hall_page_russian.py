@@ -55,6 +55,9 @@ def placeholders(text: Any) -> set[str]:
 # The keys hall.js makes from a value (`t(`phase.${phase}`)`): every value it may take.
 PHASES = ("between_games", "running", "cube_offered", "paused", "result_entry", "break",
           "match_over", "idle", "ready", "arbiter", "offline")
+# What the page keeps in the browser's localStorage: names, not texts.
+STORAGE_KEYS = {"gammonclock.hall.language", "gammonclock.hall.alerts",
+                "gammonclock.hall.low_time"}
 RU_FORMS = {"one", "few", "many", "other"}
 EN_FORMS = {"one", "other"}
 
@@ -62,10 +65,10 @@ EN_FORMS = {"one", "other"}
 def keys_used() -> set[str]:
     """Every catalogue key the page's script and HTML name."""
     script = "".join((STATIC / name).read_text(encoding="utf-8")
-                     for name in ("hall.js", "health.js", "standings.js"))
+                     for name in ("hall.js", "health.js", "standings.js", "hall_alerts.js"))
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     used = set(re.findall(r"\btn?\(\s*\"([\w.]+)\"", script))
-    used |= set(re.findall(r"\"([a-z_]+\.[\w.]+)\"", script)) - {"gammonclock.hall.language"}
+    used |= set(re.findall(r"\"([a-z_]+\.[\w.]+)\"", script)) - STORAGE_KEYS
     used |= set(re.findall(r"data-t(?:-[a-z-]+)?=\"([\w.]+)\"", page))
     used |= {f"phase.{p}" for p in PHASES} | {"side.left", "side.right"}
     says = re.search(r"const SAY = new Map\(\[(.*?)\]\);", script, re.S)

@@ -1,9 +1,9 @@
 """The spectators' view (SPEC §14): the hall publishes each table's public view to a second,
-real Mosquitto (hall/broker/public.conf and public.acl) that anonymous browsers read over
+real Mosquitto (hall/broker/public.conf and its two ACLs) that anonymous browsers read over
 WebSockets; the public page and the stream overlay in a real headless Chromium read it from
-there. Attacks: an anonymous WebSocket client publishes nothing, reads nothing but the public
-tree, takes nobody's connection; the public view never carries a PIN, an arbiter's data, a
-journal or an account's name."""
+there. Attacks: the public view never carries a PIN, an arbiter's data, a journal or an
+account's name (what a WebSocket client may do there: test_hall_public_forgery.py; one address
+holding every connection: test_hall_public_firewall.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import pytest
 
 from gammonclock.hall.public import (
     MAX_VIEW_BYTES,
-    PUBLIC_USER,
     PublicClient,
     public_root,
     public_view,
@@ -36,82 +35,7 @@ def view_of(message: Any) -> dict[str, Any]:
     return data
 
 
-# --- the spectators' broker: what an anonymous WebSocket client may do ------------------------
-
-def test_a_spectator_reads_the_public_tree_only_and_publishes_nothing(
-        public: PublicBroker) -> None:
-    hall = PublicClient(public.options())
-    connected = []
-    hall.on_connect = lambda: connected.append(True)
-    hall.start()
-    watcher = evil = None
-    try:
-        deadline = time.monotonic() + 5
-        while not hall.connected and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert hall.connected, public.log()
-        hall.publish(f"{ROOT}/table-1", b'{"v":1,"table":"table-1","players":{"left":"Anna"}}')
-        watcher = Spectator(public)
-        watcher.subscribe("#", "$SYS/#", f"{P}/#", f"{ROOT}/#")
-        watcher.wait_for(lambda m: m.topic == f"{ROOT}/table-1", what="the hall's view")
-        evil = Spectator(public)
-        for topic in (f"{ROOT}/table-1", f"{ROOT}/table-2", f"{P}/table-1/match",
-                      f"{P}/table-1/cmd", "anything"):
-            evil.client.publish(topic, b'{"v":1,"table":"table-1","players":{"left":"EVIL"}}',
-                                qos=1, retain=True).wait_for_publish(5)
-        # A marker from the hall after the spectator's publishes: everything before it came.
-        hall.publish(f"{ROOT}/zz-marker", b"{}")
-        watcher.wait_for(lambda m: m.topic == f"{ROOT}/zz-marker", what="the marker")
-        with watcher.lock:
-            got = [(m.topic, m.payload) for m in watcher.messages]
-        assert all(b"EVIL" not in payload for _topic, payload in got), got
-        assert all(topic.startswith(ROOT + "/") for topic, _payload in got), got   # no $SYS
-        assert "Denied PUBLISH" in public.log()
-        late = Spectator(public)                 # the retained view is still the hall's
-        late.subscribe(f"{ROOT}/#")
-        message = late.wait_for(lambda m: m.topic == f"{ROOT}/table-1")
-        assert b"Anna" in message.payload and b"EVIL" not in message.payload
-        assert not any(m.topic == f"{ROOT}/table-2" for m in late.messages)
-        late.close()
-    finally:
-        for client in (watcher, evil):
-            if client is not None:
-                client.close()
-        hall.stop()
-
-
-def test_a_spectator_cannot_take_the_halls_connection(public: PublicBroker) -> None:
-    """Client ids span every listener of a Mosquitto: a browser that names itself as another
-    client closes that client's connection. The hall's publisher has a random id: every
-    guess of a spectator takes nothing."""
-    hall = PublicClient(public.options())
-    drops: list[int] = []
-    disconnect = hall.client.on_disconnect
-
-    def noted(*args: Any) -> None:
-        drops.append(1)
-        assert disconnect is not None
-        disconnect(*args)
-
-    hall.client.on_disconnect = noted
-    hall.start()
-    spectators = []
-    try:
-        deadline = time.monotonic() + 5
-        while not hall.connected and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert hall.connected
-        for guess in ("hall", PUBLIC_USER, "hall-public-", "table-1", ""):
-            spectators.append(Spectator(public, client_id=guess))
-        hall.publish(f"{ROOT}/table-1", b"{}")
-        spectators[0].subscribe(f"{ROOT}/#")
-        spectators[0].wait_for(lambda m: m.topic == f"{ROOT}/table-1")
-        assert hall.connected and drops == [], public.log()
-    finally:
-        for spectator in spectators:
-            spectator.close()
-        hall.stop()
-
+# --- the spectators' broker (what a WebSocket client may do: test_hall_public_forgery.py) -------
 
 def test_the_tables_broker_has_no_anonymous_or_websocket_listener() -> None:
     """The spectators have a broker of their own (public.conf says why): the tables' broker
@@ -261,43 +185,31 @@ def test_bad_public_options_are_refused_before_anything_starts(
 
 
 def test_the_shipped_public_conf_runs_as_it_is(tmp_path: Path) -> None:
-    """hall/public.conf, its paths and ports moved into the test's folder, is a broker that
-    lets the hall's account publish and an anonymous WebSocket client read."""
-    import subprocess
-
-    from gammonclock.sim.hall_demo import shipped
-    from mqtt_helpers import find_binary, free_port
-    passwd, acl = tmp_path / "passwd", tmp_path / "public.acl"
-    subprocess.run([find_binary("mosquitto_passwd"), "-c", "-b", str(passwd), PUBLIC_USER,
-                    "pw"], check=True, capture_output=True)
-    acl.write_text(shipped("public.acl"))
-    ports = {"1884": str(free_port()), "9001": str(free_port())}
-    text = (shipped("public.conf")
-            .replace("/etc/mosquitto/gammonclock-public.passwd", str(passwd))
-            .replace("/etc/mosquitto/gammonclock-public.acl", str(acl))
-            .replace("listener 1884 ", f"listener {ports['1884']} ")
-            .replace("listener 9001", f"listener {ports['9001']} 127.0.0.1"))
-    conf = tmp_path / "public.conf"
-    conf.write_text(text + f"\nuser {__import__('getpass').getuser()}\n")
-    shipped_broker = PublicBroker(tmp_path)
-    shipped_broker.publish_port, shipped_broker.websocket_port, shipped_broker.password = (
-        int(ports["1884"]), int(ports["9001"]), "pw")
-    process = subprocess.Popen([find_binary("mosquitto"), "-c", str(conf)],
-                               stderr=subprocess.PIPE)
+    """hall/public.conf line for line, only its ports and files moved into the test's folder
+    (its WebSocket listener on every address, as shipped), is a broker that lets the hall's
+    account publish and an anonymous WebSocket client read."""
+    from gammonclock.hall.public import shipped_public_conf
+    shipped = PublicBroker(tmp_path, websocket_interface=None)
+    written = shipped.write_config().read_text().splitlines()
+    moved = [(a, b) for a, b in zip(shipped_public_conf().splitlines(), written) if a != b]
+    assert [a for a, _b in moved] == [
+        "listener 1884 127.0.0.1", "password_file /etc/mosquitto/gammonclock-public.passwd",
+        "acl_file /etc/mosquitto/gammonclock-public-hall.acl", "listener 9001",
+        "acl_file /etc/mosquitto/gammonclock-public-spectators.acl"], moved
+    assert [b for _a, b in moved][3] == f"listener {shipped.websocket_port}"
+    shipped.start()
+    hall = PublicClient(shipped.options())
     try:
-        deadline = time.monotonic() + 10
-        hall = PublicClient(shipped_broker.options())
         hall.start()
+        deadline = time.monotonic() + 10
         while not hall.connected and time.monotonic() < deadline:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
             time.sleep(0.05)
-        assert hall.connected
+        assert hall.connected, shipped.log()
         hall.publish(f"{ROOT}/table-1", b'{"v":1}')
-        spectator = Spectator(shipped_broker)
+        spectator = Spectator(shipped)
         spectator.subscribe(f"{ROOT}/+")
         spectator.wait_for(lambda m: m.topic == f"{ROOT}/table-1")
         spectator.close()
-        hall.stop()
     finally:
-        process.terminate()
-        process.wait(10)
+        hall.stop()
+        shipped.stop()

@@ -237,9 +237,8 @@ def test_a_tampered_journal_is_flagged_and_not_counted_and_the_exports_are_guard
             [result] = [r for r in results() if r["journal"] == f"{T1}/{journal.name}"]
             assert result["verdict"] == "TAMPERED" and result["counted"] is False
             assert (result["left"], result["winner"], result["error"]) == ("Anya", "right", "")
-            [row] = [r for r in rows(fetch(hall, "/api/results.csv", password))[1:]
-                     if r[9].endswith(journal.name)]
-            assert row[9] == f"TAMPERED {T1}/{journal.name}"
+            # The CSV the pairing software takes lists what counts: not a TAMPERED journal's.
+            assert rows(fetch(hall, "/api/results.csv", password))[1:] == []
             header, *body = rows(fetch(hall, "/api/standings.csv", password))
             assert body == []                        # nothing counted from a TAMPERED journal
             data = json.loads(urllib.request.urlopen(urllib.request.Request(
@@ -247,8 +246,10 @@ def test_a_tampered_journal_is_flagged_and_not_counted_and_the_exports_are_guard
                 .b64encode(f"td:{password}".encode()).decode()}), timeout=20).read())
             assert [e["why"] for e in data["standings"]["excluded"]
                     if e["journal"].endswith(journal.name)] == ["TAMPERED"]
-            # The round has its report all the same (the arbiter decides what it is worth).
-            assert data["rounds"][0]["complete"] is True
+            # A TAMPERED journal is no report: the round waits for the clock's card (its
+            # table is listed as still playing); the director sees the result and why.
+            assert data["rounds"][0]["complete"] is False
+            assert result["held"] is None and result["why"]["code"] == "tampered"
         finally:
             table.stop()
 
@@ -352,7 +353,7 @@ def test_how_a_match_ended_comes_from_its_journal(tmp_path: Path, case: tuple[st
     assert result is not None and result.error == ""
     assert (result.ended_by, result.winner, result.verdict) == (ended_by, winner,
                                                                "seal not checked")
-    assert result.counted and result.games >= 1
+    assert result.finished and result.games >= 1
     if case is FORFEIT:
         assert (result.round, result.event, result.score_text) == ("3", "Club night", "1-0")
 

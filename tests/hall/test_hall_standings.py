@@ -1,6 +1,7 @@
 """The event's standings (hall/standings.py), pure: small events computed by hand, each tie-break
 of each format deciding a place in turn, what is not counted and why, the CSV the pairing
-software takes back."""
+software takes back. Each result is judged by the one rule of what counts (counting.py) against
+the rounds its own pairings pushed, verified with its table's key (`judged`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from aiohttp import web
 
 from gammonclock.cli import hall as hall_cli
 from gammonclock.cli.main import build_parser
+from gammonclock.hall.counting import Pushed, assess
+from gammonclock.hall.pairings import PairedMatch
 from gammonclock.hall.results import Result
 from gammonclock.hall.run import options_of
 from gammonclock.hall.server import Hall
@@ -50,6 +53,20 @@ def m(round_name: str, left: str, right: str, score: str, *, ended_by: str = "sc
                   error=error, event=event)
 
 
+def judged(results: list[Result], pairings: list[Result] | None = None) -> list[Result]:
+    """RESULTS judged as the hall judges them (counting.assess), each round pushed with the
+    pairings of PAIRINGS (default: of the results themselves), the tables' keys held."""
+    rounds: dict[tuple[str, str], Pushed] = {}
+    for r in pairings if pairings is not None else results:
+        if not r.round:
+            continue
+        before = rounds.get((r.event, r.round))
+        rows = {**(before.rows or {} if before else {}),
+                r.table: PairedMatch(r.table, r.left, r.right, r.length)}
+        rounds[(r.event, r.round)] = Pushed(r.event, r.round, tuple(rows), 0, rows)
+    return assess(results, rounds, [], Path("keys"))
+
+
 def places(data: dict[str, Any]) -> list[tuple[int, str, str]]:
     """(place, player, the tie-break that set it apart from the player above)."""
     return [(p["rank"], p["player"], p["decided_by"]) for p in data["players"]]
@@ -74,7 +91,7 @@ def test_a_four_player_swiss_of_three_rounds_computed_by_hand() -> None:
     + D 1 = 4; Sonneborn-Berger B 2 + C 1 = 3. B: 2 wins, 13-9; Buchholz 4, SB D 1 + C 1 = 2.
     C: 1 win, 11-11, Buchholz 5, SB 1. D: 1 win, 8-10, Buchholz 5, SB A 2 = 2. A and B tie on
     wins and Buchholz: SB puts A first; C and D too: SB puts D above C."""
-    data = standings(SWISS_EVENT, SWISS)
+    data = standings(judged(SWISS_EVENT), SWISS)
     assert data["format"] == "swiss"
     assert data["tie_breaks"] == ["score", "buchholz", "sonneborn_berger", "point_difference",
                                   "head_to_head"]
@@ -115,7 +132,7 @@ def test_a_four_player_swiss_of_three_rounds_computed_by_hand() -> None:
 ])
 def test_each_swiss_tie_break_decides_in_turn(name: str, results: list[Result],
                                               expected: list[tuple[int, str, str]]) -> None:
-    data = standings(results, SWISS)
+    data = standings(judged(results), SWISS)
     assert places(data) == expected, name
     shared = [p["player"] for p in data["players"] if p["shared"]]
     assert shared == (["A", "C", "B", "D"] if name == "shared" else [])
@@ -126,9 +143,9 @@ def test_each_swiss_tie_break_decides_in_turn(name: str, results: list[Result],
 def test_a_four_player_round_robin_computed_by_hand() -> None:
     """A beat B, B beat C, C beat A (a circle: head-to-head 1 each), each beat D. Point
     difference: C 5-0, 5-4, 4-5 = +5; A 5-3, 4-5, 5-2 = +4; B 3-5, 5-1, 5-4 = +3."""
-    data = standings([m("1", "A", "B", "5-3"), m("1", "C", "D", "5-0"),
-                      m("2", "A", "C", "4-5"), m("2", "B", "D", "5-1"),
-                      m("3", "A", "D", "5-2"), m("3", "B", "C", "5-4")], ROUND_ROBIN)
+    data = standings(judged([m("1", "A", "B", "5-3"), m("1", "C", "D", "5-0"),
+                             m("2", "A", "C", "4-5"), m("2", "B", "D", "5-1"),
+                             m("3", "A", "D", "5-2"), m("3", "B", "C", "5-4")]), ROUND_ROBIN)
     assert data["tie_breaks"] == ["score", "head_to_head", "point_difference", "points_for"]
     assert places(data) == [(1, "C", ""), (2, "A", "point_difference"),
                             (3, "B", "point_difference"), (4, "D", "score")]
@@ -157,16 +174,20 @@ def test_a_four_player_round_robin_computed_by_hand() -> None:
 ])
 def test_each_round_robin_tie_break_decides_in_turn(
         name: str, results: list[Result], expected: list[tuple[int, str, str]]) -> None:
-    assert places(standings(results, ROUND_ROBIN)) == expected, name
+    assert places(standings(judged(results), ROUND_ROBIN)) == expected, name
 
 
 # --- what counts -------------------------------------------------------------------------------
 
 def test_what_is_not_counted_is_listed_with_why() -> None:
-    counted = m("1", "Anna", "Boris", "5-3", table="table-1", at=10)
+    """The standings count exactly what `counted` says; every other finished result is listed
+    with its code, fields and words: held (the director may accept it) or never counted. Two
+    matches of one table and round are two matches: neither replaces the other (both held)."""
+    first = m("1", "Anna", "Boris", "2-5", table="table-1", at=5)
+    again = m("1", "Anna", "Boris", "5-3", table="table-1", at=10)
+    counted = m("1", "Eve", "Fay", "5-3", table="table-10", at=10)
     results = [
-        m("1", "Anna", "Boris", "2-5", table="table-1", at=5),          # replayed: the later
-        counted,
+        first, again, counted,
         m("1", "Clara", "Dmitri", "5-0", table="table-2", verdict="TAMPERED"),
         m("1", "Clara", "Dmitri", "2-1", table="table-3", ended_by="abandoned"),
         m("", "Anna", "Zoe", "5-0", table="table-4"),                      # of no round
@@ -174,25 +195,33 @@ def test_what_is_not_counted_is_listed_with_why() -> None:
         m("2", "Boris", "Clara", "1-0", table="table-6", ended_by="unfinished"),   # playing
         m("2", "Boris", "Eve", "0-0", table="table-7", error="not a journal", verdict="intact"),
         m("2", "Boris", "Dmitri", "5-5", table="table-8"),                 # tied at the length
-        m("2", "Clara", "Fay", "5-0", table="table-9", ended_by="flag",
-          verdict="seal not checked"),
+        m("2", "Clara", "Fay", "5-0", table="table-9", ended_by="flag"),
+        m("2", "Gus", "Hal", "5-0", table="table-11", verdict="seal not checked"),
     ]
-    data = standings(results, SWISS, rounds=["2", "1"])
-    assert [e["code"] for e in data["excluded"]] == ["replaced", "tampered", "abandoned",
-                                                    "no_round", "same_player", "unreadable"]
-    assert [(e["table"], e["why"]) for e in data["excluded"]] == [
-        ("table-1", "replaced by a later result"), ("table-2", "TAMPERED"),
-        ("table-3", "abandoned"), ("table-4", "no round"),
-        ("table-5", "one player on both sides"), ("table-7", "not a journal")]
+    assessed = judged(results, [first, counted, *results[3:]])
+    data = standings(assessed, SWISS, rounds=["2", "1"])
+    assert [(e["table"], e["code"], e["held"]) for e in data["excluded"]] == [
+        ("table-1", "pairing_taken", True), ("table-1", "pairing_taken", True),
+        ("table-2", "tampered", False), ("table-3", "abandoned", False),
+        ("table-4", "no_round", True), ("table-5", "same_player", False),
+        ("table-7", "unreadable", False), ("table-11", "no_key", True)]
+    assert [e["why"] for e in data["excluded"]][2:] == [
+        "TAMPERED", "abandoned", "the match file names no round", "one player on both sides",
+        "not a journal", "no key for table-11 (keys/table-11.key): the journal's seals cannot "
+                         "be checked"]
+    assert data["excluded"][0]["fields"] == {"other": again.journal, "others": 1}
+    # /api/results.json's `counted` is the same rule
+    assert {r.journal for r in assessed if r.counted} == {
+        counted.journal, *(r.journal for r in results if r.table in ("table-8", "table-9"))}
     assert data["rounds"] == ["2", "1"]                       # the pushed order
-    anna, boris = row(data, "Anna"), row(data, "Boris")
-    assert (anna["played"], anna["wins"], anna["points_for"]) == (1, 1, 5)
-    assert anna["rounds"]["1"][0]["journal"] == counted.journal
+    eve, boris = row(data, "Eve"), row(data, "Boris")
+    assert (eve["played"], eve["wins"], eve["points_for"]) == (1, 1, 5)
+    assert eve["rounds"]["1"][0]["journal"] == counted.journal
     assert (boris["played"], boris["wins"], boris["draws"], boris["losses"], boris["score"]) \
-        == (2, 0, 1, 1, 0.5)
-    assert boris["round_texts"] == {"2": "D 5-5 v Dmitri", "1": "L 3-5 v Anna"}
+        == (1, 0, 1, 0, 0.5)
+    assert boris["round_texts"] == {"2": "D 5-5 v Dmitri"}
     assert row(data, "Clara")["rounds"]["2"][0]["ended_by"] == "flag"
-    assert "Zoe" not in {p["player"] for p in data["players"]}
+    assert not {"Zoe", "Anna", "Gus"} & {p["player"] for p in data["players"]}
     assert standings([], ROUND_ROBIN)["players"] == []
     with pytest.raises(StandingsError, match="format 'knockout' is not one of swiss, "
                                              "round-robin"):
@@ -200,9 +229,10 @@ def test_what_is_not_counted_is_listed_with_why() -> None:
 
 
 def test_one_events_standings_of_an_archive_that_holds_two() -> None:
-    results = [m("1", "Anna", "Boris", "5-3", event="Spring", table="table-1"),
-               m("1", "Clara", "Anna", "5-0", event="Autumn", table="table-1"),
+    results = [m("1", "Anna", "Boris", "5-3", event="Spring", table="table-1", at=1),
+               m("1", "Clara", "Anna", "5-0", event="Autumn", table="table-1", at=2),
                m("1", "Dora", "Eve", "5-1", event="Autumn", table="table-2", ended_by="abandoned")]
+    results = judged(results)
     every = standings(results, SWISS)
     assert (every["event"], every["events"]) == (None, ["Autumn", "Spring"])
     # (both round 1 at table-1, but of two events: both count)
@@ -218,7 +248,7 @@ def test_one_events_standings_of_an_archive_that_holds_two() -> None:
 
 
 def test_the_csv_has_a_stable_header_and_one_column_per_round() -> None:
-    text = standings_csv(standings([*SWISS_EVENT, m("3", "=cmd", "Eve", "5-1")], SWISS))
+    text = standings_csv(standings(judged([*SWISS_EVENT, m("3", "=cmd", "Eve", "5-1")]), SWISS))
     header, *body = list(csv.reader(io.StringIO(text)))
     assert tuple(header[:len(STANDING_COLUMNS)]) == STANDING_COLUMNS
     assert header[len(STANDING_COLUMNS):] == ["round 1", "round 2", "round 3"]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import table_helpers
-from export_helpers import play_journal
+from export_helpers import KEY, play_journal
 from hall_ru_helpers import VISIBLE_TEXT, no_english
 from hall_web_helpers import DESKTOP, P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
@@ -70,11 +70,33 @@ def get(hall: RunningHall, path: str, password: str | None = PASSWORD) -> tuple[
         return response.headers["Content-Type"], response.read().decode("utf-8")
 
 
+def push_event(hall: RunningHall) -> None:
+    """Each round of EVENT pushed from the hall's page, as the director pushes them: the
+    results count only as the pairings pushed to their tables."""
+    rounds: dict[tuple[str, str], list[str]] = {}
+    for round_name, table, left, right, _, _ in EVENT:
+        event = AUTUMN if table == "table-4" else "Club night"
+        rounds.setdefault((event, round_name), []).append(f"{table},{left},{right},5")
+    for (event, round_name), lines in rounds.items():
+        answer = hall.post("/api/round", {"csv": "table,left,right,length\n" + "\n".join(lines),
+                                          "event": event, "round": round_name}, auth=PASSWORD)
+        assert answer["errors"] == 0, answer
+
+
+def table_keys(folder: Path) -> Path:
+    """The keys folder holding each table's key (the journals' key, export_helpers.KEY)."""
+    folder.mkdir()
+    for table in {table for _, table, *_ in EVENT}:
+        (folder / f"{table}.key").write_text(KEY.hex() + "\n", encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
     archive_event(tmp_path / "archive")
-    with RunningHall(broker, tmp_path / "archive", password=PASSWORD) as running:
-
+    with RunningHall(broker, tmp_path / "archive", table_keys(tmp_path / "keys"),
+                     password=PASSWORD) as running:
+        push_event(running)
         running.wait(lambda: len(json.loads(get(running, "/api/standings.json")[1])
                                  ["excluded"]) == 1 and len(json.loads(
                                      get(running, "/api/results.json")[1])["results"]) == 8,

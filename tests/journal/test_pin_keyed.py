@@ -517,6 +517,17 @@ def test_the_pin_command_with_and_without_the_key(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "gammonclock.pin", "LRCL", "--key",
                           str(tmp_path / "bad.key")], capture_output=True, text=True)
     assert bad.returncode == 1 and "bad.key" in bad.stderr and bad.stdout == ""
+    # the PIN from standard input: never on a command line other logins can read
+    asked = subprocess.run([sys.executable, "-m", "gammonclock.pin", "--key", str(key_file)],
+                           input="lrcl\n", capture_output=True, text=True, check=True)
+    m = re.fullmatch(r'pin_hash = "(scrypt-k\$14\$8\$1\$[^"]+)"\n', asked.stdout)
+    assert m is not None and asked.stderr == "", asked
+    again = PinCheck.parse(m[1]).with_key(pepper_of(bytes.fromhex(key_file.read_text())))
+    assert again.matches(again.digest(buttons_of(PIN)))
+    for given in ("", "LRX\n"):
+        nothing = subprocess.run([sys.executable, "-m", "gammonclock.pin", "-"], input=given,
+                                 capture_output=True, text=True)
+        assert nothing.returncode == 2 and "4-8 letters" in nothing.stderr, nothing
     usage = subprocess.run([sys.executable, "-m", "gammonclock.pin", "LRCL", "--key"],
                            capture_output=True, text=True)
     assert usage.returncode == 2 and "--key FILE" in usage.stderr

@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from device_helpers import start_game_one
 from gammonclock.cli.main import main
 from gammonclock.config.loading import parse_config
@@ -142,7 +144,7 @@ def test_the_arbiter_finds_this_logins_simulator_without_flags(tmp_path, monkeyp
     assert asking_path(None, default) == default / "arbiter.sock"      # no simulator runs
     path = simulator_socket_path()
     assert path.parent.name.startswith("gammonclock-simulator-")
-    path.parent.mkdir()
+    path.parent.mkdir(mode=0o700)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(1)
@@ -155,6 +157,45 @@ def test_the_arbiter_finds_this_logins_simulator_without_flags(tmp_path, monkeyp
     assert not someone_serves(path)
     import shutil
     shutil.rmtree(short)
+
+
+@pytest.mark.parametrize("made_by", ["another login", "open to others", "a link"])
+def test_a_simulator_folder_another_login_could_have_made_is_never_asked(
+        tmp_path, monkeypatch, made_by):
+    # /tmp is shared: another login may make gammonclock-simulator-UID first and serve a socket
+    # there, to receive the arbiter's next match and answer "acted". The arbiter asks only a
+    # folder of its own login's alone.
+    import os
+    import socket
+    import tempfile
+
+    from gammonclock.runtime import arbiter_socket
+    from gammonclock.runtime.arbiter_socket import asking_path, simulator_socket_path
+
+    short = Path(tempfile.mkdtemp(prefix="gc-"))
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(short))
+    monkeypatch.delenv("RUNTIME_DIRECTORY", raising=False)
+    monkeypatch.setattr(arbiter_socket, "RUNTIME_DIR", str(tmp_path / "no-service"))
+    path = simulator_socket_path()
+    if made_by == "a link":
+        (short / "elsewhere").mkdir(mode=0o700)
+        path.parent.symlink_to(short / "elsewhere")
+    else:
+        path.parent.mkdir(mode=0o700)
+        if made_by == "another login":
+            os.chown(path.parent, 65534, 65534)          # nobody's (the tests run as root)
+        else:
+            path.parent.chmod(0o755)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    try:
+        default = tmp_path / "state"
+        assert asking_path(None, default) == default / "arbiter.sock"
+    finally:
+        server.close()
+        import shutil
+        shutil.rmtree(short)
 
 
 def test_a_login_outside_the_sockets_group_is_told_it_is_a_permission_problem(

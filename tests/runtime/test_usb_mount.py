@@ -110,7 +110,7 @@ PLAIN = "nosuid,nodev,noexec,nosymfollow"
 
 @pytest.mark.parametrize(("fs_type", "options"), [
     ("vfat", OWNED), ("exfat", OWNED), ("ntfs", OWNED), ("ntfs3", OWNED),
-    ("ext4", PLAIN), ("btrfs", PLAIN),
+    ("ext4", PLAIN), ("ext2", PLAIN),
 ])
 def test_a_stick_is_mounted_asked_about_synced_and_unmounted(mount_root: Path, fs_type: str,
                                                              options: str) -> None:
@@ -131,6 +131,10 @@ FAILURES = [
      f"status 2"),
     ("blkid finds nothing it knows", Fake(fs_type=""), [],
      f"{DEVICE}: no file system found on the stick (format it as FAT32 or exFAT)"),
+    *((f"a stick of {fs} is never mounted", Fake(fs_type=fs), [],
+       f"{DEVICE}: the stick's file system is {fs!r}; only exfat, ext2, ext3, ext4, ntfs, "
+       "ntfs3, vfat are mounted (format it as FAT32 or exFAT)")
+      for fs in ("btrfs", "hfsplus", "udf", "squashfs", "iso9660", "cramfs", "xfs")),
     ("mount fails", Fake(fails={"mount": (32, "mount: /run/x: wrong fs type, bad option.\n")}),
      ["mount"], f"{DEVICE}: cannot mount the stick (vfat): mount: /run/x: wrong fs type, "
                 f"bad option."),

@@ -59,8 +59,21 @@ def test_the_broker_has_the_shipped_settings_and_listens_on_loopback_only(tmp_pa
 def test_the_shipped_broker_files_are_in_the_package_and_in_hall() -> None:
     assert hall_demo.shipped("acl") == (ROOT / "hall" / "acl").read_text(encoding="utf-8")
     assert "pattern write gammonclock/%u/state" in hall_demo.shipped("acl")
-    for name in ("public.conf", "public.acl"):       # the spectators' broker (hall_public)
+    for name in ("public.conf", "public-hall.acl", "public-spectators.acl", "public.nft"):
         assert hall_demo.shipped(name) == (ROOT / "hall" / name).read_text(encoding="utf-8")
+
+
+def test_the_spectators_broker_is_the_shipped_one_on_loopback(tmp_path: Path) -> None:
+    """The shipped public.conf line for line with its two ACLs (the WebSocket listener's own,
+    read-only); the WebSocket listener bound to `lo` (Mosquitto 2.0.11 binds a WebSocket
+    listener given 127.0.0.1 to every address)."""
+    public = hall_demo.PublicDemoBroker(tmp_path)
+    lines = public.config_text().splitlines()
+    assert f"listener {public.websocket_port} lo" in lines
+    assert f"listener {public.port} 127.0.0.1" in lines
+    for name in ("public-hall.acl", "public-spectators.acl"):
+        assert f"acl_file {tmp_path / name}" in lines
+        assert (tmp_path / name).read_text(encoding="utf-8") == hall_demo.shipped(name)
 
 
 @pytest.mark.parametrize("given, said", [

@@ -73,7 +73,7 @@ def add_hall_parser(commands: Any) -> None:
                              "mqtt://127.0.0.1:1884 (default: no public view)")
     public.add_argument("--public-user", default="hall-public",
                         help="the hall's account there (default: %(default)s, as in "
-                             "hall/broker/public.acl)")
+                             "hall/broker/public-hall.acl)")
     public.add_argument("--public-password-file", type=Path,
                         help="the file holding that account's password")
     public.add_argument("--public-websocket", metavar="URL",

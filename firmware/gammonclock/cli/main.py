@@ -127,6 +127,7 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
         return fail("simulate: the interactive simulator needs a window or a terminal; "
                      "give --script FILE for a scripted run")
     from gammonclock.runtime.arbiter_socket import (
+        private_folder,
         simulator_socket_path,
         socket_path,
         someone_serves,
@@ -142,6 +143,10 @@ def _interactive(args: argparse.Namespace, config: Config) -> int:
         socket_at = None
     if socket_at is not None:
         socket_at.parent.mkdir(mode=0o700, exist_ok=True)
+        if not private_folder(socket_at.parent):   # another login's, in the shared /tmp
+            print(f"gammonclock: {socket_at.parent} is not this login's own folder (mode 0700); "
+                  "the simulator's socket is in its state folder instead", file=sys.stderr)
+            socket_at = None
     try:
         device = build_device(replace(config, device=device_config), state_dir,
                               socket_at=socket_at)

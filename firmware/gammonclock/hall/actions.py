@@ -90,7 +90,7 @@ class Actions:
                  if row.toml is not None else None) for row in rows]
         try:
             self.results.pushed(event, round_name,
-                                (row.table for row in rows if row.toml is not None), now_ms())
+                                (row.match for row in rows if row.match is not None), now_ms())
         except OSError as exc:
             log.warning("the pushed round is not saved (a restarted hall will not know it): %s",
                         exc.strerror or exc)

@@ -21,7 +21,10 @@ in `ARCHIVE/TABLE/NAME` and is verified there.
   the archive all the same, and is said to be "archived, NOT verified" (`Verified.verified`).
 - Verified with `gammonclock verify`'s function when `KEYS/TABLE.key` holds that table's device
   key (a copy of its `device.key`); without it only the checksums and the replay are checked,
-  and the verdict says "seal not checked".
+  and the verdict says "seal not checked". TABLE is the account the journal came from (the
+  folder it is archived in), whatever its header says: a journal sealed by another device's key
+  is TAMPERED here (SPEC §14.1: a table's account speaks only with what its own key sealed),
+  where `gammonclock verify` says "sealed by another device" of a journal it was handed.
 """
 
 from __future__ import annotations
@@ -42,11 +45,11 @@ from gammonclock.journal.durable import fsync_dir
 from gammonclock.journal.key import KeyRefused, key_in_file
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay, verify_and_replay
-from gammonclock.journal.verify import verify
+from gammonclock.journal.verify import SEAL_OTHER_DEVICE, verify
 
 from .accounts import TABLE_ID
 from .messages import strict_json
-from .words import Say, summary_say, unchecked_say, verdict_say, with_detail
+from .words import Say, other_key_say, summary_say, unchecked_say, verdict_say, with_detail
 
 # The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
 # no leading `.`, no `..`. web.py serves `/archive/TABLE/NAME` under the same pattern.
@@ -316,6 +319,15 @@ def _verify(path: Path, table: str, keys_dir: Path | None) -> Verified:
                 f"cannot replay: {checked.config_problem}")
             summary_said = (_summary_say(replayed) if replayed is not None else
                             with_detail({"code": "cannot_replay"}, checked.config_problem or ""))
+            if checked.verdict.intact and checked.verdict.seal == SEAL_OTHER_DEVICE:
+                # Sealed by another device: not this table's journal, whatever it says.
+                said = other_key_say(checked.verdict, table)
+                return Verified(table, name, str(path), False, True,
+                                f"TAMPERED: sealed by another device's key (key id "
+                                f"{checked.verdict.sealed_by}), not {table}'s (key id "
+                                f"{checked.verdict.this_key}); chain {checked.verdict.message}",
+                                summary, journal, tampered=True, say=said,
+                                summary_say=summary_said)
             return Verified(table, name, str(path), checked.verdict.intact,
                             checked.verdict.sealed, checked.verdict.words, summary, journal,
                             tampered=not checked.verdict.intact,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -282,3 +283,37 @@ def quiet_logs(window_s: float = 10.0) -> QuietLog:
             logger.removeFilter(old)
         logger.addFilter(quiet)
     return quiet
+
+
+class WrongPasswords:
+    """Wrong page passwords per address (HTTP Basic has no lockout of its own): after
+    `allowed` wrong ones within `window_s`, that address waits out the window before it may
+    try again (a 429), so a page password cannot be guessed at the rate 32 connections allow.
+    A right password does not clear the count (a guesser who found it still waits). At most
+    `MAX_ADDRESSES` are remembered (the oldest forgotten first): a flood of addresses costs
+    bounded memory, and each of them is held to the same rate."""
+
+    MAX_ADDRESSES = 4096
+
+    def __init__(self, allowed: int = 10, window_s: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.allowed, self.window_s, self.clock = allowed, window_s, clock
+        self._wrong: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def wrong(self, address: str) -> None:
+        now = self.clock()
+        times = self._wrong.pop(address, None) or deque(maxlen=self.allowed)
+        times.append(now)
+        self._wrong[address] = times
+        while len(self._wrong) > self.MAX_ADDRESSES:
+            self._wrong.popitem(last=False)
+
+    def wait_s(self, address: str) -> int:
+        """Seconds this address must still wait before a password is checked (0: none)."""
+        times = self._wrong.get(address)
+        if times is None or len(times) < self.allowed:
+            return 0
+        left = times[0] + self.window_s - self.clock()
+        if left <= 0:
+            return 0
+        return int(left) + 1

@@ -25,6 +25,23 @@ MAX_ROWS = 1000
 
 
 @dataclass(frozen=True)
+class PairedMatch:
+    """What a good row pushed to its table, as the clock's parser read it: the players, the
+    length and (when the row gave one) the discipline; the hall's results hold a finished
+    journal to it (counting.py)."""
+
+    table: str
+    left: str
+    right: str
+    length: int
+    discipline: str = ""        # "" when the row gave none
+
+    def as_json(self) -> dict[str, Any]:
+        return {"table": self.table, "left": self.left, "right": self.right,
+                "length": self.length, "discipline": self.discipline}
+
+
+@dataclass(frozen=True)
 class Pairing:
     line: int
     table: str
@@ -33,6 +50,7 @@ class Pairing:
     # the error as a code and its fields, for the page to say in its language (words.py)
     code: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    match: PairedMatch | None = None      # a good row's match (with `toml`)
 
 
 def toml_string(text: str) -> str:
@@ -115,11 +133,14 @@ def _row(number: int, cells: dict[str, str], extra: int, seen: dict[str, int], e
     text = match_toml(left, right, int(length_text), cells.get("discipline") or None, event,
                       round_name)
     try:
-        parse_match_config(text, f"line {number}")
+        config = parse_match_config(text, f"line {number}")
     except ConfigError as exc:
         # The clock's own words for its match file, in each language the page speaks.
         return bad(str(exc).replace("\n", "; "), "config",
                    problem={"en": str(exc).replace("\n", "; "),
                             **{lang: "; ".join(said(p, lang) for p in exc.problems)
                                for lang in LANGUAGES if lang != "en"}})
-    return Pairing(number, table, toml=text)
+    rules = config.rules
+    return Pairing(number, table, toml=text, match=PairedMatch(
+        table, rules.names.left, rules.names.right, int(rules.length),
+        rules.discipline.name if cells.get("discipline") else ""))

@@ -1,7 +1,8 @@
 """The spectators' view (SPEC §14): every table's public view, published by the hall on its own
 topic tree (`PREFIX-public/t/TABLE` retained, and every change of a flush together on
 `PREFIX-public/live`) to a second Mosquitto that serves it to browsers
-over MQTT-over-WebSockets, read-only and anonymous (hall/broker/public.conf and public.acl).
+over MQTT-over-WebSockets, read-only and anonymous (hall/broker/public.conf, its two ACLs, one
+per listener, and public.nft, the bound per address).
 The hall publishes once per change, whatever the number of spectators: a thousand phones cost
 the broker, not the hall.
 
@@ -15,7 +16,7 @@ is its topic) or the event's journal data.
 cheating): a view made at T is published at T + delay with its instants moved by the delay, so
 the page counts the clocks as they were `delay` ago.
 
-The hall's publisher connects with a client id that is random for each connection: on the
+The hall's publisher connects with a client id that is random (128 bits) and secret: on the
 spectators' broker no browser can take its place (Mosquitto's client ids span all listeners).
 """
 
@@ -46,7 +47,7 @@ MAX_DELAY_S = 3600.0
 FLUSH_S = 0.25                   # views of tables that changed are made at most this often
 MAX_BATCH_BYTES = 32768          # a `live` message: the views that changed in one flush
 MAX_PENDING = 200_000            # delayed views waiting (a delay of an hour at 50 a second)
-PUBLIC_USER = "hall-public"      # the hall's account on the spectators' broker (public.acl)
+PUBLIC_USER = "hall-public"      # the hall's account there (public-hall.acl)
 PUBLIC_PORT = 1884               # where the hall publishes (public.conf, loopback)
 WEBSOCKET_PORT = 9001            # where the browsers connect (public.conf)
 SIDES = ("left", "right")
@@ -103,24 +104,48 @@ def websocket_url(text: str) -> str:
 
 # --- the spectators' broker ---------------------------------------------------------------------
 
-PUBLIC_SHIPPED = ("max_packet_size", "max_queued_messages", "max_inflight_messages",
-                  "max_connections")
+# The files the shipped public.conf names, by what they are (public_broker_config's arguments).
+SHIPPED_FILES = {"/etc/mosquitto/gammonclock-public.passwd": "password_file",
+                 "/etc/mosquitto/gammonclock-public-hall.acl": "hall_acl",
+                 "/etc/mosquitto/gammonclock-public-spectators.acl": "spectators_acl"}
 
 
-def public_broker_config(publish_port: int, websocket_port: int, password_file: str,
-                         acl_file: str, host: str = "127.0.0.1") -> list[str]:
-    """A spectators' broker's listeners and limits as the shipped public.conf has them, on
-    these ports and files (the demo's, the tests' and the benchmark's: the rest is theirs)."""
+def shipped_public_conf() -> str:
     from importlib import resources
-    shipped = resources.files(__package__).joinpath("broker", "public.conf").read_text(
+    return resources.files(__package__).joinpath("broker", "public.conf").read_text(
         encoding="utf-8")
-    limits = [line.strip() for line in shipped.splitlines()
-              if line.split(" ", 1)[0] in PUBLIC_SHIPPED]
-    return ["per_listener_settings true",
-            f"listener {publish_port} 127.0.0.1", "allow_anonymous false",
-            f"password_file {password_file}", f"acl_file {acl_file}",
-            f"listener {websocket_port} {host}", "protocol websockets", "allow_anonymous true",
-            f"acl_file {acl_file}", *limits, "persistence false"]
+
+
+def public_broker_config(publish_port: int, websocket_port: int, *, password_file: str,
+                         hall_acl: str, spectators_acl: str,
+                         websocket_interface: str | None = "lo") -> list[str]:
+    """The shipped public.conf line for line, its two listeners on these ports and its three
+    files these (the demo's, the tests' and the benchmark's broker: where it logs and as whom it
+    runs are theirs). The WebSocket listener binds WEBSOCKET_INTERFACE (`lo`: this machine only;
+    None: every address, as shipped): Mosquitto 2.0.11 binds a WebSocket listener to an
+    interface, and to every address when given an IP address."""
+    files = {"password_file": password_file, "hall_acl": hall_acl,
+             "spectators_acl": spectators_acl}
+    lines: list[str] = []
+    replaced: set[str] = set()
+    for line in shipped_public_conf().splitlines():
+        words = line.split()
+        if words[:2] == ["listener", str(PUBLIC_PORT)]:
+            line = " ".join(["listener", str(publish_port), *words[2:]])
+            replaced.add("publisher's listener")
+        elif words[:2] == ["listener", str(WEBSOCKET_PORT)]:
+            line = " ".join(["listener", str(websocket_port),
+                             *([websocket_interface] if websocket_interface else [])])
+            replaced.add("spectators' listener")
+        elif len(words) == 2 and words[1] in SHIPPED_FILES:
+            line = f"{words[0]} {files[SHIPPED_FILES[words[1]]]}"
+            replaced.add(SHIPPED_FILES[words[1]])
+        lines.append(line)
+    wanted = {"publisher's listener", "spectators' listener", *SHIPPED_FILES.values()}
+    if replaced != wanted:
+        raise PublicError("the shipped public.conf lacks its "
+                          + ", ".join(sorted(wanted - replaced)))
+    return lines
 
 
 # --- the view ----------------------------------------------------------------------------------
@@ -208,15 +233,17 @@ def view_payload(view: dict[str, Any], shift_ms: int, sent_ms: int) -> bytes:
 
 class PublicClient:
     """The hall's connection to the spectators' broker: paho's network thread; a random client
-    id per connection; QoS 0 retained publishes (what a lost connection drops, `on_connect`
-    publishes again: every table's current view)."""
+    id (128 bits, new for each start of the hall); QoS 0 retained publishes (what a lost
+    connection drops, `on_connect` publishes again: every table's current view)."""
 
     def __init__(self, options: PublicOptions) -> None:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
         self.options = options
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2,
-                                  client_id=f"hall-public-{secrets.token_hex(16)}",
+        # Secret: a WebSocket client given it would take this connection (client ids span
+        # every listener of a Mosquitto). Published nowhere; only the broker's own log names it.
+        self.client_id = f"{PUBLIC_USER}-{secrets.token_hex(16)}"
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=self.client_id,
                                   clean_session=True)
         self.client.username_pw_set(options.user, options.password)
         if options.broker.tls:

@@ -11,13 +11,21 @@ standings, for the director's page and the pairing software.
 - A table's journal is untrusted: every text is cut to a bound (names to the config's own 24,
   the event and round to the view's), at most `MAX_RESULTS` results are held (more are not
   collected, and the log says so), at most `MAX_ROUNDS` pushed rounds are remembered.
-- A TAMPERED journal's result is listed, flagged (`journal` says TAMPERED), and never counted
-  in the standings: the standings list it as excluded, for the arbiter to decide; so is an
-  abandoned match (no winner: the director decides). A journal whose seals were not checked
-  (no key for the table) is counted, and says so.
-- A round is complete when every table pushed in it has reported a finished match of that round
-  (its `[event] round` and its table); the tables still playing are listed with the score and
-  the reserves their cards show.
+- Whether a result counts is counting.py's one rule (SPEC §14.1): counted only from a journal
+  that verifies with its table's own key and is the pairing pushed to that table (or the match
+  the director moved onto it), the only one of its match and of its pairing; everything else
+  that finished is held, listed with its reason, until the director accepts it (`accept`:
+  a decision in the hall's journal, decisions.py); TAMPERED, unreadable and abandoned are never
+  counted. The standings count exactly the results `counted` says (standings.py).
+- Results are keyed by the match (its chain of journals across hand-overs), never by table and
+  round: a spare's own result stands beside the match moved onto it.
+- A round is complete when every table pushed in it has reported: a counted or held result of
+  that round whose match started on that table; the tables still playing are listed with the
+  score and the reserves their cards show.
+- The rounds pushed are kept with each row's pairing (`ROUNDS_FILE`); a file an older hall wrote
+  (tables, no rows) still loads: its rounds' results are then held ("pairing not kept").
+- `/api/results.csv` lists the counted results only (the pairing software takes it as it is);
+  the JSON and the page list every result and why it does or does not count.
 - CSV cells are escaped against formula injection: a cell starting with `=`, `+`, `-`, `@`, a
   tab or a carriage return gets a leading `'`.
 """
@@ -25,6 +33,7 @@ standings, for the director's page and the pairing software.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from collections.abc import Iterable
@@ -44,7 +53,24 @@ from gammonclock.journal.records import JournalError
 
 from .accounts import TABLE_ID
 from .archive import Verified, journal_of
+from .continuation import Refused
+from .counting import (
+    INTACT,
+    NOT_CHECKED,
+    TAMPERED,
+    UNREADABLE,
+    Link,
+    Pushed,
+    Reason,
+    RoundKey,
+    Standing,
+    assess,
+    conflict,
+    links_of,
+)
+from .decisions import Decision, HallDecisions
 from .messages import MAX_EVENT_NAME, natural_key
+from .pairings import PairedMatch
 from .standings import SWISS, standings
 
 RESULT_COLUMNS = ("round", "table", "left", "right", "length", "left_score", "right_score",
@@ -55,8 +81,7 @@ MAX_ROUND_NAME = 40
 MAX_TEXT = 300              # an error's or a verdict's words
 ROUNDS_FILE = "pushed-rounds.json"    # in the archive folder (the archive lists folders only)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-INTACT, TAMPERED, NOT_CHECKED, UNREADABLE = "intact", "TAMPERED", "seal not checked", "unreadable"
+SHA256_HEX = 64
 
 
 def cut(text: object, bound: int) -> str:
@@ -95,6 +120,17 @@ class Result:
     started_wall_ms: int = 0
     ended_wall_ms: int = 0
     error: str = ""               # the journal could not be read as a match
+    discipline: str = ""          # the discipline's name (`backgammon`, `longgammon`, …)
+    sha256: str = ""              # of the archived file, as it was read
+    links: tuple[Link, ...] = ()  # the header's `continues` (and `before`s), newest first
+    # Where it stands (counting.assess; a result not yet set against the pairings is held)
+    standing: Standing = Standing.HELD
+    reason: Reason | None = None
+    accepted_by: str = ""
+    accepted_at_ms: int = 0
+    chain: str = ""               # its match: the first journal, TABLE/NAME
+    origin: str = ""              # the table its pairing was pushed to
+    matched: bool = False         # its pairing's (players, length, event, round)
 
     @property
     def finished(self) -> bool:
@@ -102,10 +138,8 @@ class Result:
 
     @property
     def counted(self) -> bool:
-        """Counted in the standings: finished other than abandoned (the arbiter's: no winner,
-        for the director to decide), and its journal not tampered with."""
-        return (self.finished and self.ended_by != "abandoned"
-                and self.verdict in (INTACT, NOT_CHECKED))
+        """Counted in the standings: the one rule (counting.py), or accepted by the director."""
+        return self.standing in (Standing.COUNTED, Standing.ACCEPTED)
 
     @property
     def winner_name(self) -> str:
@@ -117,8 +151,11 @@ class Result:
         return f"{self.left_score}-{self.right_score}"
 
     def as_json(self) -> dict[str, Any]:
+        held = self.reason.as_json() if self.reason is not None and \
+            self.standing in (Standing.HELD, Standing.ACCEPTED) else None
         return {"round": self.round, "event": self.event, "table": self.table,
                 "left": self.left, "right": self.right, "length": self.length,
+                "discipline": self.discipline,
                 "left_score": self.left_score, "right_score": self.right_score,
                 "score": self.score_text, "winner": self.winner,
                 "winner_name": self.winner_name, "ended_by": self.ended_by,
@@ -126,7 +163,12 @@ class Result:
                 "started_wall_ms": self.started_wall_ms, "ended_wall_ms": self.ended_wall_ms,
                 "journal": self.journal, "verdict": self.verdict,
                 "verdict_text": self.verdict_text, "counted": self.counted,
-                "error": self.error}
+                "standing": self.standing.value, "held": held,
+                "why": None if self.reason is None else self.reason.as_json(),
+                "why_text": "" if self.reason is None else self.reason.text,
+                "accepted": {"by": self.accepted_by, "at_ms": self.accepted_at_ms}
+                if self.standing is Standing.ACCEPTED else None,
+                "chain": self.chain, "sha256": self.sha256, "error": self.error}
 
 
 def collect(path: Path, verified: Verified) -> Result | None:
@@ -136,8 +178,13 @@ def collect(path: Path, verified: Verified) -> Result | None:
     if verified.cut_short or journal_of(path.name) != path.name:
         return None
     where = f"{verified.table}/{path.name}"
+    try:
+        digest = file_sha256(path)
+    except OSError as exc:
+        return Result(verified.table, where, UNREADABLE, cut(exc.strerror or exc, MAX_TEXT),
+                      error=cut(exc.strerror or exc, MAX_TEXT))
     base = Result(verified.table, where, verdict_word(verified),
-                  cut(verified.message, MAX_TEXT))
+                  cut(verified.message, MAX_TEXT), sha256=digest)
     try:
         match = read_match(path, effects=False)
     except (ExportError, JournalError, ConfigError, GammonclockError, ValueError,
@@ -159,7 +206,17 @@ def collect(path: Path, verified: Verified) -> Result | None:
         winner=ended.winner.value if ended is not None and ended.winner is not None else "",
         ended_by=_ended_by(match) if ended is not None else "unfinished",
         games=games, match_ms=max(0, (match.end_t - start_t) // 1_000_000),
-        started_wall_ms=start_wall // 1_000_000, ended_wall_ms=match.end_wall // 1_000_000)
+        started_wall_ms=start_wall // 1_000_000, ended_wall_ms=match.end_wall // 1_000_000,
+        discipline=rules.discipline.name, links=links_of(match.read.header.data))
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read a MiB at a time (a journal is at most 16 MiB)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _ended_by(match: Any) -> str:
@@ -174,22 +231,18 @@ def _ended_by(match: Any) -> str:
     return str(ended.reason.value)
 
 
-@dataclass(frozen=True)
-class Pushed:
-    event: str
-    round: str
-    tables: tuple[str, ...]
-    at_ms: int
-
-
 class Results:
     """Every result the archive holds, and the rounds the hall pushed (kept in `ROUNDS_FILE` in
-    the archive folder, so that a restarted hall still knows them)."""
+    the archive folder, so that a restarted hall still knows them), each result set against
+    them and the director's decisions (counting.py) whenever it is asked for."""
 
-    def __init__(self, archive: Path) -> None:
+    def __init__(self, archive: Path, decisions: HallDecisions | None = None,
+                 keys_dir: Path | None = None) -> None:
         self.archive = archive
+        self.decisions = decisions if decisions is not None else HallDecisions(None)
+        self.keys_dir = keys_dir
         self.by_path: dict[str, Result] = {}
-        self.rounds: dict[str, Pushed] = {}        # by round name, in push order
+        self.rounds: dict[RoundKey, Pushed] = {}   # by (event, round name), in push order
         self.dropped = 0
         self.form = SWISS       # the event's format (`--format`: standings_web sets it)
 
@@ -206,27 +259,38 @@ class Results:
     def forget(self, path: str) -> None:
         self.by_path.pop(path, None)
 
-    def pushed(self, event: str, round_name: str, tables: Iterable[str], at_ms: int) -> None:
-        """A round pushed (its good rows' tables). Pushed again, the round is the latest push."""
-        name = cut(round_name, MAX_ROUND_NAME)
-        tables = tuple(dict.fromkeys(t for t in tables if TABLE_ID.fullmatch(t)))
-        if not tables:
+    def pushed(self, event: str, round_name: str, rows: Iterable[PairedMatch], at_ms: int
+               ) -> None:
+        """A round pushed (its good rows). Pushed again (say, a second batch of tables), each
+        table's pairing is the latest pushed to it, and the tables pushed before stay (their
+        retained match is still that round's)."""
+        key = (cut(event, MAX_EVENT_NAME), cut(round_name, MAX_ROUND_NAME))
+        fresh = {row.table: _kept_row(row) for row in rows if TABLE_ID.fullmatch(row.table)}
+        if not fresh:
             return
-        self.rounds.pop(name, None)
+        before = self.rounds.pop(key, None)
+        kept: dict[str, PairedMatch] = {}
+        if before is not None:
+            kept.update(before.rows or {})
+        kept.update(fresh)
+        tables = tuple(dict.fromkeys((*(before.tables if before else ()), *kept)))
         while len(self.rounds) >= MAX_ROUNDS:
             self.rounds.pop(next(iter(self.rounds)))
-        self.rounds[name] = Pushed(cut(event, MAX_EVENT_NAME), name, tables, at_ms)
+        self.rounds[key] = Pushed(*key, tables, at_ms, kept)
         self._save()
 
     def _save(self) -> None:
-        data = [{"event": p.event, "round": p.round, "tables": list(p.tables), "at_ms": p.at_ms}
+        data = [{"event": p.event, "round": p.round, "tables": list(p.tables), "at_ms": p.at_ms,
+                 **({"rows": [row.as_json() for row in p.rows.values()]}
+                    if p.rows is not None else {})}
                 for p in self.rounds.values()]
         self.archive.mkdir(parents=True, exist_ok=True)
         write_atomically(self.archive / ROUNDS_FILE,
                          json.dumps(data, ensure_ascii=False).encode("utf-8"))
 
     def load(self) -> str | None:
-        """The rounds pushed before a restart; what is wrong with the file, if anything."""
+        """The rounds pushed before a restart; what is wrong with the file, if anything. A
+        round an older hall wrote has no `rows`: its results are held (pairing not kept)."""
         path = self.archive / ROUNDS_FILE
         try:
             if path.stat().st_size > 4 << 20:
@@ -240,47 +304,45 @@ class Results:
             return f"{path}: not a list; the pushed rounds are not known"
         for item in data[-MAX_ROUNDS:]:
             if isinstance(item, dict) and isinstance(item.get("tables"), list):
-                name = cut(item.get("round"), MAX_ROUND_NAME)
+                key = (cut(item.get("event"), MAX_EVENT_NAME),
+                       cut(item.get("round"), MAX_ROUND_NAME))
                 tables = tuple(t for t in item["tables"]
                                if isinstance(t, str) and TABLE_ID.fullmatch(t))
                 at = item.get("at_ms")
-                self.rounds.pop(name, None)
-                self.rounds[name] = Pushed(cut(item.get("event"), MAX_EVENT_NAME), name,
-                                           tables, at if type(at) is int else 0)
+                self.rounds.pop(key, None)
+                self.rounds[key] = Pushed(*key, tables, at if type(at) is int else 0,
+                                          _rows_of(item.get("rows")))
         return None
 
     # --- what it says ----------------------------------------------------------------------------
 
     def results(self) -> list[Result]:
-        """Every result, by round (pushed order first), then table, then when it ended."""
-        order = {name: i for i, name in enumerate(self.rounds)}
-        return sorted(self.by_path.values(), key=lambda r: (
+        """Every result, set against the pairings and the decisions (counting.py), by round
+        (pushed order first), then table, then when it ended."""
+        order = {name: i for i, name in enumerate(self.round_names())}
+        ordered = sorted(self.by_path.values(), key=lambda r: (
             order.get(r.round, len(order)), r.round, natural_key(r.table), r.ended_wall_ms,
             r.journal))
+        return assess(ordered, self.rounds, self.decisions.decisions, self.keys_dir)
 
-    def reported(self, round_name: str, table: str) -> Result | None:
-        """The table's latest finished result of that round."""
-        return self._latest_finished().get((round_name, table))
+    def round_names(self) -> list[str]:
+        """The pushed rounds' names, in push order (once each)."""
+        return list(dict.fromkeys(p.round for p in self.rounds.values()))
 
-    def _latest_finished(self) -> dict[tuple[str, str], Result]:
-        """Each (round, table)'s latest finished result, in one pass over the results."""
-        latest: dict[tuple[str, str], Result] = {}
-        for r in self.by_path.values():
-            key = (r.round, r.table)
-            if r.finished and (key not in latest or (r.ended_wall_ms, r.journal) > (
-                    latest[key].ended_wall_ms, latest[key].journal)):
-                latest[key] = r
-        return latest
-
-    def round_status(self, cards: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each pushed round: complete or not, its results and its tables still playing (each
+    def round_status(self, cards: dict[str, dict[str, Any]],
+                     results: list[Result] | None = None) -> list[dict[str, Any]]:
+        """Each pushed round: complete or not, its tables that reported (a counted or held
+        result of that round whose match started there) and its tables still playing (each
         with its card's score and reserves)."""
-        out, latest = [], self._latest_finished()
+        reported_by: set[tuple[str, str, str]] = {
+            (r.event, r.round, r.origin) for r in (results if results is not None
+                                                   else self.results())
+            if r.standing in (Standing.COUNTED, Standing.ACCEPTED, Standing.HELD)}
+        out = []
         for pushed in self.rounds.values():
             playing, reported = [], []
             for table in pushed.tables:
-                result = latest.get((pushed.round, table))
-                if result is not None:
+                if (pushed.event, pushed.round, table) in reported_by:
                     reported.append(table)
                 else:
                     playing.append(_playing(table, cards.get(table)))
@@ -290,11 +352,65 @@ class Results:
                         "pushed_ms": pushed.at_ms})
         return out
 
-    def standings(self, form: str | None = None, event: str | None = None) -> dict[str, Any]:
+    def standings(self, form: str | None = None, event: str | None = None,
+                  results: list[Result] | None = None) -> dict[str, Any]:
         """The standings under FORM's tie-breaks (default: the event's; standings.py), of
         EVENT's results (default: all): per player, its matches, wins, points for and against,
         each round's result and its place; what is not counted listed as excluded, with why."""
-        return standings(self.results(), form or self.form, list(self.rounds), event)
+        data = standings(results if results is not None else self.results(),
+                         form or self.form, self.round_names(), event)
+        return {**data, "keys_dir": self.keys_dir is not None}
+
+    # --- the director's word --------------------------------------------------------------------
+
+    def accept(self, journal: str, sha256: str, by: str, on_disk: str) -> tuple[Result, Decision]:
+        """The director accepts a held result (the journal and the SHA-256 the page showed;
+        ON_DISK: the file's SHA-256 now): recorded in the hall's journal (decisions.py, synced)
+        before it counts. Refused (a code, said on the page) for a result that is not held, a
+        file that is not the one shown, or one whose match or pairing counts another result
+        already. OSError when the decision could not be written (nothing counts then)."""
+        assessed = self.results()
+        result = next((r for r in assessed if r.journal == journal), None)
+        if result is None:
+            raise Refused(f"no result from {journal[:200]!r}", "no_result",
+                          journal=journal[:200])
+        if result.standing is not Standing.HELD:
+            code = "already_counted" if result.counted else "not_acceptable"
+            raise Refused(f"{journal}: {result.standing.value}; only a held result is "
+                          "accepted", code, journal=journal, other=journal)
+        if not sha256 or result.sha256 != sha256 or on_disk != sha256:
+            raise Refused(f"{journal} is not the file the page showed (its SHA-256 differs): "
+                          "reload the results", "changed", journal=journal)
+        other = conflict(result, assessed)
+        if other is not None:
+            raise Refused(f"{other.journal} counts already for this match or pairing",
+                          "already_counted", journal=journal, other=other.journal)
+        why = result.reason.why.value if result.reason is not None else ""
+        decision = self.decisions.record("accepted", by, journal=journal, sha256=sha256,
+                                         table=result.table, held=why)
+        return result, decision
+
+
+def _kept_row(row: PairedMatch) -> PairedMatch:
+    """A pushed row as the results compare it: its names cut as a journal's are."""
+    return PairedMatch(row.table, cut(row.left, MAX_NAME_LENGTH), cut(row.right, MAX_NAME_LENGTH),
+                       row.length, cut(row.discipline, 40))
+
+
+def _rows_of(value: object) -> dict[str, PairedMatch] | None:
+    """A round's rows as the file kept them (None: an older hall's round, no rows)."""
+    if not isinstance(value, list):
+        return None
+    rows: dict[str, PairedMatch] = {}
+    for item in value[:1000]:
+        if not isinstance(item, dict):
+            continue
+        table, length = item.get("table"), item.get("length")
+        if isinstance(table, str) and TABLE_ID.fullmatch(table) and type(length) is int:
+            rows[table] = _kept_row(PairedMatch(table, str(item.get("left", "")),
+                                                str(item.get("right", "")), length,
+                                                str(item.get("discipline") or "")))
+    return rows
 
 
 def _playing(table: str, card: dict[str, Any] | None) -> dict[str, Any]:
@@ -349,8 +465,10 @@ def journal_cell(result: Result) -> str:
 
 
 def results_csv(results: Iterable[Result]) -> str:
+    """The counted results (what the standings count; the pairing software takes them as they
+    are): a held, TAMPERED or unfinished result is on the page and in the JSON, not here."""
     return csv_text(RESULT_COLUMNS, (
         (r.round, r.table, r.left, r.right, r.length, r.left_score, r.right_score,
          r.winner_name, r.ended_by if not r.error else "unreadable", journal_cell(r))
-        for r in results))
+        for r in results if r.counted))
 

@@ -33,13 +33,13 @@ from .actions import now_ms as now_ms  # web.py takes it from here
 from .archive import Verified
 from .archiving import Archiving
 from .continuation import LIVE_DIR, LiveCopies, Refusal, refusal_problem
-from .decisions import HallDecisions
+from .decisions import Decision, HallDecisions
 from .delivery import EventKey, TablePosition, event_key
 from .intake import BadMessages, Intake
 from .messages import natural_key
 from .moves import MovedNotices
 from .mqtt import HallClient
-from .results import Results
+from .results import Result, Results, file_sha256
 from .view import HallView
 
 log = logging.getLogger("gammonclock.hall")
@@ -79,10 +79,12 @@ class Hall:
         self.view = HallView(options.prefix)
         self.client = HallClient(options.broker, options.user, options.password,
                                  options.prefix, options.ca_file, options.client_id)
-        self.results = Results(options.archive)         # each archived match's result
         # The director's decisions (a held result accepted, a match moved), synced before they
         # count and read back after a restart (decisions.py).
         self.decisions = HallDecisions.in_archive(options.archive)
+        # Each archived match's result, counted by the one rule (counting.py) against the
+        # rounds pushed, the tables' keys and the decisions.
+        self.results = Results(options.archive, self.decisions, options.keys_dir)
         self.listeners: list[Listener] = []
         self.on_change: list[Callable[[str, int], None]] = []   # the benchmark's probe
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -244,6 +246,15 @@ class Hall:
         return await self.actions.move(from_table, to_table, by, force, wait_s, live=live,
                                        journal=journal)
 
+    async def accept(self, journal: str, sha256: str, by: str) -> tuple[Result, Decision]:
+        """The director accepts a held result (results.Results.accept): the file as it is on
+        disk now must be the one the page showed (its SHA-256, read off the loop)."""
+        try:
+            on_disk = await asyncio.to_thread(file_sha256, self.options.archive / journal)
+        except OSError:
+            on_disk = ""
+        return self.results.accept(journal, sha256, by, on_disk)
+
     # --- the JSON views (web.py) ---------------------------------------------------------------
 
     def archive_list(self) -> list[dict[str, Any]]:
@@ -252,13 +263,21 @@ class Hall:
         return self.archiving.archive_list()
 
     def results_json(self) -> dict[str, Any]:
-        """Every result, each pushed round's completion, the standings (`/api/results.json`)."""
+        """Every result (`counted`, or `held` with why), each pushed round's completion, the
+        standings (`/api/results.json`): one assessment, so `counted` is what the standings
+        count."""
         cards = {card["table"]: card for card in self.view.cards()}
+        results = self.results.results()
         return {"server_now_ms": now_ms(),
-                "results": [r.as_json() for r in self.results.results()],
-                "rounds": self.results.round_status(cards),
-                "standings": self.results.standings(),
-                "not_collected": self.results.dropped}
+                "results": [r.as_json() for r in results],
+                "rounds": self.results.round_status(cards, results),
+                "standings": self.results.standings(results=results),
+                "not_collected": self.results.dropped, **self.counting_json()}
+
+    def counting_json(self) -> dict[str, Any]:
+        """Whether the hall can verify a journal at all (`--keys-dir`): without it every result
+        is held (the page says so)."""
+        return {"keys_dir": self.options.keys_dir is not None}
 
     def card(self, table: str) -> dict[str, Any]:
         """The table's card for the director's page: the view's, with what the hall holds of
@@ -271,7 +290,8 @@ class Hall:
 
     def snapshot(self) -> dict[str, Any]:
         return {"server_now_ms": now_ms(), "broker": self.broker_json(),
-                "cards": self.cards(), "archive": self.archive_list()}
+                "cards": self.cards(), "archive": self.archive_list(),
+                "counting": self.counting_json()}
 
     def broker_json(self) -> dict[str, Any]:
         url = self.options.broker

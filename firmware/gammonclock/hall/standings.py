@@ -2,17 +2,14 @@
 archived journals (results.py), each player's matches, wins, points for and against, each
 round's result (opponent, W/L, score), and a ranking with the tie-breaks of the event's format.
 
-What counts:
-- A result counts when its match finished (`score`, `flag`, `forfeit`, `disqualified`,
-  `challenges`), its journal is `intact` or `seal not checked`, and it belongs to a round (its
-  match file's `[event] round`). Whatever ended it, a counted match counts the same: a win, a
-  loss (or, for a match tied at its length, a draw: half a win each), and the journal's final
-  score as points (a match lost on the flag, by disqualification or by challenges gives the
-  winner the match length: the engine's `lose_match`).
-- Not counted, listed under `excluded` with why, for the arbiter to decide: a TAMPERED or
-  unreadable journal, an abandoned match (no winner), a match of no round, a match with one
-  player on both sides, and an earlier counted result of the same event, round and table (the
-  table played that round again: the latest counts).
+What counts is counting.py's one rule, and nothing else: the standings count exactly the results
+whose `counted` is true (`/api/results.json` says the same of each), and list every other
+result that finished under `excluded`, with its reason as a code and fields (`held`: the
+director may accept it; else never counted: TAMPERED, unreadable, abandoned, one player on both
+sides). Whatever ended it, a counted match counts the same: a win, a loss (or, for a match tied
+at its length, a draw: half a win each), and the journal's final score as points (a match lost
+on the flag, by disqualification or by challenges gives the winner the match length: the
+engine's `lose_match`).
 - A bye is not the hall's: a pairings row has two players and a table; the pairing software
   that gave the bye counts it. A forfeit before any play (a player did not come) is the
   arbiter's `disqualify` or `forfeit` at the table: a finished match like any other.
@@ -43,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 from gammonclock.core.rules import json_points
 from gammonclock.errors import GammonclockError
 
+from .counting import Standing
+
 if TYPE_CHECKING:              # results.py imports this module: the type only
     from .results import Result
 
@@ -52,15 +51,8 @@ SCORE, BUCHHOLZ, SONNEBORN_BERGER = "score", "buchholz", "sonneborn_berger"
 POINT_DIFFERENCE, POINTS_FOR, HEAD_TO_HEAD = "point_difference", "points_for", "head_to_head"
 TIE_BREAKS = {SWISS: (SCORE, BUCHHOLZ, SONNEBORN_BERGER, POINT_DIFFERENCE, HEAD_TO_HEAD),
               ROUND_ROBIN: (SCORE, HEAD_TO_HEAD, POINT_DIFFERENCE, POINTS_FOR)}
-COUNTED_VERDICTS = ("intact", "seal not checked")
 WIN, LOSS, DRAW = "W", "L", "D"
 WORTH = {WIN: Fraction(1), DRAW: Fraction(1, 2), LOSS: Fraction(0)}
-
-# Why a result is not counted (`excluded[].why`, in words; `code`: tampered, unreadable, abandoned,
-# no_round, same_player, replaced): the verdict's word, the reading's error, or one of these.
-ABANDONED, NO_ROUND, REPLACED, SAME_PLAYER = ("abandoned", "no round",
-                                              "replaced by a later result",
-                                              "one player on both sides")
 
 
 class StandingsError(GammonclockError, ValueError):
@@ -145,42 +137,20 @@ def standings(results: Iterable[Result], form: str = SWISS,
             "excluded": excluded}
 
 
-def select(results: Iterable[Result]) -> tuple[list[Result], list[dict[str, str]]]:
-    """The results that count, and those that do not (each with why)."""
-    latest: dict[tuple[str, str, str], Result] = {}
-    excluded: list[dict[str, str]] = []
-
-    def exclude(r: Result, code: str, why: str) -> None:
-        excluded.append({"journal": r.journal, "table": r.table, "round": r.round,
-                         "verdict": r.verdict, "code": code, "why": why})
-
-    given = list(results)
-    for r in given:
-        trusted = r.verdict in COUNTED_VERDICTS
-        if r.error or not trusted:
-            if r.error or r.finished or r.verdict == "TAMPERED":
-                exclude(r, "tampered" if r.verdict == "TAMPERED" else "unreadable",
-                        r.error if trusted else r.verdict)
-        elif not r.finished:
-            continue                     # still playing (the round's status says so)
-        elif r.ended_by == ABANDONED:
-            exclude(r, "abandoned", ABANDONED)
-        elif not r.round:
-            exclude(r, "no_round", NO_ROUND)
-        elif r.left == r.right:
-            exclude(r, "same_player", SAME_PLAYER)
-        else:
-            key = (r.event, r.round, r.table)
-            before = latest.get(key)
-            if before is None or (r.ended_wall_ms, r.journal) > (before.ended_wall_ms,
-                                                                  before.journal):
-                latest[key] = r
-                if before is not None:
-                    exclude(before, "replaced", REPLACED)
-            else:
-                exclude(r, "replaced", REPLACED)
-    kept = {id(r) for r in latest.values()}
-    return [r for r in given if id(r) in kept], excluded
+def select(results: Iterable[Result]) -> tuple[list[Result], list[dict[str, Any]]]:
+    """The results that count (`counted`: counting.py's rule), and the finished ones that do
+    not, each with why: its code (`counting.Why`) and fields, in English too (`why`)."""
+    counted: list[Result] = []
+    excluded: list[dict[str, Any]] = []
+    for r in results:
+        if r.counted:
+            counted.append(r)
+        elif r.standing in (Standing.HELD, Standing.NOT_COUNTED) and r.reason is not None:
+            excluded.append({"journal": r.journal, "table": r.table, "round": r.round,
+                             "verdict": r.verdict, "code": r.reason.why.value,
+                             "fields": r.reason.fields, "why": r.reason.text,
+                             "held": r.standing is Standing.HELD})
+    return counted, excluded
 
 
 # --- the ranking ---------------------------------------------------------------------------------

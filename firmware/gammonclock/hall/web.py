@@ -7,7 +7,8 @@ in that browser): its texts are one catalogue per language, hall/static/texts.js
 page as data (`page_texts` checks that every text is in every language).
 
 Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…` the director's
-actions (JSON in, JSON out), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
+actions (JSON in, JSON out; `/api/accept`: a held result accepted, recorded in the hall's journal
+of decisions before it counts), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
 `/api/results.json`, `/api/standings.csv` and `/api/standings.json` the results recomputed from
 the archived journals (results.py, standings_web.py; GETs: under the Host check and the
 password, no token).
@@ -47,11 +48,12 @@ from aiohttp import web
 
 from .accounts import TABLE_ID
 from .archive import JOURNAL_NAME
-from .connections import GuardedSite, Limits
+from .connections import GuardedSite, Limits, WrongPasswords
 from .continuation import Refused
+from .decisions import DecisionError
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
-from .results import results_csv
+from .results import SHA256_HEX, results_csv
 from .server import Hall, Listener, now_ms
 
 log = logging.getLogger(__name__)
@@ -148,6 +150,7 @@ def host_name(header: str) -> str | None:
 PASSWORD: web.AppKey[str] = web.AppKey("password", str)   # "": none asked
 HOSTS: web.AppKey[PageHosts] = web.AppKey("hosts", PageHosts)
 TOKEN: web.AppKey[str] = web.AppKey("token", str)
+GUESSES: web.AppKey[WrongPasswords] = web.AppKey("guesses", WrongPasswords)
 LIMITS: web.AppKey[Limits] = web.AppKey("limits", Limits)
 LANGUAGE: web.AppKey[str] = web.AppKey("language", str)
 PAGE: web.AppKey[str] = web.AppKey("page", str)        # the page, made once (token, language)
@@ -182,6 +185,7 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app[HOSTS] = hosts or PageHosts()
     app[LIMITS] = limits or Limits()
     app[TOKEN] = token or secrets.token_urlsafe(32)
+    app[GUESSES] = WrongPasswords()
     # Made once, off any request (a catalogue that is not whole stops the hall at its start).
     app[PAGE] = page_html(language, app[TOKEN])
     app.router.add_get("/", _page)
@@ -191,6 +195,7 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     app.router.add_post("/api/round", _round)
     app.router.add_post("/api/cmd", _command)
     app.router.add_post("/api/move", _move)
+    app.router.add_post("/api/accept", _accept)
     app.router.add_post("/api/dismiss", _dismiss)
     app.router.add_post("/api/dismiss-all", _dismiss_all)
     app.router.add_get("/api/archive", _archive_list)
@@ -236,9 +241,18 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             f"was for {repr(host)[:80]}. To use another name, start the hall with "
             "--page-host NAME.\n"))
     password = request.app[PASSWORD]
-    if password and not is_public_path(request.path) and not _authorised(request, password):
-        return web.Response(status=401, text="the hall's password, please\n",
-                            headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
+    if password and not is_public_path(request.path):
+        guesses, address = request.app[GUESSES], request.remote or "?"
+        wait_s = guesses.wait_s(address)
+        if wait_s > 0:
+            return web.Response(status=429, text=(
+                f"too many wrong passwords from {address}; try again in {wait_s} s\n"),
+                headers={"Retry-After": str(wait_s)})
+        if not _authorised(request, password):
+            if _credentials(request) is not None:      # a browser's first request has none
+                guesses.wrong(address)
+            return web.Response(status=401, text="the hall's password, please\n",
+                                headers={"WWW-Authenticate": 'Basic realm="gammonclock hall"'})
     if request.method == "POST":
         if request.content_type != "application/json":
             return _error(415, "send JSON (Content-Type: application/json)")
@@ -466,6 +480,33 @@ async def _move(request: web.Request) -> web.StreamResponse:
                                        if k not in ("received_ms", "command")}
     return web.json_response({"id": answer["id"], "command": command, "reply": reply,
                               "moved": answer.get("moved")})
+
+
+async def _accept(request: web.Request) -> web.StreamResponse:
+    """`{"journal": "TABLE/NAME.jsonl", "sha256": HEX}`: the director accepts a held result (the
+    file the page showed, by its SHA-256). The decision is in the hall's journal (synced) before
+    the answer; the results and standings count it from then on."""
+    body = await _json(request)
+    journal, digest = _text(body, "journal"), _text(body, "sha256")
+    table, _, name = journal.partition("/")
+    if TABLE_ID.fullmatch(table) is None or JOURNAL_NAME.fullmatch(name) is None:
+        return _error(400, "`journal` is TABLE/NAME.jsonl, as the results list it")
+    if len(digest) != SHA256_HEX or any(c not in "0123456789abcdef" for c in digest):
+        return _error(400, "`sha256` is the journal's SHA-256 in 64 lower-case hex digits")
+    hall = request.app[HALL]
+    try:
+        result, decision = await hall.accept(journal, digest, _by(request))
+    except Refused as exc:
+        return _error(404 if exc.code == "no_result" else 409, str(exc), exc.code, exc.fields)
+    except DecisionError as exc:
+        return _error(400, str(exc))
+    except OSError as exc:
+        log.warning("page: the acceptance of %s is not recorded: %s", journal,
+                    exc.strerror or exc)
+        return _error(500, f"not recorded (nothing counts): {exc.strerror or exc}",
+                      code="not_recorded", fields={"why": str(exc.strerror or exc)})
+    return web.json_response({"ok": True, "journal": result.journal,
+                              "accepted": {"by": decision.by, "at_ms": decision.at_ms}})
 
 
 async def _dismiss(request: web.Request) -> web.StreamResponse:

@@ -50,6 +50,13 @@ def verdict_say(verdict: Verdict) -> Say:
     return with_detail(say, torn) if isinstance(torn, str) and torn else say
 
 
+def other_key_say(verdict: Verdict, table: str) -> Say:
+    """A journal sent from TABLE's account but sealed by another device's key: TAMPERED at the
+    hall (the chain holds: `records` whole records)."""
+    return {"code": "other_key", "table": table, "records": verdict.records,
+            "sealed_by": verdict.sealed_by or "", "this_key": verdict.this_key or ""}
+
+
 def unchecked_say(records: int, key_file: str | None, problems: list[str]) -> Say:
     """A journal read without the table's key: its seal not checked, and its problems."""
     say: Say = {"code": "unchecked" if key_file else "unchecked_no_keys", "records": records}

@@ -51,6 +51,7 @@ class Publisher:
         self._inflight: deque[tuple[Event, MQTTMessageInfo]] = deque()
         self._retry_at = 0.0
         self._tail: JournalTail | None = None
+        self._ack_beyond: tuple[str, int] | None = None   # an ack past the card, said once
         self.unsaved = False              # the acknowledged position moved since it was kept
         self._save_at = 0.0
         self._journal_info: tuple[str, MQTTMessageInfo] | None = None
@@ -119,6 +120,17 @@ class Publisher:
         if journal is None:
             return
         if ack.journal == journal and ack.seq > seq:
+            written = on_card(self.service, journal)
+            if written is not None and self._inflight:
+                written = max(written, self._inflight[-1][0].seq)     # sent: it was read
+            if written is not None and ack.seq > written:
+                # The hall cannot hold what the clock has not written: never skip events on it.
+                if self._ack_beyond != (journal, ack.seq):
+                    log.error("hall: the hall acknowledges %s up to seq %d, beyond the last "
+                              "record on the card (%d); ignored, the events wait for an ack of "
+                              "what was sent", journal, ack.seq, written)
+                self._ack_beyond = (journal, ack.seq)
+                return
             with self.memory.lock:
                 self.memory.seq = ack.seq
             while self._inflight and self._inflight[0][0].seq <= ack.seq:

@@ -55,6 +55,7 @@ import json
 import logging
 import os
 import socket
+import stat
 import tempfile
 import threading
 import time
@@ -121,6 +122,19 @@ def simulator_socket_path() -> Path:
     return Path(tempfile.gettempdir()) / f"gammonclock-simulator-{os.getuid()}" / SOCKET_NAME
 
 
+def private_folder(path: Path) -> bool:
+    """Whether `path` is a folder of this login's alone: a real folder (not a link), owned by
+    this login, that nobody else may enter. The simulator's folder is in the shared /tmp, where
+    another login could make it first and serve a socket of its own there: an arbiter's
+    `new-match` would then go to it, and its made-up replies come back."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and stat.S_IMODE(info.st_mode) & 0o077 == 0)
+
+
 def someone_serves(path: Path) -> bool:
     """Whether a clock answers at `path` now."""
     try:
@@ -148,7 +162,7 @@ def asking_path(state_dir: str | Path | None, default_state_dir: str | Path) -> 
     except PermissionError:           # it is there, but this login may not look in: say so
         return socket_path(RUNTIME_DIR)
     simulator = simulator_socket_path()
-    if simulator.exists() and someone_serves(simulator):
+    if private_folder(simulator.parent) and simulator.exists() and someone_serves(simulator):
         return simulator
     return socket_path(default_state_dir)
 

@@ -3,7 +3,9 @@
 udev starts `gammonclock-usb@sda1.service` (root, oneshot) when a stick with a file system is
 plugged in; that unit runs `gammonclock usb-stick /dev/sda1`, which:
 
-1. finds the stick's file system type (`blkid`),
+1. finds the stick's file system type (`blkid`) and mounts only the ones sticks are formatted
+   with (`MOUNTED_FILE_SYSTEMS`): a stick anyone can plug in never reaches a less-used kernel
+   driver (hfsplus, udf, squashfs, btrfs, …) with an image crafted for its bugs,
 2. mounts it under `/run/gammonclock/usb/sda1`, inside the clock's RuntimeDirectory, so the
    sandboxed clock (ProtectSystem=strict) sees it and may write there; `nosuid,nodev,noexec`
    and `nosymfollow` (the kernel follows no link on the stick: nothing reads or writes off it
@@ -37,13 +39,16 @@ from typing import Any, Protocol, TextIO
 
 from gammonclock.errors import GammonclockError
 
-__all__ = ["MOUNT_OPTIONS", "OWNED_FILE_SYSTEMS", "usb_stick_main"]
+__all__ = ["MOUNTED_FILE_SYSTEMS", "MOUNT_OPTIONS", "OWNED_FILE_SYSTEMS", "usb_stick_main"]
 
 # Nothing on a stick is run, is a device, or is a link followed (Linux 5.10+, util-linux 2.38:
 # Raspberry Pi OS Bookworm).
 MOUNT_OPTIONS = "nosuid,nodev,noexec,nosymfollow"
 # File systems without Unix owners: the mount gives every file to the clock's user.
 OWNED_FILE_SYSTEMS = frozenset({"vfat", "exfat", "ntfs", "ntfs3"})
+# The only file systems mounted: what sticks come formatted with, and ext2/3/4 for a stick a
+# Linux machine prepared. A stick is anyone's: its image reaches the kernel's driver as root.
+MOUNTED_FILE_SYSTEMS = OWNED_FILE_SYSTEMS | {"ext2", "ext3", "ext4"}
 DEVICE_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")      # a kernel name: sda1, mmcblk1p1
 
 
@@ -197,6 +202,10 @@ def _file_system(device: str, run: Runner) -> str:
     fs_type = _command(run, ["blkid", "-o", "value", "-s", "TYPE", device], nothing).strip()
     if not fs_type:
         raise _Failed(nothing)
+    if fs_type not in MOUNTED_FILE_SYSTEMS:
+        raise _Failed(f"{device}: the stick's file system is {fs_type[:40]!r}; only "
+                      f"{', '.join(sorted(MOUNTED_FILE_SYSTEMS))} are mounted (format it as "
+                      "FAT32 or exFAT)")
     return fs_type
 
 

@@ -478,8 +478,8 @@ def demo(args: argparse.Namespace) -> int:
 
 
 class PublicDemoBroker(PrivateBroker):
-    """The demo's spectators' broker (`gammonclock hall demo`): a private Mosquitto with the
-    shipped public.conf's listeners, limits and public.acl, on two free ports."""
+    """The demo's spectators' broker (`gammonclock hall demo`): a private Mosquitto from the
+    shipped public.conf and its two ACLs, on two free ports, its WebSocket listener on loopback."""
 
     def __init__(self, where: Path) -> None:
         from gammonclock.hall.public import PUBLIC_USER
@@ -492,10 +492,14 @@ class PublicDemoBroker(PrivateBroker):
 
     def config_text(self) -> str:
         from gammonclock.hall.public import public_broker_config
-        acl = self.folder / "public.acl"
-        acl.write_text(shipped("public.acl"), encoding="utf-8")
+        acls = {}
+        for name in ("public-hall.acl", "public-spectators.acl"):
+            acls[name] = self.folder / name
+            acls[name].write_text(shipped(name), encoding="utf-8")
         return "\n".join([
             *public_broker_config(self.port, self.websocket_port,
-                                  str(self.folder / "passwd"), str(acl)),
+                                  password_file=str(self.folder / "passwd"),
+                                  hall_acl=str(acls["public-hall.acl"]),
+                                  spectators_acl=str(acls["public-spectators.acl"])),
             f"log_dest file {self.folder / 'mosquitto.log'}",
             f"user {getpass.getuser()}", ""])

@@ -298,6 +298,7 @@ function renderCard(card) {
     healthRow(card),                                    // health.js
     movedLine(card),
     needsRow(card, needs),
+    heldRow(card),                                      // hall_alerts.js
     badMessages(card));
   return node;
 }
@@ -412,6 +413,7 @@ function connect() {
     if (data.token) token = data.token;
     archive.clear();
     setArchive(data.archive);
+    setCounting(data.counting);
     scheduleRender();
   });
   source.addEventListener("cards", (e) => {
@@ -848,14 +850,14 @@ async function pushRound(event) {
 
 // An archived journal's verdict in the page's language, from the hall's code and fields
 // (hall_words.py); what the hall's code does not name (an older hall) as the hall says it.
-const VERDICTS = new Set(["intact", "other_device", "not_checked", "tampered", "unchecked",
-                          "unchecked_no_keys", "unreadable"]);
+const VERDICTS = new Set(["intact", "other_device", "other_key", "not_checked", "tampered",
+                          "unchecked", "unchecked_no_keys", "unreadable"]);
 function verdictText(say, message = "") {
   if (!say || !VERDICTS.has(say.code)) return textOf(message);
   const records = Number.isInteger(say.records) ? tn("count.records", say.records) : "";
   const detail = detailOf(say);
   const args = { records, sealed_by: textOf(say.sealed_by), this_key: textOf(say.this_key),
-                 key: textOf(say.key), detail: detail };
+                 key: textOf(say.key), table: textOf(say.table), detail: detail };
   switch (say.code) {
     case "intact": case "other_device": case "not_checked":
       args.detail = detail;                    // the journal's own note (a torn last line)
@@ -955,8 +957,79 @@ const VERDICT = { "intact": "results.verdict.intact", "seal not checked": "resul
 let results = null;               // the hall's /api/results.json, when the dialog last asked
 let resultsRound = null;          // the round the director chose in the dialog ("*": all)
 
-async function openResults() {
+// A hall given no --keys-dir verifies nothing, so it counts nothing by itself: the page says so
+// on its main view and in the Results and Standings dialogs.
+function setCounting(counting) {
+  $("no-keys").hidden = !(counting && counting.keys_dir === false);
+}
+
+// Why a result is held or not counted (the hall's code and fields), in the page's language;
+// the hall's English when the page does not know the code (a newer hall).
+function whyText(why, english = "") {
+  if (!why || typeof why !== "object" || !own(TEXTS.en || {}, `results.why.${why.code}`)) {
+    return textOf(english);
+  }
+  const args = {};
+  for (const [name, value] of Object.entries(why)) {
+    if (typeof value === "string" || Number.isFinite(value)) args[name] = value;
+  }
+  args.event = textOf(why.event) || "—";
+  args.discipline = textOf(why.discipline) ? `, ${why.discipline}` : "";
+  args.detail = textOf(why.detail);
+  return t(`results.why.${why.code}`, args);
+}
+
+function whenText(ms) {
+  if (!Number.isFinite(ms) || ms <= 0) return "—";
+  return new Intl.DateTimeFormat(language, { day: "numeric", month: "short", hour: "2-digit",
+                                             minute: "2-digit" }).format(new Date(ms));
+}
+
+// Where a result stands: counted; held, with why and the director's Accept; accepted by whom and
+// when; not counted, with why; not finished; moved on (its match goes on in another journal).
+function standingNode(r) {
+  const why = whyText(r.why, r.why_text);
+  switch (r.standing) {
+    case "counted":
+      return el("span", { class: "okmark" }, t("results.standing.counted"));
+    case "accepted":
+      return el("span", {}, el("span", { class: "okmark" }, "✓ "),
+                t("results.standing.accepted", { by: textOf(r.accepted && r.accepted.by),
+                                                 at: whenText(r.accepted && r.accepted.at_ms) }));
+    case "held":
+      return el("span", {}, el("span", { class: "warnmark" }, t("results.standing.held", { why })),
+                el("div", {}, el("button", { type: "button", class: "accept",
+                                             title: t("results.accept_title"),
+                                             onclick: () => acceptResult(r) },
+                                 t("results.accept"))));
+    case "not_counted":
+      return el("span", { class: "badmark" }, t("results.standing.not_counted", { why }));
+    case "moved":
+      return el("span", {}, t("results.standing.moved"));
+    default:
+      return el("span", {}, t("results.standing.playing"));
+  }
+}
+
+async function acceptResult(r) {
+  const out = $("results-accept");
+  out.className = "result";
+  out.textContent = t("results.accepting", { journal: r.journal });
+  try {
+    const answer = await post("/api/accept", { journal: r.journal, sha256: r.sha256 });
+    out.className = "result ok";
+    out.textContent = t("results.accepted_now", {
+      journal: r.journal, by: textOf(answer.accepted.by), at: whenText(answer.accepted.at_ms) });
+  } catch (err) {
+    out.className = "result bad";
+    out.textContent = t("results.accept_failed", { journal: r.journal, error: err.message });
+  }
+  await openResults(false);
+}
+
+async function openResults(fresh = true) {
   $("results-status").textContent = t("results.loading");
+  if (fresh) $("results-accept").textContent = "";
   if (!$("results-dialog").open) $("results-dialog").showModal();
   try {
     const response = await fetch("/api/results.json", { cache: "no-store" });
@@ -966,6 +1039,8 @@ async function openResults() {
     $("results-status").textContent = t("error.failed", { error: err.message });
     return;
   }
+  $("results-no-keys").hidden = results.keys_dir !== false;
+  setCounting(results);
   const select = $("results-round");
   const names = [...new Set([...results.rounds.map((r) => r.round),
                              ...results.results.map((r) => r.round)])];
@@ -991,17 +1066,21 @@ function fillResults() {
     status.push(t("results.not_pushed"));
   }
   const excluded = results.standings.excluded.filter((e) => chosen === "*" || e.round === chosen);
-  if (excluded.length) status.push(tn("results.excluded", excluded.length));
+  const held = excluded.filter((e) => e.held).length;
+  if (held) status.push(tn("results.held_count", held));
+  if (excluded.length > held) status.push(tn("results.excluded", excluded.length - held));
   $("results-status").textContent = status.join(" ");
   const head = el("tr", {}, ["table", "players", "score", "winner", "ended", "games", "time",
-                              "journal"].map((c) => el("th", {}, t(`results.col.${c}`))));
+                              "journal", "counted"].map((c) => el("th", {}, t(`results.col.${c}`))));
   const rows = shown.map((r) => {
     const bad = r.verdict !== "intact" && r.verdict !== "seal not checked";
+    const rowClass = bad || r.standing === "not_counted" ? "result-bad"
+                   : r.standing === "held" ? "result-held" : null;
     const ended = r.error ? t("results.ended.unreadable")
                           : own(ENDED, r.ended_by) ? t(ENDED[r.ended_by]) : r.ended_by;
     const verdict = own(VERDICT, r.verdict) ? t(VERDICT[r.verdict]) : t("results.verdict.unreadable");
     const [table, name] = r.journal.split("/");
-    return el("tr", { class: bad ? "result-bad" : null, "data-journal": r.journal },
+    return el("tr", { class: rowClass, "data-journal": r.journal, "data-standing": r.standing },
       el("td", {}, r.table),
       el("td", {}, `${r.left} — ${r.right}`),
       el("td", { class: "num" }, `${r.score} / ${r.length}`),
@@ -1010,7 +1089,8 @@ function fillResults() {
       el("td", { class: "num" }, String(r.games)),
       el("td", { class: "num" }, clockText(r.match_s * 1000)),
       el("td", {}, el("span", { class: bad ? "badmark" : "okmark" }, bad ? "✗ " : "✓ "), verdict, " ",
-         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓")));
+         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓")),
+      el("td", { class: "standing" }, standingNode(r)));
   });
   const body = [rows.length ? el("table", { class: "rows results" }, el("thead", {}, head), el("tbody", {}, rows))
                             : el("p", { class: "counts" }, t("results.none"))];

@@ -6,7 +6,19 @@
 // first appears; those already on the page when it opens are not news. The low-time mark is this
 // browser's ("warn under M:SS", remembered; 0 = off): the hall knows nothing of it; the cards'
 // low-time style (hall.js's `tickReserves`) follows the same mark. Uses
-// hall.js's `t`, `alertText`, `who`, `clockText`, `reserveNow` and `cards`.
+// hall.js's `t`, `tn`, `el`, `alertText`, `who`, `clockText`, `reserveNow`, `cards`
+// and `scheduleRender`; hall.js's cards show `heldRow`.
+//
+// The page draws attention; it is not drawn by tables (SPEC §14.1): per table and kind at most
+// one sound and one notification a minute (`QUIET_MS`); what comes within that minute is held
+// and said in one announcement when the minute is over ("57 more alerts in the last minute:
+// flag ×19, offline ×19, back online ×19"; a single one in its own words), and the card says
+// how many are held. Offline and back online are two kinds (a held "back online" must not hold
+// a later outage). Other tables are not held by one: each table's first alert of a kind sounds
+// at once. For the page as a whole, one beep covers the alerts of a second (`BEEP_GAP_MS`: five
+// flags at once are one beep, five notifications); a flag's tones still sound after a lesser
+// beep. The cards list every alert (the hall bounds them); only sound and notifications are
+// limited. Time is the page's clock (`alertNow`: monotonic; a test's browser clock drives it).
 "use strict";
 
 const ALERTS_KEY = "gammonclock.hall.alerts";
@@ -17,8 +29,23 @@ const LOW_MAX_MS = 30 * 60000;    // the mark goes up to 30:00
 // A match is in progress in these phases (a table offline then is news; idle, ready or over: not).
 const IN_MATCH = new Set(["running", "cube_offered", "paused", "result_entry", "break",
                           "between_games", "arbiter"]);
-const HEARD_KEPT = 5000;
-const heard = new Set();          // the alerts already sounded (or there when the page opened)
+const HEARD_KEPT = 200;           // per table (a card lists at most ~55 alerts: the hall's 50)
+// The alerts already sounded (or there when the page opened), per table, the least recently
+// listed first: a table's flood of new alerts pushes out only its own old ones, never an alert
+// still on a card (one that came back would sound again).
+const heard = new Map();          // table -> Set of alert ids
+const QUIET_MS = 60000;           // per table and kind: one announcement a minute
+const GATHER_MS = 2000;           // held kinds whose minutes end this close are said together
+const BEEP_GAP_MS = 1000;         // the page's beeps: one for the alerts of a second
+// The kinds of alerts, each limited by itself: their words in a summary, in the order said.
+const KINDS = new Map([["flag", "alert.kind.flag"], ["overrun", "alert.kind.overrun"],
+                       ["pin", "alert.kind.pin"], ["challenge", "alert.kind.challenge"],
+                       ["notice", "alert.kind.notice"], ["low", "alert.kind.low"],
+                       ["offline", "alert.kind.offline"], ["online", "alert.kind.online"]]);
+// table -> {kinds: Map(kind -> {at: when it last sounded, held: how many since, last: the last
+// held {words, tones}}), timer: the summary's}. Bounded by the tables and kinds.
+const limits = new Map();
+let lastBeep = null;              // {at, flag}: the page's last beep
 let audible = (() => { try { return window.localStorage.getItem(ALERTS_KEY) === "on"; } catch (err) { return false; } })();
 let audio = null;
 const FLAG = [880, 660, 880], TWO = [660, 880], LOW = [880, 440];    // the beeps' tones (Hz)
@@ -54,21 +81,24 @@ function hearCards(list, first) {
       // the break runs over) and its `break_overrun` event makes an alert: one occurrence, one
       // sound.
       const late = need.kind === "overrun", id = late ? lateId(card, need) : alertId(card, need);
-      if (late && need.key && !hear(alertId(card, need))) continue;
-      if (!hear(id)) continue;
-      if (!first) announce(card, id, alertText(need, card), need.kind === "flag" ? FLAG : TWO);
+      if (late && need.key && !hear(card.table, alertId(card, need))) continue;
+      if (!hear(card.table, id)) continue;
+      if (!first) announce(card, id, need.kind, () => alertText(need, card),
+                           need.kind === "flag" ? FLAG : TWO);
     }
     hearOnline(card, first);
     hearLow(card, first);
   }
 }
 
-// ID heard now (true) or already (false).
-function hear(id) {
-  if (heard.has(id)) return false;
-  heard.add(id);
-  if (heard.size > HEARD_KEPT) heard.delete(heard.values().next().value);
-  return true;
+// TABLE's alert ID heard now (true) or already (false: it is kept as listed just now).
+function hear(table, id) {
+  let ids = heard.get(table);
+  if (!ids) heard.set(table, ids = new Set());
+  const known = ids.delete(id);
+  ids.add(id);
+  if (ids.size > HEARD_KEPT) ids.delete(ids.values().next().value);
+  return !known;
 }
 
 // A break's overrun: its table, match, game (breaks are between games, `game` is the next) and
@@ -87,9 +117,11 @@ function hearOnline(card, first) {
   if (card.online === false && before !== false && IN_MATCH.has(state.phase)
       && state.lifecycle !== "ready") {
     if (audible) wentOffline.add(card.table);        // "back online" follows an announced one
-    announce(card, `${card.table}/offline/${Date.now()}`, t("alert.offline_match"), LOW);
+    announce(card, `${card.table}/offline/${alertNow()}`, "offline",
+             () => t("alert.offline_match"), LOW);
   } else if (card.online === true && wentOffline.delete(card.table)) {
-    announce(card, `${card.table}/online/${Date.now()}`, t("alert.online_again"), [660]);
+    announce(card, `${card.table}/online/${alertNow()}`, "online",
+             () => t("alert.online_again"), [660]);
   }
 }
 
@@ -101,8 +133,16 @@ function hearLow(card, first) {
   const ms = reserveNow(card, side);
   if (ms === null || ms <= 0 || ms >= lowMs) return;
   const id = `${card.table}/low/${state.journal || ""}/${state.game ?? ""}/${side}`;
-  if (!hear(id)) return;
-  if (!first) announce(card, id, t("alert.low_time", { who: who(card, side), time: clockText(ms) }), LOW);
+  if (!hear(card.table, id)) return;
+  if (first) return;
+  // Said when held: the reserve then, if that game still runs.
+  const words = () => {
+    const latest = cards.get(card.table), now = (latest || {}).state || {};
+    const same = latest && now.journal === state.journal && now.game === state.game;
+    const left = same ? reserveNow(latest, side) : null;
+    return t("alert.low_time", { who: who(card, side), time: clockText(left ?? ms) });
+  };
+  announce(card, id, "low", words, LOW);
 }
 
 function tickLow() {
@@ -110,18 +150,109 @@ function tickLow() {
   for (const card of cards.values()) hearLow(card, false);
 }
 
-// Sound TONES and notify BODY, tagged ID (one occurrence: a new ID is a new notification).
-function announce(card, id, body, tones) {
+// The page's clock for the limits: monotonic (a wall clock set back must not hold alerts for
+// longer), and a test's browser clock drives it.
+function alertNow() { return performance.now(); }
+
+// An alert of CARD's table, its KIND ("flag", "offline", …: a key of KINDS), WORDS (its text,
+// made when said: in the page's language then), TONES: sounded and notified now, or held while
+// its table's kind sounded less than a minute ago (then said with the others held when that
+// minute is over).
+function announce(card, id, kind, words, tones) {
   if (!audible) return;
+  const table = card.table, now = alertNow();
+  const limit = limitOf(table, kind);
+  if (limit.at !== null && now - limit.at < QUIET_MS) {
+    limit.held += 1;
+    limit.last = { words, tones };
+    planSummary(table);
+    return;
+  }
+  limit.at = now;
+  tell(table, id, words(), tones);
+}
+
+function limitOf(table, kind) {
+  let own = limits.get(table);
+  if (!own) limits.set(table, own = { kinds: new Map(), timer: null });
+  let limit = own.kinds.get(kind);
+  if (!limit) own.kinds.set(kind, limit = { at: null, held: 0, last: null });
+  return limit;
+}
+
+// TABLE's summary, when the first of its held kinds' minutes is over, waiting for those whose
+// minutes end within GATHER_MS of it (one announcement, not one per kind a moment apart).
+function planSummary(table) {
+  const own = limits.get(table);
+  if (!own) return;
+  if (own.timer !== null) clearTimeout(own.timer);
+  own.timer = null;
+  const ends = [...own.kinds.values()].filter((l) => l.held).map((l) => l.at + QUIET_MS)
+    .sort((a, b) => a - b);
+  if (!ends.length) return;
+  let at = ends[0];
+  for (const end of ends) if (end <= at + GATHER_MS) at = end;
+  own.timer = setTimeout(() => { own.timer = null; sayHeld(table); },
+                         Math.max(0, at - alertNow()));
+}
+
+// What TABLE's kinds held while their minute ran, said in one: a single alert in its own words,
+// more as "N more alerts in the last minute: flag ×6, offline ×6". Those kinds' minutes start
+// again now.
+function sayHeld(table) {
+  const own = limits.get(table);
+  if (!own || !audible) return;
+  const now = alertNow(), counts = new Map();
+  let total = 0, last = null;
+  for (const [kind, limit] of own.kinds) {
+    if (!limit.held || now - limit.at < QUIET_MS) continue;
+    counts.set(kind, limit.held);
+    total += limit.held;
+    last = limit.last;
+    Object.assign(limit, { at: now, held: 0, last: null });
+  }
+  if (total === 1) {
+    tell(table, `${table}/held/${now}`, last.words(), last.tones);
+  } else if (total > 1) {
+    const said = [...KINDS].filter(([kind]) => counts.has(kind))
+      .map(([kind, key]) => counts.get(kind) > 1
+        ? t("alert.summary_kind", { kind: t(key), n: counts.get(kind) }) : t(key));
+    tell(table, `${table}/held/${now}`, tn("alert.summary", total, { kinds: said.join(", ") }),
+         counts.has("flag") ? FLAG : TWO);
+  }
+  planSummary(table);
+  scheduleRender();                                  // the card's held count (`heldRow`)
+}
+
+// Forget every limit and what it held (the director switched the sound off: nothing is owed).
+function forgetLimits() {
+  for (const own of limits.values()) if (own.timer !== null) clearTimeout(own.timer);
+  limits.clear();
+  scheduleRender();
+}
+
+// What a card says while its table's alerts are held: how many, and why (null: none held).
+function heldRow(card) {
+  const own = limits.get(card.table);
+  const n = own ? [...own.kinds.values()].reduce((sum, limit) => sum + limit.held, 0) : 0;
+  return n ? el("div", { class: "held" }, tn("alerts.held", n)) : null;
+}
+
+// Sound TONES and notify BODY, tagged ID (one occurrence: a new ID is a new notification).
+function tell(table, id, body, tones) {
   beep(tones);
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   try {
-    new Notification(t("notify.title", { table: card.table }),
-                     { body, tag: id, renotify: false });
+    new Notification(t("notify.title", { table }), { body, tag: id, renotify: false });
   } catch (err) { /* not on this browser (a phone wants a service worker) */ }
 }
 
+// TONES, unless the page beeped less than BEEP_GAP_MS ago (that beep said it; a flag's tones
+// are not covered by a lesser beep).
 function beep(tones) {
+  const now = alertNow(), flag = tones === FLAG;
+  if (lastBeep && now - lastBeep.at < BEEP_GAP_MS && (lastBeep.flag || !flag)) return;
+  lastBeep = { at: now, flag };
   try {
     audio = audio || new (window.AudioContext || window.webkitAudioContext)();
     let at = audio.currentTime + 0.02;
@@ -172,6 +303,7 @@ function setupAlerts() {
     audible = !audible;
     try { window.localStorage.setItem(ALERTS_KEY, audible ? "on" : "off"); } catch (err) { /* not remembered */ }
     showAudible();
+    forgetLimits();
     if (!audible) return;
     // Both need the director's click: the browser's permission, and sound on this page.
     if ("Notification" in window && Notification.permission === "default") {

@@ -2,7 +2,7 @@
 // journals): each player's place, wins and losses, points for and against, the tie-break values
 // of the chosen format and each round's result; what is not counted, with why. The format is the
 // event's (`gammonclock hall --format`) until the director picks the other here. Uses hall.js's
-// `$`, `el`, `t`, `own`, `num`.
+// `$`, `el`, `t`, `own`, `num`, `whyText`.
 "use strict";
 
 let standingsFormat = null;       // the format the director chose here (null: the event's)
@@ -41,6 +41,7 @@ function fillEvents(data) {
 }
 
 function fillStandings(data) {
+  $("standings-no-keys").hidden = data.keys_dir !== false;
   $("standings-format").value = data.format;
   fillEvents(data);
   const params = new URLSearchParams({ format: data.format });
@@ -82,11 +83,11 @@ function fillStandings(data) {
     : el("p", { class: "counts" }, t("standings.none"))];
   if (data.excluded.length) {
     body.push(el("h3", {}, t("standings.excluded")), el("ul", { class: "log excluded" },
-      data.excluded.map((e) => el("li", { "data-journal": e.journal }, t("standings.excluded_row", {
-        table: e.table, round: e.round || "—",
-        why: e.code === "unreadable" && e.why !== "unreadable"
-          ? `${t("standings.why.unreadable")}: ${e.why}`
-          : own(TEXTS.en, `standings.why.${e.code}`) ? t(`standings.why.${e.code}`) : e.why })))));
+      data.excluded.map((e) => el("li", { "data-journal": e.journal },
+        t(e.held ? "standings.excluded_held" : "standings.excluded_row", {
+          table: e.table, round: e.round || "—",
+          why: whyText({ ...(e.fields && typeof e.fields === "object" ? e.fields : {}),
+                         code: e.code }, e.why) })))));
   }
   $("standings-body").replaceChildren(...body);
 }
