@@ -68,8 +68,9 @@ def no_english(text: str, where: str, allowed: tuple[str, ...] = ()) -> None:
 class LanguageHall(RunningHall):
     """`gammonclock hall --language LANGUAGE` in a thread of its own."""
 
-    def __init__(self, broker: Broker, archive: Path, language: str) -> None:
-        super().__init__(broker, archive)
+    def __init__(self, broker: Broker, archive: Path, language: str,
+                 keys_dir: Path | None = None) -> None:
+        super().__init__(broker, archive, keys_dir)
         self.app = make_app(self.hall, language=language)
         self.token = self.app[TOKEN]
 

@@ -129,6 +129,12 @@ class RunningHall:
         cards = {c["table"]: c for c in self.get("/api/cards")["cards"]}
         return cards.get(table, {})
 
+    def call(self, work: Any) -> Any:
+        """WORK run on the hall's loop (its state is the loop's)."""
+        async def run() -> Any:
+            return work()
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(10)
+
 
 def _auth(password: str | None) -> dict[str, str]:
     if password is None:

@@ -15,6 +15,8 @@ from gammonclock.journal.writer import JournalWriter
 from gammonclock.link.outbox import JournalTail
 from gammonclock.wire import MAX_EVENT_RECORDS_BYTES
 from hall_web_helpers import RunningHall, clock_state, publish
+from move_helpers import give_key
+from mqtt_helpers import Broker
 
 P = "gammonclock"
 S = 1_000_000_000
@@ -42,8 +44,15 @@ def journal_with_quiet_stretches(path: Path) -> tuple[set[int], set[int]]:
     return with_effects, set(range(1, seq + 1))
 
 
-def test_a_record_that_only_carries_lines_is_no_event(hall: RunningHall, table: Any,
+def test_a_record_that_only_carries_lines_is_no_event(broker: Broker, table: Any,
                                                       tmp_path: Path) -> None:
+    keys = tmp_path / "keys"                    # the hall keeps the lines its key verifies
+    give_key(keys, "table-1", b"\x07" * 32)
+    with RunningHall(broker, tmp_path / "archive", keys_dir=keys) as hall:
+        _carriers(hall, table, tmp_path)
+
+
+def _carriers(hall: RunningHall, table: Any, tmp_path: Path) -> None:
     path = tmp_path / "match-1.jsonl"
     with_effects, every = journal_with_quiet_stretches(path)
     events = JournalTail(path, 0).read(100)

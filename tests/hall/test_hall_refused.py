@@ -46,6 +46,6 @@ def test_a_move_from_a_table_the_hall_holds_nothing_of_is_refused_with_its_code(
         tmp_path: Path) -> None:
     hall = _hall(tmp_path)
     with pytest.raises(NoWholeCopy) as none:
-        asyncio.run(hall.move("t" * 5000, "table-2", "director"))
+        asyncio.run(hall.move("t" * 5000, "table-2", "director", live=True))
     assert none.value.code == "no_copy" and isinstance(none.value, Refused)
     assert none.value.fields == {"table": "t" * 40} and len(str(none.value)) < 200

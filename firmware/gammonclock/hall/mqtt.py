@@ -7,7 +7,8 @@ hall's asyncio loop.
   queues QoS 1 messages for it while it is away (bounded: `max_queued_messages`), and (with
   `persistence true`) across its own restart. What a broker drops anyway is sent again by the
   table, which goes on only on the hall's own `ack` (delivery.py).
-- Subscribes to its own retained `P/+/ack` too: a restarted hall reads back where it stood.
+- Subscribes to its own retained `P/+/ack` and `P/+/moved` too: a restarted hall reads back
+  where it stood and which matches it moved away.
 - Reconnects by itself, 1 s to 2 s apart (one client: trying every 2 s costs the broker
   nothing, and the hall is back within 2 s of its broker, before the tables' first resend at
   5 s: a restart of the broker does not make every table send its window twice); `status` says
@@ -33,7 +34,8 @@ from gammonclock.wire import BrokerURL
 
 log = logging.getLogger("gammonclock.hall")
 
-SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack", "health")
+SUBSCRIBED = ("online", "state", "events", "journal", "notice", "cmd/reply", "ack", "health",
+              "moved")
 RECONNECT_S = (1, 2)        # the hall's reconnect back-off, from and to (seconds)
 
 

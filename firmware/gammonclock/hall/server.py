@@ -32,10 +32,12 @@ from .actions import REPLY_WAIT_S, Actions
 from .actions import now_ms as now_ms  # web.py takes it from here
 from .archive import Verified
 from .archiving import Archiving
-from .continuation import LIVE_DIR, LiveCopies
+from .continuation import LIVE_DIR, LiveCopies, Refusal, refusal_problem
 from .decisions import Decision, HallDecisions
 from .delivery import EventKey, TablePosition, event_key
 from .intake import BadMessages, Intake
+from .messages import natural_key
+from .moves import MovedNotices
 from .mqtt import HallClient
 from .results import Result, Results, file_sha256
 from .view import HallView
@@ -94,9 +96,13 @@ class Hall:
                                    self.view, self.results, self.acks, self.changed,
                                    self._archive_changed, self._spawn)
         self.archive: dict[str, Verified] = self.archiving.archive      # by path
-        # Each table's journal as its events carried it (on disk beside the archive).
-        self.live = LiveCopies(options.archive / LIVE_DIR)
-        self.actions = Actions(options.prefix, self.view, self.client, self.results, self.live)
+        # Each table's journal as its events carried it and its key verified it (on disk
+        # beside the archive), and the notices of matches moved away (moves.py).
+        self.live = LiveCopies(options.archive / LIVE_DIR, options.keys_dir,
+                               self._copy_refused)
+        self.moves = MovedNotices(options.prefix, self.client, self._known_changed)
+        self.actions = Actions(options.prefix, self.view, self.client, self.results, self.live,
+                               self.decisions, self.moves)
 
     # --- life ----------------------------------------------------------------------------------
 
@@ -143,6 +149,9 @@ class Hall:
         if topic.startswith(head) and topic.endswith("/ack"):
             self.acks.read_back(topic[len(head):-len("/ack")], payload, retained)
             return
+        if topic.startswith(head) and topic.endswith("/moved"):     # the hall's own (moves.py)
+            self.moves.read_back(topic[len(head):-len("/moved")], payload, retained)
+            return
         where = self.view.split_topic(topic)
         if where is None:
             return
@@ -168,6 +177,9 @@ class Hall:
             self.live.take(table, payload)        # its journal's lines (continuation.py)
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self.acks.state_seen(table, payload)
+            self.moves.state_seen(table, payload, retained)
+        if what == "notice":
+            self.moves.notice_seen(table, payload, retained)
         if what == "journal":
             self.archiving.journal_in(table, payload, self.acks.highest_seen(table))
         if what == "cmd/reply":
@@ -183,6 +195,20 @@ class Hall:
             listener.wake.set()
         for probe in self.on_change:
             probe(table, received_ms if received_ms is not None else now_ms())
+
+    def _known_changed(self, table: str) -> None:
+        """A table's card changed, if the hall lists it (a notice read back before the table's
+        own messages shows once they come)."""
+        if table in self.view.tables:
+            self.changed(table)
+
+    def _copy_refused(self, table: str, journal: str, refusal: Refusal) -> None:
+        """A line of the table's events that its key does not verify (continuation.py): its
+        card says so, once per journal copy."""
+        problem = refusal_problem(table, journal, refusal)
+        self.view.note_copy_refused(table, str(problem), problem.code, journal,
+                                    "?" if refusal.seq is None else refusal.seq)
+        self.changed(table)
 
     def _broker_changed(self) -> None:
         for listener in self.listeners:
@@ -214,9 +240,11 @@ class Hall:
         return await self.actions.command(table, command, by, text, wait_s)
 
     async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
-                   wait_s: float = REPLY_WAIT_S) -> dict[str, Any]:
-        """"Move FROM's match to TO" (SPEC §13.5), as `command`."""
-        return await self.actions.move(from_table, to_table, by, force, wait_s)
+                   wait_s: float = REPLY_WAIT_S, *, live: bool = False,
+                   journal: str | None = None) -> dict[str, Any]:
+        """"Move FROM's match to TO" (SPEC §13.5, actions.py), as `command`."""
+        return await self.actions.move(from_table, to_table, by, force, wait_s, live=live,
+                                       journal=journal)
 
     async def accept(self, journal: str, sha256: str, by: str) -> tuple[Result, Decision]:
         """The director accepts a held result (results.Results.accept): the file as it is on
@@ -251,9 +279,18 @@ class Hall:
         is held (the page says so)."""
         return {"keys_dir": self.options.keys_dir is not None}
 
+    def card(self, table: str) -> dict[str, Any]:
+        """The table's card for the director's page: the view's, with what the hall holds of
+        its journal for a move (`copy`) and its match moved away (`moved`)."""
+        return {**self.view.card(table), "copy": self.live.held(table),
+                "moved": self.moves.card(table)}
+
+    def cards(self) -> list[dict[str, Any]]:
+        return [self.card(table) for table in sorted(self.view.tables, key=natural_key)]
+
     def snapshot(self) -> dict[str, Any]:
         return {"server_now_ms": now_ms(), "broker": self.broker_json(),
-                "cards": self.view.cards(), "archive": self.archive_list(),
+                "cards": self.cards(), "archive": self.archive_list(),
                 "counting": self.counting_json()}
 
     def broker_json(self) -> dict[str, Any]:

@@ -153,6 +153,9 @@ class TableView:
     state: dict[str, Any] | None = None        # validated and normalised (`state_of`)
     state_at_ms: int | None = None             # the state's `at`, on the table's clock
     received_ms: int | None = None
+    # The hall's clock when the table last said anything live (not a retained message, nor the
+    # broker's "offline" will): the page's "offline since 14:03, 6 min ago".
+    last_contact_ms: int | None = None
     older_in_a_row: int = 0                    # live states that looked older than the card's
     offsets: deque[int] = field(default_factory=lambda: deque(maxlen=OFFSET_SAMPLES))
     journal_order: OrderedDict[str, int] = field(default_factory=OrderedDict)

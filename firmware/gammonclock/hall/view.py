@@ -69,6 +69,9 @@ BAD_REFRESH_MS = 1_000       # a table's "bad message" alert is re-shown at most
 MAX_KINDS_SHOWN = 20         # effect kinds kept per recent event
 
 
+# What a table itself publishes (its `online` "0" is the broker's will: no contact).
+TABLE_SAYS = ("online", "state", "events", "journal", "notice", "cmd/reply", "health")
+
 PIN_REASONS = {"pin_wrong": "wrong PIN", "pin_timeout": "no PIN in time"}
 MATCH_IN_PROGRESS = "match_in_progress"       # a notice's code: the match waits (PROTOCOL.md)
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -128,6 +131,9 @@ class HallView:
                 self.rejected += 1
                 raise Rejected(f"{topic}: the hall keeps at most {MAX_TABLES} tables")
             view = self.table(table)
+        if not retained and what in TABLE_SAYS and not (what == "online"
+                                                        and payload.strip(b'" ') == b"0"):
+            view.last_contact_ms = now_ms
         try:
             changed = self._take(view, what, payload, now_ms, retained)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
@@ -384,6 +390,14 @@ class HallView:
         said = tuple(clip(p, 2 * MAX_TEXT) if isinstance(p, str) else p for p in say)
         self.table(table).add_alert("archive", detail, say=said or ("archive", detail))
 
+    def note_copy_refused(self, table: str, text: str, code: str, journal: str,
+                          record: int | str) -> None:
+        """The table's events carried a journal line the hall refused (continuation.py: not
+        sealed by its key, not following its journal): shown on its card until marked seen,
+        `say` its code and fields (the page words it as `error.CODE`)."""
+        self.table(table).add_alert("bad", clip(text, 2 * MAX_TEXT),
+                                    say=("copy_refused", code, clip(journal, MAX_TEXT), record))
+
     # --- what the page shows -----------------------------------------------------------------
 
     def needs(self, view: TableView) -> list[Need]:
@@ -426,6 +440,10 @@ class HallView:
             "online": view.online,
             "state": view.state or {},
             "reserves_at_ms": self.reserves_at_ms(view),
+            # the hall's clock; before any live message since the hall started, the last
+            # state's own `at` (the table's clock)
+            "last_contact_ms": (view.last_contact_ms if view.last_contact_ms is not None
+                                else view.state_at_ms),
             "needs": [n.as_json() for n in needs],
             "urgency": SEVERITY.get(needs[0].kind, 9) if needs else 99,
             "recent": list(view.recent),

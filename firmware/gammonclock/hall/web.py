@@ -373,7 +373,7 @@ async def _flush(response: web.StreamResponse, hall: Hall, listener: Listener) -
     archive, listener.archive = listener.archive, []
     if tables:
         await _send(response, "cards", {"server_now_ms": now_ms(),
-                                        "cards": [hall.view.card(t) for t in tables]})
+                                        "cards": [hall.card(t) for t in tables]})
     if listener.broker:
         listener.broker = False
         await _send(response, "broker", {"server_now_ms": now_ms(),
@@ -433,7 +433,7 @@ async def _command(request: web.Request) -> web.StreamResponse:
     try:
         answer = await hall.command(table, command, _by(request), text, float(wait))
     except Refused as exc:
-        return _error(400, str(exc), exc.code, exc.fields)
+        return _error(exc.status, str(exc), exc.code, exc.fields)
     except ValueError as exc:
         return _error(400, str(exc))
     # The reply as the hall's view took it from THIS table (checked and bounded: what the card
@@ -447,25 +447,39 @@ async def _command(request: web.Request) -> web.StreamResponse:
 
 
 async def _move(request: web.Request) -> web.StreamResponse:
-    """`{"from": TABLE, "to": SPARE, "force": false}`: the spare continues the table's match
-    from the hall's copy of its journal (SPEC §13.5, continuation.py)."""
+    """`{"from": TABLE, "to": SPARE, "live": false, "journal": NAME, "force": false}`: the
+    spare continues the table's match from the hall's verified copy of its journal (SPEC
+    §13.5, §14.1; actions.py). A table not known to be offline is moved only with `"live":
+    true` (the page's second confirmation: its clock is stopped for good), else 409 with the
+    code `source_live`; `journal`, the journal the dialog showed (409 `move_stale` when the
+    hall's newest is another). The answer: the spare's reply, and `moved` once it continued."""
     body = await _json(request)
-    force = body.get("force", False)
+    force, live = body.get("force", False), body.get("live", False)
     if not isinstance(force, bool):
         return _error(400, "`force` is true or false")
+    if not isinstance(live, bool):
+        return _error(400, "`live` is true or false (true: the director confirmed that the "
+                           "table's clock is stopped for good)")
+    journal = body.get("journal")
+    if journal is not None and (not isinstance(journal, str) or not 0 < len(journal) <= 255):
+        return _error(400, "`journal` is the name of the journal the dialog showed")
     hall, source, spare = request.app[HALL], _text(body, "from"), _text(body, "to")
     try:
-        answer = await hall.move(source, spare, _by(request), force)
+        answer = await hall.move(source, spare, _by(request), force, live=live,
+                                 journal=journal)
     except Refused as exc:
-        return _error(400, str(exc), exc.code, exc.fields)
+        return _error(exc.status, str(exc), exc.code, exc.fields)
     except ValueError as exc:
         return _error(400, str(exc))
     command = f"continue {source} (moved by the hall)"
     kept = hall.view.note_command(spare, answer["id"], command)
     hall.changed(spare)
+    if source in hall.view.tables:           # its card: the match moved away (or not)
+        hall.changed(source)
     reply = None if kept is None else {k: v for k, v in kept.items()
                                        if k not in ("received_ms", "command")}
-    return web.json_response({"id": answer["id"], "command": command, "reply": reply})
+    return web.json_response({"id": answer["id"], "command": command, "reply": reply,
+                              "moved": answer.get("moved")})
 
 
 async def _accept(request: web.Request) -> web.StreamResponse:

@@ -103,6 +103,12 @@ def _seal(key: bytes, body: bytes) -> str:
     return hmac.digest(key, body, "sha256").hex()     # one-shot: hmac.new's value, faster
 
 
+def seal_holds(key: bytes, body: bytes, mac: str) -> bool:
+    """Whether `mac` is `key`'s seal of exactly these bytes (`split_line`'s body), compared in
+    constant time: the one seal check of every reader (verify, the hall's live copies)."""
+    return hmac.compare_digest(mac, _seal(key, body))
+
+
 _TAIL = re.compile(rb',"sum":"([0-9a-f]{16})","mac":"([0-9a-f]{64})"\}$')
 
 

@@ -4,7 +4,7 @@ device, or seal not checked."""
 
 from __future__ import annotations
 
-import hmac
+import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,9 +20,9 @@ from .records import (
     JournalError,
     Record,
     RecordError,
-    _seal,
     in_file,
     parse_record,
+    seal_holds,
     split_line,
 )
 
@@ -93,6 +93,18 @@ def verify(path: str | Path, key: bytes | None,
             verdict = walk.run(_with_next(_file_lines(f, 0, 1)))
     except OSError as exc:
         raise JournalError(f"{path}: cannot read the journal: {exc.strerror}") from None
+    return _walked(walk, verdict, path)
+
+
+def verify_text(text: bytes, key: bytes, name: str) -> Verdict:
+    """`verify` of a journal held in memory (the hall's copy of a table's journal, built from
+    its events), NAME standing for its path in what it says."""
+    check_key(key)
+    walk = _SealWalk(key, None, NO_KEY_GIVEN)
+    return _walked(walk, walk.run(_with_next(_file_lines(io.BytesIO(text), 0, 1))), name)
+
+
+def _walked(walk: _SealWalk, verdict: Verdict | None, path: str | Path) -> Verdict:
     if verdict is not None:
         return verdict
     if walk.not_understood is not None:
@@ -144,7 +156,7 @@ class _SealWalk:
         expected, key = self.expected, self.key
         if key is None or self.seal == SEAL_NOT_CHECKED:
             return None
-        holds = hmac.compare_digest(mac, _seal(key, raw))
+        holds = seal_holds(key, raw, mac)
         if self.seal == SEAL_OTHER_DEVICE:
             if expected == 1 and holds:      # ours after all: the header's key id was changed
                 self.seal, self.sealed_by = SEAL_CHECKED, None

@@ -207,6 +207,7 @@ const SAY = new Map([
   ["archive_cut_short", ["name", "records", "of"]],
   ["archive_cut_short_final", ["name", "records", "of"]],
   ["archive_not_verified", ["name", "code", "records", "key", "detail"]],
+  ["copy_refused", ["code", "journal", "record"]],
 ]);
 
 function who(card, side) {
@@ -246,6 +247,13 @@ function alertText(need, card) {
       // In English the hall's own words (they name the parser's complaint too).
       return t(key, { why: language !== "en" && own(TEXTS.en || {}, `archive.failed.${args.code}`)
         ? t(`archive.failed.${args.code}`, args) : args.why });
+    case "copy_refused": {
+      // The hall refused journal lines of the table's events (the move's dialog says it whole).
+      const fault = `copy_fault.${String(args.code).replace(/^copy_/, "")}`;
+      return own(TEXTS.en || {}, fault)
+        ? t(key, { journal: args.journal, record: args.record, fault: t(fault) })
+        : textOf(need.text);
+    }
     case "archive_not_verified": {
       // The archived journal's own verdict when the page holds it (its detail in each language).
       const entry = archive.get(`${(card || {}).table}/${args.name}`);
@@ -300,6 +308,7 @@ function renderCard(card) {
     el("div", { class: "players" }, sideRow("left"), sideRow("right")),
     el("div", { class: "facts" }, facts),
     healthRow(card),                                    // health.js
+    movedLine(card),
     needsRow(card, needs),
     heldRow(card),                                      // hall_alerts.js
     badMessages(card));
@@ -364,6 +373,7 @@ function render() {
   tickReserves();
   if (openTable) fillTableDialog(openTable);
   if (forcing && $("force-dialog").open) fillForce();
+  if (moveTo && $("move-dialog").open) fillMove();
 }
 
 let renderQueued = false;
@@ -499,40 +509,191 @@ function fillTableDialog(table) {
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
-  fillMoveChoices(table);
 }
 
-// The tables whose match this one may continue (SPEC §13.5): every other table, kept chosen.
-function fillMoveChoices(table) {
-  const select = $("move-from");
-  const others = [...cards.keys()].filter((name) => name !== table).sort(naturalCompare);
-  const chosen = select.value;
-  if ([...select.options].map((o) => o.value).join("\n") === others.join("\n")) return;
-  select.replaceChildren(...others.map((name) => el("option", { value: name }, name)));
-  if (others.includes(chosen)) select.value = chosen;
+// --- a match moved here from another table (SPEC §13.5, §14.1) --------------------------------
+// The spare's "Move a match here…": the tables whose journal the hall holds, those offline first
+// with their last contact, none chosen; a copy the hall cannot move says why. A table not known
+// to be offline is moved only after a second confirmation that names what it does (its clock is
+// stopped for good); the hall refuses it without that confirmation (`live`) or when the journal
+// shown is no longer the table's newest.
+
+let moveTo = null;                // the spare the move dialog is for
+let moveChosenTable = null;       // the table chosen in it (none at first)
+let moveAsked = null;             // {from, to, journal}: what the confirmation is about
+
+function openMove() {
+  if (!openTable) return;
+  if (moveTo !== openTable) moveChosenTable = null;
+  moveTo = openTable;
+  $("move-result").textContent = "";
+  $("move-result").className = "result";
+  fillMove();
+  if (!$("move-dialog").open) $("move-dialog").showModal();
 }
 
-async function moveHere() {
-  const result = $("cmd-result");
-  const from = $("move-from").value;
-  if (!openTable || !from) return;
-  const command = `continue ${from}`;
+// An instant of the hall's clock (ms) as this browser's time of day, "14:03".
+function timeOfDay(hallMs) {
+  const at = new Date(hallMs - skewMs);
+  return `${String(at.getHours()).padStart(2, "0")}:${String(at.getMinutes()).padStart(2, "0")}`;
+}
+
+function agoWords(hallMs) {
+  const minutes = Math.floor(Math.max(0, hallNow() - hallMs) / 60000);
+  return minutes < 1 ? t("move.ago_now") : t("move.ago_min", { n: minutes });
+}
+
+function sourceKind(card) {
+  return card.online === false ? "offline" : card.online === true ? "online" : "unknown";
+}
+
+// A match in progress on the table, as its state says (a loaded match before game 1 is not).
+function playing(state) {
+  if (typeof state.lifecycle === "string") return state.lifecycle === "in_progress";
+  return typeof state.phase === "string" && !["idle", "ready", "match_over"].includes(state.phase);
+}
+
+function contactWords(card) {
+  const at = Number.isFinite(card.last_contact_ms) ? card.last_contact_ms : null;
+  const kind = sourceKind(card);
+  if (kind === "offline") {
+    return at === null ? t("move.offline_unknown")
+                       : t("move.offline_since", { time: timeOfDay(at), ago: agoWords(at) });
+  }
+  const phase = phaseName(card.state || {});
+  return t(kind === "online" ? "move.online" : "move.unknown_online", { phase }) +
+         (at === null ? "" : t("move.last_contact", { time: timeOfDay(at), ago: agoWords(at) }));
+}
+
+// Why the hall cannot move a table's copy, in the page's language.
+function copyWhy(copy) {
+  const code = textOf(copy.code);
+  if (!own(TEXTS.en || {}, `error.${code}`)) return textOf(copy.error);
+  const args = {};
+  for (const [name, value] of Object.entries(copy.fields && typeof copy.fields === "object" ? copy.fields : {})) {
+    if (typeof value === "string" || Number.isFinite(value)) args[name] = value;
+  }
+  return t(`error.${code}`, args);
+}
+
+function movable(card) {
+  return !!card && !!card.copy && typeof card.copy === "object" && card.copy.movable === true;
+}
+
+function sourceRow(card) {
+  const copy = card.copy, can = movable(card), kind = sourceKind(card);
+  const state = card.state || {};
+  const input = el("input", { type: "radio", name: "move-from", value: card.table, disabled: !can,
+                              "data-kind": kind });
+  input.checked = can && moveChosenTable === card.table;
+  input.addEventListener("change", () => { moveChosenTable = card.table; fillMove(); });
+  const score = scoreWords(state) || t("score.unknown", { left: player(card, "left"),
+                                                         right: player(card, "right") });
+  return el("label", { class: "source" + (can ? "" : " disabled"), "data-table": card.table,
+                       "data-kind": kind },
+    input,
+    el("span", { class: "source-lines" },
+       el("span", {}, el("b", {}, card.table), ` · ${score}`),
+       el("span", { class: kind === "offline" ? "when" : "live" }, contactWords(card)),
+       el("span", { class: can ? "counts" : "why" },
+          can ? t("move.copy_ok", { journal: textOf(copy.journal), seq: copy.last_seq ?? "—" })
+              : copyWhy(copy))));
+}
+
+function fillMove() {
+  if (!moveTo) return;
+  const spare = cards.get(moveTo) || { state: {} };
+  $("md-title").textContent = t("move.title", { to: moveTo });
+  $("md-intro").textContent = t("move.intro", { to: moveTo });
+  const busy = playing(spare.state || {});
+  $("md-busy").hidden = !busy;
+  $("md-busy").textContent = busy ? t("move.spare_busy", { to: moveTo }) : "";
+  const sources = [...cards.values()].filter((c) => c.table !== moveTo && c.copy && typeof c.copy === "object");
+  const offline = sources.filter((c) => sourceKind(c) === "offline").sort((a, b) => naturalCompare(a.table, b.table));
+  const others = sources.filter((c) => sourceKind(c) !== "offline")
+    .sort((a, b) => (sourceKind(a) === "online") - (sourceKind(b) === "online") || naturalCompare(a.table, b.table));
+  if (!sources.some((c) => c.table === moveChosenTable && movable(c))) moveChosenTable = null;
+  const parts = [];
+  if (offline.length) parts.push(el("h3", {}, t("move.offline_group")), ...offline.map(sourceRow));
+  if (others.length) parts.push(el("h3", {}, t("move.online_group")), ...others.map(sourceRow));
+  if (!sources.length) parts.push(el("p", { class: "counts" }, t("move.none")));
+  $("move-from").replaceChildren(...parts);
+  $("move-send").disabled = busy || moveChosenTable === null;
+  if (moveAsked && $("move-confirm").open) fillMoveConfirm();
+}
+
+// "Move here": an offline table's match moves at once; any other asks again first.
+function askMove() {
+  const card = cards.get(moveChosenTable);
+  if (!moveTo || !movable(card)) return;
+  const request = { from: card.table, to: moveTo, journal: card.copy.journal };
+  if (sourceKind(card) === "offline") {
+    sendMove(request);
+    return;
+  }
+  moveAsked = request;
+  fillMoveConfirm();
+  $("move-confirm").showModal();
+}
+
+function fillMoveConfirm() {
+  const asked = moveAsked, card = asked && cards.get(asked.from);
+  if (!card) return;
+  const state = card.state || {};
+  const kind = sourceKind(card);
+  const key = kind === "unknown" ? "move.confirm_unknown"
+    : kind === "offline" ? "move.confirm_offline"
+    : playing(state) ? "move.confirm_playing" : "move.confirm_online";
+  $("mc-title").textContent = t("move.confirm_title", { from: asked.from, to: asked.to });
+  $("mc-body").replaceChildren(
+    el("p", { class: "moving" }, scoreWords(state) || t("score.unknown", { left: player(card, "left"),
+                                                                         right: player(card, "right") })),
+    el("p", { class: "stops" }, t(key, { from: asked.from, to: asked.to })),
+    el("p", { class: "counts" }, t("move.confirm_then", { to: asked.to, journal: asked.journal,
+                                                          seq: card.copy && card.copy.last_seq })));
+  $("mc-confirm").textContent = t("move.confirm", { from: asked.from });
+  // The copy shown must still be the one the hall would move.
+  $("mc-confirm").disabled = !movable(card) || card.copy.journal !== asked.journal;
+}
+
+async function confirmMove() {
+  const asked = moveAsked;
+  $("move-confirm").close();
+  if (!asked || asked.to !== moveTo) return;
+  await sendMove({ ...asked, live: true });
+}
+
+async function sendMove(request) {
+  const result = $("move-result");
+  const command = `continue ${request.from}`;
   result.className = "result";
-  result.textContent = t("move.sending", { from, to: openTable });
+  result.textContent = t("move.sending", { from: request.from, to: request.to });
   try {
-    const answer = await post("/api/move", { from, to: openTable });
+    const answer = await post("/api/move", request);
     const reply = answer.reply;
     if (!reply) {
       result.textContent = t("cmd.no_reply", { command });
     } else {
       result.className = "result " + (reply.ok === true ? "ok" : "bad");
-      result.replaceChildren(replyNode(command, reply, cards.get(openTable)));
+      result.replaceChildren(replyNode(command, reply, cards.get(request.to)),
+        answer.moved ? el("div", { class: "moved-told" },
+                          t("move.told", { from: request.from, to: request.to })) : null);
     }
   } catch (err) {
     result.className = "result bad";
     result.textContent = t("cmd.failed", { command, error: err.message });
   }
   result.scrollIntoView({ block: "nearest" });
+}
+
+// The card of a table whose match moved away: "moved to table-9 by td at 14:03".
+function movedLine(card) {
+  const moved = card.moved;
+  if (!moved || typeof moved !== "object") return null;
+  const at = Date.parse(textOf(moved.at));
+  return el("div", { class: "moved" }, t("card.moved", {
+    to: textOf(moved.to), by: textOf(moved.by),
+    time: Number.isFinite(at) ? timeOfDay(at) : "—" }));
 }
 
 
@@ -982,7 +1143,13 @@ function setup() {
   $("fd-cancel").addEventListener("click", () => $("force-dialog").close());
   $("fd-confirm").addEventListener("click", confirmForce);
   $("cmd-form").addEventListener("submit", (e) => { e.preventDefault(); sendCommand($("cmd-input").value); });
-  $("move-send").addEventListener("click", moveHere);
+  $("move-open").addEventListener("click", openMove);
+  $("move-send").addEventListener("click", askMove);
+  $("md-cancel").addEventListener("click", () => $("move-dialog").close());
+  $("move-dialog").addEventListener("close", () => { moveTo = null; });
+  $("mc-cancel").addEventListener("click", () => $("move-confirm").close());
+  $("mc-confirm").addEventListener("click", confirmMove);
+  $("move-confirm").addEventListener("close", () => { moveAsked = null; });
   for (const button of document.querySelectorAll(".quick button")) {
     button.addEventListener("click", () => sendCommand(button.dataset.cmd));
   }
