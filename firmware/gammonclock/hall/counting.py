@@ -39,6 +39,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gammonclock.core.rules import EndReason
+
 from .pairings import PairedMatch
 
 if TYPE_CHECKING:              # results.py imports this module: the types only
@@ -47,10 +49,10 @@ if TYPE_CHECKING:              # results.py imports this module: the types only
 
 # An archived journal's verdict, as the results say it (results.verdict_word).
 INTACT, TAMPERED, NOT_CHECKED, UNREADABLE = "intact", "TAMPERED", "seal not checked", "unreadable"
-# How a journal ended when its match goes on in another journal: core.rules.EndReason.MOVED's
-# value (issue 31).
-MOVED_END = "moved"
-ABANDONED_END = "abandoned"
+# How a journal ended (`Result.ended_by` holds EndReason's value): moved, its match goes on in
+# another journal; abandoned, no winner (issue 31).
+MOVED_END = EndReason.MOVED.value
+ABANDONED_END = EndReason.ABANDONED.value
 MAX_LINKS = 8               # hand-overs followed back through `continues.before`
 MAX_FIELD = 160             # a header's file name or a table as the hall repeats it
 
