@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir, write_all
 
 log = logging.getLogger("gammonclock.hall")
@@ -59,7 +60,7 @@ class Decision:
         return {"kind": self.kind, "by": self.by, "at_ms": self.at_ms, **self.fields}
 
 
-class DecisionError(ValueError):
+class DecisionError(GammonclockError, ValueError):
     """A decision that cannot be recorded as given (a kind or a field out of bounds)."""
 
 
