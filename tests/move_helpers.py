@@ -166,3 +166,25 @@ def with_hall(venue: Any, broker: Broker) -> None:
         return DEVICE_TEXT.format(table=table) + HALL_SECTION.format(
             url=broker.url, user=table, password_file=broker.password_file(table))
     venue.device_text = _HallDevices(text_for)
+
+
+def step(*devices: Any) -> None:
+    """The clocks' loops, this thread's (the venue's devices are hand-stepped): what the hall
+    asks is taken at once."""
+    for device in devices:
+        device.service.grace_ns = device.service.timer_grace_ns = 0
+        device.service.step()
+
+
+def post_move(pool: Any, hall: Any, body: dict[str, Any], *devices: Any
+              ) -> tuple[int, dict[str, Any]]:
+    """`POST /api/move` from another thread of `pool` while this one runs the clocks' loops;
+    the HTTP status and the answer."""
+    import urllib.error
+
+    asked = pool.submit(hall.post, "/api/move", body)
+    until(asked.done, "the hall answered the move", timeout=40, step=lambda: step(*devices))
+    try:
+        return 200, asked.result()
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())

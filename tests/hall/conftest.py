@@ -14,7 +14,7 @@ import pytest
 
 from hall_ru_helpers import language_hall
 from hall_web_helpers import RunningHall, table_client
-from mqtt_helpers import Broker
+from mqtt_helpers import Broker, start_broker
 from public_helpers import PublicBroker
 
 CHROMIUM = "/usr/bin/chromium"
@@ -68,3 +68,14 @@ def hall_ru(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:
 def hall_en(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:
     with language_hall(broker, tmp_path, "en") as running:
         yield running
+
+
+@pytest.fixture
+def venue_broker(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Broker]:
+    """Mosquitto (the shipped ACL) with an account for each table of the module's
+    `VENUE_TABLES`: the tables of its real clocks on the venue (venue_helpers)."""
+    running = start_broker(tmp_path / "broker", tables=request.module.VENUE_TABLES)
+    try:
+        yield running
+    finally:
+        running.stop()

@@ -8,7 +8,6 @@ import asyncio
 import json
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,6 @@ from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
 from hall_web_helpers import journal_event
 from move_helpers import copy_device_key, give_key, with_hall
-from mqtt_helpers import start_broker
 from venue_helpers import (
     GAP_S,
     MATCH_TEXT,
@@ -33,14 +31,7 @@ from venue_helpers import (
     second_part,
 )
 
-
-@pytest.fixture
-def hall_broker(tmp_path: Path):
-    broker = start_broker(tmp_path / "broker", tables=("T7", "SPARE"))
-    try:
-        yield broker
-    finally:
-        broker.stop()
+VENUE_TABLES = ("T7", "SPARE")
 
 
 def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # noqa: ANN001
@@ -52,11 +43,11 @@ def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # n
         time.sleep(0.01)
 
 
-def test_a_dead_tables_match_moved_from_the_halls_events_alone(tmp_path, hall_broker):
+def test_a_dead_tables_match_moved_from_the_halls_events_alone(tmp_path, venue_broker):
     venue = Venue()
-    with_hall(venue, hall_broker)
+    with_hall(venue, venue_broker)
     keys = tmp_path / "keys"                # the hall verifies T7's lines with T7's own key
-    with HallRunner(hall_broker, tmp_path / "archive", keys) as hall:
+    with HallRunner(venue_broker, tmp_path / "archive", keys) as hall:
         dead = venue.build(tmp_path, "T7", tmp_path / "t7", 3 * 3600, "boot-t7")
         copy_device_key(keys, "T7", tmp_path / "t7")
         try:
@@ -192,14 +183,14 @@ def test_a_tables_events_carry_every_line_of_its_journal_in_order(tmp_path):
         copies.journal_text("T1")
 
 
-def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, hall_broker):
+def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, venue_broker):
     """`POST /api/move`: behind the page's password and token like every request that acts;
     a table the hall holds no whole journal of is refused, naming it, and nothing is sent."""
     import urllib.error
 
     from hall_web_helpers import RunningHall
 
-    with RunningHall(hall_broker, tmp_path / "archive", password="open sesame") as hall:
+    with RunningHall(venue_broker, tmp_path / "archive", password="open sesame") as hall:
         sent: list[tuple] = []
         command = hall.hall.command
 
@@ -222,7 +213,7 @@ def test_the_move_is_the_director_pages_and_says_what_the_hall_lacks(tmp_path, h
         assert not sent                                   # no cmd went to any table
 
 
-def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_broker):
+def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, venue_broker):
     """The table's dialog on the director's page (Chromium): "Move a match here…" lists the
     tables whose journal the hall holds (here: none; the dialog and its confirmation with
     tables: test_move_dialog.py)."""
@@ -230,8 +221,8 @@ def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, hall_b
 
     found = shutil.which("chromium") or "/usr/bin/chromium"
     from playwright.sync_api import sync_playwright
-    with RunningHall(hall_broker, tmp_path / "archive") as hall, sync_playwright() as p:
-        one, two = table_client(hall_broker, "SPARE"), table_client(hall_broker, "T7")
+    with RunningHall(venue_broker, tmp_path / "archive") as hall, sync_playwright() as p:
+        one, two = table_client(venue_broker, "SPARE"), table_client(venue_broker, "T7")
         try:
             publish(one, "gammonclock/SPARE/state", clock_state("SPARE"), retain=True)
             publish(two, "gammonclock/T7/state", clock_state("T7"), retain=True)

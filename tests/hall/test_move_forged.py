@@ -29,12 +29,13 @@ from move_helpers import (
     copy_device_key,
     give_key,
     key_of,
+    post_move,
     publish_lines,
     sealed_lines,
     until,
     with_hall,
 )
-from mqtt_helpers import Broker, Collector, start_broker
+from mqtt_helpers import Broker, Collector
 from venue_helpers import MATCH_TEXT, S, Venue, command, journal_of, power_cut, tap
 
 SEVEN = MATCH_TEXT.replace("length = 5", "length = 7")
@@ -125,13 +126,7 @@ def test_lines_that_verify_are_kept_in_any_order_and_the_copy_moves(tmp_path):
 
 # --- the attack, against the real hall and clocks --------------------------------------------
 
-@pytest.fixture
-def venue_broker(tmp_path: Path):
-    broker = start_broker(tmp_path / "broker", tables=("table-1", "table-3"))
-    try:
-        yield broker
-    finally:
-        broker.stop()
+VENUE_TABLES = ("table-1", "table-3")
 
 
 def _forged_journal(tmp_path: Path, real: int) -> Path:
@@ -215,14 +210,9 @@ def test_forged_lines_from_a_stopped_tables_account_are_not_kept_nor_moved(
                 account.loop_stop()
             until(lambda: _came(hall, card.name, last.seq), "the forged lines came")
             with Collector(venue_broker, "watcher", "gammonclock/table-3/cmd") as sent:
-                asked = pool.submit(hall.post, "/api/move",
-                                    {"from": "table-1", "to": "table-3", "live": True})
-                until(asked.done, "the hall answered the move", timeout=40,
-                      step=lambda: _step(spare))
-                with pytest.raises(urllib.error.HTTPError) as refused:
-                    asked.result()
-                assert refused.value.code == 400
-                body = json.loads(refused.value.read())
+                status, body = post_move(pool, hall, {"from": "table-1", "to": "table-3",
+                                                      "live": True}, spare)
+                assert status == 400
                 assert body["code"] == code, body
                 assert "continue it from the clock's card or a stick" in body["error"]
                 assert sent.messages == []              # nothing went to the spare
@@ -251,12 +241,6 @@ def test_forged_lines_from_a_stopped_tables_account_are_not_kept_nor_moved(
         with pytest.raises(urllib.error.HTTPError) as refused:
             again.post("/api/move", {"from": "table-1", "to": "table-3", "live": True})
         assert json.loads(refused.value.read())["code"] == code
-
-
-def _step(device: Any) -> None:
-    """The spare's loop, this thread's: what the hall asks is taken at once."""
-    device.service.grace_ns = device.service.timer_grace_ns = 0
-    device.service.step()
 
 
 def _held(hall: RunningHall, table: str) -> dict[str, Any] | None:

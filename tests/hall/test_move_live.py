@@ -11,13 +11,8 @@ real clocks on mock pins."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from gammonclock.core.match import Phase
 from gammonclock.journal.reader import read_journal
@@ -25,37 +20,14 @@ from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Button
 from gammonclock.wire import Moved
 from hall_web_helpers import RunningHall, publish, table_client
-from move_helpers import copy_device_key, decisions, retained, until, with_hall
-from mqtt_helpers import Broker, Collector, start_broker
+from move_helpers import copy_device_key, decisions, post_move, retained, until, with_hall
+from mqtt_helpers import Broker, Collector
 from venue_helpers import MATCH_TEXT, Venue, command, journal_of, power_cut, tap
 
 TOPIC = "gammonclock/table-2/moved"
 
 
-@pytest.fixture
-def venue_broker(tmp_path: Path):
-    broker = start_broker(tmp_path / "broker", tables=("table-2", "table-3", "table-4"))
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
-def _step(device: Any) -> None:
-    device.service.grace_ns = device.service.timer_grace_ns = 0
-    device.service.step()
-
-
-def _post(pool: ThreadPoolExecutor, hall: RunningHall, spare: Any, body: dict[str, Any]
-          ) -> tuple[int, dict[str, Any]]:
-    """`POST /api/move` from another thread while this one runs the spare's loop: the HTTP
-    status and the answer."""
-    asked = pool.submit(hall.post, "/api/move", body)
-    until(asked.done, "the hall answered the move", timeout=40, step=lambda: _step(spare))
-    try:
-        return 200, asked.result()
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+VENUE_TABLES = ("table-2", "table-3", "table-4")
 
 
 def test_a_live_tables_match_moves_only_when_confirmed_and_its_clock_is_told(
@@ -84,28 +56,28 @@ def test_a_live_tables_match_moves_only_when_confirmed_and_its_clock_is_told(
             assert live.session.engine.match.phase is Phase.RUNNING      # playing
             with Collector(venue_broker, "watcher", "gammonclock/table-3/cmd") as sent:
                 # Table-2 is online and playing: without the confirmation, refused.
-                status, body = _post(pool, hall, spare, {"from": "table-2", "to": "table-3"})
+                status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3"}, spare)
                 assert (status, body.get("code")) == (409, "source_live"), body
                 assert body["fields"] == {"table": "table-2", "to": "table-3"}
                 # A dialog that showed another journal: refused, even confirmed.
-                status, body = _post(pool, hall, spare, {"from": "table-2", "to": "table-3",
+                status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3",
                                                          "live": True,
-                                                         "journal": "match-old.jsonl"})
+                                                         "journal": "match-old.jsonl"}, spare)
                 assert (status, body.get("code")) == (409, "move_stale"), body
                 # The spare is not its own source; `live` is a yes or a no.
-                status, body = _post(pool, hall, spare, {"from": "table-3", "to": "table-3",
-                                                         "live": True})
+                status, body = post_move(pool, hall, {"from": "table-3", "to": "table-3",
+                                                         "live": True}, spare)
                 assert (status, body.get("code")) == (400, "same_table"), body
-                status, body = _post(pool, hall, spare, {"from": "table-2", "to": "table-3",
-                                                         "live": "yes"})
+                status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3",
+                                                         "live": "yes"}, spare)
                 assert status == 400
                 assert sent.messages == []                   # nothing went to table-3
             assert spare.session is None or spare.session.engine.match.phase is not Phase.PAUSED
             assert decisions(archive) == []
             assert retained(venue_broker, "watcher", TOPIC) == []
             # Confirmed (the page's second confirmation), with the journal it showed.
-            status, body = _post(pool, hall, spare, {"from": "table-2", "to": "table-3",
-                                                     "live": True, "journal": card.name})
+            status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3",
+                                                     "live": True, "journal": card.name}, spare)
             assert status == 200 and body["reply"]["ok"] is True, body
             match = spare.session.engine.match
             assert match.phase is Phase.PAUSED

@@ -8,13 +8,9 @@ Real Mosquitto with the shipped ACL, the real hall with its keys, real clocks on
 
 from __future__ import annotations
 
-import json
-import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from gammonclock.core.match import Phase
 from gammonclock.core.rules import EndReason
@@ -22,38 +18,15 @@ from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.journal.reader import read_journal
 from gammonclock.sides import Button
 from hall_web_helpers import RunningHall
-from move_helpers import copy_device_key, decisions, until, with_hall
-from mqtt_helpers import Broker, start_broker
+from move_helpers import copy_device_key, decisions, post_move, step, until, with_hall
+from mqtt_helpers import Broker
 from venue_helpers import Venue, command, journal_of, power_cut, tap
 
 EVENT = "Moscow Open"
 PAIRINGS = "table,left,right,length\ntable-2,Анна,Boris,5\ntable-3,Eve,Fay,3\n"
 
 
-@pytest.fixture
-def venue_broker(tmp_path: Path):
-    broker = start_broker(tmp_path / "broker", tables=("table-2", "table-3"))
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
-def step(*devices: Any) -> None:
-    for device in devices:
-        device.service.grace_ns = device.service.timer_grace_ns = 0
-        device.service.step()
-
-
-def move(pool: ThreadPoolExecutor, hall: RunningHall, devices: tuple[Any, ...],
-         body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """`POST /api/move` from another thread while this one runs the clocks' loops."""
-    asked = pool.submit(hall.post, "/api/move", body)
-    until(asked.done, "the hall answered the move", timeout=40, step=lambda: step(*devices))
-    try:
-        return 200, asked.result()
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+VENUE_TABLES = ("table-2", "table-3")
 
 
 def results(hall: RunningHall) -> dict[str, dict[str, Any]]:
@@ -101,12 +74,12 @@ def test_a_live_match_moved_is_played_on_one_clock_and_counted_once(
                   "the hall holds table-2's journal", step=lambda: step(*clocks))
             assert source.session.engine.match.phase is Phase.RUNNING
             # The stale dialog's move, without the second confirmation: refused.
-            status, body = move(pool, hall, clocks, {"from": "table-2", "to": "table-3"})
+            status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3"}, *clocks)
             assert (status, body.get("code")) == (409, "source_live"), body
             assert spare.session.engine.match.phase is Phase.MATCH_OVER     # untouched
             # Confirmed: the spare continues it, paused, and table-2 is told.
-            status, body = move(pool, hall, clocks, {"from": "table-2", "to": "table-3",
-                                                     "live": True, "journal": moved.name})
+            status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3",
+                                                     "live": True, "journal": moved.name}, *clocks)
             assert status == 200 and body["reply"]["ok"] is True, body
             assert spare.session.engine.match.phase is Phase.PAUSED
             continued = journal_of(spare)
