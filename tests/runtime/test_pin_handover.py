@@ -27,16 +27,25 @@ from gammonclock.config.loading import parse_device_config
 from gammonclock.core.engine import ButtonEdge
 from gammonclock.core.match import Phase
 from gammonclock.core.match_state import PanelStage
-from gammonclock.core.pin import PinCheck, is_pin, make_hash, pepper_of
+from gammonclock.core.pin import make_hash
 from gammonclock.device.build import Device, build_device
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.journal.records import SNAPSHOT_KIND, Stamp
-from gammonclock.journal.replay import replay, verify_and_replay
+from gammonclock.journal.replay import replay
 from gammonclock.journal.writer import JournalWriter
 from gammonclock.runtime.continuation import checked_then
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.runtime.session import _continue_in_new_journal
 from gammonclock.sides import Button
+from pin_handover_helpers import (
+    FORGER_PIN,
+    assert_own_handover,
+    assert_replays_to_the_match,
+    handover_of,
+    last_seq,
+    reasons_since,
+    wrong_pins_fail_own_opens,
+)
 from stick_offer_helpers import (
     PIN,
     PIN_DEVICE_TEXT,
@@ -52,7 +61,6 @@ from stick_offer_helpers import (
 from venue_helpers import DEVICE_TEXT, Venue, journal_of, on_loop, power_cut, tap
 
 S = 1_000_000_000
-FORGER_PIN = "RRLL"                 # the forger knows it: it wrote it into the header
 FORGER_TEXT = DEVICE_TEXT + f'\n[arbiter]\npin = "{FORGER_PIN}"\n'
 # How the forged header holds the forger's PIN: in clear (as a journal from before the hash,
 # judged by its letters), as an unkeyed hash (anyone can make one), or keyed by the forger's
@@ -113,79 +121,6 @@ def continued_by_socket(device: Device, source: Path) -> None:
     assert read_header(journal_of(device)).data["continues"]["file"] == source.name
 
 
-def reasons_since(path: Path, seq: int) -> list[str]:
-    """The reasons of what the journal's inputs after record `seq` did."""
-    return [e["reason"] for r in read_journal(path).records if r.kind == "input" and r.seq > seq
-            for e in r.data["effects"] if "reason" in e]
-
-
-def last_seq(device: Device) -> int:
-    return read_journal(journal_of(device)).last.seq
-
-
-def forger_fails_and_spare_opens(venue: Venue, device: Device, spare_pin: str = PIN,
-                                 wrong: tuple[str, ...] = (FORGER_PIN,)) -> None:
-    """At the panels: each `wrong` PIN is a failed attempt, journaled; then `spare_pin` opens
-    the arbiter's menu."""
-    path = journal_of(device)
-    for failures, pin in enumerate(wrong, start=1):
-        before = last_seq(device)
-        chord(venue, device)
-        enter_pin(venue, device, pin)
-        match = device.session.engine.match
-        said = reasons_since(path, before)
-        assert "arbiter_menu" not in said, f"{pin} opened the arbiter's menu"
-        assert said.count("pin_wrong") == 1, said                   # a failed attempt …
-        assert match.pin_failures == failures
-        assert match.phase is Phase.PAUSED                          # … and play as it was
-        ends = [i for i in journal_inputs(path)[-8:] if i.get("key") == "end"]
-        assert ends and "digest" in ends[-1]                        # journaled as a digest
-    before = last_seq(device)
-    chord(venue, device)
-    enter_pin(venue, device, spare_pin)
-    match = device.session.engine.match
-    assert match.phase is Phase.ARBITER and match.panel.stage is PanelStage.MENU, \
-        f"the spare's own PIN did not open the menu: {reasons_since(path, before)}"
-    assert match.pin_failures == 0
-
-
-def handover_of(path: Path) -> list[tuple[int, dict]]:
-    """The journal's hand-over inputs, with their records' seq."""
-    return [(r.seq, r.data["input"]) for r in read_journal(path).records
-            if r.kind == "input" and r.data["input"]["type"] == "handover"]
-
-
-def assert_replays_to_the_match(device: Device) -> None:
-    """The journal replays without divergence (its snapshots too) to the match in play."""
-    session = device.session
-    session.checkpoint(session.engine.now)          # the instant, journaled
-    checked = verify_and_replay(journal_of(device), device.table.key_of())
-    assert checked.verdict.intact, checked.verdict.words
-    assert checked.replayed.diverged == [] and checked.replayed.snapshots_differ == []
-    again = replay(read_journal(journal_of(device)))
-    assert again.diverged == []
-    assert again.engine.match == session.engine.match
-
-
-def assert_own_handover(device: Device, source: Path, pin: str | None = PIN) -> None:
-    """The spare's journal: the copied records, then its hand-over holding its own PIN's
-    hash keyed by its device key (never the PIN), then its own records."""
-    path = journal_of(device)
-    records = read_header(path).data["continues"]["records"]
-    [(seq, data)] = handover_of(path)[-1:]
-    assert seq == records == read_journal(source).last.seq + 1    # right after the copy
-    if pin is None:
-        assert data == {"type": "handover", "chord_ns": 3 * S}
-        assert device.session.engine.rules.arbiter_pin is None
-        return
-    assert set(data) == {"type", "chord_ns", "pin_hash"} and data["chord_ns"] == 3 * S
-    pepper = pepper_of(device.table.key_of())
-    assert data["pin_hash"].startswith("scrypt-k$")
-    assert is_pin(PinCheck.parse(data["pin_hash"]).with_key(pepper), pin)
-    assert device.session.engine.rules.arbiter_pin.hashed == data["pin_hash"]
-    assert f'"{pin}"' not in path.read_text(encoding="utf-8")
-
-
 # --- the attack: a forged header's PIN, continued on the arbiter's socket -----------------------
 
 @pytest.mark.parametrize("header_pin", list(HEADER_PINS))
@@ -194,7 +129,7 @@ def test_after_a_continue_only_the_spares_own_pin_opens_its_menu(venue, tmp_path
     spare = spare_clock(venue, tmp_path)
     continued_by_socket(spare, source)
     assert_own_handover(spare, source)
-    forger_fails_and_spare_opens(venue, spare)
+    wrong_pins_fail_own_opens(venue, spare)
     assert_replays_to_the_match(spare)
 
 
@@ -217,7 +152,7 @@ def test_after_a_sticks_continuation_and_a_restart_the_spare_judges_by_its_own_p
     # A snapshot after each record from here on: the restart then resumes from one holding
     # the hand-over's PIN (its hash; the pepper comes from the device key at the boot).
     spare.session.snapshot_every = 1
-    forger_fails_and_spare_opens(venue, spare)
+    wrong_pins_fail_own_opens(venue, spare)
     press(venue, spare, Button.CUBE, held_s=2.0)      # the menu: resume play
     path = journal_of(spare)
     handover_seq = handover_of(path)[-1][0]
@@ -232,7 +167,7 @@ def test_after_a_sticks_continuation_and_a_restart_the_spare_judges_by_its_own_p
     assert journal_of(again) == path                 # resumed from its journal, paused
     assert again.session.engine.match.phase is Phase.PAUSED
     assert again.session.engine.rules.arbiter_pin.can_digest      # keyed, with its pepper
-    forger_fails_and_spare_opens(venue, again)
+    wrong_pins_fail_own_opens(venue, again)
     assert_replays_to_the_match(again)
 
 
@@ -274,7 +209,7 @@ def test_the_old_clocks_lockout_does_not_lock_the_spares_arbiter_out(venue, tmp_
     continued_by_socket(spare, source)
     match = spare.session.engine.match
     assert (match.chord_locked_until, match.pin_failures, match.lockouts) == (None, 0, 0)
-    forger_fails_and_spare_opens(venue, spare)
+    wrong_pins_fail_own_opens(venue, spare)
     assert_replays_to_the_match(spare)
 
 
@@ -284,7 +219,7 @@ def test_a_match_continued_twice_is_judged_by_the_last_clocks_pin(venue, tmp_pat
     source = forged(venue, tmp_path, "clear")
     b = spare_clock(venue, tmp_path, "B", PIN_DEVICE_TEXT, "b", 20 * 3600)
     continued_by_socket(b, source)
-    forger_fails_and_spare_opens(venue, b)
+    wrong_pins_fail_own_opens(venue, b)
     press(venue, b, Button.CUBE, held_s=2.0)                  # resume
     venue.wait(b, 5.0)
     card = tmp_path / "card-b"
@@ -300,7 +235,7 @@ def test_a_match_continued_twice_is_judged_by_the_last_clocks_pin(venue, tmp_pat
         ["scrypt-k$", "scrypt-k$"]                            # B's, then C's own
     assert_own_handover(c, b_journal, c_pin)
     assert read_header(path).data["continues"]["before"]["file"] == source.name
-    forger_fails_and_spare_opens(venue, c, c_pin, wrong=(PIN, FORGER_PIN))
+    wrong_pins_fail_own_opens(venue, c, c_pin, wrong=(PIN, FORGER_PIN))
     assert_replays_to_the_match(c)
 
 
