@@ -158,13 +158,15 @@ class _HallDevices(str):
         return str(self.make(str(kwargs["table"])))
 
 
-def with_hall(venue: Any, broker: Broker) -> None:
-    """Every clock VENUE builds from now on has a [hall] section for its own account."""
+def with_hall(venue: Any, broker: Broker, more: Any = None) -> None:
+    """Every clock VENUE builds from now on has a [hall] section for its own account (and
+    `more(table)`'s sections, when given: a table's [arbiter])."""
     from venue_helpers import DEVICE_TEXT
 
     def text_for(table: str) -> str:
         return DEVICE_TEXT.format(table=table) + HALL_SECTION.format(
-            url=broker.url, user=table, password_file=broker.password_file(table))
+            url=broker.url, user=table, password_file=broker.password_file(table)) + (
+            more(table) if more is not None else "")
     venue.device_text = _HallDevices(text_for)
 
 

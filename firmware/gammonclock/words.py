@@ -458,6 +458,12 @@ WORDS: dict[str, Entry] = {
                         "record within bounds",
                         "предложение с флешки содержит либо все поля {fields}, либо ни одного, "
                         "а длина матча и номер записи — в допустимых пределах"),
+    "jf.handover_chord": E("a hand-over's chord of {chord_ns} ns is out of range "
+                           "({low}..{high} ns)",
+                           "аккорд передачи матча ({chord_ns} нс) вне допустимых пределов "
+                           "({low}..{high} нс)"),
+    "jf.handover_pin": E("a hand-over's PIN hash cannot be used: {error}",
+                         "хеш ПИН-кода при передаче матча нельзя использовать: {error}"),
     "jf.no_input_type": E("the input has no type", "у ввода нет типа (type)"),
     "jf.input_type": E("input type {kind} is unknown to this firmware (version {version}); the "
                        "journal may come from a newer version",

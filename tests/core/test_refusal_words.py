@@ -133,7 +133,8 @@ def test_every_refusal_code_has_words() -> None:
     panels_only = {Reason.INFO_PAGE, Reason.TAKE_HINT, Reason.CHORD_LOCKED, Reason.PIN_ENTRY,
                    Reason.PIN_DOT, Reason.ARBITER_MENU, Reason.MENU_TIMEOUT,
                    Reason.NEXT_MATCH_REQUESTED, Reason.STICK_OFFERED,
-                   Reason.STICK_OFFER_ENDED, Reason.CONTINUE_STICK_REQUESTED}   # Shown: pages
+                   Reason.STICK_OFFER_ENDED, Reason.CONTINUE_STICK_REQUESTED,
+                   Reason.ARBITER_HANDED_OVER}   # Shown: pages
     assert {r.value for r in Reason} - {r.value for r in panels_only} <= said
 
 

@@ -50,7 +50,8 @@ from .schema import (
 
 __all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "PIN_FACTORIES",
            "SCHEMA", "Config", "ConfigError", "DeviceConfig", "EventConfig", "HallConfig",
-           "DeviceFile", "PanelConfig", "config_of_header", "device_part", "file_kind",
+           "DeviceFile", "PanelConfig", "config_of_header", "device_part", "device_pin",
+           "file_kind",
            "keyed_config",
            "load_config", "load_device_config", "load_match_config", "parse_config",
            "parse_device_config", "parse_match_config", "refused_in_a_match_file"]
@@ -449,6 +450,17 @@ def keyed_config(config: Config, pepper: bytes | None) -> Config:
         return config
     return replace(config, rules=replace(config.rules, arbiter_pin=keyed),
                    device=replace(config.device, arbiter_pin=keyed))
+
+
+def device_pin(device: DeviceFile, pepper: bytes | None) -> PinCheck | None:
+    """The device's own arbiter's PIN as its clock judges it (SPEC §13.4, §14.1): `[arbiter]
+    pin` hashed keyed with `pepper` (the very hash a match started on this device holds), or
+    `pin_hash` given the pepper; unkeyed without one. None: the device has no PIN."""
+    check = device.device.arbiter_pin
+    if check is None or pepper is None:
+        return check
+    pin = clear_pin(device.data)
+    return hash_pin(pin, pepper) if pin is not None else check.with_key(pepper)
 
 
 # Every journal's header says that a chord during a PIN lockout is undone (SPEC §13.4, issue

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gammonclock.core.rules import (
+    CHORD_NS_RANGE,
     DEFAULT_DEBOUNCE_NS,
     DEFAULT_HOLD_NS,
     DEFAULT_OVERTIME_NS,
@@ -243,7 +244,9 @@ FIELDS: tuple[Field, ...] = (
     Field("arbiter.pin_hash", PinHash(), None,
           "the PIN as its salted hash, keyed by the device key (`python -m gammonclock.pin PIN "
           "--key STATE_DIR/device.key`), instead of `pin`"),
-    Field("arbiter.chord_s", NumberNs(Decimal(1), Decimal(10), NS_PER_S, "seconds"),
+    Field("arbiter.chord_s", NumberNs(Decimal(CHORD_NS_RANGE[0] // NS_PER_S),
+                                      Decimal(CHORD_NS_RANGE[1] // NS_PER_S), NS_PER_S,
+                                      "seconds"),
           3 * NS_PER_S, "how long all three buttons are held to ask for the PIN"),
     Field("arbiter.socket_group", Pattern(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}", "a group name",
                                           "1–32 characters of A-Z a-z 0-9 _ . -, "

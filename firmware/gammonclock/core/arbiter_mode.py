@@ -40,7 +40,7 @@ from . import arbiter as cmd
 from .arbiter_actions import Arbiter
 from .effects import Paused, Refused, Shown
 from .match_state import MatchState, MenuItem, PanelMode, PanelStage, Phase, StickOffer
-from .pin import MAX_PIN, PIN_LETTERS
+from .pin import MAX_PIN, PIN_LETTERS, PinCheck
 from .reasons import Reason
 from .rules import EndReason
 from .transition import Step
@@ -402,6 +402,28 @@ class ArbiterMode(Step):
         self.s.stick_offer = None
         self._leave_offer_item()
         self.show("USB stick's offer ended: a game started here", Reason.STICK_OFFER_ENDED)
+
+    # --- a match continued on this clock (SPEC §13.5, §14.1) ---------------------------------
+
+    def handed_over(self, pin: PinCheck | None, chord_ns: int) -> None:
+        """From here on the arbiter at these panels is this clock's: its PIN and its chord. The
+        old clock's arbiter is not at these panels: an arbiter's mode still open there closes
+        as an outage closes it (the continuing clock's `Recover` follows at the same instant),
+        and what the old clock offered from its stick is not offered here. The PIN's failures
+        and lockouts start afresh: they counted attempts at the old clock's PIN, and this
+        clock's arbiter has failed nothing (docs/decisions.md)."""
+        s = self.s
+        if s.phase is Phase.ARBITER and s.panel is not None:
+            self.outage()
+        s.rules = s.rules.handed_over_to(pin, chord_ns)
+        s.pin_failures = s.lockouts = 0
+        s.chord_locked_until = None
+        s.stick_offer = None
+        self.out.append(Shown(self.t, "the arbiter at these panels is this clock's: "
+                              + ("its PIN" if pin is not None
+                                 else "no PIN, the chord means nothing here"),
+                              Reason.ARBITER_HANDED_OVER,
+                              (("pin", "set" if pin is not None else "none"),)))
 
     def _leave_offer_item(self) -> None:
         panel = self.s.panel

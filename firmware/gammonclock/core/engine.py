@@ -58,6 +58,7 @@ from .effects import (
 )
 from .match import (
     ArbiterAction,
+    ArbiterHandover,
     DiceDropped,
     DiceEvent,
     Hold,
@@ -110,7 +111,8 @@ class PinKey:
         return f"PIN {self.key.value}"
 
 
-Input = ButtonEdge | PinKey | ArbiterAction | DiceEvent | DiceDropped | Recover | StickOffered
+Input = (ButtonEdge | PinKey | ArbiterAction | DiceEvent | DiceDropped | Recover | StickOffered
+         | ArbiterHandover)
 
 
 @dataclass(frozen=True)
@@ -185,10 +187,10 @@ class Entry:
         """Whether an undo's replay keeps it: it changed something. The arbiter's mode changes
         its own state with every press (a PIN dot, a step of the menu) and says so in inert
         effects, so its presses and the chord are always kept; so is a stick's offer (what the
-        menu lists)."""
+        menu lists) and a hand-over (whose arbiter's PIN the panels judge by)."""
         return any(not e.inert for e in self.effects) or isinstance(
             self.event, (m.Chord, m.ChordReleased, m.PinDot, m.PinEntered,
-                         m.StickOffered)) or (
+                         m.StickOffered, m.ArbiterHandover)) or (
             isinstance(self.event, (Tap, Hold)) and self.before.phase is Phase.ARBITER)
 
     @property
@@ -364,7 +366,8 @@ class Engine:
                 engine = engine._with(buttons=tuple((b, ButtonState()) for b, _ in engine.buttons),
                                       pad=None, keys=None)
                 engine, effects = engine._fold(event)
-            case ArbiterAction() | DiceEvent() | DiceDropped() | StickOffered():
+            case (ArbiterAction() | DiceEvent() | DiceDropped() | StickOffered()
+                  | ArbiterHandover()):
                 engine, effects = engine._fold(event)
             case _:
                 assert_never(event)

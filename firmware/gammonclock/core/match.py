@@ -23,13 +23,14 @@ from .dice import DiceMessage
 from .dice_rules import Dice
 from .effects import Effect
 from .match_state import MatchState, Phase, StickOffer, copy_state
+from .pin import PinCheck
 from .play import Play
 from .rules import EndReason, MatchRules, crawford_due, json_points
 
 __all__ = [
-    "ArbiterAction", "Chord", "ChordReleased", "DiceDropped", "DiceEvent", "Event", "Hold",
-    "MatchState", "Phase", "PinDot", "PinEntered", "Recover", "StickOffered", "Tap", "advance",
-    "apply", "start", "state_json",
+    "ArbiterAction", "ArbiterHandover", "Chord", "ChordReleased", "DiceDropped", "DiceEvent",
+    "Event", "Hold", "MatchState", "Phase", "PinDot", "PinEntered", "Recover", "StickOffered",
+    "Tap", "advance", "apply", "start", "state_json",
 ]
 
 
@@ -159,8 +160,33 @@ class StickOffered:
                 else f"USB stick offers {self.offer.describe()}")
 
 
+@dataclass(frozen=True)
+class ArbiterHandover:
+    """A match continued on this clock (SPEC §13.5): from `t` on, the arbiter at these panels is
+    this clock's (SPEC §14.1), its PIN's check `pin` (None: this clock has no PIN, and the chord
+    means nothing here) and its chord's `chord_ns`, no longer those of the journal's header,
+    which are the clock's the match came from. An input of the device, never a person's: the
+    continuing clock journals it right after the records it copied, before anything of its own.
+    The journal keeps the PIN's hash only; a keyed hash's pepper is given in memory by the clock
+    that holds the key (`with_key`), never journaled."""
+
+    t: int
+    pin: PinCheck | None
+    chord_ns: int
+
+    def with_key(self, pepper: bytes | None) -> ArbiterHandover:
+        """The hand-over whose PIN can judge new entries with `pepper` (`pin.pepper_of` the
+        device key) when its hash is keyed by it."""
+        pin = self.pin.with_key(pepper) if self.pin is not None else None
+        return self if pin is self.pin else ArbiterHandover(self.t, pin, self.chord_ns)
+
+    def describe(self) -> str:
+        return ("the arbiter at these panels is this clock's: "
+                + ("its PIN" if self.pin is not None else "no PIN, the chord means nothing"))
+
+
 Event = (Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover | Chord | ChordReleased
-         | PinDot | PinEntered | StickOffered)
+         | PinDot | PinEntered | StickOffered | ArbiterHandover)
 
 
 def start(rules: MatchRules, at: int = 0) -> MatchState:
@@ -230,6 +256,8 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
             Dice(state, effects).dropped(count)
         case StickOffered(offer=offer):
             ArbiterMode(state, effects).stick_offered(offer)
+        case ArbiterHandover(pin=pin, chord_ns=chord_ns):
+            ArbiterMode(state, effects).handed_over(pin, chord_ns)
         case _:
             assert_never(event)
     if state.stick_offer is not None and state.in_progress:

@@ -4,7 +4,7 @@ and pure functions (SPEC §1, §3–§6). Nothing here keeps state, reads a cloc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from fractions import Fraction
 
@@ -57,6 +57,7 @@ SPRINT_BREAK_AFTER_NS = 45 * NS_PER_MIN  # sprintgammon: not before 45 min of ma
 DEFAULT_OVERTIME_NS = 1 * NS_PER_MIN
 DEFAULT_HOLD_NS = 2 * NS_PER_S
 DEFAULT_CHORD_NS = 3 * NS_PER_S     # arbiter.chord_s (SPEC §13.4)
+CHORD_NS_RANGE = (1 * NS_PER_S, 10 * NS_PER_S)   # what arbiter.chord_s may be (config, journal)
 DEFAULT_DEBOUNCE_NS = 30_000_000
 
 
@@ -277,10 +278,19 @@ class MatchRules:
     # these existed reads back with the defaults: no PIN.
     arbiter_pin: PinCheck | None = None
     chord_ns: int = DEFAULT_CHORD_NS
+    # A match continued on this clock (SPEC §13.5, `match.ArbiterHandover`): the two fields
+    # above are this clock's arbiter's from the hand-over on, no longer the journal header's
+    # (the clock the match came from); a snapshot therefore writes them (journal/snapshot.py).
+    handed_over: bool = False
 
     @property
     def family(self) -> Family:
         return self.discipline.family
+
+    def handed_over_to(self, pin: PinCheck | None, chord_ns: int) -> MatchRules:
+        """These rules with the arbiter at the panels of the clock that continues the match:
+        its PIN's check (None: it has none, the chord means nothing there) and its chord."""
+        return replace(self, arbiter_pin=pin, chord_ns=chord_ns, handed_over=True)
 
     @property
     def crawford_active(self) -> bool:

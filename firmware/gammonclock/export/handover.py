@@ -2,9 +2,11 @@
 
 A continued journal's header names the journal it goes on from (`continues`, with `handover`:
 `continuation.py`); the records up to its `records` are the old clock's (their own stamps), the
-rest this clock's. The first record of this clock is the `Recover` that paused the match at the
-old journal's last instant: between the old clock's last wall stamp and that one's, the match
-was on no clock (the two clocks' wall clocks may disagree: a Pi has no real-time clock)."""
+rest this clock's. This clock's first records are the hand-over of the arbiter at its panels
+(issue 31: its PIN from then on, no incident of the match) and the `Recover` that paused the
+match at the old journal's last instant: between the old clock's last wall stamp and that one's,
+the match was on no clock (the two clocks' wall clocks may disagree: a Pi has no real-time
+clock)."""
 
 from __future__ import annotations
 

@@ -9,13 +9,22 @@ from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from gammonclock import __version__
+from gammonclock.config.converters import PinHash
 from gammonclock.config.problems import Problem
 from gammonclock.core.arbiter import parse_command
 from gammonclock.core.dice import parse_line
 from gammonclock.core.effects import Effect
 from gammonclock.core.engine import ButtonEdge, Input, PinKey, PinKeyKind
-from gammonclock.core.match import ArbiterAction, DiceDropped, DiceEvent, Recover, StickOffered
+from gammonclock.core.match import (
+    ArbiterAction,
+    ArbiterHandover,
+    DiceDropped,
+    DiceEvent,
+    Recover,
+    StickOffered,
+)
 from gammonclock.core.match_state import StickOffer
+from gammonclock.core.rules import CHORD_NS_RANGE
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button
 
@@ -51,6 +60,12 @@ def input_data(event: Input) -> dict[str, Any]:
             return {"type": "stick_offer", "table": offer.table, "left": offer.left,
                     "right": offer.right, "length": offer.length, "score": offer.score,
                     "file": offer.file, "seq": offer.seq, "mac": offer.mac}
+        case ArbiterHandover(pin=pin, chord_ns=chord_ns):
+            # The PIN's hash only (SPEC §13.4): never a clear PIN, never the pepper.
+            data = {"type": "handover", "chord_ns": chord_ns}
+            if pin is not None:
+                data["pin_hash"] = pin.hashed
+            return data
         case _:
             assert_never(event)
 
@@ -116,6 +131,20 @@ def _stick_offer_from(t: int, data: dict[str, Any]) -> Input:
         raise InputError(Problem("jf.stick_offer", fields=", ".join(STICK_OFFER_FIELDS)))
     return StickOffered(t, StickOffer(**{name: data[name] for name in STICK_OFFER_FIELDS}))
 
+def _handover_from(t: int, data: dict[str, Any]) -> Input:
+    """A hand-over (SPEC §13.5): the continuing clock's chord, within the config's bounds, and
+    its PIN's hash (none: no PIN), checked as the config's `pin_hash` is (bounded parameters:
+    no record makes an entry cost seconds or the Pi's memory). Never a clear PIN."""
+    chord_ns, text = data["chord_ns"], data.get("pin_hash")
+    if not CHORD_NS_RANGE[0] <= chord_ns <= CHORD_NS_RANGE[1]:
+        raise InputError(Problem("jf.handover_chord", chord_ns=chord_ns,
+                                 low=CHORD_NS_RANGE[0], high=CHORD_NS_RANGE[1]))
+    try:
+        pin = None if text is None else PinHash().check(text)
+    except ValueError as exc:         # the config's words for it (cfg.pin_hash)
+        raise InputError(Problem("jf.handover_pin", error=exc.args[0])) from None
+    return ArbiterHandover(t, pin, chord_ns)
+
 @dataclass(frozen=True)
 class _InputType:
     fields: dict[str, type]                           # each field's JSON type (bool is no int)
@@ -131,6 +160,7 @@ INPUT_TYPES: dict[str, _InputType] = {
     "dice_dropped": _InputType({"count": int}, _dice_dropped_from),
     "recover": _InputType({}, _recover_from),
     "stick_offer": _InputType({}, _stick_offer_from, STICK_OFFER_FIELDS),
+    "handover": _InputType({"chord_ns": int}, _handover_from, {"pin_hash": str}),
 }
 
 def _input_type(data: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from gammonclock.config.loading import Config, ConfigError, config_of_header
 from gammonclock.config.problems import Counted, Problem, message_of
 from gammonclock.core.effects import Effect, Refused
 from gammonclock.core.engine import Engine
+from gammonclock.core.match import ArbiterHandover
 from gammonclock.core.reasons import Reason
 
 from .inputs import InputError, effects_diverge, input_from
@@ -81,8 +82,10 @@ class _Replay:
 
     def __init__(self, read: JournalSource, config: Config, engine: Engine,
                  observe: Observer | None, observe_steps: StepObserver | None,
-                 keep: int | None = None, cut: bool = False) -> None:
+                 keep: int | None = None, cut: bool = False,
+                 pepper: bytes | None = None) -> None:
         self.read, self.config, self.engine = read, config, engine
+        self.pepper = pepper        # the clock's own, for a hand-over's PIN (`replay_step`)
         self.observe, self.observe_steps = observe, observe_steps
         self.diverged: list[str] = []
         self.snapshots_differ: list[str] = []
@@ -98,10 +101,11 @@ class _Replay:
         if record.kind not in ("input", "tick"):
             return
         try:
-            self.engine, effects = replay_step(self.engine, record.kind, record.t, record.data)
+            self.engine, effects = replay_step(self.engine, record.kind, record.t, record.data,
+                                               self.pepper)
             if self.cut and record.kind == "input" and undo_fell_short(effects):
                 self.engine, effects = replay_step(self._whole_before(record), record.kind,
-                                                    record.t, record.data)
+                                                    record.t, record.data, self.pepper)
                 self.cut = False
         except InputError as exc:   # a record this firmware cannot take: the journal's fault
             raise RecordError(Problem("jf.record_at", path=self.read.path, seq=record.seq,
@@ -123,7 +127,8 @@ class _Replay:
         """The engine just before `record` with its whole history: the journal replayed again
         from its header (an undo reached past what this replay kept)."""
         whole = _Replay(self.read, self.config, Engine.start(self.config.rules,
-                                                              at=self.read.header.t), None, None)
+                                                              at=self.read.header.t), None, None,
+                        pepper=self.pepper)
         for earlier in self.read.from_start():
             if earlier.seq >= record.seq:
                 break
@@ -168,7 +173,7 @@ def replay(read: JournalSource, observe: Observer | None = None, *,
     header = read.header
     config = config_of_header(header.data, str(read.path), pepper)
     run = _Replay(read, config, Engine.start(config.rules, at=header.t), observe, observe_steps,
-                  keep)
+                  keep, pepper=pepper)
     for record in read.each():
         run.step(record)
     return run.result()
@@ -183,12 +188,12 @@ def replay_from_snapshot(path: str | Path, pepper: bytes | None = None) -> Repla
     engine, floor = Engine.start(config.rules, at=read.header.t), None
     if read.start.kind == SNAPSHOT_KIND:
         try:
-            engine, floor = engine_from(read.start.data, config.rules)
+            engine, floor = engine_from(read.start.data, config.rules, pepper)
         except (SnapshotError, TypeError, ValueError) as exc:
             raise RecordError(f"{read.path}: record {read.start.seq} (line "
                               f"{read.line_of(read.start)}): the snapshot cannot be read back: "
                               f"{exc}") from None
-    run = _Replay(read, config, engine, None, None, cut=floor is not None)
+    run = _Replay(read, config, engine, None, None, cut=floor is not None, pepper=pepper)
     for record in read.each():
         run.step(record)
     return run.result(floor)
@@ -229,10 +234,16 @@ def verify_and_replay(path: str | Path, key: bytes | None, *,
                                           record=run.snapshots_differ[0].removeprefix("record ")))
     return Checked(verdict, run.result())
 
-def replay_step(engine: Engine, kind: str, t: int, data: dict[str, Any]
-                 ) -> tuple[Engine, list[Effect]]:
+def replay_step(engine: Engine, kind: str, t: int, data: dict[str, Any],
+                pepper: bytes | None = None) -> tuple[Engine, list[Effect]]:
+    """One input or tick record fed to `engine`. `pepper` (`pin.pepper_of` the device key, on
+    the clock that holds it): a hand-over's keyed PIN hash can judge new entries (SPEC §13.4;
+    the journal keeps the hash only)."""
     if t < engine.now:
         raise InputError(Problem("jf.before", t=t, now=engine.now))
     if kind == "input":
-        return engine.feed(input_from(t, data["input"]))
+        event = input_from(t, data["input"])
+        if isinstance(event, ArbiterHandover):
+            event = event.with_key(pepper)
+        return engine.feed(event)
     return engine.advance(t)

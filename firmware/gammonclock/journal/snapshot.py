@@ -17,7 +17,10 @@ grow with the match.
 
 The encoding is a strict, versioned, tagged JSON form of the frozen values involved: dataclasses
 by `module.Class`, enums, fractions, tuples; the match rules are not repeated (they come from the
-journal's header). A tag or a field this firmware does not know is a SnapshotError naming it.
+journal's header), but for the arbiter's PIN hash and chord after a hand-over (SPEC §13.5: this
+clock's, not the header's; `MatchRules.handed_over`), and a PIN's check is its hash alone (`$pin`:
+never a clear PIN, never the pepper, which the clock holding the key gives back as it reads the
+snapshot). A tag or a field this firmware does not know is a SnapshotError naming it.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from gammonclock.core import (
     timecontrol,
 )
 from gammonclock.core.engine import ButtonState, Engine, Entry
-from gammonclock.core.rules import MatchRules
+from gammonclock.core.pin import PinCheck, PinHashError
+from gammonclock.core.rules import CHORD_NS_RANGE, MatchRules
 from gammonclock.errors import GammonclockError
 
 from .records import SNAPSHOT_FORMAT, snapshot_problem
@@ -79,7 +83,15 @@ def encode_value(value: object) -> Any:
     if value is None or type(value) in (bool, int, str):
         return value
     if isinstance(value, MatchRules):
-        return {"$rules": 1}          # the match's own rules, from the journal's header
+        if not value.handed_over:
+            return {"$rules": 1}      # the match's own rules, from the journal's header
+        # … but for the arbiter at the panels of the clock it was handed over to
+        return {"$rules": {"pin": encode_value(value.arbiter_pin), "chord_ns": value.chord_ns}}
+    if isinstance(value, PinCheck):
+        if value.legacy_pin is not None or value.locked_chord_stands \
+                or value.menu_without_moved:
+            raise SnapshotError("a snapshot holds a hand-over's PIN hash only, never a header's")
+        return {"$pin": value.hashed}
     if isinstance(value, Enum) and _CLASSES.get(_tag(type(value))) is type(value):
         return {"$e": _tag(type(value)), "v": value.value}
     if type(value) is Fraction:
@@ -94,14 +106,21 @@ def encode_value(value: object) -> Any:
     raise SnapshotError(f"a snapshot cannot hold a {type(value).__name__}")
 
 
-def decode_value(data: Any, match_rules: MatchRules, where: str = "snapshot") -> Any:
-    """The value `encode_value` gave `data`; SnapshotError naming where it is not understood."""
+def decode_value(data: Any, match_rules: MatchRules, where: str = "snapshot",
+                 pepper: bytes | None = None) -> Any:
+    """The value `encode_value` gave `data`; SnapshotError naming where it is not understood.
+    `pepper` (`pin.pepper_of` the device key, on the clock that holds it): a hand-over's keyed
+    PIN hash can judge new entries."""
     if data is None or type(data) in (bool, int, str):
         return data
     if not isinstance(data, dict) or len(data) not in (1, 2):
         raise SnapshotError(f"{where}: {_short(data)} is not a snapshot value")
     if "$rules" in data:
-        return match_rules
+        if data["$rules"] == 1 and type(data["$rules"]) is int:
+            return match_rules
+        return _handed_over(data["$rules"], match_rules, where, pepper)
+    if "$pin" in data:
+        return _pin(data["$pin"], where, pepper)
     if "$f" in data:
         pair = data["$f"]
         if not (isinstance(pair, list) and len(pair) == 2 and all(type(n) is int for n in pair)
@@ -112,7 +131,8 @@ def decode_value(data: Any, match_rules: MatchRules, where: str = "snapshot") ->
         items = data["$t"]
         if not isinstance(items, list):
             raise SnapshotError(f"{where}: a tuple must hold a list")
-        return tuple(decode_value(v, match_rules, f"{where}[{i}]") for i, v in enumerate(items))
+        return tuple(decode_value(v, match_rules, f"{where}[{i}]", pepper)
+                     for i, v in enumerate(items))
     if "$e" in data:
         cls = _class(data["$e"], where)
         if not issubclass(cls, Enum):
@@ -123,12 +143,37 @@ def decode_value(data: Any, match_rules: MatchRules, where: str = "snapshot") ->
             raise SnapshotError(f"{where}: {_short(data.get('v'))} is not a "
                                 f"{data['$e']}") from None
     if "$d" in data:
-        return _decode_dataclass(data, match_rules, where)
+        return _decode_dataclass(data, match_rules, where, pepper)
     raise SnapshotError(f"{where}: tag {_short(sorted(data))} is unknown to this firmware; "
-                        f"one of $d, $e, $f, $t, $rules is due")
+                        f"one of $d, $e, $f, $t, $rules, $pin is due")
 
 
-def _decode_dataclass(data: dict[str, Any], match_rules: MatchRules, where: str) -> Any:
+def _pin(text: object, where: str, pepper: bytes | None) -> PinCheck:
+    """A PIN's check from its hash (a hand-over's), given `pepper` to judge new entries."""
+    if not isinstance(text, str):
+        raise SnapshotError(f"{where}: a PIN's check must be its hash")
+    try:
+        return PinCheck.parse(text).with_key(pepper)
+    except PinHashError as exc:
+        raise SnapshotError(f"{where}: {exc}") from None
+
+
+def _handed_over(data: object, match_rules: MatchRules, where: str, pepper: bytes | None
+                 ) -> MatchRules:
+    """The header's rules with the arbiter of the clock the match was handed over to."""
+    if not isinstance(data, dict) or set(data) != {"pin", "chord_ns"}:
+        raise SnapshotError(f"{where}: handed-over rules must hold the pin and chord_ns")
+    chord_ns = data["chord_ns"]
+    if type(chord_ns) is not int or not CHORD_NS_RANGE[0] <= chord_ns <= CHORD_NS_RANGE[1]:
+        raise SnapshotError(f"{where}: the chord {_short(chord_ns)} is out of range")
+    pin = decode_value(data["pin"], match_rules, f"{where}.pin", pepper)
+    if pin is not None and not isinstance(pin, PinCheck):
+        raise SnapshotError(f"{where}.pin: not a PIN's check")
+    return match_rules.handed_over_to(pin, chord_ns)
+
+
+def _decode_dataclass(data: dict[str, Any], match_rules: MatchRules, where: str,
+                      pepper: bytes | None = None) -> Any:
     cls = _class(data["$d"], where)
     values = data.get("f")
     if not dataclasses.is_dataclass(cls) or not isinstance(values, dict):
@@ -142,7 +187,8 @@ def _decode_dataclass(data: dict[str, Any], match_rules: MatchRules, where: str)
         odd = sorted((set(values) ^ names) - (defaulted - set(values)))
         raise SnapshotError(f"{where}: {data['$d']} has fields {sorted(names)}; "
                             f"{', '.join(odd)} do not match")
-    fields = {name: decode_value(v, match_rules, f"{where}.{name}") for name, v in values.items()}
+    fields = {name: decode_value(v, match_rules, f"{where}.{name}", pepper)
+              for name, v in values.items()}
     return cls(**fields)
 
 
@@ -293,19 +339,21 @@ def same_snapshot(data: dict[str, Any], state: Engine, match_rules: MatchRules,
     return ours == theirs and (restored.match, restored.buttons) == (state.match, state.buttons)
 
 
-def engine_from(data: dict[str, Any], match_rules: MatchRules) -> tuple[Engine, int | None]:
+def engine_from(data: dict[str, Any], match_rules: MatchRules, pepper: bytes | None = None
+                ) -> tuple[Engine, int | None]:
     """The engine a snapshot holds, and the serial of its oldest kept entry when older ones were
-    left out (None: the whole history is there). Raises SnapshotError."""
+    left out (None: the whole history is there). Raises SnapshotError. `pepper`: the clock's
+    own, for a hand-over's keyed PIN hash to judge new entries (`decode_value`)."""
     problem = snapshot_problem(data)
     if problem is not None:
         raise SnapshotError(problem)
-    state = decode_value(data["match"], match_rules, "snapshot.match")
+    state = decode_value(data["match"], match_rules, "snapshot.match", pepper)
     buttons = decode_value(data["buttons"], match_rules, "snapshot.buttons")
     if not isinstance(state, match_state.MatchState) or not _buttons_ok(buttons):
         raise SnapshotError("snapshot: the match or the buttons are not what a snapshot holds")
     log: Entry | None = None
     for index, item in enumerate(data["history"]):
-        parts = decode_value(item, match_rules, f"snapshot.history[{index}]")
+        parts = decode_value(item, match_rules, f"snapshot.history[{index}]", pepper)
         if not (isinstance(parts, tuple) and len(parts) == 5):
             raise SnapshotError(f"snapshot.history[{index}]: not a history entry")
         serial, event, before, first_seq, said = parts

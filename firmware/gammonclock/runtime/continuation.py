@@ -24,6 +24,13 @@ So everything the old clock kept comes along without a second rule: players, len
 cube and owner, Crawford, breaks left, penalties, warnings and challenges, both reserves, the
 history an `undo` reaches.
 
+Everything but the arbiter at the panels (SPEC §13.4, §14.1): the old header's PIN is the old
+clock's (or a forger's), and the spare's arbiter's PIN is the only one its panels may take. So
+the copy ends with this clock's first record, a hand-over (`handover_record`,
+`match.ArbiterHandover`): this device's PIN's hash, keyed by its key, or none, and its chord;
+from there on the panels judge by those, the PIN's failures and lockouts start afresh, and a
+replay (a restart, an undo's rebuild) folds it the same way (docs/decisions.md).
+
 Before anything changes, the old journal is verified with the existing reader (`journal.verify`:
 checksums, the chain of `prev` links and sequence numbers, and the seals when this clock's key
 made them, else the chain only: another device's journal). One that fails is refused with the
@@ -60,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 from gammonclock import words
 from gammonclock.config.loading import ConfigError
 from gammonclock.config.problems import Problem, Told, message_of, said
-from gammonclock.core.match import StickOffered
+from gammonclock.core.match import ArbiterHandover, StickOffered
 from gammonclock.core.match_state import Phase, StickOffer
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import EndReason, format_score
@@ -68,9 +75,10 @@ from gammonclock.errors import GammonclockError
 from gammonclock.hardware.texts import Text
 from gammonclock.journal.durable import write_atomically
 from gammonclock.journal.files import JournalHead, journal_heads, journal_order, next_match_no
+from gammonclock.journal.inputs import effects_data, input_data
 from gammonclock.journal.prealloc import written_within
 from gammonclock.journal.reader import JournalRead, read_header, read_journal
-from gammonclock.journal.records import JOURNALS_DIR, JournalError
+from gammonclock.journal.records import JOURNALS_DIR, JournalError, Stamp
 from gammonclock.journal.replay import Replayed, replay, replay_from_snapshot
 from gammonclock.journal.verify import Verdict, verify
 
@@ -226,12 +234,25 @@ def start_continuation(table: Table, source: Source, via: str,
     key = table.key_of()
     # The header keeps the old header's stamps: the match started there and then.
     writer = _continue_in_new_journal(source.read, path, key, _stamp_of(source.read.header),
-                                      changes)
+                                      changes, [handover_record(table, source)])
     writer.close()
     replayed = replay_from_snapshot(path, table.pepper())
     session, notes = resume(replayed, table.key_of, table.stamps,
                             checkpoint_ns=table.device.device.checkpoint_ns)
     return Opened(session, table.clock_ns() - session.engine.now, [f"continued in {path}"] + notes)
+
+
+def handover_record(table: Table, source: Source) -> tuple[str, int, dict[str, Any], Stamp]:
+    """This clock's first record of a match handed over to it (SPEC §13.5, §14.1): from the old
+    journal's last instant on, the arbiter at these panels is this clock's, its PIN (keyed by
+    this device's key) and its chord, not the header's, which are the old clock's (a forger's,
+    for a forged journal). Its effects are the ones the engine computes from the old journal's
+    match, as a replay of the new journal computes them."""
+    t = max(source.read.last.t, source.replayed.engine.now)
+    handover = ArbiterHandover(t, table.arbiter_pin(), table.device.device.arbiter_chord_ns)
+    _, effects = source.replayed.engine.feed(handover)
+    return ("input", t, {"input": input_data(handover), "effects": effects_data(effects)},
+            table.stamps())
 
 
 def continue_match(service: ClockService, table: Table, source: Source, *, via: str,

@@ -29,6 +29,7 @@ from gammonclock.config.loading import (
     Config,
     ConfigError,
     DeviceFile,
+    device_pin,
     keyed_config,
     parse_match_config,
 )
@@ -36,7 +37,7 @@ from gammonclock.config.problems import Problem, message_of
 from gammonclock.core.engine import Engine
 from gammonclock.core.match import StickOffered
 from gammonclock.core.match_state import Phase, StickOffer
-from gammonclock.core.pin import RedactError, pepper_of, redact_pin_as
+from gammonclock.core.pin import PinCheck, RedactError, pepper_of, redact_pin_as
 from gammonclock.core.reasons import Reason
 from gammonclock.core.rules import format_score
 from gammonclock.hardware.texts import Text
@@ -245,6 +246,14 @@ class Table:
             log.warning("the arbiter PIN's hash is not keyed by the device key, which cannot "
                         "be read now: %s", exc)
             return None
+
+    def arbiter_pin(self) -> PinCheck | None:
+        """This clock's arbiter's PIN as its engine judges entries at these panels (SPEC §13.4,
+        §14.1): the device config's, keyed by this device's key (`pepper`). None: the device has
+        no PIN (the chord means nothing here)."""
+        if self.device.device.arbiter_pin is None:
+            return None
+        return device_pin(self.device, self.pepper())
 
     def read_match(self, text: str, name: str) -> Config:
         """A match file's text read on this device (SPEC §13.1); ConfigError with every

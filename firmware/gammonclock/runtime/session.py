@@ -332,11 +332,11 @@ class Session:
                 self._write_backlog(self.engine.now, sync_all=True)
                 writer.sync()
             check = self.engine.rules.arbiter_pin     # its pepper goes on (never journaled)
-            full = replay(JournalStream.open(self.journal.path),
-                          pepper=check.pepper if check is not None else None).engine
+            pepper = check.pepper if check is not None else None
+            full = replay(JournalStream.open(self.journal.path), pepper=pepper).engine
             for kind, t, data, _ in self.backlog:
                 if kind in ("input", "tick"):
-                    full, _ = replay_step(full, kind, t, data)
+                    full, _ = replay_step(full, kind, t, data, pepper)
             full, _ = full.advance(self.engine.now)
         except (GammonclockError, OSError) as exc:
             log.error("cannot rebuild the match's history from %s, so undo reaches only as far "
@@ -493,10 +493,14 @@ COPY_RETRY_NS = 5_000_000_000   # a continuation that could not be copied: tried
 
 
 def _continue_in_new_journal(read: JournalSource, path: Path, key: bytes, stamp: Stamp,
-                             changes: dict[str, Any] | None = None) -> JournalWriter:
+                             changes: dict[str, Any] | None = None,
+                             then: list[tuple[str, int, dict[str, Any], Stamp]] | None = None
+                             ) -> JournalWriter:
     """A new journal at `path` holding every whole record `read` has, sealed with `key`, its
     header naming the journal it continues; `changes`: header keys set beside (another clock's
-    match, `continuation.py`)."""
+    match, `continuation.py`); `then`: this clock's records after the copied ones, in the same
+    copy (the journal never stands under its name without them: another clock's match handed
+    over here)."""
     header = dict(read.header.data)
     for name in ("format", "key_id"):
         header.pop(name, None)
@@ -515,6 +519,8 @@ def _continue_in_new_journal(read: JournalSource, path: Path, key: bytes, stamp:
         for record in read.from_start():
             if record.seq > 0:
                 writer.append(record.kind, record.t, record.data, _stamp_of(record))
+        for kind, t, data, own in then or []:
+            writer.append(kind, t, data, own)
         writer.sync()
         os.rename(partial, path)
     except (JournalError, OSError) as exc:
