@@ -127,7 +127,7 @@ def decisions(archive: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def until(condition: Any, what: str, timeout: float = 20.0, step: Any = None) -> None:
+def until(condition: Any, what: str, timeout: float = 30.0, step: Any = None) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"not within {timeout} s: {what}"

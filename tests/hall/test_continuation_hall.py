@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import time
 
 import pytest
 
@@ -17,7 +16,7 @@ from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
 from hall_web_helpers import journal_event
-from move_helpers import copy_device_key, give_key, with_hall
+from move_helpers import copy_device_key, give_key, until, with_hall
 from venue_helpers import (
     GAP_S,
     MATCH_TEXT,
@@ -34,15 +33,6 @@ from venue_helpers import (
 VENUE_TABLES = ("T7", "SPARE")
 
 
-def _until(condition, what: str, step=None, timeout: float = 20.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
-        if step is not None:
-            step()
-        time.sleep(0.01)
-
-
 def test_a_dead_tables_match_moved_from_the_halls_events_alone(tmp_path, venue_broker):
     venue = Venue()
     with_hall(venue, venue_broker)
@@ -56,17 +46,17 @@ def test_a_dead_tables_match_moved_from_the_halls_events_alone(tmp_path, venue_b
             card = journal_of(dead)
             last = read_journal(card).last
             # The hall holds the journal to its last record, from the events alone.
-            _until(lambda: (hall.call(lambda: hall.hall.live.held("T7")) or {}).get("last_seq")
-                   == last.seq, "the hall holds T7's journal", dead.service.step)
+            until(lambda: (hall.call(lambda: hall.hall.live.held("T7")) or {}).get("last_seq")
+                  == last.seq, "the hall holds T7's journal", step=dead.service.step)
             power_cut(dead)                      # the clock dies; its card is never read
             venue.clocks.remove(dead)
-            _until(lambda: hall.call(lambda: hall.hall.view.tables["T7"].online) is False,
-                   "the hall sees T7 offline")
+            until(lambda: hall.call(lambda: hall.hall.view.tables["T7"].online) is False,
+                  "the hall sees T7 offline")
             card.rename(card.with_suffix(".burnt"))
             venue.wait(None, GAP_S)
             spare = venue.build(tmp_path, "SPARE", tmp_path / "spare", 50 * 3600, "boot-sp")
-            _until(lambda: "SPARE" in hall.call(lambda: list(hall.hall.view.tables)),
-                   "the spare is on the hall", spare.service.step)
+            until(lambda: "SPARE" in hall.call(lambda: list(hall.hall.view.tables)),
+                  "the spare is on the hall", step=spare.service.step)
             # Only the director's page may ask; a match it does not hold whole is refused.
             with pytest.raises(ValueError, match="holds no journal of table 'T9'"):
                 _move(hall, spare, "T9", "SPARE", live=True)
@@ -111,7 +101,7 @@ def _move(hall: HallRunner, spare, source: str, target: str,  # noqa: ANN001
     def step() -> None:
         spare.service.grace_ns = spare.service.timer_grace_ns = 0
         spare.service.step()
-    _until(future.done, "the hall's move answered", step, timeout=30)
+    until(future.done, "the hall's move answered", step=step)
     return future.result()
 
 

@@ -8,13 +8,12 @@ and the PINs as button edges."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from gammonclock.core.match import Phase
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
-from move_helpers import copy_device_key, with_hall
+from move_helpers import copy_device_key, until, with_hall
 from pin_handover_helpers import (
     FORGER_PIN,
     assert_own_handover,
@@ -31,15 +30,6 @@ def arbiter_of(table: str) -> str:
     return f'\n[arbiter]\npin = "{PINS[table]}"\n'
 
 
-def until(condition, what: str, step=None, timeout: float = 30.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
-        if step is not None:
-            step()
-        time.sleep(0.01)
-
-
 def test_a_match_moved_by_the_hall_opens_only_the_spares_own_pin(tmp_path, broker):
     venue = Venue()
     with_hall(venue, broker, arbiter_of)
@@ -53,7 +43,7 @@ def test_a_match_moved_by_the_hall_opens_only_the_spares_own_pin(tmp_path, broke
             card = journal_of(dead)
             last = read_journal(card).last
             until(lambda: (hall.call(lambda: hall.hall.live.held("table-1")) or {}).get(
-                "last_seq") == last.seq, "the hall holds table-1's journal", dead.service.step)
+                "last_seq") == last.seq, "the hall holds table-1's journal", step=dead.service.step)
             power_cut(dead)
             venue.clocks.remove(dead)
             until(lambda: hall.call(lambda: hall.hall.view.tables["table-1"].online) is False,
@@ -61,14 +51,14 @@ def test_a_match_moved_by_the_hall_opens_only_the_spares_own_pin(tmp_path, broke
             venue.wait(None, GAP_S)
             spare = venue.build(tmp_path, "table-2", tmp_path / "t2", 50 * 3600, "boot-t2")
             until(lambda: "table-2" in hall.call(lambda: list(hall.hall.view.tables)),
-                  "the spare is on the hall", spare.service.step)
+                  "the spare is on the hall", step=spare.service.step)
             future = asyncio.run_coroutine_threadsafe(
                 hall.hall.move("table-1", "table-2", "director"), hall.loop)
 
             def step() -> None:
                 spare.service.grace_ns = spare.service.timer_grace_ns = 0
                 spare.service.step()
-            until(future.done, "the hall's move answered", step)
+            until(future.done, "the hall's move answered", step=step)
             answer = future.result()
             assert answer["reply"] is not None and answer["reply"]["ok"], answer
             assert read_header(journal_of(spare)).data["continues"]["via"] == "hall"
