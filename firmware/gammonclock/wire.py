@@ -100,14 +100,7 @@ class Ack:
     def parse(payload: bytes) -> Ack:
         """The ack in PAYLOAD; ValueError naming the field when it is not one (bounded before
         anything of it is used: its size, the seq, each name's length)."""
-        if len(payload) > MAX_ACK_BYTES:
-            raise ValueError(f"ack: longer than {MAX_ACK_BYTES} bytes")
-        try:
-            data = json.loads(payload, parse_constant=_no_constant)
-        except (ValueError, RecursionError) as exc:
-            raise ValueError(f"ack: not JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise ValueError("ack: not a JSON object")
+        data = json_object(payload, "ack", MAX_ACK_BYTES)
         journal, seq, archived = data.get("journal"), data.get("seq"), data.get("archived", [])
         if journal is not None and (not isinstance(journal, str) or not journal
                                     or len(journal) > MAX_NAME):
@@ -118,6 +111,20 @@ class Ack:
                 isinstance(n, str) and len(n) <= MAX_NAME for n in archived):
             raise ValueError("ack: `archived` must be a list of journal names")
         return Ack(journal, seq, frozenset(archived[-4 * MAX_ARCHIVED:]))
+
+def json_object(payload: bytes, what: str, bound: int) -> dict[str, Any]:
+    """PAYLOAD as a JSON object, measured before it is parsed (at most `bound` bytes), strictly
+    (no NaN or Infinity); ValueError saying `what: …` otherwise."""
+    if len(payload) > bound:
+        raise ValueError(f"{what}: longer than {bound} bytes")
+    try:
+        data = json.loads(payload, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{what}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: not a JSON object")
+    return data
+
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
@@ -147,14 +154,7 @@ class Moved:
     def parse(payload: bytes) -> Moved:
         """The notice in PAYLOAD; ValueError naming the field when it is not one (an empty
         payload, the hall clearing it, is not parsed: the caller sees it as none)."""
-        if len(payload) > 4096:
-            raise ValueError("moved: longer than 4096 bytes")
-        try:
-            data = json.loads(payload, parse_constant=_no_constant)
-        except (ValueError, RecursionError) as exc:
-            raise ValueError(f"moved: not JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise ValueError("moved: not a JSON object")
+        data = json_object(payload, "moved", 4096)
         fields = {}
         for name, bound in (("journal", 200), ("to", 32), ("by", 64), ("at", 40)):
             value = data.get(name, "" if name in ("by", "at") else None)
