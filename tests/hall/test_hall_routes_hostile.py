@@ -185,3 +185,24 @@ def test_the_wrong_passwords_remembered_are_bounded() -> None:
     assert guesses.wait_s("10.99.0.1") == 1
     now[0] = 60.0
     assert guesses.wait_s("10.99.0.1") == 0
+
+
+def test_every_action_refuses_a_key_it_does_not_know(guarded: RunningHall) -> None:
+    """A misspelt key is refused with what the route takes, never passed over (a `"lve": true`
+    on a move would otherwise be a move without the confirmation, said nowhere)."""
+    own = f"127.0.0.1:{guarded.port}"
+    posts = [path for method, path in routes(guarded) if method == "POST"]
+    for path in posts:
+        connection = http.client.HTTPConnection("127.0.0.1", guarded.port, timeout=20)
+        try:
+            connection.request("POST", path, body=json.dumps({"table": "table-1",
+                                                              "lve": True}),
+                               headers={"Host": own, "Content-Type": "application/json",
+                                        "X-Hall-Token": guarded.token,
+                                        **basic("page-secret")})
+            answer = connection.getresponse()
+            text = answer.read().decode()
+        finally:
+            connection.close()
+        assert answer.status == 400, (path, answer.status, text)
+        assert "unknown key 'lve'" in text and f"{path} takes" in text, (path, text)

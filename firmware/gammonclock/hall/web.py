@@ -390,7 +390,10 @@ async def _send(response: web.StreamResponse, event: str, data: dict[str, Any]) 
 
 # --- the director's actions --------------------------------------------------------------------
 
-async def _json(request: web.Request) -> dict[str, Any]:
+async def _json(request: web.Request, keys: frozenset[str]) -> dict[str, Any]:
+    """The action's JSON object (hall/PROTOCOL.md "The page's API" lists each one's keys); a
+    key it does not know is refused, never passed over (a misspelt `live` would otherwise move
+    nothing and say nothing)."""
     try:
         async with asyncio.timeout(request.app[LIMITS].body_s):
             raw = await request.read()
@@ -402,6 +405,10 @@ async def _json(request: web.Request) -> dict[str, Any]:
         raise web.HTTPBadRequest(text="the body is not JSON") from None
     if not isinstance(body, dict):
         raise web.HTTPBadRequest(text="the body is not a JSON object")
+    unknown = sorted(set(body) - keys)
+    if unknown:
+        raise web.HTTPBadRequest(text=f"unknown key {unknown[0][:40]!r}; {request.path} takes "
+                                      f"{', '.join(sorted(keys))}")
     return body
 
 
@@ -413,7 +420,7 @@ def _text(body: dict[str, Any], key: str, default: str = "") -> str:
 
 
 async def _round(request: web.Request) -> web.StreamResponse:
-    body = await _json(request)
+    body = await _json(request, frozenset({"csv", "event", "round"}))
     rows = await request.app[HALL].push_round(_text(body, "csv"), _text(body, "event"),
                                               _text(body, "round"))
     return web.json_response({"rows": rows,
@@ -422,7 +429,7 @@ async def _round(request: web.Request) -> web.StreamResponse:
 
 
 async def _command(request: web.Request) -> web.StreamResponse:
-    body = await _json(request)
+    body = await _json(request, frozenset({"table", "command", "text", "wait"}))
     wait = body.get("wait", 10)
     if not isinstance(wait, int | float) or not 0 <= wait <= 30:
         return _error(400, "`wait` is a number of seconds from 0 to 30")
@@ -453,7 +460,7 @@ async def _move(request: web.Request) -> web.StreamResponse:
     true` (the page's second confirmation: its clock is stopped for good), else 409 with the
     code `source_live`; `journal`, the journal the dialog showed (409 `move_stale` when the
     hall's newest is another). The answer: the spare's reply, and `moved` once it continued."""
-    body = await _json(request)
+    body = await _json(request, frozenset({"from", "to", "live", "journal", "force"}))
     force, live = body.get("force", False), body.get("live", False)
     if not isinstance(force, bool):
         return _error(400, "`force` is true or false")
@@ -486,7 +493,7 @@ async def _accept(request: web.Request) -> web.StreamResponse:
     """`{"journal": "TABLE/NAME.jsonl", "sha256": HEX}`: the director accepts a held result (the
     file the page showed, by its SHA-256). The decision is in the hall's journal (synced) before
     the answer; the results and standings count it from then on."""
-    body = await _json(request)
+    body = await _json(request, frozenset({"journal", "sha256"}))
     journal, digest = _text(body, "journal"), _text(body, "sha256")
     table, _, name = journal.partition("/")
     if TABLE_ID.fullmatch(table) is None or JOURNAL_NAME.fullmatch(name) is None:
@@ -510,7 +517,7 @@ async def _accept(request: web.Request) -> web.StreamResponse:
 
 
 async def _dismiss(request: web.Request) -> web.StreamResponse:
-    body = await _json(request)
+    body = await _json(request, frozenset({"table", "key"}))
     hall, table = request.app[HALL], _text(body, "table")
     if not hall.view.dismiss(table, _text(body, "key")):
         return _error(404, "no such alert (already marked seen?)", code="no_alert")
@@ -520,7 +527,7 @@ async def _dismiss(request: web.Request) -> web.StreamResponse:
 
 async def _dismiss_all(request: web.Request) -> web.StreamResponse:
     """Mark every alert of one table seen ("mark all seen"): the number marked."""
-    body = await _json(request)
+    body = await _json(request, frozenset({"table"}))
     hall, table = request.app[HALL], _text(body, "table")
     if table not in hall.view.tables:
         return _error(404, f"no table {table[:40]!r}", code="no_table")
