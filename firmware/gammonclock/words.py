@@ -1555,6 +1555,8 @@ WORDS: dict[str, Entry] = {
     "e.reserve_changed": E("{whose} reserve {sign}{change} -> {reserve}",
                            "резерв {whose} {sign}{change} -> {reserve}"),
     "e.score_changed": E("score set to {score}{crawford}", "счёт изменён на {score}{crawford}"),
+    "e.point_penalty": E("penalty point: one point taken from {who}; score {score}{crawford}",
+                         "штрафное очко: снято одно очко ({who}); счёт {score}{crawford}"),
     "e.crawford_next": E(" (Crawford game next)", " (далее партия Кроуфорда)"),
     "e.cube_set": E("cube set to {value}{owner}", "куб установлен на {value}{owner}"),
     "e.cube_owner": E(", owned by {who}", ", владеет {who}"),
@@ -1804,8 +1806,11 @@ def said(effect: Effect, lang: str, rounded: bool = False) -> str:
                    sign="+" if e.change >= 0 else "-", change=secs(abs(e.change)),
                    reserve=clock(e.reserve))
     if isinstance(e, fx.ScoreChanged):
-        return say("e.score_changed", lang, score=score(e.score),
-                   crawford=say("e.crawford_next", lang) if e.crawford_next else "")
+        crawford = say("e.crawford_next", lang) if e.crawford_next else ""
+        if e.penalty is not None:
+            return say("e.point_penalty", lang, who=who(e.penalty), score=score(e.score),
+                       crawford=crawford)
+        return say("e.score_changed", lang, score=score(e.score), crawford=crawford)
     if isinstance(e, fx.CubeSet):
         owner = say("e.cube_owner", lang, who=who(e.owner)) if e.owner else ""
         return say("e.cube_set", lang, value=e.value, owner=owner)

@@ -91,6 +91,26 @@ def test_point_takes_one_match_point_and_not_below_zero():
     assert p.state["score"] == {"left": 0, "right": 0}
 
 
+@pytest.mark.parametrize(("lang", "said"), [
+    ("en", "penalty point: one point taken from left; score 2-2"),
+    ("ru", "штрафное очко: снято одно очко (левый); счёт 2-2"),
+])
+def test_a_penalty_point_says_it_is_one_not_a_correction(lang, said):
+    # After `score 3 2`, `point left` answered "score set to 2-2": nothing said a penalty was
+    # given (issue 32). A correction still says it is one.
+    from gammonclock import words
+    from gammonclock.core.effects import ScoreChanged
+    from gammonclock.sides import Side
+
+    p = play("5 arbiter score 3 2\n6 arbiter point left\n7 end")
+    correction, penalty = [e for e in p.effects if isinstance(e, ScoreChanged)]
+    assert (correction.penalty, penalty.penalty) == (None, Side.LEFT)
+    assert words.said(penalty, lang) == said
+    assert words.said(correction, lang) == {"en": "score set to 3-2",
+                                           "ru": "счёт изменён на 3-2"}[lang]
+    assert penalty.as_dict()["penalty"] == "left"
+
+
 def test_forfeit_in_a_game_scores_the_cube_value_for_the_opponent():
     p = play(OPENING + "30 tap cube\n35 tap left\n40 arbiter forfeit left\n41 end")
     assert p.state["phase"] == "between_games"

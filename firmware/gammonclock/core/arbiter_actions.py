@@ -157,7 +157,7 @@ class Arbiter(Step):
         # A penalty point never creates or cancels the Crawford game (fine point 6).
         s = self.s
         s.score = s.score.with_(side, max(Fraction(0), s.score[side] - 1))
-        self.out.append(ScoreChanged(self.t, s.score, s.crawford_game))
+        self.out.append(ScoreChanged(self.t, s.score, s.crawford_game, penalty=side))
 
     def forfeit(self, c: cmd.Forfeit, text: str) -> None:
         s = self.s

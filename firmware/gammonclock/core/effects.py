@@ -347,9 +347,14 @@ class ScoreChanged(Effect):
     kind: ClassVar[str] = "score_changed"
     score: Pair[Fraction]
     crawford_next: bool
+    # The side a penalty point was taken from (`point SIDE`, SPEC §7); None for a correction.
+    penalty: Side | None = None
 
     def describe(self) -> str:
         crawford = " (Crawford game next)" if self.crawford_next else ""
+        if self.penalty is not None:
+            return (f"penalty point: one point taken from {self.penalty}; score "
+                    f"{_score(self.score)}{crawford}")
         return f"score set to {_score(self.score)}{crawford}"
 
 
