@@ -353,3 +353,18 @@ def test_only_one_shot_commands_die_on_a_closed_pipe(monkeypatch, argv, dies_on_
     finally:
         signal.signal(signal.SIGPIPE, before)
     assert (seen == [signal.SIG_DFL]) is dies_on_a_closed_pipe
+
+
+def test_every_file_the_halls_help_names_is_where_it_says(capsys):
+    """`gammonclock hall --help` named hall/broker/public.conf, where the checkout has
+    hall/public.conf (issue 32): every hall/… path the help names is a file of the checkout."""
+    import re
+
+    with pytest.raises(SystemExit):
+        main(["hall", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    named = set(re.findall(r"\bhall/[\w./-]*\w", text))
+    assert {"hall/public.conf", "hall/public-hall.acl"} <= named, named
+    root = Path(__file__).resolve().parents[2]
+    for path in sorted(named):
+        assert (root / path).is_file(), f"the help names {path}, which is not in the checkout"

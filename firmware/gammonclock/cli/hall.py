@@ -64,16 +64,18 @@ def add_hall_parser(commands: Any) -> None:
                            "(default: %(default)s)")
     hall.add_argument("--keys-dir", "--device-key-dir", type=Path, dest="keys_dir",
                       help="a folder of TABLE.key files (copies of each table's device.key): "
-                           "their journals' seals are checked; without one: 'seal not checked'")
+                           "their journals' seals are checked, and a result counts only when "
+                           "its table's key verifies it; without one every result is held "
+                           "for the director")
     public = hall.add_argument_group(
         "spectators", "the public view (/public, /overlay/TABLE) published to a second "
-        "Mosquitto that serves browsers over WebSockets (hall/broker/public.conf)")
+        "Mosquitto that serves browsers over WebSockets (the checkout's hall/public.conf)")
     public.add_argument("--public-broker", metavar="URL",
                         help="the spectators' broker, where the hall publishes, e.g. "
                              "mqtt://127.0.0.1:1884 (default: no public view)")
     public.add_argument("--public-user", default="hall-public",
                         help="the hall's account there (default: %(default)s, as in "
-                             "hall/broker/public-hall.acl)")
+                             "the checkout's hall/public-hall.acl)")
     public.add_argument("--public-password-file", type=Path,
                         help="the file holding that account's password")
     public.add_argument("--public-websocket", metavar="URL",
