@@ -75,5 +75,26 @@ class LanguageHall(RunningHall):
         self.token = self.app[TOKEN]
 
 
+def settled_in_russian(page: Any, selector: str, where: str,
+                       allowed: tuple[str, ...] = ()) -> None:
+    """The part of the page at SELECTOR holds no English once it has settled: a part the page
+    draws again after the language switched (a dialog refetching its rows) is waited for, up to
+    PAGE_WAIT_MS, then held to `no_english` (which says what English is left)."""
+    import time
+
+    from hall_web_helpers import PAGE_WAIT_MS
+
+    deadline = time.monotonic() + PAGE_WAIT_MS / 1000
+    while True:
+        text = page.evaluate(VISIBLE_TEXT, page.query_selector(selector))
+        try:
+            no_english(text, where, allowed)
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+        page.wait_for_timeout(100)
+
+
 def language_hall(broker: Broker, tmp_path: Path, language: str) -> LanguageHall:
     return LanguageHall(broker, tmp_path / f"archive-{language}", language)

@@ -28,6 +28,9 @@ from gammonclock.wire import BrokerURL
 from mqtt_helpers import DIRECTOR, Broker, free_port
 
 P = "gammonclock"
+# Every wait of a test on a page in Chromium (Playwright's `timeout`, in ms): long enough for a
+# loaded 2-core machine (a wait returns as soon as its condition holds; issue 32).
+PAGE_WAIT_MS = 20_000
 
 
 def iso(ms: int | None = None) -> str:

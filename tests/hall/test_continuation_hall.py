@@ -15,7 +15,7 @@ from gammonclock.hall.continuation import LiveCopies, NoWholeCopy
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
-from hall_web_helpers import journal_event
+from hall_web_helpers import PAGE_WAIT_MS, journal_event
 from move_helpers import copy_device_key, give_key, until, with_hall
 from venue_helpers import (
     GAP_S,
@@ -221,7 +221,7 @@ def test_the_page_moves_a_tables_match_here_and_shows_the_reply(tmp_path, venue_
             page.goto(hall.base + "/")
             page.click('.card[data-table="SPARE"]')
             page.click("#move-open")
-            page.wait_for_selector("#move-dialog[open]", timeout=5000)
+            page.wait_for_selector("#move-dialog[open]", timeout=PAGE_WAIT_MS)
             assert page.inner_text("#move-from").strip() == (
                 "The hall holds no other table's journal: nothing to move here.")
             assert page.is_disabled("#move-send")

@@ -22,6 +22,7 @@ import pytest
 from hall_ru_helpers import shots
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     RECORDERS,
     P,
     RunningHall,
@@ -35,7 +36,6 @@ from mqtt_helpers import Broker
 
 FLAG_HZ = 880            # a flag's first tone (hall_alerts.js FLAG); a PIN's is 660 (TWO)
 MINUTE_MS = 60_000
-WAIT_MS = 20_000         # the page taking a message: at once, unless the machine is loaded
 
 
 class Director:
@@ -48,7 +48,7 @@ class Director:
         self.page.clock.install()
         self.page.goto(hall.base + "/")
         for name in tables:
-            self.page.wait_for_selector(f'.card[data-table="{name}"]', timeout=WAIT_MS)
+            self.page.wait_for_selector(f'.card[data-table="{name}"]', timeout=PAGE_WAIT_MS)
         self.page.click("#alerts-toggle")
         assert self.page.get_attribute("#alerts-toggle", "aria-pressed") == "true"
         now_ms = self.page.evaluate("() => Date.now()")
@@ -68,7 +68,7 @@ class Director:
         try:
             self.page.wait_for_function(
                 f"(t) => {{ const c = cards.get(t); return !!c && ({condition}); }}",
-                arg=table, timeout=WAIT_MS, polling=20)
+                arg=table, timeout=PAGE_WAIT_MS, polling=20)
         except Exception as exc:   # playwright's TimeoutError: say what was awaited
             raise AssertionError(f"the page's {table}: not {what}") from exc
 

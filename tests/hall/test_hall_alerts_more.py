@@ -17,6 +17,7 @@ from typing import Any
 
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     RECORDERS,
     P,
     RunningHall,
@@ -42,7 +43,7 @@ class Director:
 
     def open(self) -> None:
         self.page.goto(self.hall.base + "/")
-        self.page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        self.page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
 
     def sound_on(self) -> None:
         self.page.click("#alerts-toggle")
@@ -61,7 +62,7 @@ class Director:
         self.page.clock.fast_forward(ms)
 
     def wait(self, count: int) -> list[dict[str, str]]:
-        self.page.wait_for_function(f"() => window.__notes.length >= {count}", timeout=5000)
+        self.page.wait_for_function(f"() => window.__notes.length >= {count}", timeout=PAGE_WAIT_MS)
         return notes(self.page)
 
     def sentinel(self) -> list[dict[str, str]]:
@@ -72,7 +73,7 @@ class Director:
         self.page.wait_for_function(
             "(seq) => { const c = cards.get('table-1');"
             " return !!c && (c.recent || []).some((e) => e.seq === seq); }",
-            arg=self.seq, timeout=5000)
+            arg=self.seq, timeout=PAGE_WAIT_MS)
         return notes(self.page)
 
     def close(self) -> None:
@@ -95,8 +96,8 @@ def test_a_refused_match_and_a_late_return_from_a_break_sound_once_each(
     publish(table, f"{P}/table-1/events", event(50, {"kind": "break_overrun", "side": "right"}))
     try:
         director.open()
-        director.page.wait_for_selector('.need[data-kind="notice"]', timeout=5000)
-        director.page.wait_for_selector('.need[data-kind="overrun"]', timeout=5000)
+        director.page.wait_for_selector('.need[data-kind="notice"]', timeout=PAGE_WAIT_MS)
+        director.page.wait_for_selector('.need[data-kind="overrun"]', timeout=PAGE_WAIT_MS)
         director.sound_on()
         director.state(game=3)                   # the break is over: play on
         publish(table, f"{P}/table-1/notice", {"ok": False, "error": "the table is busy"})
@@ -112,7 +113,7 @@ def test_a_refused_match_and_a_late_return_from_a_break_sound_once_each(
                                                          "side": "left"}))
         director.state(phase="break", running="left", game=4, left_ms=490_000)
         director.page.wait_for_selector('.need[data-kind="overrun"]',
-                                        timeout=5000)
+                                        timeout=PAGE_WAIT_MS)
         got = director.sentinel()
         assert len(got) == 2 and director.page.evaluate("() => window.__beeps") == 2 * 2, got
         assert len({n["tag"] for n in got}) == 2, got
@@ -141,10 +142,10 @@ def test_a_table_offline_in_a_match_sounds_once_and_back_online_once(
         director.open()
         # Sound off: the page shows it, says nothing.
         director.online(False)
-        director.page.wait_for_selector('.need[data-kind="offline"]', timeout=5000)
+        director.page.wait_for_selector('.need[data-kind="offline"]', timeout=PAGE_WAIT_MS)
         director.online(True)
         director.page.wait_for_selector('.need[data-kind="offline"]', state="detached",
-                                        timeout=5000)
+                                        timeout=PAGE_WAIT_MS)
         assert notes(director.page) == [] and director.page.evaluate("() => window.__beeps") == 0
 
         director.sound_on()
@@ -162,7 +163,7 @@ def test_a_table_offline_in_a_match_sounds_once_and_back_online_once(
         # Between rounds (the match over, or idle): offline is no news, nor is coming back.
         director.state(phase="match_over", running=None, winner="left")
         director.online(False)
-        director.page.wait_for_selector('.need[data-kind="offline"]', timeout=5000)
+        director.page.wait_for_selector('.need[data-kind="offline"]', timeout=PAGE_WAIT_MS)
         director.online(True)
         got = director.sentinel()
         assert len(got) == 2, bodies(got)
@@ -171,7 +172,7 @@ def test_a_table_offline_in_a_match_sounds_once_and_back_online_once(
         director.state()
         director.online(False)
         director.page.reload()
-        director.page.wait_for_selector('.need[data-kind="offline"]', timeout=5000)
+        director.page.wait_for_selector('.need[data-kind="offline"]', timeout=PAGE_WAIT_MS)
         director.page.select_option("#language", "ru")
         director.online(True)
         got = director.sentinel()
@@ -237,7 +238,7 @@ def test_low_time_sounds_once_per_game_and_side_under_the_pages_mark(
 
         # Remembered; under the mark when the page opens is not news.
         page.reload()
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         assert page.input_value("#low-time") == "1:20"
         page.clock.fast_forward("00:05")
         got = director.sentinel()
@@ -255,7 +256,7 @@ def test_low_time_sounds_once_per_game_and_side_under_the_pages_mark(
         page.click("#alerts-toggle")
         director.state(game=5, running="left", left_ms=30_000, right_ms=20_000)
         page.wait_for_function("() => document.querySelector('.card[data-table=\"table-1\"]')"
-                               ".textContent.includes('0:')", timeout=5000)
+                               ".textContent.includes('0:')", timeout=PAGE_WAIT_MS)
         page.clock.fast_forward("00:05")
         got = director.sentinel()
         assert len(got) == 0, bodies(got)

@@ -15,6 +15,7 @@ from typing import Any
 
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     RECORDERS,
     P,
     RunningHall,
@@ -35,10 +36,10 @@ def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
     page.clock.install()
     try:
         page.goto(hall.base + "/")
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         assert page.get_attribute("#alerts-toggle", "aria-pressed") == "false"   # off at first
         publish(table, f"{P}/table-1/events", event(6, {"kind": "refused", "reason": "pin_wrong"}))
-        page.wait_for_selector('.need[data-kind="pin"]', timeout=5000)
+        page.wait_for_selector('.need[data-kind="pin"]', timeout=PAGE_WAIT_MS)
         assert notes(page) == [] and page.evaluate("() => window.__beeps") == 0
 
         page.click("#alerts-toggle")
@@ -48,18 +49,18 @@ def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
         # A challenge decided, then the flag: each once, with its words.
         publish(table, f"{P}/table-1/events", event(7, {"kind": "challenge_decided",
                                                         "side": "right", "upheld": True}))
-        page.wait_for_function("() => window.__notes.length >= 1", timeout=5000)
+        page.wait_for_function("() => window.__notes.length >= 1", timeout=PAGE_WAIT_MS)
         page.clock.fast_forward(2000)
         publish(table, f"{P}/table-1/state", clock_state(seq=8, phase="match_over",
                                                          running=None, flag="left", left_ms=0))
-        page.wait_for_function("() => window.__notes.length >= 2", timeout=5000)
+        page.wait_for_function("() => window.__notes.length >= 2", timeout=PAGE_WAIT_MS)
         page.clock.fast_forward(2000)
         publish(table, f"{P}/table-1/events", event(9, {"kind": "refused",
                                                         "reason": "pin_timeout"}))
-        page.wait_for_function("() => window.__notes.length >= 3", timeout=5000)
+        page.wait_for_function("() => window.__notes.length >= 3", timeout=PAGE_WAIT_MS)
         publish(table, f"{P}/table-1/state", clock_state(seq=10, phase="match_over",
                                                          running=None, flag="left", left_ms=0))
-        page.wait_for_selector('.need[data-kind="flag"]', timeout=5000)
+        page.wait_for_selector('.need[data-kind="flag"]', timeout=PAGE_WAIT_MS)
         got = notes(page)
         assert [n["title"] for n in got] == ["Table table-1"] * 3, got
         assert "challenge" in got[0]["body"] and "Boris" in got[0]["body"]
@@ -69,12 +70,12 @@ def test_alerts_sound_only_once_switched_on_and_the_switch_is_remembered(
         assert page.evaluate("() => window.__asked") == 0              # already granted
 
         page.reload()                                # remembered; old alerts are not news
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         assert page.get_attribute("#alerts-toggle", "aria-pressed") == "true"
         page.select_option("#language", "ru")
         publish(table, f"{P}/table-1/events", event(11, {"kind": "refused",
                                                          "reason": "pin_wrong"}))
-        page.wait_for_function("() => window.__notes.length >= 1", timeout=5000)
+        page.wait_for_function("() => window.__notes.length >= 1", timeout=PAGE_WAIT_MS)
         again = notes(page)
         assert len(again) == 1 and again[0]["title"] == "Стол table-1", again
         assert "ПИН" in again[0]["body"]

@@ -16,6 +16,7 @@ from gammonclock.journal.key import read_key
 from hall_ru_helpers import shots
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     P,
     RunningHall,
     clock_state,
@@ -87,7 +88,7 @@ def test_the_russian_page_says_the_journals_words_in_russian(
     page = browser.new_page(viewport=DESKTOP)
     try:
         page.goto(hall_ru.base + "/")
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         records = _says(hall_ru, tmp_path)
         said = page.evaluate("records => records.map((v) => archiveMessage(v))", records)
         assert said[0] == "ЖУРНАЛ ИЗМЕНЁН: строка 3: запись 2 удалена"
@@ -104,7 +105,7 @@ def test_the_russian_page_says_the_journals_words_in_russian(
                     "line 3: record 2 was removed"] }, { table: "table-1" })""")
         assert alert.endswith("ЖУРНАЛ ИЗМЕНЁН: строка 3: запись 2 удалена"), alert
         page.click("#open-archive")
-        page.wait_for_selector("#archive-dialog[open]", timeout=2000)
+        page.wait_for_selector("#archive-dialog[open]", timeout=PAGE_WAIT_MS)
         assert "строка 3: запись 2 удалена" in page.inner_text("#archive-dialog")
         page.screenshot(path=str(shots(tmp_path) / "hall-ru-archive-details.png"))
     finally:
@@ -118,7 +119,7 @@ def test_the_english_page_says_what_the_hall_says(
     page = browser.new_page(viewport=DESKTOP)
     try:
         page.goto(hall_en.base + "/")
-        page.wait_for_function("() => typeof archiveMessage === 'function'", timeout=5000)
+        page.wait_for_function("() => typeof archiveMessage === 'function'", timeout=PAGE_WAIT_MS)
         records = _says(hall_en, tmp_path)
         said = page.evaluate("records => records.map((v) => archiveMessage(v))", records)
         assert said == [v["message"] for v in records]

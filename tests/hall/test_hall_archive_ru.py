@@ -15,6 +15,7 @@ from gammonclock.hall.pairings import parse_pairings
 from hall_ru_helpers import VISIBLE_TEXT, language_hall, no_english, shots
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     P,
     RunningHall,
     clock_state,
@@ -98,10 +99,10 @@ def test_the_archive_and_the_round_in_russian(browser: Any, hall_ru: RunningHall
         good = next(v for v in records if v["name"] == name)
         page.goto(hall_ru.base + "/")
         page.wait_for_selector('.card[data-table="table-1"] .need[data-kind="archive"]',
-                               timeout=5000)
+                               timeout=PAGE_WAIT_MS)
         # The card's alerts: the journal not verified, the message that was no journal.
         page.click('.card[data-table="table-1"] .facts')
-        page.wait_for_selector("#table-dialog[open]", timeout=2000)
+        page.wait_for_selector("#table-dialog[open]", timeout=PAGE_WAIT_MS)
         dialog = page.inner_text("#table-dialog")
         assert "журнал не заархивирован: сообщение журнала — не JSON" in dialog
         assert "журнал match-2-table-1.jsonl заархивирован, НЕ проверен: печати не проверены " \
@@ -110,7 +111,7 @@ def test_the_archive_and_the_round_in_russian(browser: Any, hall_ru: RunningHall
         page.keyboard.press("Escape")
 
         page.click("#open-archive")
-        page.wait_for_selector("#archive-dialog[open]", timeout=2000)
+        page.wait_for_selector("#archive-dialog[open]", timeout=PAGE_WAIT_MS)
         archive = page.inner_text("#archive-dialog")
         n = good["say"]["records"]
         assert f"печати не проверены (зал запущен без --keys-dir); {n} записей" in archive \
@@ -128,10 +129,10 @@ def test_the_archive_and_the_round_in_russian(browser: Any, hall_ru: RunningHall
         page.keyboard.press("Escape")
 
         page.click("#open-round")
-        page.wait_for_selector("#round-dialog[open]", timeout=2000)
+        page.wait_for_selector("#round-dialog[open]", timeout=PAGE_WAIT_MS)
         page.fill("#round-csv", ROUND)
         page.click("#round-form button[type=submit]")
-        page.wait_for_selector("#round-result table", timeout=10000)
+        page.wait_for_selector("#round-result table", timeout=PAGE_WAIT_MS)
         cells = page.eval_on_selector_all("#round-result tr td:nth-child(3)",
                                           "tds => tds.map(td => td.firstChild.textContent)")
         assert cells == RU_ROWS
@@ -157,7 +158,7 @@ def test_in_english_the_page_says_what_the_hall_says(browser: Any, broker: Broke
             records = hall.get("/api/archive")["archive"]
             page.goto(hall.base + "/")
             page.wait_for_selector('.card[data-table="table-1"] .need[data-kind="archive"]',
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             said = page.evaluate("records => records.map(v => [archiveMessage(v), "
                                  "archiveSummary(v)])", records)
             assert said == [[v["message"], v["summary"]] for v in records]

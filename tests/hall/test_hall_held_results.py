@@ -37,8 +37,8 @@ from gammonclock.journal.reader import read_journal
 from gammonclock.runtime.continuation import checked_then
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Button
-from hall_ru_helpers import VISIBLE_TEXT, no_english, shots
-from hall_web_helpers import DESKTOP, P, RunningHall, publish, table_client
+from hall_ru_helpers import settled_in_russian, shots
+from hall_web_helpers import DESKTOP, PAGE_WAIT_MS, P, RunningHall, publish, table_client
 from mqtt_helpers import Broker, start_broker
 from venue_helpers import (
     Venue,
@@ -190,14 +190,14 @@ def test_journals_sealed_on_another_device_are_tampered_and_count_for_no_one(
             page.goto(hall.base + "/")
             page.click("#open-results")
             forged_row = f'#results-body tr[data-journal="{names[1]}"]'
-            page.wait_for_selector(forged_row, timeout=10000)
+            page.wait_for_selector(forged_row, timeout=PAGE_WAIT_MS)
             assert "not counted: journal TAMPERED" in page.inner_text(forged_row)
             assert "counted" in page.inner_text(f'#results-body tr[data-journal="{names[0]}"]')
             page.screenshot(path=str(shots(tmp_path) / "results-forged-en.png"), full_page=True)
             page.select_option("#language", "ru")
             page.wait_for_function("(row) => document.querySelector(row).textContent"
                                    ".includes('не засчитан: журнал ИЗМЕНЁН')", arg=forged_row,
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             page.screenshot(path=str(shots(tmp_path) / "results-forged-ru.png"), full_page=True)
     finally:
         page.context.close()
@@ -434,7 +434,7 @@ def test_a_hall_without_keys_says_it_counts_nothing_it_cannot_verify(
             assert result["counted"] is False
             assert result["held"] == {"code": "no_keys_dir"}
             page.goto(hall.base + "/")
-            page.wait_for_selector("#no-keys", state="visible", timeout=10000)
+            page.wait_for_selector("#no-keys", state="visible", timeout=PAGE_WAIT_MS)
             assert page.inner_text("#no-keys") == (
                 "This hall was started without --keys-dir: it cannot verify any journal, so "
                 "it counts no result by itself. Every result is held until you accept it "
@@ -442,7 +442,7 @@ def test_a_hall_without_keys_says_it_counts_nothing_it_cannot_verify(
             page.screenshot(path=str(folder / "no-keys-en.png"))
             page.click("#open-results")
             row = f'#results-body tr[data-journal="{name}"]'
-            page.wait_for_selector(row, timeout=10000)
+            page.wait_for_selector(row, timeout=PAGE_WAIT_MS)
             assert page.is_visible("#results-no-keys")
             assert "held: the hall was started without --keys-dir: the journal's seals cannot " \
                    "be checked" in page.inner_text(row)
@@ -451,32 +451,33 @@ def test_a_hall_without_keys_says_it_counts_nothing_it_cannot_verify(
             page.screenshot(path=str(folder / "results-held-en.png"), full_page=True)
             page.click(f"{row} button.accept")
             page.wait_for_function("(row) => document.querySelector(row)"
-                                   ".dataset.standing === 'accepted'", arg=row, timeout=10000)
+                                   ".dataset.standing === 'accepted'", arg=row,
+                                   timeout=PAGE_WAIT_MS)
             assert "counted: accepted by td," in page.inner_text(row)
             assert "Accepted by td" in page.inner_text("#results-accept")
             page.screenshot(path=str(folder / "results-accepted-en.png"), full_page=True)
             page.keyboard.press("Escape")
             page.click("#open-standings")
-            page.wait_for_selector('#standings-body tr[data-player="Anna"]', timeout=10000)
+            page.wait_for_selector('#standings-body tr[data-player="Anna"]', timeout=PAGE_WAIT_MS)
             assert page.is_visible("#standings-no-keys")
 
             page.select_option("#language", "ru")
             page.wait_for_function("() => document.querySelector('#standings-no-keys')"
                                    ".textContent.startsWith('Зал запущен без --keys-dir')",
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             assert page.inner_text("#no-keys").startswith(
                 "Зал запущен без --keys-dir: он не может проверить ни одного журнала")
-            no_english(page.evaluate(VISIBLE_TEXT, page.query_selector("#standings-dialog")),
-                       "the standings", allowed=("CSV", "JSON", "Anna", "Boris"))
+            settled_in_russian(page, "#standings-dialog", "the standings",
+                               allowed=("CSV", "JSON", "Anna", "Boris"))
             page.screenshot(path=str(folder / "standings-no-keys-ru.png"), full_page=True)
             page.keyboard.press("Escape")
             page.click("#open-results")
             page.wait_for_function("(row) => document.querySelector(row) && document"
                                    ".querySelector(row).textContent.includes('засчитан: "
-                                   "принят (td,')", arg=row, timeout=10000)
+                                   "принят (td,')", arg=row, timeout=PAGE_WAIT_MS)
             assert page.is_visible("#results-no-keys")
-            no_english(page.evaluate(VISIBLE_TEXT, page.query_selector("#results-dialog")),
-                       "the results", allowed=("CSV", "JSON", "Anna", "Boris", "td"))
+            settled_in_russian(page, "#results-dialog", "the results",
+                               allowed=("CSV", "JSON", "Anna", "Boris", "td"))
             page.screenshot(path=str(folder / "results-accepted-ru.png"), full_page=True)
 
         # A second result, held, on the Russian page: why, in Russian.
@@ -492,7 +493,7 @@ def test_a_hall_without_keys_says_it_counts_nothing_it_cannot_verify(
             page.click("#open-results")
             page.select_option("#results-round", "*")
             row = f'#results-body tr[data-journal="{second}"]'
-            page.wait_for_selector(row, timeout=10000)
+            page.wait_for_selector(row, timeout=PAGE_WAIT_MS)
             assert "ждёт решения: зал запущен без --keys-dir: печати журнала проверить нечем" \
                 in page.inner_text(row)
             assert page.inner_text(f"{row} button.accept") == "Засчитать"

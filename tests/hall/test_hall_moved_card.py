@@ -15,7 +15,7 @@ import pytest
 from gammonclock.hall.public import public_view
 from gammonclock.hall.view import HallView, Rejected
 from hall_ru_helpers import language_hall, no_english, shots
-from hall_web_helpers import P, clock_state, iso, open_page, publish, table_client
+from hall_web_helpers import PAGE_WAIT_MS, P, clock_state, iso, open_page, publish, table_client
 from mqtt_helpers import Broker
 from public_helpers import PublicBroker, PublicHall
 
@@ -51,7 +51,7 @@ def _said(page: Any, table: str) -> tuple[str, str]:
     """The card's phase and its tag of where the match went, as written (the CSS capitalises
     the phase)."""
     card = f'.card[data-table="{table}"]'
-    page.wait_for_selector(f"{card} .tag.moved", timeout=5000)
+    page.wait_for_selector(f"{card} .tag.moved", timeout=PAGE_WAIT_MS)
     return (str(page.text_content(f"{card} .phase")),
             str(page.text_content(f"{card} .tag.moved")))
 
@@ -70,7 +70,7 @@ def test_the_card_says_where_the_match_went(browser: Any, broker: Broker, tmp_pa
                     moved_state("table-2", moved_to=None, at=iso()), retain=True)
             page = open_page(browser, hall)
             page.wait_for_function("document.querySelectorAll('.card').length === 2",
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             said = {"en": (("moved", "moved to table-9"), ("moved", "moved to another clock")),
                     "ru": (("перенесён", "матч перенесён на стол table-9"),
                            ("перенесён", "матч перенесён на другие часы"))}
@@ -102,7 +102,7 @@ def test_spectators_see_it_moved_not_a_draw(browser: Any, broker: Broker, public
                                       ("ru", "перенесён на другой стол", "без победителя")):
                 page = browser.new_page()
                 page.goto(hall.base + f"/public?lang={lang}")
-                page.wait_for_selector('.table[data-view="table-1"]', timeout=5000)
+                page.wait_for_selector('.table[data-view="table-1"]', timeout=PAGE_WAIT_MS)
                 text = page.inner_text('.table[data-view="table-1"]')
                 assert moved in text and draw not in text.lower(), text
                 page.screenshot(path=str(shots(tmp_path) / f"public-moved-{lang}.png"))

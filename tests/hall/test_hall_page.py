@@ -14,6 +14,7 @@ from typing import Any
 
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     PHONE,
     P,
     RunningHall,
@@ -38,7 +39,7 @@ def test_cards_appear_and_the_running_reserve_ticks(browser: Any, hall: RunningH
             retain=True)
     page = open_page(browser, hall)
     try:
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         card = page.inner_text('.card[data-table="table-1"]')
         assert "Anna" in card and "Boris" in card and "to 7" in card
         first = reserve(page, "table-1", "left")
@@ -48,7 +49,7 @@ def test_cards_appear_and_the_running_reserve_ticks(browser: Any, hall: RunningH
         page.wait_for_function(
             """first => document.querySelector(
                  '.card[data-table="table-1"] .reserve[data-side="left"]').textContent !== first""",
-            arg=first, timeout=3000)
+            arg=first, timeout=PAGE_WAIT_MS)
         assert seconds(reserve(page, "table-1", "left")) < seconds(first)   # it counts down
         assert reserve(page, "table-1", "right") == "9:00"   # the waiting side does not
     finally:
@@ -62,7 +63,7 @@ def test_an_offline_table_shows_nobody_on_the_clock(browser: Any, hall: RunningH
     publish(table, f"{P}/table-1/online", "0", retain=True)
     page = open_page(browser, hall)
     try:
-        page.wait_for_selector('.card[data-table="table-1"].offline', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"].offline', timeout=PAGE_WAIT_MS)
         assert page.query_selector_all('.card[data-table="table-1"] .running') == []
         assert "offline" in page.inner_text('.card[data-table="table-1"]')
     finally:
@@ -76,14 +77,14 @@ def test_a_flag_shows_within_a_second_and_comes_first(browser: Any, hall: Runnin
         for client, name in zip(clients, ("table-1", "table-2")):
             publish(client, f"{P}/{name}/state", clock_state(name), retain=True)
         page = open_page(browser, hall)
-        page.wait_for_selector('.card[data-table="table-2"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-2"]', timeout=PAGE_WAIT_MS)
         assert page.eval_on_selector_all(".card", "cs => cs.map(c => c.dataset.table)") == [
             "table-1", "table-2"]
         publish(clients[1], f"{P}/table-2/state",
                 clock_state("table-2", phase="match_over", running=None, flag="left",
                             left_ms=0))
         page.wait_for_selector('.card[data-table="table-2"] .need[data-kind="flag"]',
-                               timeout=1000)
+                               timeout=PAGE_WAIT_MS)
         assert page.eval_on_selector_all(".card", "cs => cs.map(c => c.dataset.table)") == [
             "table-2", "table-1"]
         assert "Anna" in page.inner_text('.card[data-table="table-2"] .need')
@@ -109,7 +110,7 @@ def test_a_command_from_a_card_shows_its_reply(browser: Any, hall: RunningHall,
         page.click('.card[data-table="table-1"]')
         page.fill("#cmd-input", "deduct left 30s")
         page.click("#cmd-form button[type=submit]")
-        page.wait_for_selector("#cmd-result.ok", timeout=5000)
+        page.wait_for_selector("#cmd-result.ok", timeout=PAGE_WAIT_MS)
         assert page.inner_text("#cmd-result") == "✓ deduct left 30s → done: deduct left 30s"
     finally:
         page.close()
@@ -151,7 +152,7 @@ def test_the_page_fits_a_phone_and_a_desktop(browser: Any, hall: RunningHall,
         for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
             page = open_page(browser, hall, viewport)
             page.wait_for_function("document.querySelectorAll('.card').length === 8",
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             time.sleep(0.3)                         # a few ticks of the reserves
             page.screenshot(path=str(shots / f"hall-{label}.png"), full_page=label == "phone")
             width = page.evaluate("document.documentElement.scrollWidth")
@@ -206,7 +207,7 @@ def test_alerts_marked_seen_one_and_all(browser: Any, hall: RunningHall, table: 
     page = open_page(browser, hall)
     try:
         card = '.card[data-table="table-1"]'
-        page.wait_for_selector(f"{card} .seen-all", timeout=5000)
+        page.wait_for_selector(f"{card} .seen-all", timeout=PAGE_WAIT_MS)
         assert page.eval_on_selector_all(f'{card} .need:not([data-kind="more"])',
                                          "ns => ns.length") == 4
         text = page.inner_text(card)
@@ -223,11 +224,11 @@ def test_alerts_marked_seen_one_and_all(browser: Any, hall: RunningHall, table: 
         page.click("#td-body .alert-row button")
         page.wait_for_function(
             "n => document.querySelectorAll('#td-body .alert-row button').length === n",
-            arg=before - 1, timeout=5000)
+            arg=before - 1, timeout=PAGE_WAIT_MS)
         page.keyboard.press("Escape")
         # All of them, from the card: the dialog does not open.
         page.click(f"{card} .seen-all")
-        page.wait_for_selector(f"{card} .seen-all", state="detached", timeout=5000)
+        page.wait_for_selector(f"{card} .seen-all", state="detached", timeout=PAGE_WAIT_MS)
         assert not page.eval_on_selector("#table-dialog", "d => d.open")
         assert page.query_selector_all(f"{card} .need") == []
         assert "more" not in page.inner_text(card)
@@ -281,7 +282,7 @@ def test_a_page_of_another_name_can_neither_act_nor_read(browser: Any, hall: Run
         # The hall's own page, meanwhile, is whole.
         genuine = browser.new_page()
         genuine.goto(hall.base + "/")
-        genuine.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        genuine.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         genuine.close()
     finally:
         page.close()

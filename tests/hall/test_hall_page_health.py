@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hall_web_helpers import DESKTOP, P, RunningHall, clock_state, open_page, publish
+from hall_web_helpers import DESKTOP, PAGE_WAIT_MS, P, RunningHall, clock_state, open_page, publish
 from health_helpers import health
 from mqtt_helpers import Broker
 
@@ -58,7 +58,7 @@ def marks_of(page: Any) -> dict[str, str]:
 
 def wait_for_fleet(page: Any) -> None:
     page.wait_for_function("document.querySelectorAll('.card .health').length === 5",
-                           timeout=5000)
+                           timeout=PAGE_WAIT_MS)
 
 
 def test_each_card_shows_its_health_and_its_marks(browser: Any, hall: RunningHall,  # noqa: F811
@@ -143,7 +143,7 @@ def test_a_health_older_than_3_minutes_is_marked_stale(browser: Any, hall: Runni
         page.clock.fast_forward("01:00")     # 3.5 minutes since the healths came
         page.wait_for_function(
             "document.querySelector('.card[data-table=\"table-1\"] .health')"
-            ".dataset.marks.includes('stale')", timeout=5000)
+            ".dataset.marks.includes('stale')", timeout=PAGE_WAIT_MS)
         assert all("stale" in marks.split() for marks in marks_of(page).values())
         assert "no health for 3 min" in page.inner_text('.card[data-table="table-1"] .health')
         page.screenshot(path=str(Path(os.environ.get("GAMMONCLOCK_SCREENSHOTS", tmp_path))

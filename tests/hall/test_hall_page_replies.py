@@ -20,7 +20,16 @@ from gammonclock.hall.view import HallView
 from gammonclock.journal.reader import read_journal
 from gammonclock.link.requests import match_digest
 from gammonclock.sides import Button
-from hall_web_helpers import PHONE, P, RunningHall, clock_state, open_page, publish, table_client
+from hall_web_helpers import (
+    PAGE_WAIT_MS,
+    PHONE,
+    P,
+    RunningHall,
+    clock_state,
+    open_page,
+    publish,
+    table_client,
+)
 from mqtt_helpers import Broker, Collector
 from table_helpers import (
     MATCH_TEXT,
@@ -60,7 +69,7 @@ def send(page: Any, command: str) -> str:
     page.evaluate("document.getElementById('cmd-result').className = 'result'")
     page.fill("#cmd-input", command)
     page.click("#cmd-form button[type=submit]")
-    page.wait_for_selector("#cmd-result.ok, #cmd-result.bad", timeout=15000)
+    page.wait_for_selector("#cmd-result.ok, #cmd-result.bad", timeout=PAGE_WAIT_MS)
     return str(page.inner_text("#cmd-result"))
 
 
@@ -81,7 +90,7 @@ def test_a_reply_says_the_command_and_what_the_table_did(browser: Any,  # noqa: 
     clock.tap(Button.LEFT)                  # game 1 starts: Boris's clock runs
     page = open_page(browser, hall)
     try:
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         page.click('.card[data-table="table-1"] .facts')
         deducted = send(page, "deduct left 30s")
         assert deducted.startswith("✓ deduct left 30s → left's reserve -30 s → 9:30"), deducted
@@ -99,7 +108,7 @@ def test_a_reply_says_the_command_and_what_the_table_did(browser: Any,  # noqa: 
         page.wait_for_function("""() => {
             const first = document.querySelector('#td-body li.reply');
             return first !== null && first.innerText.startsWith('✗ dedcut');
-        }""", timeout=5000)
+        }""", timeout=PAGE_WAIT_MS)
         listed = page.eval_on_selector_all("#td-body li.reply", "ls => ls.map(l => l.innerText)")
         assert listed == [bad, refused, status], listed
         never_raw(dialog_text(page))
@@ -134,11 +143,11 @@ def test_a_table_cannot_inject_markup_nor_answer_for_another(browser: Any,  # no
         publish(two, f"{P}/table-2/state", clock_state("table-2"), retain=True)
         page = open_page(browser, hall, PHONE)
         try:
-            page.wait_for_selector('.card[data-table="table-2"]', timeout=5000)
+            page.wait_for_selector('.card[data-table="table-2"]', timeout=PAGE_WAIT_MS)
             page.click('.card[data-table="table-1"]')
             shown = send(page, "pause")
             assert shown == f"✗ pause → refused: {HOSTILE}", shown
-            page.wait_for_selector("#td-body li.reply", timeout=5000)
+            page.wait_for_selector("#td-body li.reply", timeout=PAGE_WAIT_MS)
             text = dialog_text(page)
             assert "spoofed" not in text and HOSTILE in text
             assert page.query_selector_all("#table-dialog img, #table-dialog b") == []
@@ -190,16 +199,16 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
     digest = hall.card("table-1")["notice"]["match"]
     page = open_page(browser, hall)
     try:
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=5000)
+        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
         page.click('.card[data-table="table-1"] .facts')
         alert = "#td-body .alert-row:has(button.force)"
-        page.wait_for_selector(alert, timeout=5000)
+        page.wait_for_selector(alert, timeout=PAGE_WAIT_MS)
         assert "match refused" in page.inner_text(alert)
         assert page.query_selector_all("#td-body button.force") != []
         # It names the table, the players and the score to be abandoned; cancelled, nothing
         # is sent.
         page.click(f"{alert} button.force")
-        page.wait_for_selector("#force-dialog[open]", timeout=2000)
+        page.wait_for_selector("#force-dialog[open]", timeout=PAGE_WAIT_MS)
         asked = page.inner_text("#force-dialog")
         assert "table-1" in asked and "Anna 0–0 Boris (to 5, game 1)" in asked, asked
         assert "abandoned" in asked
@@ -208,20 +217,20 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
         assert not page.eval_on_selector("#force-dialog", "d => d.open")
         # The alert marked seen, the match file's line offers it still.
         page.click(f"{alert} button:not(.force)")
-        page.wait_for_selector(alert, state="detached", timeout=5000)
+        page.wait_for_selector(alert, state="detached", timeout=PAGE_WAIT_MS)
         assert len(page.query_selector_all("#td-body button.force")) == 1
         page.click("#td-body p.notice button.force")
-        page.wait_for_selector("#force-dialog[open]", timeout=2000)
+        page.wait_for_selector("#force-dialog[open]", timeout=PAGE_WAIT_MS)
         assert "Anna 0–0 Boris (to 5, game 1)" in page.inner_text("#force-dialog")
         assert right_player(clock) == "Boris" and clock.journal() == first
         page.click("#fd-confirm")
-        page.wait_for_selector("#cmd-result.ok", timeout=15000)
+        page.wait_for_selector("#cmd-result.ok", timeout=PAGE_WAIT_MS)
         said = page.inner_text("#cmd-result")
         assert said.startswith(f"✓ new-match --force --waiting {digest[:8]}… → "), said
         assert "match abandoned by the arbiter at 0-0" in said
         assert "next match loaded: Chen-Dora, 5 points" in said
         # The refusal is over: no button offers it any more (the table's notice says loaded).
-        page.wait_for_selector("#td-body button.force", state="detached", timeout=5000)
+        page.wait_for_selector("#td-body button.force", state="detached", timeout=PAGE_WAIT_MS)
         page.screenshot(path=str(shots(tmp_path) / "hall-force-done.png"))
     finally:
         page.close()

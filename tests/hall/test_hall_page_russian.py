@@ -32,7 +32,17 @@ from hall_ru_helpers import (
     no_english,
     shots,
 )
-from hall_web_helpers import DESKTOP, PHONE, P, RunningHall, clock_state, iso, publish, table_client
+from hall_web_helpers import (
+    DESKTOP,
+    PAGE_WAIT_MS,
+    PHONE,
+    P,
+    RunningHall,
+    clock_state,
+    iso,
+    publish,
+    table_client,
+)
 from mqtt_helpers import Broker
 
 STATIC = Path(hall_web.__file__).with_name("static")
@@ -276,9 +286,10 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
     try:
         page.goto(hall_ru.base + "/")
         page.wait_for_selector('.card[data-table="table-2"] .need[data-kind="flag"]',
-                               timeout=5000)
-        page.wait_for_function("document.querySelectorAll('.card').length === 3", timeout=5000)
-        page.wait_for_selector("#broker.pill-ok", timeout=5000)
+                               timeout=PAGE_WAIT_MS)
+        page.wait_for_function("document.querySelectorAll('.card').length === 3",
+                               timeout=PAGE_WAIT_MS)
+        page.wait_for_selector("#broker.pill-ok", timeout=PAGE_WAIT_MS)
         assert page.evaluate("document.documentElement.lang") == "ru"
         assert page.inner_text("#counts") == "3 стола · 2 ждут вас · 1 без связи"
         assert page.evaluate("[1, 2, 5, 11, 21, 22, 25].map(n => tn('count.tables', n))") == [
@@ -295,14 +306,14 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
 
         # A table's dialog: its alerts, a command and the table's reply.
         page.click('.card[data-table="table-2"] .facts')
-        page.wait_for_selector("#table-dialog[open]", timeout=2000)
+        page.wait_for_selector("#table-dialog[open]", timeout=PAGE_WAIT_MS)
         assert page.inner_text("#td-title") == "table-2: Ильдар — Мария"
         page.fill("#cmd-input", "dedcut left 30s")
         page.click("#cmd-form button[type=submit]")
-        page.wait_for_selector("#cmd-result.bad", timeout=10000)
+        page.wait_for_selector("#cmd-result.bad", timeout=PAGE_WAIT_MS)
         assert page.inner_text("#cmd-result") == (
             "✗ dedcut left 30s → не понято: неизвестная команда судьи")
-        page.wait_for_selector("#td-body li.reply", timeout=5000)
+        page.wait_for_selector("#td-body li.reply", timeout=PAGE_WAIT_MS)
         dialog = page.evaluate(VISIBLE_TEXT, page.query_selector("#table-dialog"))
         assert "Ответы" in dialog and "Последние события" in dialog
         no_english(dialog, "the table's dialog")
@@ -313,7 +324,7 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
         page.evaluate("token = 'a token of the hall before it restarted'")
         page.evaluate("document.getElementById('cmd-result').className = 'result'")
         page.click('.quick button[data-cmd="pause"]')
-        page.wait_for_selector("#cmd-result.bad", timeout=10000)
+        page.wait_for_selector("#cmd-result.bad", timeout=PAGE_WAIT_MS)
         assert page.inner_text("#cmd-result") == (
             "✗ pause: ключ страницы устарел или отсутствует (зал перезапущен?): обновите страницу")
         page.evaluate(f"token = {json.dumps(hall_ru.token)}")
@@ -321,7 +332,7 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
 
         # The round: its form, and the hall's answer in words.
         page.click("#open-round")
-        page.wait_for_selector("#round-dialog[open]", timeout=2000)
+        page.wait_for_selector("#round-dialog[open]", timeout=PAGE_WAIT_MS)
         page.fill("#round-event", EVENT)
         page.fill("#round-name", "2")
         assert page.inner_text("#round-dialog .file-pick") == (
@@ -330,10 +341,10 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
         csv.write_text("table,left,right,length\ntable-1,Дмитрий,Елена,5\n", encoding="utf-8")
         page.set_input_files("#round-file", str(csv))
         page.wait_for_function("document.getElementById('round-csv').value.includes('Елена')",
-                               timeout=2000)
+                               timeout=PAGE_WAIT_MS)
         assert page.inner_text("#round-file-name") == "тур-2.csv"
         page.click("#round-form button[type=submit]")
-        page.wait_for_selector("#round-result table", timeout=10000)
+        page.wait_for_selector("#round-result table", timeout=PAGE_WAIT_MS)
         pushed = page.inner_text("#round-result")
         assert "разослано: 1, с ошибками: 0" in pushed and "отправлено" in pushed, pushed
         no_english(page.evaluate(VISIBLE_TEXT, page.query_selector("#round-dialog")),
@@ -346,7 +357,7 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
 
         # The archive: nothing finished yet.
         page.click("#open-archive")
-        page.wait_for_selector("#archive-dialog[open]", timeout=2000)
+        page.wait_for_selector("#archive-dialog[open]", timeout=PAGE_WAIT_MS)
         assert "Законченных журналов пока нет." in page.inner_text("#archive-dialog")
         no_english(page.evaluate(VISIBLE_TEXT, page.query_selector("#archive-dialog")),
                    "the archive")
@@ -369,12 +380,12 @@ def test_the_force_load_confirmation_in_russian(browser: Any, hall_ru: RunningHa
         try:
             page.goto(hall_ru.base + "/")
             page.wait_for_selector('.card[data-table="table-1"] .need[data-kind="notice"]',
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             page.click('.card[data-table="table-1"] .facts')
-            page.wait_for_selector("#td-body button.force", timeout=5000)
+            page.wait_for_selector("#td-body button.force", timeout=PAGE_WAIT_MS)
             assert "Файл матча: не принят: идёт матч Анна — Борис" in page.inner_text("#td-body")
             page.click("#td-body .alert-row button.force")
-            page.wait_for_selector("#force-dialog[open]", timeout=2000)
+            page.wait_for_selector("#force-dialog[open]", timeout=PAGE_WAIT_MS)
             asked = page.inner_text("#force-dialog")
             assert "Принудительно загрузить следующий матч на столе table-1?" in asked
             assert "Анна 3–2 Борис (до 7, партия 2)" in asked, asked
@@ -412,8 +423,9 @@ def test_the_switch_changes_the_language_and_is_remembered(
         page = context.new_page()
         page.goto(hall_en.base + "/")
         page.wait_for_selector('.card[data-table="table-2"] .need[data-kind="flag"]',
-                               timeout=5000)
-        page.wait_for_function("document.querySelectorAll('.card').length === 3", timeout=5000)
+                               timeout=PAGE_WAIT_MS)
+        page.wait_for_function("document.querySelectorAll('.card').length === 3",
+                               timeout=PAGE_WAIT_MS)
         assert page.inner_text("#counts") == "3 tables · 2 need you · 1 offline"
         assert "flag fell: right (Мария)" in page.inner_text('.card[data-table="table-2"]')
         assert page.inner_text("#open-round") == "Push round"
@@ -425,8 +437,9 @@ def test_the_switch_changes_the_language_and_is_remembered(
         # Remembered by this browser: a reload is Russian at once.
         page.reload()
         page.wait_for_selector('.card[data-table="table-2"] .need[data-kind="flag"]',
-                               timeout=5000)
-        page.wait_for_function("document.querySelectorAll('.card').length === 3", timeout=5000)
+                               timeout=PAGE_WAIT_MS)
+        page.wait_for_function("document.querySelectorAll('.card').length === 3",
+                               timeout=PAGE_WAIT_MS)
         assert page.evaluate("document.documentElement.lang") == "ru"
         assert page.input_value("#language") == "ru"
         assert page.inner_text("#counts") == "3 стола · 2 ждут вас · 1 без связи"
@@ -436,13 +449,15 @@ def test_the_switch_changes_the_language_and_is_remembered(
         # Another browser has not chosen: the hall's language.
         other = browser.new_page(viewport=DESKTOP)
         other.goto(hall_en.base + "/")
-        other.wait_for_function("document.querySelectorAll('.card').length === 3", timeout=5000)
+        other.wait_for_function("document.querySelectorAll('.card').length === 3",
+                                timeout=PAGE_WAIT_MS)
         assert other.inner_text("#counts") == "3 tables · 2 need you · 1 offline"
         other.close()
         # And back: English again, remembered too.
         page.select_option("#language", "en")
         page.reload()
-        page.wait_for_function("document.querySelectorAll('.card').length === 3", timeout=5000)
+        page.wait_for_function("document.querySelectorAll('.card').length === 3",
+                               timeout=PAGE_WAIT_MS)
         assert page.inner_text("#counts") == "3 tables · 2 need you · 1 offline"
     finally:
         context.close()

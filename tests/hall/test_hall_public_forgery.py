@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gammonclock.hall.public import PUBLIC_USER, PublicClient, public_root
-from hall_web_helpers import P, clock_state, publish, table_client
+from hall_web_helpers import PAGE_WAIT_MS, P, clock_state, publish, table_client
 from mqtt_helpers import Broker
 from public_helpers import BROKER_FILES, PublicBroker, PublicHall, Spectator
 
@@ -157,8 +157,8 @@ def test_the_overlay_and_a_spectator_show_the_halls_view_not_the_forgers(
         view = json.loads(spectator.wait_for(lambda m: m.topic == f"{ROOT}/t/table-1").payload)
         assert view["cube"]["value"] == 2 and view["winner"] is None, view
         page.goto(f"{forged_hall.base}/overlay/table-1")
-        page.wait_for_selector('.panel[data-view="table-1"]', timeout=10000)
-        page.wait_for_selector('body[data-status="connected"]', timeout=10000)
+        page.wait_for_selector('.panel[data-view="table-1"]', timeout=PAGE_WAIT_MS)
+        page.wait_for_selector('body[data-status="connected"]', timeout=PAGE_WAIT_MS)
         text = page.inner_text(".panel")
         page.screenshot(path=str(tmp_path / "overlay-after-forgery.png"))
         assert "Anna" in text and "Boris" in text, text
@@ -166,7 +166,7 @@ def test_the_overlay_and_a_spectator_show_the_halls_view_not_the_forgers(
         assert page.inner_text('.panel .ov-row[data-side="right"] .cube') == "2"
         assert "64" not in text, text
         page.goto(f"{forged_hall.base}/public")
-        page.wait_for_selector('.table[data-view="table-1"]', timeout=10000)
+        page.wait_for_selector('.table[data-view="table-1"]', timeout=PAGE_WAIT_MS)
         public_text = page.inner_text('.table[data-view="table-1"]')
         assert "wins" not in public_text and "64" not in public_text, public_text
         with spectator.lock:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gammonclock.hall.public import PublicClient, public_root
-from hall_web_helpers import P, clock_state, publish, seconds, table_client
+from hall_web_helpers import PAGE_WAIT_MS, P, clock_state, publish, seconds, table_client
 from mqtt_helpers import Broker
 from public_helpers import PublicBroker, PublicHall, Spectator
 
@@ -61,8 +61,8 @@ def test_the_public_page_shows_every_table_live(browser: Any, hall: PublicHall, 
     page = browser.new_page(viewport=PHONE)
     try:
         page.goto(hall.base + "/public")
-        page.wait_for_selector('.table[data-view="table-2"]', timeout=5000)
-        page.wait_for_selector('body[data-status="connected"]', timeout=5000)
+        page.wait_for_selector('.table[data-view="table-2"]', timeout=PAGE_WAIT_MS)
+        page.wait_for_selector('body[data-status="connected"]', timeout=PAGE_WAIT_MS)
         one = page.inner_text('.table[data-view="table-1"]')
         assert "Anna" in one and "Boris" in one and "to 7" in one and "game 2" in one
         # The cube is the owner's: by the right player's name.
@@ -74,7 +74,7 @@ def test_the_public_page_shows_every_table_live(browser: Any, hall: PublicHall, 
         page.wait_for_function(
             """first => document.querySelector('.table[data-view="table-1"] '
                  + '.reserve[data-side="left"]').textContent !== first""", arg=first,
-            timeout=3000)
+            timeout=PAGE_WAIT_MS)
         assert reserve_of(page, "table-1", "right") == "9:00"       # the waiting side
         # Its delay first, then the reserve: the running side inside its 8 s delay.
         assert reserve_of(page, "table-2", "right") == "0:45"
@@ -85,7 +85,7 @@ def test_the_public_page_shows_every_table_live(browser: Any, hall: PublicHall, 
         publish(tables[0], f"{P}/table-1/state", clock_state(
             "table-1", seq=6, running="right", left_ms=580_000, right_ms=540_000))
         page.wait_for_selector('.table[data-view="table-1"] .row.running[data-side="right"]',
-                               timeout=5000)
+                               timeout=PAGE_WAIT_MS)
         assert reserve_of(page, "table-1", "left") == "9:40"
     finally:
         page.close()
@@ -97,8 +97,8 @@ def test_the_public_page_in_russian(browser: Any, hall: PublicHall,  # noqa: F81
     page = browser.new_page(viewport=PHONE)
     try:
         page.goto(hall.base + "/public?lang=ru")
-        page.wait_for_selector('.table[data-view="table-2"]', timeout=5000)
-        page.wait_for_selector('body[data-status="connected"]', timeout=5000)
+        page.wait_for_selector('.table[data-view="table-2"]', timeout=PAGE_WAIT_MS)
+        page.wait_for_selector('body[data-status="connected"]', timeout=PAGE_WAIT_MS)
         assert page.evaluate("document.documentElement.lang") == "ru"
         two = page.inner_text('.table[data-view="table-2"]')
         assert "идёт игра" in two and "до 7" in two and "Кроуфорд" in two
@@ -117,7 +117,7 @@ def test_the_overlay_is_transparent_around_its_panel(browser: Any, hall: PublicH
     try:
         for table, lang in (("table-1", "en"), ("table-2", "ru")):
             page.goto(f"{hall.base}/overlay/{table}?lang={lang}")
-            page.wait_for_selector(f'.panel[data-view="{table}"]', timeout=5000)
+            page.wait_for_selector(f'.panel[data-view="{table}"]', timeout=PAGE_WAIT_MS)
             text = page.inner_text(".panel")
             assert ("Anna" in text and "to 7" in text) if lang == "en" else (
                 "Мария" in text and "до 7" in text and "Кроуфорд" in text)
@@ -176,7 +176,7 @@ def test_the_page_bounds_what_it_takes_from_the_broker(browser: Any, hall: Publi
         finally:
             watcher.close()
         page.goto(hall.base + "/public")
-        page.wait_for_selector('.table[data-view="zz-last"]', timeout=5000)
+        page.wait_for_selector('.table[data-view="zz-last"]', timeout=PAGE_WAIT_MS)
         assert not page.query_selector_all('.table[data-view^="bad-"]')
         odd = {**good, "table": "odd", "players": {"left": "N" * 500, "right": 42},
                "score": {"left": "3", "right": 1e308}, "phase": "<img src=x onerror=alert(1)>",
@@ -192,7 +192,7 @@ def test_the_page_bounds_what_it_takes_from_the_broker(browser: Any, hall: Publi
                 {**good, "table": f"many-{i:03d}"} for i in range(start, start + count)]}
             ).encode(), retain=False)
         page.wait_for_function("() => document.querySelectorAll('.table').length >= 500",
-                               timeout=10000)
+                               timeout=PAGE_WAIT_MS)
         shown = page.eval_on_selector_all(".table", "ts => ts.map(t => t.dataset.view)")
         assert len(shown) == 500
         assert not any(name.startswith("bad-") for name in shown)
@@ -220,11 +220,11 @@ def test_a_delayed_view_says_so_and_an_overlay_waits_for_its_table(
         page = browser.new_page(viewport=PHONE)
         try:
             page.goto(hall.base + "/public?lang=ru")
-            page.wait_for_selector('body[data-status="connected"]', timeout=5000)
+            page.wait_for_selector('body[data-status="connected"]', timeout=PAGE_WAIT_MS)
             assert page.inner_text("#status") == "в эфире, задержка 30 с"
             assert page.inner_text("#message") == "Столов пока нет."
             page.goto(hall.base + "/overlay/table-9")
-            page.wait_for_selector(".panel.waiting", timeout=5000)
+            page.wait_for_selector(".panel.waiting", timeout=PAGE_WAIT_MS)
             assert page.inner_text(".panel") == "Table table-9: waiting for the hall…"
         finally:
             page.close()

@@ -34,7 +34,7 @@ from gammonclock.hall.results import (
 )
 from gammonclock.journal.key import SECRET_FILE
 from gammonclock.link import publisher as link_publisher
-from hall_web_helpers import P, RunningHall, clock_state, publish, table_client
+from hall_web_helpers import PAGE_WAIT_MS, P, RunningHall, clock_state, publish, table_client
 from mqtt_helpers import Broker
 from table_helpers import (
     MATCH,
@@ -295,7 +295,7 @@ def test_the_results_dialog_shows_the_round_and_the_tables_still_playing(
             page.goto(hall.base + "/")
             page.click("#open-results")
             row = f'#results-body tr[data-journal="{T1}/{journal.name}"]'
-            page.wait_for_selector(row, timeout=5000)
+            page.wait_for_selector(row, timeout=PAGE_WAIT_MS)
             text = page.inner_text(row)
             assert "Anna — Boris" in text and "0-5 / 5" in text and "disqualification" in text
             assert "intact" in text
@@ -309,7 +309,7 @@ def test_the_results_dialog_shows_the_round_and_the_tables_still_playing(
             page.select_option("#language", "ru")
             page.wait_for_function("() => document.querySelector('#results-status')"
                                    ".textContent.startsWith('Тур 1: ещё играет 1 стол')",
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             text = page.inner_text(row)
             assert "дисквалификация" in text and "цел" in text
             assert "Победитель" in page.inner_text("#results-body thead")

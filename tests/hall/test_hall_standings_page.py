@@ -22,7 +22,15 @@ import pytest
 import table_helpers
 from export_helpers import KEY, play_journal
 from hall_ru_helpers import VISIBLE_TEXT, no_english
-from hall_web_helpers import DESKTOP, P, RunningHall, clock_state, publish, table_client
+from hall_web_helpers import (
+    DESKTOP,
+    PAGE_WAIT_MS,
+    P,
+    RunningHall,
+    clock_state,
+    publish,
+    table_client,
+)
 from mqtt_helpers import Broker
 
 PASSWORD = "s3cret"
@@ -152,13 +160,13 @@ def test_the_standings_table_on_the_page_in_both_languages_and_formats(
     try:
         page.goto(hall.base + "/")
         page.click("#open-standings")
-        page.wait_for_selector("#standings-body tr[data-player]", timeout=5000)
+        page.wait_for_selector("#standings-body tr[data-player]", timeout=PAGE_WAIT_MS)
         # The archive holds two events: all of them first, then the director picks one.
         assert page.is_visible("#standings-event")
         assert page.locator("#standings-body tbody tr").count() == 6
         page.select_option("#standings-event", "=Club night")
         page.wait_for_function("() => document.querySelectorAll('#standings-body tbody tr')"
-                               ".length === 4", timeout=5000)
+                               ".length === 4", timeout=PAGE_WAIT_MS)
         rows = page.locator("#standings-body tbody tr")
         assert [rows.nth(i).get_attribute("data-player") for i in range(4)] == \
             ["A", "B", "D", "C"]
@@ -178,7 +186,7 @@ def test_the_standings_table_on_the_page_in_both_languages_and_formats(
 
         page.select_option("#language", "ru")
         page.wait_for_function("() => document.querySelector('#standings-status').textContent"
-                               ".startsWith('Места по: победы, Бухгольц')", timeout=5000)
+                               ".startsWith('Места по: победы, Бухгольц')", timeout=PAGE_WAIT_MS)
         b = page.inner_text('#standings-body tr[data-player="B"]')
         assert "Зоннеборн — Бергер" in b and "П 3-5" in b and "В 5-2" in b
         assert "Тур 3" in page.inner_text("#standings-body thead")
@@ -189,7 +197,7 @@ def test_the_standings_table_on_the_page_in_both_languages_and_formats(
 
         page.select_option("#standings-format", "round-robin")
         page.wait_for_function("() => document.querySelector('#standings-status').textContent"
-                               ".includes('Система турнира — швейцарская')", timeout=5000)
+                               ".includes('Система турнира — швейцарская')", timeout=PAGE_WAIT_MS)
         rows = page.locator("#standings-body tbody tr")
         assert [rows.nth(i).get_attribute("data-player") for i in range(4)] == \
             ["A", "B", "C", "D"]
@@ -221,7 +229,7 @@ def styled(page: Any, left: bool, right: bool) -> None:
     page.wait_for_function(
         "([left, right]) => ['left', 'right'].every((side, i) => document.querySelector("
         "`.reserve[data-table=\"table-1\"][data-side=\"${side}\"]`).classList.contains('low')"
-        " === [left, right][i])", arg=[left, right], timeout=5000)
+        " === [left, right][i])", arg=[left, right], timeout=PAGE_WAIT_MS)
 
 
 def test_a_cards_low_time_style_follows_this_browsers_mark(
@@ -238,7 +246,7 @@ def test_a_cards_low_time_style_follows_this_browsers_mark(
         with RunningHall(broker, tmp_path / "archive") as hall:
             page.goto(hall.base + "/")
             page.wait_for_selector('.reserve[data-table="table-1"][data-side="left"]',
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             styled(page, left=False, right=True)              # the default mark, 1:00
             mark(page, "2:00")
             styled(page, left=True, right=True)               # 1:30 is under 2:00
@@ -247,7 +255,7 @@ def test_a_cards_low_time_style_follows_this_browsers_mark(
             styled(page, left=False, right=False)             # 0:45 is not under 0:30
             page.reload()                                     # the browser remembers it
             page.wait_for_selector('.reserve[data-table="table-1"][data-side="left"]',
-                                   timeout=5000)
+                                   timeout=PAGE_WAIT_MS)
             assert page.input_value("#low-time") == "0:30"
             styled(page, left=False, right=False)
             mark(page, "1:00")

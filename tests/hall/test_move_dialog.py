@@ -19,7 +19,7 @@ import pytest
 
 from gammonclock.hall.continuation import LIVE_DIR
 from hall_ru_helpers import LanguageHall, no_english, shots
-from hall_web_helpers import DESKTOP, clock_state, iso, publish
+from hall_web_helpers import DESKTOP, PAGE_WAIT_MS, clock_state, iso, publish
 from move_helpers import (
     Spare,
     appended_lines,
@@ -154,7 +154,7 @@ def test_the_spares_dialog_offers_offline_tables_first_and_asks_again_for_a_live
             page.goto(hall.base + "/")
             page.click('.card[data-table="table-9"] .players')
             page.click("#move-open")
-            page.wait_for_selector('#move-from label[data-table="table-4"]', timeout=10000)
+            page.wait_for_selector('#move-from label[data-table="table-4"]', timeout=PAGE_WAIT_MS)
             # Offline first (table-1, table-4), then the live one; none chosen; table-4's copy
             # refused, not to be chosen.
             assert _rows(page) == [("table-1", "offline", True, False),
@@ -178,7 +178,7 @@ def test_the_spares_dialog_offers_offline_tables_first_and_asks_again_for_a_live
             page.check('#move-from input[value="table-2"]')
             assert not page.is_disabled("#move-send")
             page.click("#move-send")
-            page.wait_for_selector("#move-confirm[open]", timeout=5000)
+            page.wait_for_selector("#move-confirm[open]", timeout=PAGE_WAIT_MS)
             body = page.inner_text("#mc-body")
             assert said["stops"] in body and "Anna 3–2 Boris" in body, body
             assert page.inner_text("#mc-confirm") == said["confirm"]
@@ -190,9 +190,9 @@ def test_the_spares_dialog_offers_offline_tables_first_and_asks_again_for_a_live
             assert posted == [] and spare.got() == []
             # Confirmed: sent with `live`, and the journal the dialog showed.
             page.click("#move-send")
-            page.wait_for_selector("#move-confirm[open]", timeout=5000)
+            page.wait_for_selector("#move-confirm[open]", timeout=PAGE_WAIT_MS)
             page.click("#mc-confirm")
-            page.wait_for_selector("#move-result.ok", timeout=15000)
+            page.wait_for_selector("#move-result.ok", timeout=PAGE_WAIT_MS)
             assert posted == [{"from": "table-2", "to": "table-9", "journal": "match-2.jsonl",
                                "live": True}]
             assert [c["command"] for c in spare.got()] == ["continue table-2 match-2.jsonl"]
@@ -209,7 +209,7 @@ def test_the_spares_dialog_offers_offline_tables_first_and_asks_again_for_a_live
             page.click("#md-cancel")
             page.click("#table-dialog .close")
             moved_at = datetime.fromtimestamp(decision["at_ms"] / 1000).strftime("%H:%M")
-            page.wait_for_selector('.card[data-table="table-2"] .moved', timeout=10000)
+            page.wait_for_selector('.card[data-table="table-2"] .moved', timeout=PAGE_WAIT_MS)
             assert page.inner_text('.card[data-table="table-2"] .moved') == said["moved"].format(
                 time=moved_at)
             # table-4's card says what its account sent.

@@ -15,6 +15,7 @@ from gammonclock.hall.continuation import LiveCopies, NoWholeCopy
 from hall_ru_helpers import no_english, shots
 from hall_web_helpers import (
     DESKTOP,
+    PAGE_WAIT_MS,
     RunningHall,
     clock_state,
     journal_event,
@@ -107,9 +108,9 @@ def test_the_russian_page_says_why_the_match_cannot_be_moved(
         page.click('.card[data-table="table-2"] .players')
         page.click("#move-open")
         row = '#move-from label[data-table="table-1"]'
-        page.wait_for_selector(row, timeout=10000)
+        page.wait_for_selector(row, timeout=PAGE_WAIT_MS)
         page.wait_for_function("() => document.querySelector('#move-from label[data-table="
-                               "\"table-1\"]').dataset.kind === 'offline'", timeout=10000)
+                               "\"table-1\"]').dataset.kind === 'offline'", timeout=PAGE_WAIT_MS)
         text = page.inner_text(row)
         assert text.endswith("зал запущен без --keys-dir: он не хранит строк журнала, которые "
                              "не может проверить, поэтому переносить из журнала стола table-1 "
@@ -123,7 +124,7 @@ def test_the_russian_page_says_why_the_match_cannot_be_moved(
         page.fill("#cmd-input", "warn left " + "x" * 400)
         page.click("#cmd-form button[type=submit]")
         page.wait_for_function("() => document.querySelector('#cmd-result').textContent"
-                               ".includes('300')", timeout=5000)
+                               ".includes('300')", timeout=PAGE_WAIT_MS)
         assert page.inner_text("#cmd-result").endswith(
             "команда — одна строка длиной от 1 до 300 знаков")
         for exc in _errors(tmp_path):
@@ -142,7 +143,7 @@ def test_the_english_page_says_what_the_hall_says(
     page = browser.new_page(viewport=DESKTOP)
     try:
         page.goto(hall_en.base + "/")
-        page.wait_for_function("() => typeof t === 'function'", timeout=5000)
+        page.wait_for_function("() => typeof t === 'function'", timeout=PAGE_WAIT_MS)
         for exc in _errors(tmp_path):
             said = page.evaluate("([code, fields]) => t(`error.${code}`, fields)",
                                  [exc.code, exc.fields])
@@ -226,7 +227,7 @@ def test_the_moves_refusals_say_in_english_what_the_hall_says_and_are_worded_in_
         for language, hall in (("en", hall_en), ("ru", hall_ru)):
             pages[language] = browser.new_page(viewport=DESKTOP)
             pages[language].goto(hall.base + "/")
-            pages[language].wait_for_function("() => typeof t === 'function'", timeout=5000)
+            pages[language].wait_for_function("() => typeof t === 'function'", timeout=PAGE_WAIT_MS)
         for exc in refusals:
             assert isinstance(exc, ValueError)
             code, fields = exc.code, exc.fields           # type: ignore[attr-defined]

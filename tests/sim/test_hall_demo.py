@@ -25,6 +25,7 @@ import pytest
 
 from gammonclock.hall.pairings import parse_pairings
 from gammonclock.sim import hall_demo
+from hall_web_helpers import PAGE_WAIT_MS
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND = Path(sys.executable).with_name("gammonclock")
@@ -162,12 +163,12 @@ def test_one_command_gives_a_broker_playing_clocks_and_the_page(tmp_path: Path) 
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             tab = browser.new_page(viewport={"width": 1280, "height": 800})
             tab.goto(page)
-            tab.wait_for_selector("text=Ильдар", timeout=10_000)
+            tab.wait_for_selector("text=Ильдар", timeout=PAGE_WAIT_MS)
             shown = tab.inner_text("body")
             tab.screenshot(path=str(tmp_path / "demo-page.png"))
             # The spectators' page, over the demo's own spectators' broker (WebSockets).
             tab.goto(page + "public")
-            tab.wait_for_selector('.table[data-view="table-3"]', timeout=10_000)
+            tab.wait_for_selector('.table[data-view="table-3"]', timeout=PAGE_WAIT_MS)
             spectators = tab.inner_text("#tables")
             tab.screenshot(path=str(tmp_path / "demo-public.png"))
             browser.close()
