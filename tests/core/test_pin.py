@@ -39,7 +39,7 @@ from gammonclock.runtime.usb_stick import export_to_stick
 from gammonclock.sides import Button, Side
 from play_helpers import Played, play
 from property_helpers import property_settings
-from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config
+from rig_helpers import DOWN, UP, S, direct, journal_of, mock_config, presses
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}
@@ -56,14 +56,6 @@ def pin_in(text: str, pin: str) -> bool:
 
 
 # --- on the device: the journal, its exports, a stick's copy ------------------------------------
-
-def presses(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
-    out = []
-    for i, button in enumerate(buttons):
-        t = start + 0.5 * i
-        out += [(t, button, DOWN), (t + 0.1, button, UP)]
-    return out
-
 
 def entry(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
     """The presses, then (fewer than 8) the cube held 2.5 s: the end of the entry."""

@@ -56,20 +56,12 @@ from gammonclock.sides import Button
 from keyed_pin_helpers import DEVICE_TEXT, MATCH_TEXT, OTHER_MATCH, PIN, header_hash, live_check
 from lifecycle_helpers import on_loop
 from play_helpers import play
-from rig_helpers import DOWN, UP, S, journal_of, mock_config
+from rig_helpers import DOWN, UP, S, journal_of, mock_config, presses
 
 L, R, C = Button.LEFT, Button.RIGHT, Button.CUBE
 LETTER = {"L": L, "R": R, "C": C}
 def buttons_of(pin: str) -> tuple[Button, ...]:
     return tuple(LETTER[x] for x in pin)
-
-
-def presses(start: float, buttons: tuple[Button, ...]) -> list[tuple[float, Button, bool]]:
-    out = []
-    for i, button in enumerate(buttons):
-        t = start + 0.5 * i
-        out += [(t, button, DOWN), (t + 0.1, button, UP)]
-    return out
 
 
 def entry(start: float, pin: str) -> list[tuple[float, Button, bool]]:
