@@ -66,6 +66,24 @@ def test_a_torn_last_line_was_never_recorded(tmp_path: Path) -> None:
     again = HallDecisions.in_archive(tmp_path)
     assert again.load() is None
     assert [d.get("journal") for d in again.decisions] == ["table-1/a.jsonl"]
+    # The next decision reads back after another restart (it is not glued to the torn bytes).
+    again.record("moved", "director", source="table-1", to="table-2")
+    third = HallDecisions.in_archive(tmp_path)
+    assert third.load() is None
+    assert [d.kind for d in third.decisions] == ["accepted", "moved"]
+
+
+def test_nothing_is_recorded_after_a_line_that_does_not_read_back(tmp_path: Path) -> None:
+    hall = HallDecisions.in_archive(tmp_path)
+    hall.record("accepted", "director", journal="table-1/a.jsonl")
+    with (tmp_path / DECISIONS_FILE).open("ab") as f:
+        f.write(b"edited by hand\n")
+    before = (tmp_path / DECISIONS_FILE).read_bytes()
+    again = HallDecisions.in_archive(tmp_path)
+    assert "line 2 is not JSON" in (again.load() or "")
+    with pytest.raises(DecisionError, match="set the file right"):
+        again.record("accepted", "director", journal="table-1/b.jsonl")
+    assert (tmp_path / DECISIONS_FILE).read_bytes() == before
 
 
 @pytest.mark.parametrize(("kind", "fields"), [

@@ -99,9 +99,17 @@ class HallDecisions:
             return None
         try:
             with self.path.open("rb") as f:
+                whole = 0                              # bytes of the whole lines read
                 for number, line in enumerate(f, start=1):
                     if not line.endswith(b"\n"):
-                        break                          # torn by a power cut: never recorded
+                        # Torn by a power cut: never recorded. Cut off, so that the next
+                        # decision starts a line of its own (appended to the torn bytes, it
+                        # would not read back).
+                        os.truncate(self.path, whole)
+                        log.warning("hall decisions: %s: a torn last line (%d bytes, never "
+                                    "recorded) cut off", self.path, len(line))
+                        break
+                    whole += len(line)
                     problem = self._take(line.rstrip(b"\n"), number)
                     if problem is not None:
                         self.problem = f"{self.path}: {problem}"
@@ -142,6 +150,11 @@ class HallDecisions:
         """Append a decision and sync it; it is held (and returned) only once it is on disk.
         OSError when the disk refuses (nothing is held then: the page says it failed);
         DecisionError for a kind or field out of bounds."""
+        if self.problem is not None:
+            # What is appended after a line that does not read back would not read back either:
+            # nothing more is recorded (so nothing counts) until the file is set right.
+            raise DecisionError(f"the director's decisions cannot be recorded: {self.problem}; "
+                                "set the file right or move it aside, then restart the hall")
         if kind not in KINDS:
             raise DecisionError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
         clean = {name: _clean(name, value) for name, value in fields.items()}
