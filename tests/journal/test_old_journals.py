@@ -66,3 +66,22 @@ def test_an_old_journal_with_a_panel_pin_still_verifies(tmp_path, capsys):
     shutil.copy(PIN_DATA / "device.key", state / "device.key")
     assert main(["verify", str(PIN_DATA / "match.jsonl"), "--state-dir", str(state)]) == 0
     assert "intact" in capsys.readouterr().out
+
+
+# --- a journal written before issue 31: penalty points in its snapshots' history --------------
+
+PENALTY_DATA = Path(__file__).parents[1] / "data" / "before-issue31"
+
+
+def test_an_old_journals_snapshots_hold_on_the_fields_they_have(tmp_path, capsys):
+    """Its snapshots' effects have no `penalty` (ScoreChanged's newer field, which this firmware
+    sets for a penalty point): compared on the fields they have, they still hold, and the
+    journal is intact (it read TAMPERED, "its snapshot is not the replay's match")."""
+    replayed = replay(read_journal(PENALTY_DATA / "match.jsonl"))
+    assert replayed.diverged == [] and replayed.snapshots_differ == []
+    assert replayed.engine.state_json()["score"] == {"left": 2, "right": 1}
+    state = tmp_path / "state"
+    state.mkdir()
+    shutil.copy(PENALTY_DATA / "device.key", state / "device.key")
+    assert main(["verify", str(PENALTY_DATA / "match.jsonl"), "--state-dir", str(state)]) == 0
+    assert "intact: 20 records" in capsys.readouterr().out

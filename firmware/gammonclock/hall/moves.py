@@ -16,7 +16,6 @@ cards say "moved to TABLE" again after a restart.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 from gammonclock.wire import MOVED_TOPIC, Moved
 
 from .accounts import TABLE_ID
+from .messages import strict_json
 from .mqtt import HallClient
 
 log = logging.getLogger("gammonclock.hall")
@@ -102,6 +102,8 @@ class MovedNotices:
             return
         journal = state.get("journal")
         over = state.get("lifecycle") == "match_over" or state.get("phase") == "match_over"
+        # Another journal, or none (idle: the clock holds no match in progress), or the moved
+        # one over: the clock has left the moved match behind.
         if journal != notice.moved.journal or over:
             self._taken(table, notice)
 
@@ -132,12 +134,10 @@ class MovedNotices:
 
 
 def _object(payload: bytes) -> dict[str, Any] | None:
+    """A table's message as the view reads it (messages.strict_json: bounded, strict), if it
+    is a JSON object."""
     try:
-        data = json.loads(payload, parse_constant=_no_constant)
+        data = strict_json(payload)
     except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

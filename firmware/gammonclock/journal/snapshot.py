@@ -326,17 +326,35 @@ def same_snapshot(data: dict[str, Any], state: Engine, match_rules: MatchRules,
     action) is read back and compared as this firmware would have written it; its `trimmed`
     said whether anything at all came before, and is not compared (a restored engine takes it
     only as a hint that a deep undo may need the journal)."""
-    if engine_data(state, cut) == data:
+    ours = engine_data(state, cut)
+    if ours == data or _holds(ours, data):
         return True
     try:
         restored, _ = engine_from(data, match_rules)
     except (SnapshotError, TypeError, ValueError, KeyError):
         return False
-    ours = engine_data(state, cut)
     theirs = engine_data(restored, bool(data.get("trimmed")))
     ours.pop("trimmed")
     theirs.pop("trimmed")
     return ours == theirs and (restored.match, restored.buttons) == (state.match, state.buttons)
+
+
+def _holds(ours: Any, theirs: Any) -> bool:
+    """Whether `ours` (this firmware's encoding) says what a journaled snapshot `theirs` says,
+    on the fields it has: a snapshot written before a field was added to a state or an effect
+    (`ScoreChanged.penalty`, `MatchState.moved_to`, …) lacks it, and is compared without it, as
+    a record's effects are (`inputs.effects_diverge`). Every other difference is one."""
+    if isinstance(theirs, dict) and isinstance(ours, dict):
+        if "$d" in theirs:                        # a dataclass: its fields, those it has
+            fields, their_fields = ours.get("f"), theirs.get("f")
+            return (ours.get("$d") == theirs["$d"] and set(theirs) == set(ours)
+                    and isinstance(fields, dict) and isinstance(their_fields, dict)
+                    and all(name in fields and _holds(fields[name], value)
+                            for name, value in their_fields.items()))
+        return set(ours) == set(theirs) and all(_holds(ours[k], v) for k, v in theirs.items())
+    if isinstance(theirs, list) and isinstance(ours, list):
+        return len(ours) == len(theirs) and all(map(_holds, ours, theirs))
+    return type(ours) is type(theirs) and ours == theirs
 
 
 def engine_from(data: dict[str, Any], match_rules: MatchRules, pepper: bytes | None = None
