@@ -211,3 +211,34 @@ def test_a_journal_that_holds_is_exported_its_verdict_said_first(journals, tmp_p
         body = text.split("<body>", 1)[1].lstrip()
         assert body.startswith('<p class="verdict')
         assert verdict.format(n=records) in body[:body.index("<h1>")]
+
+
+def test_export_and_verify_give_one_verdict_on_a_snapshot_that_does_not_hold(journals,
+                                                                           tmp_path):
+    """A snapshot record sealed by the device's own key (chain and seals whole) that is not the
+    replay's match there: `verify` says TAMPERED, and so does every export, first, exit 1 (the
+    export checked the chain and seals only, and wrote it as intact)."""
+    journal = journals["en"]
+    lines = journal.read_bytes().splitlines(keepends=True)
+    bodies = bodies_of(journal)
+    [first] = [i for i, b in enumerate(bodies) if b["kind"] == "state"][:1]
+    bodies[first]["data"]["serials"] += 1        # not the engine the replay has there
+    prev = json.loads(lines[first - 1])["mac"]
+    for index in range(first, len(lines)):
+        lines[index] = encode(KEY, {**bodies[index], "prev": prev})
+        prev = json.loads(lines[index])["mac"]
+    path = tmp_path / "snapshot-altered.jsonl"
+    path.write_bytes(b"".join(lines))
+    state = journals["folder"] / "state"
+    verified = subprocess.run([sys.executable, "-m", "gammonclock", "verify", str(path),
+                               "--state-dir", str(state)], capture_output=True, text=True,
+                              timeout=120)
+    assert verified.returncode == 1 and "snapshot is not the replay's match" in verified.stdout
+    for fmt in FORMATS:
+        out = tmp_path / f"out.{fmt}"
+        said = gammonclock_export(path, fmt, out, state)
+        assert said.code == 1, (fmt, said)
+        first_line = said.err.splitlines()[0]
+        assert "TAMPERED" in first_line and "snapshot is not the replay's match" in first_line, (
+            fmt, said.err)
+        assert not out.exists()

@@ -19,7 +19,8 @@ from typing import Literal
 from gammonclock.config.loading import ConfigError
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.records import JournalError
-from gammonclock.journal.verify import Verdict, verify
+from gammonclock.journal.replay import verify_and_replay
+from gammonclock.journal.verify import Verdict
 from gammonclock.words import LANGUAGES
 
 from .model import MatchRecord
@@ -52,12 +53,13 @@ class TamperedJournal(ExportError):
 
 def check_journal(journal_path: str | Path, key: bytes | None,
                   no_check: str = NO_KEY_GIVEN) -> Verdict:
-    """The verdict `gammonclock verify` gives the journal (`journal.verify`): the chain always,
-    the seals with the device `key` that made them (`no_check`: why there is none). Every
-    export asks it first. Raises ExportError for a journal that cannot be read or holds a
-    record this firmware does not understand."""
+    """The verdict `gammonclock verify` gives the journal (`verify_and_replay`, as verify and
+    the hall's archive check it): the chain always, the seals with the device `key` that made
+    them (`no_check`: why there is none), each snapshot against the replay. Every export asks
+    it first. Raises ExportError for a journal that cannot be read or holds a record this
+    firmware does not understand."""
     try:
-        return verify(journal_path, key, no_key=no_check)
+        return verify_and_replay(journal_path, key, no_key=no_check).verdict
     except JournalError as exc:
         raise ExportError(str(exc)) from None
 
