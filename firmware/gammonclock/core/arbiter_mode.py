@@ -54,7 +54,6 @@ FAILURES_TO_LOCK = 3
 ADJUST_STEP_NS = 10 * NS_PER_S       # one arrow tap on a clock
 MAX_CUBE_CHOICE = 64                 # the physical cube's top face; the socket sets more
 
-MENU = tuple(MenuItem)
 # The menu without a stick's offer.
 PLAIN_MENU = tuple(item for item in MenuItem if item is not MenuItem.CONTINUE_STICK)
 # The menu a journal written before issue 31 was played on (no "match moved"): its presses
@@ -96,12 +95,11 @@ def menu_items(state: MatchState) -> tuple[MenuItem, ...]:
     but "match moved" in a journal written before it existed. The offer is a journaled input
     (`StickOffered`) and the menu's version is in the header, so a replay lists what the
     arbiter saw."""
-    if offers_stick(state):
-        return MENU
     check = state.rules.arbiter_pin
-    if check is not None and check.menu_without_moved:
-        return MENU_BEFORE_MOVED
-    return PLAIN_MENU
+    base = MENU_BEFORE_MOVED if check is not None and check.menu_without_moved else PLAIN_MENU
+    if offers_stick(state):
+        return (base[0], MenuItem.CONTINUE_STICK, *base[1:])
+    return base
 
 
 def offers_stick(state: MatchState) -> bool:
