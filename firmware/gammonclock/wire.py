@@ -5,12 +5,17 @@ instants as ISO 8601 UTC. Both sides import it; neither imports the other."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from gammonclock.errors import GammonclockError
+
+# A journal's file name as the clock makes it and the hall archives it: word characters of any
+# script (`\w`), `-` and `.`; no leading `.`, no `..`; at most 160 before `.jsonl`.
+JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")
 
 # --- the broker -------------------------------------------------------------------------------
 
@@ -162,4 +167,6 @@ class Moved:
                     name in ("journal", "to") and not value):
                 raise ValueError(f"moved: `{name}` must be text of at most {bound} characters")
             fields[name] = value
+        if JOURNAL_NAME.fullmatch(fields["journal"]) is None:
+            raise ValueError("moved: `journal` must be a journal's name (NAME.jsonl)")
         return Moved(**fields)

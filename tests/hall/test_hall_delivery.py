@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from gammonclock.hall import archive as hall_archive
-from gammonclock.hall.archive import JOURNAL_NAME, store_journal
+from gammonclock.hall.archive import store_journal
 from gammonclock.hall.delivery import EventKey, TablePosition, event_key
 from gammonclock.link import publisher as link_publisher
-from gammonclock.wire import Ack
+from gammonclock.wire import JOURNAL_NAME, Ack
 from hall_helpers import HallRunner
 from mqtt_helpers import (
     WATCHER,

@@ -29,3 +29,10 @@ def test_what_the_hall_writes_the_clock_reads_back() -> None:
 def test_anything_else_is_refused_naming_what(payload: bytes, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         Moved.parse(payload)
+
+
+def test_a_journal_that_is_no_journals_name_is_refused() -> None:
+    for name in ("../x.jsonl", "match-1", ".hidden.jsonl", "a\nb.jsonl"):
+        payload = Moved(name, "table-9", "director", "").payload()
+        with pytest.raises(ValueError, match="`journal` must be a journal's name"):
+            Moved.parse(payload)

@@ -179,3 +179,19 @@ def test_a_file_of_zeros_just_within_the_bound_is_read_only_that_far(tmp_path, m
         journal_on_stick(stick, "SPARE", tmp_path / "state")
     assert bytes_read() - before <= (1 << 20) + MOST_AHEAD
     assert str(refused.value).startswith(str(journal))
+
+
+@pytest.mark.parametrize("name", ["match-1\nTAMPERED.jsonl", "match-\x1b[2J.jsonl",
+                                  "match-" + "x" * 200 + ".jsonl", "match-..jsonl"])
+def test_a_stick_file_whose_name_is_no_journals_is_not_read(tmp_path, name):
+    """A stick's names are anyone's: only a journal's name as a clock makes it is read (it goes
+    into the journaled offer, the panels and the reply)."""
+    stick = tmp_path / "stick"
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / name).write_bytes(b'{"seq":0,"kind":"header"}\n')
+    on_stick(stick, odd / name)
+    with pytest.raises(ContinuationRefused, match="no journal") as refused:
+        journal_on_stick(stick, "SPARE", tmp_path / "state")
+    assert "\n" not in str(refused.value) and "\x1b" not in str(refused.value)
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("match-*"))

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,14 +45,13 @@ from gammonclock.journal.key import KeyRefused, key_in_file
 from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay, verify_and_replay
 from gammonclock.journal.verify import SEAL_OTHER_DEVICE, verify
+from gammonclock.wire import JOURNAL_NAME
 
 from .accounts import TABLE_ID
 from .messages import strict_json
 from .words import Say, other_key_say, summary_say, unchecked_say, verdict_say, with_detail
 
-# The clock's alphabet: word characters of any script (`\w`: letters, digits, `_`), `-` and `.`;
-# no leading `.`, no `..`. web.py serves `/archive/TABLE/NAME` under the same pattern.
-JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")
+# web.py serves `/archive/TABLE/NAME` under the same pattern (wire.JOURNAL_NAME).
 MAX_NAME_BYTES = 200          # room for `.cut-short.N` and the temporary name within 255 bytes
 CUT_SHORT = ".cut-short"
 # A journal is one MQTT message, and the broker passes none longer than its max_packet_size

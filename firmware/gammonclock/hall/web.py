@@ -46,8 +46,9 @@ from typing import Any
 
 from aiohttp import web
 
+from gammonclock.wire import JOURNAL_NAME
+
 from .accounts import TABLE_ID
-from .archive import JOURNAL_NAME
 from .connections import GuardedSite, Limits, WrongPasswords
 from .continuation import Refused
 from .decisions import DecisionError

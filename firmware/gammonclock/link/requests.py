@@ -72,7 +72,7 @@ from gammonclock.runtime.lifecycle import (
     load_next_match,
 )
 from gammonclock.runtime.service import ClockService
-from gammonclock.wire import MOVED_TOPIC, iso_utc
+from gammonclock.wire import JOURNAL_NAME, MOVED_TOPIC, iso_utc
 from gammonclock.wire import Moved as MovedNotice
 
 from .outbox import REMEMBERED_IDS, HallMemory
@@ -513,7 +513,6 @@ def _loaded(reply: Reply) -> dict[str, Any]:
 
 COPIED_FROM_HALL = "continue-from-hall"     # where the hall's copy is written first, in the state
 
-JOURNAL_NAME = re.compile(r"(?!\.)(?!.*\.\.)[\w.-]{1,160}\.jsonl")    # as the hall's archive
 
 TABLE_WORD = re.compile(r"[A-Za-z0-9_-]{1,32}")
 

@@ -81,6 +81,7 @@ from gammonclock.journal.reader import JournalRead, read_header, read_journal
 from gammonclock.journal.records import JOURNALS_DIR, JournalError, Stamp
 from gammonclock.journal.replay import Replayed, replay, replay_from_snapshot
 from gammonclock.journal.verify import Verdict, verify
+from gammonclock.wire import JOURNAL_NAME
 
 from .arbiter_requests import reply_language, said_lines
 from .lifecycle import (
@@ -428,7 +429,10 @@ def _copy_off(where: Path, parent: int, table_id: str, device: int, into: Path) 
         names = os.listdir(folder)
         if f"{table_id}.continue" not in names and "match.continue" not in names:
             return None
-        journals = sorted(n for n in names if n.startswith("match-") and n.endswith(".jsonl"))
+        # A stick's names are anyone's: only a journal's name as a clock makes it (bounded, no
+        # control characters) is read, journaled in an offer and said.
+        journals = sorted(n for n in names if n.startswith("match-")
+                          and JOURNAL_NAME.fullmatch(n) is not None)
         if not journals:
             raise ContinuationRefused(Problem("cont.marker_alone", path=where))
         into.mkdir(parents=True, exist_ok=True)
