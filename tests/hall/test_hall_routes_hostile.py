@@ -9,7 +9,6 @@ import base64
 import http.client
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,7 +73,10 @@ def test_every_route_refuses_a_foreign_host(guarded: RunningHall) -> None:
         for foreign in (f"evil.example:{port}", f"127.0.0.1.nip.io:{port}", None):
             status, _ = request(port, method, path, foreign,
                                 {"X-Hall-Token": guarded.token, **basic("page-secret")})
-            assert status in (421, 400), (method, path, foreign, status)
+            # a request with no Host at all may be refused by HTTP itself (400); a name, never
+            # but by the hall's check (a handler's own 400 would hide a missing one)
+            allowed = (421, 400) if foreign is None else (421,)
+            assert status in allowed, (method, path, foreign, status)
 
 
 def test_every_route_but_the_spectators_asks_the_pages_password(guarded: RunningHall) -> None:
@@ -153,7 +155,8 @@ def test_wrong_passwords_from_one_address_make_it_wait_and_no_other(
     from gammonclock.hall.web import GUESSES
 
     guesses = guarded.app[GUESSES]
-    guesses.window_s = 2.0                      # the shipped window is a minute
+    now = [1000.0]
+    guesses.clock = lambda: now[0]          # the page's minute, moved by the test
     port = guarded.port
     assert status_from("127.0.0.1", port, {}) == 401        # a browser's first request
     for n in range(guesses.allowed):
@@ -163,29 +166,44 @@ def test_wrong_passwords_from_one_address_make_it_wait_and_no_other(
     assert status_from("127.0.0.1", port, basic("guess-x")) == 429
     # another address is not held back by this one's guesses
     assert status_from("127.0.0.2", port, basic("page-secret")) == 200
-    deadline = time.monotonic() + 10
-    while status_from("127.0.0.1", port, basic("page-secret")) == 429:
-        assert time.monotonic() < deadline, "the address waited more than its window"
-        time.sleep(0.2)
+    now[0] += guesses.window_s - 1
+    assert status_from("127.0.0.1", port, basic("page-secret")) == 429
+    now[0] += 1.001
     assert status_from("127.0.0.1", port, basic("page-secret")) == 200
 
 
-def test_the_wrong_passwords_remembered_are_bounded() -> None:
+def test_the_wrong_passwords_remembered_are_bounded_and_buy_no_more_guesses() -> None:
     from gammonclock.hall.connections import WrongPasswords
 
     now = [0.0]
     guesses = WrongPasswords(allowed=3, window_s=60, clock=lambda: now[0])
     for n in range(WrongPasswords.MAX_ADDRESSES + 100):
-        guesses.wrong(f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}")
+        address = f"10.{n >> 16}.{(n >> 8) & 255}.{n & 255}"
+        if guesses.wait_s(address) == 0:
+            guesses.wrong(address)
     assert len(guesses._wrong) == WrongPasswords.MAX_ADDRESSES
+    # every place held within its minute: a new address waits as a held one does
+    assert guesses.wait_s("10.99.0.1") == 61
+    for _ in range(3):
+        guesses.wrong("10.99.0.1")
+    assert len(guesses._wrong) == WrongPasswords.MAX_ADDRESSES
+    now[0] = 60.5                          # the first places' minutes are over
+    assert guesses.wait_s("10.99.0.1") == 0
     for _ in range(3):
         guesses.wrong("10.99.0.1")
     assert guesses.wait_s("10.99.0.1") == 61
-    now[0] = 59.5
-    assert guesses.wait_s("10.99.0.1") == 1
-    now[0] = 60.0
-    assert guesses.wait_s("10.99.0.1") == 0
+    assert len(guesses._wrong) == WrongPasswords.MAX_ADDRESSES
 
+
+def test_an_ipv6_guesser_counts_by_its_64() -> None:
+    from gammonclock.hall.connections import WrongPasswords
+
+    guesses = WrongPasswords(allowed=3, window_s=60, clock=lambda: 0.0)
+    for host in ("2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::9"):
+        guesses.wrong(host)
+    assert guesses.wait_s("2001:db8:1:2::77") == 61        # the same /64
+    assert guesses.wait_s("2001:db8:1:3::1") == 0          # another
+    assert WrongPasswords.who("::ffff:10.0.0.5") == "10.0.0.5"
 
 def test_every_action_refuses_a_key_it_does_not_know(guarded: RunningHall) -> None:
     """A misspelt key is refused with what the route takes, never passed over (a `"lve": true`

@@ -5,6 +5,7 @@ request may dribble in, file descriptors kept for the archive and the broker (`G
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import time
 from collections import OrderedDict, deque
@@ -289,9 +290,11 @@ class WrongPasswords:
     """Wrong page passwords per address (HTTP Basic has no lockout of its own): after
     `allowed` wrong ones within `window_s`, that address waits out the window before it may
     try again (a 429), so a page password cannot be guessed at the rate 32 connections allow.
-    A right password does not clear the count (a guesser who found it still waits). At most
-    `MAX_ADDRESSES` are remembered (the oldest forgotten first): a flood of addresses costs
-    bounded memory, and each of them is held to the same rate."""
+    A right password does not clear the count (a guesser who found it still waits). An IPv6
+    address counts by its /64 (one machine may take any address of its /64). At most
+    `MAX_ADDRESSES` are remembered; one whose window is over is forgotten first, and while all
+    of them are within theirs a new address waits as a held one does: a flood of addresses
+    costs bounded memory and buys no more guesses."""
 
     MAX_ADDRESSES = 4096
 
@@ -300,20 +303,47 @@ class WrongPasswords:
         self.allowed, self.window_s, self.clock = allowed, window_s, clock
         self._wrong: OrderedDict[str, deque[float]] = OrderedDict()
 
+    @staticmethod
+    def who(address: str) -> str:
+        """What one guesser is: an IPv4 address, or an IPv6 address's /64."""
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return address
+        if isinstance(ip, ipaddress.IPv6Address):
+            if ip.ipv4_mapped is not None:
+                return str(ip.ipv4_mapped)
+            return str(ipaddress.IPv6Network((ip, 64), strict=False))
+        return str(ip)
+
     def wrong(self, address: str) -> None:
-        now = self.clock()
-        times = self._wrong.pop(address, None) or deque(maxlen=self.allowed)
+        now, who = self.clock(), self.who(address)
+        times = self._wrong.pop(who, None)
+        if times is None:
+            while len(self._wrong) >= self.MAX_ADDRESSES:
+                oldest = next(iter(self._wrong.values()))
+                if oldest[-1] + self.window_s > now:
+                    return              # all within their window: `wait_s` holds a new one
+                self._wrong.popitem(last=False)
+            times = deque(maxlen=self.allowed)
         times.append(now)
-        self._wrong[address] = times
-        while len(self._wrong) > self.MAX_ADDRESSES:
-            self._wrong.popitem(last=False)
+        self._wrong[who] = times
 
     def wait_s(self, address: str) -> int:
         """Seconds this address must still wait before a password is checked (0: none)."""
-        times = self._wrong.get(address)
-        if times is None or len(times) < self.allowed:
+        now, who = self.clock(), self.who(address)
+        times = self._wrong.get(who)
+        if times is None:
+            if len(self._wrong) < self.MAX_ADDRESSES:
+                return 0
+            # Every place is held by a guesser within its window: a new one waits for the
+            # oldest's window to end.
+            oldest = next(iter(self._wrong.values()))
+            left = oldest[-1] + self.window_s - now
+            return int(left) + 1 if left > 0 else 0
+        if len(times) < self.allowed:
             return 0
-        left = times[0] + self.window_s - self.clock()
+        left = times[0] + self.window_s - now
         if left <= 0:
             return 0
         return int(left) + 1
