@@ -71,6 +71,11 @@ def test_a_live_tables_match_moves_only_when_confirmed_and_its_clock_is_told(
                 status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3",
                                                          "live": "yes"}, spare)
                 assert status == 400
+                # Confirmed, but naming nothing: a live move names the journal it moves.
+                status, body = post_move(pool, hall, {"from": "table-2", "to": "table-3",
+                                                     "live": True}, spare)
+                assert (status, body.get("code")) == (409, "move_unnamed"), body
+                assert body["fields"]["journal"] == card.name
                 assert sent.messages == []                   # nothing went to table-3
             assert spare.session is None or spare.session.engine.match.phase is not Phase.PAUSED
             assert decisions(archive) == []

@@ -159,6 +159,11 @@ class Actions:
                 "page (the request's \"live\": true)", "source_live", table=from_table[:40],
                 to=to_table[:40])
         whole = self.live.whole_copy(from_table)      # NoWholeCopy: Refused, a code
+        if (view is None or view.online is not False) and journal is None:
+            # The second confirmation names what it moves (SPEC §14.1), never "the newest".
+            raise NotConfirmed(f"a move of table {from_table[:40]}, not known to be offline, "
+                               f"names the journal its confirmation showed ({whole.journal})",
+                               "move_unnamed", table=from_table[:40], journal=whole.journal)
         if journal is not None and journal != whole.journal:
             raise NotConfirmed(f"the hall's newest journal of table {from_table} is "
                                f"{whole.journal}, not {journal[:200]}: the dialog was out of "

@@ -15,6 +15,8 @@ from typing import Any
 from gammonclock.durations import MAX_CUBE, MAX_POINTS
 from gammonclock.errors import GammonclockError
 
+from .accounts import TABLE_ID
+
 MAX_PAYLOAD = 64 * 1024      # bytes of a state, an event, a notice or a reply
 
 MAX_HEALTH = 4096            # bytes of a `health` (an honest one is ~600: health.py)
@@ -205,13 +207,13 @@ def _reserve(where: str, value: object) -> dict[str, Any] | None:
 def _name(where: str, value: object) -> str | None:
     return text_of(where, value, MAX_NAME)
 
-TABLE_WORD = re.compile(r"[A-Za-z0-9_-]{1,32}")       # a table id (`[table] id`)
+
 
 def _table_id(where: str, value: object) -> str | None:
     """A table id (where a match moved to went, SPEC §13.5), or null."""
     if value is None:
         return None
-    if not isinstance(value, str) or TABLE_WORD.fullmatch(value) is None:
+    if not isinstance(value, str) or TABLE_ID.fullmatch(value) is None:
         raise BadMessage(f"{where}: {shown(value)} is not a table id")
     return value
 

@@ -80,8 +80,10 @@ MAX_ROUNDS = 200            # pushed rounds remembered
 MAX_ROUND_NAME = 40
 MAX_TEXT = 300              # an error's or a verdict's words
 ROUNDS_FILE = "pushed-rounds.json"    # in the archive folder (the archive lists folders only)
+# What `load` reads back: every round `_save` may write (MAX_ROUNDS rounds of at most 1 000
+# rows, ~150 bytes a row in Cyrillic), so that a restarted hall never forgets them all.
+MAX_ROUNDS_FILE = 64 << 20
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-SHA256_HEX = 64
 
 
 def cut(text: object, bound: int) -> str:
@@ -293,7 +295,7 @@ class Results:
         round an older hall wrote has no `rows`: its results are held (pairing not kept)."""
         path = self.archive / ROUNDS_FILE
         try:
-            if path.stat().st_size > 4 << 20:
+            if path.stat().st_size > MAX_ROUNDS_FILE:
                 return f"{path}: too large; the pushed rounds are not known"
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:

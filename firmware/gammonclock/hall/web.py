@@ -54,8 +54,9 @@ from .continuation import Refused
 from .decisions import DecisionError
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
-from .results import SHA256_HEX, results_csv
+from .results import results_csv
 from .server import Hall, Listener, now_ms
+from .view import SHA256
 
 log = logging.getLogger(__name__)
 
@@ -499,7 +500,7 @@ async def _accept(request: web.Request) -> web.StreamResponse:
     table, _, name = journal.partition("/")
     if TABLE_ID.fullmatch(table) is None or JOURNAL_NAME.fullmatch(name) is None:
         return _error(400, "`journal` is TABLE/NAME.jsonl, as the results list it")
-    if len(digest) != SHA256_HEX or any(c not in "0123456789abcdef" for c in digest):
+    if SHA256.fullmatch(digest) is None:
         return _error(400, "`sha256` is the journal's SHA-256 in 64 lower-case hex digits")
     hall = request.app[HALL]
     try:
