@@ -21,7 +21,7 @@ from typing import Any
 
 from gammonclock.wire import Moved, iso_utc
 
-from .continuation import LiveCopies, Refused, WholeCopy, move_command
+from .continuation import LiveCopies, Refused, WholeCopy, move_command, verified_copy
 from .decisions import DecisionError, HallDecisions
 from .moves import MovedNotices
 from .mqtt import HallClient
@@ -158,7 +158,8 @@ class Actions:
                 f"its clock for good (it shows \"moved to {to_table[:40]}\"); confirm it on the "
                 "page (the request's \"live\": true)", "source_live", table=from_table[:40],
                 to=to_table[:40])
-        whole = self.live.whole_copy(from_table)      # NoWholeCopy: Refused, a code
+        # NoWholeCopy: Refused, a code. The text taken on the loop, its seals checked off it.
+        whole = await asyncio.to_thread(verified_copy, self.live.to_verify(from_table))
         if (view is None or view.online is not False) and journal is None:
             # The second confirmation names what it moves (SPEC §14.1), never "the newest".
             raise NotConfirmed(f"a move of table {from_table[:40]}, not known to be offline, "

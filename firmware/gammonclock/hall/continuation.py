@@ -113,6 +113,35 @@ class WholeCopy:
     last_seq: int
 
 
+@dataclass(frozen=True)
+class ToVerify:
+    """A copy's text as the hall holds it, and its table's key: what `verified_copy` checks."""
+
+    table: str
+    journal: str
+    text: str
+    last_seq: int
+    key: bytes
+
+
+def verified_copy(copy: ToVerify) -> WholeCopy:
+    """COPY verified as one journal with its table's key (up to 32 MiB of seals: `Actions.move`
+    runs it in a worker thread); NoWholeCopy when it does not verify whole."""
+    table, name, text, last = copy.table, copy.journal, copy.text, copy.last_seq
+    try:
+        verdict = verify_text(text.encode("utf-8"), copy.key, name)
+    except (JournalError, RecordError) as exc:
+        verdict_words = str(exc)
+    else:
+        if verdict.intact and verdict.sealed and verdict.records == last + 1:
+            return WholeCopy(name, text, last)
+        verdict_words = verdict.words
+    raise NoWholeCopy(f"the hall's copy of {table}'s {name} does not verify with the "
+                      f"table's key ({verdict_words}): the match cannot be moved from "
+                      f"the hall's copy; {COPY_ADVICE}", "copy_not_verified",
+                      table=table, journal=name, verdict=verdict_words[:300])
+
+
 @dataclass
 class _Copy:
     lines: dict[int, str] = field(default_factory=dict)      # seq -> sealed line
@@ -411,7 +440,14 @@ class LiveCopies:
 
     def whole_copy(self, table: str, journal: str | None = None) -> WholeCopy:
         """The table's newest journal (or `journal`), whole and verified with the table's key
-        as one journal; NoWholeCopy (a Refused, with a code) when the hall does not hold it so."""
+        as one journal; NoWholeCopy (a Refused, with a code) when the hall does not hold it so.
+        (`Actions.move` verifies it off the loop: `to_verify`, then `verified_copy`.)"""
+        return verified_copy(self.to_verify(table, journal))
+
+    def to_verify(self, table: str, journal: str | None = None) -> ToVerify:
+        """The text of the table's newest journal (or `journal`) and the key to verify it with,
+        taken now (on the loop, where the lines come); NoWholeCopy when the hall does not hold
+        it whole."""
         problem = self.problem(table, journal)
         if problem is not None:
             raise problem
@@ -419,22 +455,11 @@ class LiveCopies:
         name = journal if journal is not None else next(reversed(copies))
         copy = copies[name]
         last = copy.top
-        text = "".join(copy.lines[seq] + "\n" for seq in range(last + 1))
         key = self.key_of(table)
         if key.key is None:                      # the key file went since the lines came
             raise _no_key(table, key)
-        try:
-            verdict = verify_text(text.encode("utf-8"), key.key, name)
-        except (JournalError, RecordError) as exc:
-            verdict_words = str(exc)
-        else:
-            if verdict.intact and verdict.sealed and verdict.records == last + 1:
-                return WholeCopy(name, text, last)
-            verdict_words = verdict.words
-        raise NoWholeCopy(f"the hall's copy of {table}'s {name} does not verify with the "
-                          f"table's key ({verdict_words}): the match cannot be moved from "
-                          f"the hall's copy; {COPY_ADVICE}", "copy_not_verified",
-                          table=table, journal=name, verdict=verdict_words[:300])
+        return ToVerify(table, name, "".join(copy.lines[seq] + "\n" for seq in range(last + 1)),
+                        last, key.key)
 
     def journal_text(self, table: str, journal: str | None = None) -> tuple[str, str]:
         """`whole_copy` as `(name, text)`."""
