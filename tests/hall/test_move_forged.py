@@ -223,13 +223,18 @@ def test_forged_lines_from_a_stopped_tables_account_are_not_kept_nor_moved(
             assert card_now["copy"]["code"] == code and card_now["copy"]["refused_lines"] >= 1
             said = [n for n in card_now["needs"] if n["say"][:2] == ["copy_refused", code]]
             assert len(said) == 1, card_now["needs"]
-            # Every line the hall keeps on disk verifies with table-1's key.
-            for path in (archive / LIVE_DIR / "table-1").glob("*.jsonl"):
-                kept = [ln for ln in path.read_text().splitlines() if not ln.startswith("#")]
-                checked = tmp_path / "checked.jsonl"
-                checked.write_text("".join(f"{ln}\n" for ln in kept))
-                if kept:
-                    assert verify(checked, _device_key(tmp_path / "t1")).sealed
+            # What the hall keeps on disk of the genuine journal is that journal to its last
+            # record, every line sealed and chained by table-1's key (a line the forgery put in
+            # its place would break it); what follows it was refused, and the copy with it.
+            path = archive / LIVE_DIR / "table-1" / card.name
+            kept = [ln for ln in path.read_text().splitlines() if not ln.startswith("#")]
+            genuine = sorted((json.loads(ln)["seq"], ln) for ln in kept
+                             if json.loads(ln)["seq"] <= last.seq)
+            checked = tmp_path / "checked.jsonl"
+            checked.write_text("".join(f"{ln}\n" for _, ln in genuine))
+            verdict = verify(checked, _device_key(tmp_path / "t1"))
+            assert verdict.intact and verdict.sealed, verdict.words
+            assert verdict.records == last.seq + 1
         finally:
             for device in venue.clocks:
                 device.close()
