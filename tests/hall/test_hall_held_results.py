@@ -183,6 +183,12 @@ def test_journals_sealed_on_another_device_are_tampered_and_count_for_no_one(
             # Table-2 has not reported: a journal from table-1's account is not table-2's.
             [round_1] = hall.get("/api/results.json", PASSWORD)["rounds"]
             assert round_1["reported"] == ["table-1"] and not round_1["complete"]
+            # A TAMPERED result is never accepted, however the director asks: nothing recorded.
+            for forged in names[1:]:
+                status, refusal = accept(hall, forged, got[forged]["sha256"])
+                assert status == 409, (forged, refusal)
+            assert not (tmp_path / "archive" / DECISIONS_FILE).exists()
+            assert set(players(hall)) == {"Anna", "Boris"}
             # The CSV for the pairing software has the counted result only.
             rows = hall_csv(hall, "/api/results.csv")
             assert [row[2:4] + row[7:8] for row in rows[1:]] == [["Anna", "Boris", "Anna"]]
