@@ -6,7 +6,7 @@ what the clock has written, moves nothing, and the events still reach the hall."
 from __future__ import annotations
 
 import json
-import time
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +86,11 @@ def test_a_malformed_cmd_is_a_bad_request_and_journals_nothing(broker: Broker, t
 
 
 def test_an_ack_the_link_cannot_read_or_past_the_card_moves_nothing(broker: Broker, tables,
-                                                                     match_file: Path) -> None:
+                                                                     match_file: Path,
+                                                                     caplog) -> None:
     """The hall's account alone writes `ack`, but what it says is bounded before use: an ack
     past the last record on the card would make the table skip its events unsent."""
+    caplog.set_level(logging.ERROR, logger="gammonclock.link")
     with Collector(broker, "hall", f"{TOPIC}/events", f"{TOPIC}/online") as seen:
         table = tables(device_text(broker, match_file=match_file))
         seen.wait_for(lambda m: m.text == "1")
@@ -106,7 +108,9 @@ def test_an_ack_the_link_cannot_read_or_past_the_card_moves_nothing(broker: Brok
                         # well formed, but past what the clock has written
                         json.dumps({"journal": journal, "seq": 10_000}).encode()):
             seen.publish(f"{TOPIC}/ack", payload, retain=True)
-        time.sleep(1.0)
+        # The last one (the newest ack is the one the link applies) was taken and ignored.
+        wait(lambda: "beyond the last record on the card" in caplog.text,
+             "the ack past the card was not taken", 20)
         assert acked(table).get("seq", 0) < 10_000, acked(table)
         # the events are still sent, and the hall's real ack still moves the position
         expected = event_records(table.journal())
