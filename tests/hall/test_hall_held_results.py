@@ -32,13 +32,14 @@ import pytest
 
 from export_helpers import play_journal
 from gammonclock.hall.decisions import DECISIONS_FILE
-from gammonclock.journal.key import SECRET_FILE, load_or_create_key
+from gammonclock.journal.key import load_or_create_key
 from gammonclock.journal.reader import read_journal
 from gammonclock.runtime.continuation import checked_then
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Button
 from hall_ru_helpers import settled_in_russian, shots
 from hall_web_helpers import DESKTOP, PAGE_WAIT_MS, P, RunningHall, publish, table_client
+from move_helpers import copy_device_key, give_key
 from mqtt_helpers import Broker, start_broker
 from venue_helpers import (
     Venue,
@@ -114,11 +115,6 @@ def push(hall: RunningHall, csv_text: str, round_name: str = "1") -> None:
     assert answer["errors"] == 0, answer
 
 
-def key_file(keys: Path, table: str, key: bytes) -> None:
-    keys.mkdir(exist_ok=True)
-    (keys / f"{table}.key").write_text(key.hex() + "\n", encoding="utf-8")
-
-
 def accept(hall: RunningHall, journal: str, sha256: str, token: str | None = "the page's"
            ) -> tuple[int, dict[str, Any]]:
     try:
@@ -141,8 +137,8 @@ def test_journals_sealed_on_another_device_are_tampered_and_count_for_no_one(
     Anna). The hall holds keys/table-1.key: both are TAMPERED, counted for no one, on the page
     too; table-1's own journal, sealed by its key, counts."""
     keys = tmp_path / "keys"
-    key_file(keys, "table-1", table_1 := load_or_create_key(tmp_path / "table-1-card"))
-    key_file(keys, "table-2", load_or_create_key(tmp_path / "table-2-card"))
+    give_key(keys, "table-1", table_1 := load_or_create_key(tmp_path / "table-1-card"))
+    give_key(keys, "table-2", load_or_create_key(tmp_path / "table-2-card"))
     forger = load_or_create_key(tmp_path / "another-device")
     made = tmp_path / "made"
     genuine = finished(made, "Anna", "Boris", key=table_1, table="table-1",
@@ -227,7 +223,7 @@ def test_a_result_of_no_pairing_is_held_until_the_director_accepts_it(
     file's SHA-256 synced to the hall's journal before the answer), after a restart too; a
     different file under the same name later is held again."""
     keys = tmp_path / "keys"
-    key_file(keys, "table-1", table_1 := load_or_create_key(tmp_path / "table-1-card"))
+    give_key(keys, "table-1", table_1 := load_or_create_key(tmp_path / "table-1-card"))
     journal = finished(tmp_path / "made", "Anna", "Zoe", key=table_1, table="table-1",
                        name="match-1.jsonl")
     name = f"table-1/{journal.name}"
@@ -331,8 +327,7 @@ class Moved:
         second_part(self.venue, self.spare)                  # Анна wins on the spare
         self.keys = tmp_path / "keys"
         for table, state in (("table-2", "t2"), ("table-3", "t3")):
-            key_file(self.keys, table, bytes.fromhex(
-                (tmp_path / state / SECRET_FILE).read_text().strip()))
+            copy_device_key(self.keys, table, tmp_path / state)
 
     def record_move(self, hall: RunningHall) -> None:
         """The director's move of table-2's match to table-3, as the hall records it."""

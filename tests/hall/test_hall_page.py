@@ -70,7 +70,7 @@ def test_an_offline_table_shows_nobody_on_the_clock(browser: Any, hall: RunningH
         page.close()
 
 
-def test_a_flag_shows_within_a_second_and_comes_first(browser: Any, hall: RunningHall,
+def test_a_flag_shows_at_once_and_comes_first(browser: Any, hall: RunningHall,
                                                       broker: Broker) -> None:  # noqa: F811
     clients = [table_client(broker, t) for t in ("table-1", "table-2")]
     try:

@@ -13,7 +13,7 @@ from gammonclock.core.match import Phase
 from gammonclock.journal.reader import read_header, read_journal
 from gammonclock.runtime.lifecycle import load_next_match
 from hall_helpers import HallRunner
-from move_helpers import copy_device_key, until, with_hall
+from move_helpers import copy_device_key, step, until, with_hall
 from pin_handover_helpers import (
     FORGER_PIN,
     assert_own_handover,
@@ -55,10 +55,7 @@ def test_a_match_moved_by_the_hall_opens_only_the_spares_own_pin(tmp_path, broke
             future = asyncio.run_coroutine_threadsafe(
                 hall.hall.move("table-1", "table-2", "director"), hall.loop)
 
-            def step() -> None:
-                spare.service.grace_ns = spare.service.timer_grace_ns = 0
-                spare.service.step()
-            until(future.done, "the hall's move answered", step=step)
+            until(future.done, "the hall's move answered", step=lambda: step(spare))
             answer = future.result()
             assert answer["reply"] is not None and answer["reply"]["ok"], answer
             assert read_header(journal_of(spare)).data["continues"]["via"] == "hall"
