@@ -141,13 +141,15 @@ class NextMatches:
 
     def __init__(self, archive: Path, prefix: str, view: HallView,
                  publish: Callable[[str, str], asyncio.Future[None]],
-                 sent: Callable[[str], None], changed: Callable[[str], None]) -> None:
+                 sent: Callable[[str], None], changed: Callable[[str], None],
+                 moved_away: Callable[[str], str | None] = lambda _table: None) -> None:
         self.path = archive / QUEUE_FILE
         self.prefix = prefix
         self.view = view
         self.publish = publish          # (topic, text): retained, QoS 1
         self.sent = sent                # a next match went to the table (moves.next_match)
         self.changed = changed
+        self.moved_away = moved_away    # the journal the director moved off the table, if any
         self.entries: dict[str, _Entry] = {}
 
     def topic(self, table: str) -> str:
@@ -167,9 +169,8 @@ class NextMatches:
             else None
         if before is not None and before.answered is not None and not before.answered.done():
             before.answered.set_result(Delivery.SENT)
-        view = self.view.tables.get(table)
         waits_there = before is not None and before.status is Status.WAITING
-        if waits_there or loadable(view.state if view is not None else None):
+        if waits_there or self._takes(table):
             entry = _Entry(match, Status.SENT)
             self.entries[table] = entry
             published = self._send(entry)
@@ -180,6 +181,17 @@ class NextMatches:
         self._save()
         self.changed(table)
         return Pushed(delivery, replaced, published)
+
+    def _takes(self, table: str) -> bool:
+        """Whether TABLE takes a next match now: its state says so, or its match in progress
+        is the one the director moved away (its clock ends it on reading `moved`, then loads
+        the match that waits: the clock orders the two)."""
+        view = self.view.tables.get(table)
+        state = view.state if view is not None else None
+        if loadable(state):
+            return True
+        moved = self.moved_away(table)
+        return moved is not None and state is not None and state.get("journal") == moved
 
     def answered(self, table: str) -> asyncio.Future[Delivery] | None:
         """The clock's answer to the match just sent to TABLE (a future of what it did)."""
@@ -206,7 +218,7 @@ class NextMatches:
         entry = self.entries.get(table)
         view = self.view.tables.get(table)
         if entry is None or entry.status is not Status.HELD or view is None \
-                or view.state is None or not loadable(view.state):
+                or view.state is None or not self._takes(table):
             return
         self._send(entry)
         self._save()

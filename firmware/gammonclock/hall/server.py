@@ -107,7 +107,8 @@ class Hall:
         self.queue = NextMatches(options.archive, options.prefix, self.view,
                                  lambda topic, text: self.client.publish(topic, text,
                                                                          retain=True),
-                                 self.moves.next_match, self._known_changed)
+                                 self.moves.next_match, self._known_changed,
+                                 self.moves.journal)
         self.actions = Actions(options.prefix, self.view, self.client, self.results, self.live,
                                self.decisions, self.moves, self.queue)
 
