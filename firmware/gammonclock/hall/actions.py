@@ -157,6 +157,9 @@ class Actions:
                           "command_length", max=MAX_COMMAND)
         if table not in self.view.tables:
             raise Refused(f"table {table[:40]!r} is not known to the hall", "no_table")
+        held = self._held(table, command, text)
+        if held is not None:         # a match queued here: the clock holds no copy to force
+            command, text = "new-match --force", held[1]
         ident = secrets.token_hex(8)
         request: dict[str, Any] = {"id": ident, "by": by, "command": command}
         if text is not None:
@@ -172,7 +175,20 @@ class Actions:
         finally:
             if answer.done() or wait_s > 0:
                 self.replies.pop((table, ident), None)
+        if held is not None and isinstance(reply, dict) and reply.get("ok") is True:
+            self.queue.forced(table, held[0])
         return {"id": ident, "reply": reply}
+
+    def _held(self, table: str, command: str, text: str | None) -> tuple[str, str] | None:
+        """`new-match --force --waiting SHA256` of a next match the hall holds queued for TABLE
+        (the page's "Force load…" of a queued round): its sha256 and text, sent as `new-match
+        --force` with the text; None for any other command."""
+        words = command.split()
+        if text is not None or len(words) != 4 or words[:3] != ["new-match", "--force",
+                                                                 "--waiting"]:
+            return None
+        held = self.queue.held_text(table, words[3])
+        return None if held is None else (words[3], held)
 
     async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
                    wait_s: float = REPLY_WAIT_S, *, live: bool = False,

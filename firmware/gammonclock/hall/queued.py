@@ -250,6 +250,26 @@ class NextMatches:
         self.changed(table)
         return outcome is Delivery.QUEUED
 
+    # --- the director forces it --------------------------------------------------------------
+
+    def held_text(self, table: str, digest: str) -> str | None:
+        """The text of TABLE's next match held here, when its sha256 is DIGEST (the one the
+        director's confirmation named): the page's "Force load…" sends it with `new-match
+        --force` (the clock holds no copy of it to force)."""
+        entry = self.entries.get(table)
+        if entry is None or entry.status is not Status.HELD or entry.match.digest != digest:
+            return None
+        return entry.match.text
+
+    def forced(self, table: str, digest: str) -> None:
+        """TABLE loaded its next match DIGEST by force: it is queued no more."""
+        entry = self.entries.get(table)
+        if entry is not None and entry.match.digest == digest:
+            del self.entries[table]
+            self.sent(table)
+            self._save()
+            self.changed(table)
+
     # --- what the card says ------------------------------------------------------------------
 
     def card(self, table: str) -> dict[str, Any] | None:
@@ -260,7 +280,7 @@ class NextMatches:
         match = entry.match
         return {"round": match.round, "event": match.event, "left": match.left,
                 "right": match.right, "length": match.length, "pushed_ms": match.pushed_ms,
-                "status": entry.status.value}
+                "status": entry.status.value, "match": match.digest}
 
     # --- on disk -------------------------------------------------------------------------------
 

@@ -506,6 +506,7 @@ function fillTableDialog(table) {
                                       onclick: (e) => dismissAll(table, e.currentTarget) },
                           t("alerts.seen_all", { n: alertCount(card) })) : null,
     ...alerts, more(dropped(card)), badMessages(card), notice,
+    queuedRow(card),                                    // round_push.js
     card.health ? el("h3", {}, t("health.title")) : null, ...healthLines(card),   // health.js
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
@@ -803,12 +804,13 @@ async function sendCommand(command) {
 
 // --- forcing a match that waits for the one in progress ----------------------------------------
 
-// The table's last notice still says this match waits for the one in progress (and the table
-// is there to take the command).
+// The table's last notice still says this match waits for the one in progress, or the hall
+// holds it queued for the table (round_push.js); and the table is there to take the command.
 function forceable(card, match) {
   const notice = card.notice || {};
-  return typeof match === "string" && card.online !== false && notice.ok === false &&
-         notice.pending === true && notice.code === "match_in_progress" && notice.match === match;
+  return typeof match === "string" && card.online !== false && (queuedHere(card, match) ||
+         (notice.ok === false && notice.pending === true && notice.code === "match_in_progress" &&
+          notice.match === match));
 }
 
 function askForce(table, match) {

@@ -67,3 +67,21 @@ function queuedLine(card) {
   return el("div", { class: "queued", "data-status": textOf(queued.status) },
             t(args.round ? "card.queued" : "card.queued_match", args));
 }
+
+// The hall holds MATCH queued for the card's table (not yet sent: its match is in progress).
+function queuedHere(card, match) {
+  const queued = card.queued || {};
+  return queued.status === "held" && typeof match === "string" && queued.match === match;
+}
+
+// The table's dialog: its queued next match, and "Force load…" while the hall holds it (the
+// hall sends it with `new-match --force` once the director confirms, naming the score).
+function queuedRow(card) {
+  const line = queuedLine(card);
+  if (!line) return null;
+  const match = card.queued.match;
+  return el("div", { class: "alert-row queued-row" }, line,
+            forceable(card, match) ? el("button", { class: "force", type: "button",
+                                                    onclick: () => askForce(card.table, match) },
+                                        t("alerts.force")) : null);
+}
