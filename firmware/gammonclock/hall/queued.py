@@ -33,7 +33,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from gammonclock.journal.durable import write_atomically
+from gammonclock.journal.durable import read_kept_list, write_atomically
 
 from .accounts import TABLE_ID
 from .pairings import Pairing
@@ -295,20 +295,11 @@ class NextMatches:
 
     def load(self) -> str | None:
         """The next matches queued before a restart; what is wrong with the file, if anything."""
-        try:
-            if self.path.stat().st_size > MAX_QUEUE_FILE:
-                return f"{self.path}: too large; the queued matches are not known"
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            return f"{self.path}: {exc}; the queued matches are not known"
-        if not isinstance(data, list):
-            return f"{self.path}: not a list; the queued matches are not known"
+        data, problem = read_kept_list(self.path, MAX_QUEUE_FILE, "the queued matches")
         statuses = {s.value: s for s in Status}
         for item in data[:MAX_TABLES]:
             match = NextMatch.parse(item)
             status = statuses.get(str(item.get("status"))) if isinstance(item, dict) else None
             if match is not None and status is not None:
                 self.entries[match.table] = _Entry(match, status)
-        return None
+        return problem
