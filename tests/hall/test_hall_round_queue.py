@@ -83,7 +83,7 @@ def test_a_round_pushed_over_a_round_playing_is_queued_and_loads_as_each_match_e
                 assert card["queued"] == {"round": "2", "event": "Open", "left": card["queued"]
                                           ["left"], "right": card["queued"]["right"],
                                           "length": 5, "pushed_ms": card["queued"]["pushed_ms"],
-                                          "status": "held"}, card
+                                          "status": "held", "match": card["queued"]["match"]}, card
                 assert [n for n in card["needs"] if n["kind"] == "notice"] == []
             assert hall.card("table-2")["queued"]["left"] == "Boris"
         # The hall is away: what it queued is on disk, and table-1's match ends meanwhile.
@@ -187,3 +187,19 @@ def test_a_tables_state_moves_only_its_own_queued_match(broker: Broker, tmp_path
         for client in (one, two):
             client.disconnect()
             client.loop_stop()
+
+
+def test_a_match_waiting_for_the_one_in_progress_is_worded_for_the_page() -> None:
+    """The clock's refusal names its shell's `new-match --force`; the card says the page's own
+    words and action (Force load…), in each language by its id."""
+    from gammonclock import words
+    from gammonclock.hall.view import HallView
+    error = words.say("load.in_progress", "en", game="game 2", score="1-0")
+    assert "new-match --force" in error
+    view = HallView()
+    view.receive(f"{P}/table-1/notice", json.dumps({
+        "ok": False, "error": error, "code": "match_in_progress", "pending": True,
+        "match": "a" * 64}).encode(), 0)
+    [need] = view.card("table-1")["needs"]
+    assert need["say"] == ["notice_waits"] and need["match"] == "a" * 64
+    assert "--force" not in need["text"] and "Force load…" in need["text"]
