@@ -38,7 +38,9 @@ SAID = {
                       "again.",
            "twice": "line 2: table table-1 is paired on lines 2, 4: the round is not pushed",
            "both": "line 3: both players need a name (left, right); length '0' is not a match "
-                   "length; use a number from 1 to 99"},
+                   "length; use a number from 1 to 99",
+           "replaced": "replaces the queued round 2 (Игрок 1a v Игрок 1b)",
+           "fixed": "round 2 queued: Анна v Борис"},
     "ru": {"summary": "разослано: 6 (загружено: 1, в очереди: 5)",
            "queued": "в очереди: загрузится, когда закончится текущий матч", "loaded": "загружен",
            "card": "тур 2 в очереди: Игрок 1a — Игрок 1b",
@@ -46,7 +48,9 @@ SAID = {
                       "и разошлите снова.",
            "twice": "строка 2: стол table-1 указан в строках 2, 4: тур не разослан",
            "both": "строка 3: нужны имена обоих игроков (left, right); '0' — не длина матча; "
-                   "укажите число от 1 до 99"},
+                   "укажите число от 1 до 99",
+           "replaced": "заменяет тур 2 в очереди (Игрок 1a — Игрок 1b)",
+           "fixed": "тур 2 в очереди: Анна — Борис"},
 }
 
 
@@ -145,6 +149,21 @@ def test_the_queued_round_on_the_cards_and_in_the_pushs_reply(
                     no_english(page.evaluate(VISIBLE_TEXT, page.query_selector("#round-result")),
                                "the refused round", allowed=("left", "right"))
                 page.screenshot(path=str(shots(tmp_path) / f"hall-{language}-round-twice.png"))
+
+                # Round 2 pushed again with table-1's pairing fixed: it replaces the queued one.
+                page.fill("#round-name", "2")
+                page.fill("#round-csv", "table,left,right,length\ntable-1,Анна,Борис,5\n")
+                page.click("#round-form button[type=submit]")
+                page.wait_for_function(
+                    "document.querySelectorAll('#round-result tr').length === 1",
+                    timeout=PAGE_WAIT_MS)
+                [row] = page.eval_on_selector_all("#round-result tr td:nth-child(3)",
+                                                  "tds => tds.map(td => td.textContent)")
+                assert row == f"{said['queued']}; {said['replaced']}", row
+                assert hall.card("table-1")["queued"]["right"] == "Борис"
+                page.wait_for_function(
+                    "document.querySelector('.card[data-table=\"table-1\"] .queued')"
+                    f".textContent === {json.dumps(said['fixed'])}", timeout=PAGE_WAIT_MS)
             finally:
                 page.close()
     finally:
