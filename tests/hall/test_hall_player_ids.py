@@ -23,7 +23,6 @@ from gammonclock.hall.results import (
     Results,
     results_csv,
 )
-from gammonclock.hall.standings import SWISS
 from gammonclock.hall.standings_web import standings_csv
 
 EVENT = "Club night"

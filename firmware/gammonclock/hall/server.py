@@ -264,8 +264,8 @@ class Hall:
 
     def results_json(self) -> dict[str, Any]:
         """Every result (`counted`, or `held` with why), each pushed round's completion, every
-        round's name (pushed or named by a result, in the order they began), the standings (`/api/results.json`): one assessment, so `counted` is what the standings
-        count."""
+        round's name (pushed or named by a result, in the order they began), the standings
+        (`/api/results.json`): one assessment, so `counted` is what the standings count."""
         cards = {card["table"]: card for card in self.view.cards()}
         results = self.results.results()
         return {"server_now_ms": now_ms(),
