@@ -14,18 +14,10 @@ from typing import Any
 
 import pytest
 
-import table_helpers
+import hall_web_helpers as web
 from export_helpers import KEY, play_journal
 from hall_ru_helpers import settled_in_russian, shots
-from hall_web_helpers import (
-    DESKTOP,
-    PAGE_WAIT_MS,
-    P,
-    RunningHall,
-    clock_state,
-    publish,
-    table_client,
-)
+from hall_web_helpers import PAGE_WAIT_MS, RunningHall
 from mqtt_helpers import Broker
 
 PASSWORD = "s3cret"
@@ -37,12 +29,11 @@ ROUND_1 = HEADER + "table-1,Анна,Борис,5,17,23\ntable-2,Вера,Гле
 ROUND_2 = HEADER + "table-1,Анна,Дарья,5,17,51\ntable-2,Глеб,Вера,5,41,40\n,Борис,,,23,\n"
 PLAYED = [("1", "Анна", "Борис", "left"), ("2", "Анна", "Дарья", "right")]
 
-MATCH = table_helpers.MATCH + """\
 
-[event]
-name = "{event}"
-round = "{round}"
-"""
+def match_text(left: str, right: str, round_name: str) -> str:
+    """A match file of EVENT's round: to 5, the players given."""
+    return (f'[match]\nlength = 5\n\n[players]\nleft = "{left}"\nright = "{right}"\n\n'
+            f'[event]\nname = "{EVENT}"\nround = "{round_name}"\n')
 
 
 def archive_rounds(archive: Path) -> None:
@@ -53,8 +44,8 @@ def archive_rounds(archive: Path) -> None:
     for round_name, left, right, winner in PLAYED:
         end = ("2 arbiter score 4 1\n3 arbiter forfeit right 1\n" if winner == "left"
                else "2 arbiter score 1 4\n3 arbiter forfeit left 1\n")
-        play_journal(folder, MATCH.format(left=left, right=right, round=round_name, event=EVENT),
-                     f"1 tap left\n{end}10 end\n", name=f"match-{round_name}.jsonl")
+        play_journal(folder, match_text(left, right, round_name), f"1 tap left\n{end}10 end\n",
+                     name=f"match-{round_name}.jsonl")
 
 
 @pytest.fixture
@@ -64,15 +55,15 @@ def hall(broker: Broker, tmp_path: Path) -> Iterator[RunningHall]:  # noqa: F811
     keys.mkdir()
     for table in ("table-1", "table-2"):
         (keys / f"{table}.key").write_text(KEY.hex() + "\n", encoding="utf-8")
-    other = table_client(broker, "table-2")
+    other = web.table_client(broker, "table-2")
     with RunningHall(broker, tmp_path / "archive", keys, password=PASSWORD) as running:
         for round_name, text in (("1", ROUND_1), ("2", ROUND_2)):
             answer = running.post("/api/round", {"csv": text, "event": EVENT,
                                                  "round": round_name}, auth=PASSWORD)
             assert answer["errors"] == 0, answer
         # table-2's clock still on its round-1 match (Вера v Глеб, 3-2 to 5).
-        publish(other, f"{P}/table-2/online", "1", retain=True)
-        publish(other, f"{P}/table-2/state", clock_state(
+        web.publish(other, f"{web.P}/table-2/online", "1", retain=True)
+        web.publish(other, f"{web.P}/table-2/state", web.clock_state(
             "table-2", players={"left": "Вера", "right": "Глеб"}, match_length=5,
             journal="match-1.jsonl"), retain=True)
         running.wait(lambda: len([r for r in running.get("/api/results.json", PASSWORD)
@@ -99,12 +90,12 @@ def body_rows(page: Any) -> list[str]:
 
 def test_the_round_selector_the_waiting_table_and_the_bye_in_both_languages(
         browser: Any, hall: RunningHall, tmp_path: Path) -> None:
-    folder = shots(tmp_path)
-    context = browser.new_context(viewport=DESKTOP, http_credentials={
-        "username": "td", "password": PASSWORD})
-    page = context.new_page()
+    context = browser.new_context(viewport=web.DESKTOP,
+                                  http_credentials={"username": "td", "password": PASSWORD})
     try:
+        page = context.new_page()
         page.goto(hall.base + "/")
+        folder = shots(tmp_path)
         page.click("#open-results")
         page.wait_for_selector("#results-body tbody tr", timeout=PAGE_WAIT_MS)
         # Both rounds listed; the last pushed shown first: only its matches and its bye.
