@@ -92,7 +92,8 @@ MAX_BYES = 1000             # a round's byes kept (a CSV has at most 1 000 rows)
 MAX_TEXT = 300              # an error's or a verdict's words
 ROUNDS_FILE = "pushed-rounds.json"    # in the archive folder (the archive lists folders only)
 # What `load` reads back: every round `_save` may write (MAX_ROUNDS rounds of at most 1 000
-# rows, ~150 bytes a row in Cyrillic), so that a restarted hall never forgets them all.
+# rows, ~200 bytes a row in Cyrillic with its ids, and MAX_BYES byes, ~80 bytes each), so that
+# a restarted hall never forgets them all.
 MAX_ROUNDS_FILE = 64 << 20
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
