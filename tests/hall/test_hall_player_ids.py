@@ -45,7 +45,9 @@ PARSED: list[tuple[str, str, list[tuple[str, str | None, Any]]]] = [
      [("table-1", "bad_player_id", None)]),
     ("a path is no id", "table-1,Anna,Boris,5,../17,\n", [("table-1", "bad_player_id", None)]),
     ("one id on both sides", "table-1,Anna,Boris,5,17,17\n",
-     [("table-1", "bad_player_id", None)]),
+     [("table-1", "same_player_id", None)]),
+    ("the id that is not one named", "table-1,Anna,Boris,5,17,=1\n",
+     [("table-1", "bad_player_id", "'=1'")]),
     ("one id in two rows: the later refused", "table-1,Anna,Boris,5,17,23\n"
      "table-2,Chen,Anna,5,31,17\n", [("table-1", None, ("17", "23")),
                                      ("table-2", "player_twice", None)]),
@@ -74,6 +76,8 @@ def test_the_pairings_ids_and_byes(name: str, body: str,
         if code is not None:
             assert row.error is not None and row.toml is None and row.bye is None
             assert row.match is None
+            if what is not None:
+                assert row.fields["id"] == what
         elif isinstance(what, Bye):
             assert (row.bye, row.toml, row.match) == (what, None, None)
         else:

@@ -159,5 +159,24 @@ def test_the_round_selector_the_waiting_table_and_the_bye_in_both_languages(
         darya = page.inner_text('#standings-body tr[data-player-id="51"]')
         assert "W bye" in darya and "W 5-1" in darya
         page.screenshot(path=str(folder / "standings-byes-en.png"), full_page=True)
+        page.keyboard.press("Escape")
+
+        # Pushing a round with a bye and a row whose id is not one: each said in its words.
+        page.click("#open-round")
+        page.fill("#round-event", EVENT)
+        page.fill("#round-name", "3")
+        page.fill("#round-csv", HEADER + "table-1,Анна,Глеб,5,17,=1\n,Вера,,,40,\n")
+        page.click("#round-form button[type=submit]")
+        page.wait_for_selector("#round-result table", timeout=PAGE_WAIT_MS)
+        said = page.inner_text("#round-result")
+        assert "1 pushed, 1 with errors" in said
+        assert "bye: Вера (kept with the round; nothing goes to a table)" in said
+        assert "line 2: '=1' is not a player id" in said
+        page.select_option("#language", "ru")
+        page.click("#round-form button[type=submit]")
+        page.wait_for_function("() => document.querySelector('#round-result').textContent"
+                               ".includes('свободен от игры: Вера')", timeout=PAGE_WAIT_MS)
+        assert "строка 2: '=1' — не номер игрока" in page.inner_text("#round-result")
+        page.screenshot(path=str(folder / "round-bye-ru.png"), full_page=True)
     finally:
         context.close()

@@ -166,8 +166,8 @@ def _row(number: int, cells: dict[str, str], extra: int, seen: dict[str, int], e
         return bad(f"length {length_text!r} is not a match length; use a number from 1 to 99",
                    "bad_length", length=repr(length_text))
     ids = player_ids(cells)
-    if isinstance(ids, str):
-        return bad(ids, "bad_player_id", id=repr(cells.get("left_id") or cells.get("right_id")))
+    if isinstance(ids, BadId):
+        return bad(ids.why, ids.code, id=ids.id)
     text = match_toml(left, right, int(length_text), cells.get("discipline") or None, event,
                       round_name)
     try:
@@ -186,15 +186,25 @@ def _row(number: int, cells: dict[str, str], extra: int, seen: dict[str, int], e
 
 # --- players' ids and byes -----------------------------------------------------------------------
 
-def player_ids(cells: dict[str, str]) -> tuple[str, str] | str:
+@dataclass(frozen=True)
+class BadId:
+    """What is wrong with a row's player ids: its words, code and the id (as `repr` shows it)."""
+
+    why: str
+    code: str
+    id: str
+
+
+def player_ids(cells: dict[str, str]) -> tuple[str, str] | BadId:
     """The row's `left_id` and `right_id` ("" when not given), or what is wrong with them."""
     ids = cells.get("left_id", ""), cells.get("right_id", "")
     for given in ids:
         if given and PLAYER_ID.fullmatch(given) is None:
-            return (f"player id {given[:40]!r} is not an id (1–32 of A-Z a-z 0-9 _ . -, "
-                    "the first a letter or digit)")
+            shown = repr(given[:40])
+            return BadId(f"{shown} is not a player id (1–32 of A-Z a-z 0-9 _ . -, the first a "
+                         "letter or digit)", "bad_player_id", shown)
     if ids[0] and ids[0] == ids[1]:
-        return f"player id {ids[0]} is on both sides"
+        return BadId(f"player id {ids[0]} is on both sides", "same_player_id", ids[0])
     return ids
 
 
@@ -214,8 +224,8 @@ def bye_row(number: int, cells: dict[str, str], extra: int) -> Pairing:
     if cells.get("right_id"):
         return bad("a bye (no table, no right player) has no right_id", "bye_right_id")
     ids = player_ids(cells)
-    if isinstance(ids, str):
-        return bad(ids, "bad_player_id", id=repr(cells.get("left_id")))
+    if isinstance(ids, BadId):
+        return bad(ids.why, ids.code, id=ids.id)
     try:
         name = Name().check(cells.get("left", ""))
     except ValueError as exc:
