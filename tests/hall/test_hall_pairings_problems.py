@@ -17,7 +17,7 @@ HEAD = "table,left,right,length,discipline\n"
     ("t 1,Anna,Boris,7,", ["bad_table"]),
     ("t 1,,Boris,0,", ["bad_table", "no_names", "bad_length"]),
     ("t1,,,abc,chess", ["no_names", "bad_length", "config"]),
-    (",Anna,,100,", ["bad_table", "no_names", "bad_length"]),
+    (",,Boris,100,", ["bad_table", "no_names", "bad_length"]),
     ("t1,Anna,Boris,7,chess", ["config"]),
     ("t1,Anna,Boris,7,,extra", ["extra_cells"]),
     ("t!,Anna,,7,chess,extra", ["extra_cells", "bad_table", "no_names", "config"]),

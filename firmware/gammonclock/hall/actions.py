@@ -99,7 +99,8 @@ class Actions:
                   for row in rows if row.toml is not None}
         try:
             self.results.pushed(event, round_name,
-                                (row.match for row in rows if row.match is not None), at)
+                                (row.match for row in rows if row.match is not None), at,
+                                byes=[row.bye for row in rows if row.bye is not None])
         except OSError as exc:
             log.warning("the pushed round is not saved (a restarted hall will not know it): %s",
                         exc.strerror or exc)
@@ -116,6 +117,8 @@ class Actions:
             if row.code is not None:       # the page says it in its language
                 result["code"], result["fields"] = row.code, row.fields
                 result["problems"] = row.problems_json()
+            if row.bye is not None:        # kept with the round; nothing goes to a table
+                result["bye"] = row.bye.as_json()
             result.update(delivered.get(row.line, {}))
             out.append(result)
         return out

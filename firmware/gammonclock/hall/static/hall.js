@@ -855,7 +855,8 @@ async function pushRound(event) {
       el("table", { class: "rows" }, answer.rows.map((row) => el("tr", {},
         el("td", {}, row.ok ? el("span", { class: "okmark" }, "✓") : el("span", { class: "badmark" }, "✗")),
         el("td", {}, row.table || t("round.line", { n: row.line })),
-        el("td", { "data-delivery": textOf(row.delivery) }, row.error ? rowError(row) : rowDelivery(row),
+        el("td", { "data-delivery": textOf(row.delivery) }, row.error ? rowError(row)
+           : row.bye ? t("round.bye", { player: textOf(row.bye.player) }) : rowDelivery(row),
            row.warning ? el("div", { class: "warnmark" }, rowWarning(row)) : null)))));
   } catch (err) {
     out.textContent = t("error.failed", { error: err.message });
@@ -953,7 +954,7 @@ function fillArchive() {
 const ENDED = { score: "results.ended.score", flag: "results.ended.flag",
                 forfeit: "results.ended.forfeit", disqualified: "results.ended.disqualified",
                 challenges: "results.ended.challenges", abandoned: "results.ended.abandoned",
-                moved: "results.ended.moved",
+                moved: "results.ended.moved", bye: "results.ended.bye",
                 unfinished: "results.ended.unfinished" };
 const VERDICT = { "intact": "results.verdict.intact", "seal not checked": "results.verdict.unchecked",
                   "TAMPERED": "results.verdict.tampered" };
@@ -1045,8 +1046,9 @@ async function openResults(fresh = true) {
   $("results-no-keys").hidden = results.keys_dir !== false;
   setCounting(results);
   const select = $("results-round");
-  const names = [...new Set([...results.rounds.map((r) => r.round),
-                             ...results.results.map((r) => r.round)])];
+  // Every round pushed or named by a result, in the order they began (the hall's list).
+  const names = Array.isArray(results.round_names) ? results.round_names
+    : [...new Set([...results.rounds.map((r) => r.round), ...results.results.map((r) => r.round)])];
   select.replaceChildren(el("option", { value: "*" }, t("results.all_rounds")),
     ...names.map((name) => el("option", { value: name }, name || "—")));
   // The round last pushed, the first time; the director's choice after.
@@ -1062,9 +1064,13 @@ function fillResults() {
   const shown = results.results.filter((r) => chosen === "*" || r.round === chosen);
   const pushed = results.rounds.find((r) => r.round === chosen);
   const status = [];
+  const waiting = pushed && Array.isArray(pushed.waiting) ? pushed.waiting : [];
   if (pushed) {
-    status.push(pushed.complete ? t("results.complete", { round: pushed.round })
-                                : tn("results.incomplete", pushed.playing.length, { round: pushed.round }));
+    if (pushed.complete) status.push(t("results.complete", { round: pushed.round }));
+    if (pushed.playing.length || !waiting.length && !pushed.complete) {
+      status.push(tn("results.incomplete", pushed.playing.length, { round: pushed.round }));
+    }
+    if (waiting.length) status.push(tn("results.waiting_count", waiting.length, { round: pushed.round }));
   } else if (chosen !== "*") {
     status.push(t("results.not_pushed"));
   }
@@ -1076,6 +1082,7 @@ function fillResults() {
   const head = el("tr", {}, ["table", "players", "score", "winner", "ended", "games", "time",
                               "journal", "counted"].map((c) => el("th", {}, t(`results.col.${c}`))));
   const rows = shown.map((r) => {
+    if (r.bye) return byeRow(r);
     const bad = r.verdict !== "intact" && r.verdict !== "seal not checked";
     const rowClass = bad || r.standing === "not_counted" ? "result-bad"
                    : r.standing === "held" ? "result-held" : null;
@@ -1085,7 +1092,7 @@ function fillResults() {
     const [table, name] = r.journal.split("/");
     return el("tr", { class: rowClass, "data-journal": r.journal, "data-standing": r.standing },
       el("td", {}, r.table),
-      el("td", {}, `${r.left} — ${r.right}`),
+      el("td", {}, playerNode(r.left, r.left_id), " — ", playerNode(r.right, r.right_id)),
       el("td", { class: "num" }, `${r.score} / ${r.length}`),
       el("td", {}, r.winner_name || t("results.no_winner")),
       el("td", {}, ended),
@@ -1112,7 +1119,45 @@ function fillResults() {
                    : t("results.offline"));
       })));
   }
+  if (waiting.length) {
+    body.push(el("h3", {}, t("results.waiting")), el("ul", { class: "log waiting" },
+      waiting.map((p) => el("li", { "data-table": p.table }, el("b", {}, p.table), " ",
+                            waitingText(p)))));
+  }
   $("results-body").replaceChildren(...body);
+}
+
+// A player's name, and its id (the pairings') when it has one: two players of one name are two.
+function playerNode(name, id) {
+  const text = textOf(name);
+  return id ? el("span", {}, text, " ", el("span", { class: "pid" }, `#${id}`)) : text;
+}
+
+// A bye the director pushed: no table, no opponent, no journal; it counts on his word.
+function byeRow(r) {
+  return el("tr", { class: "result-bye", "data-bye": textOf(r.left_id || r.left),
+                    "data-standing": r.standing },
+    el("td", {}, "—"),
+    el("td", {}, playerNode(r.left, r.left_id), " — ", t("results.bye_opponent")),
+    el("td", { class: "num" }, "—"),
+    el("td", {}, textOf(r.winner_name)),
+    el("td", {}, t("results.ended.bye")),
+    el("td", { class: "num" }, "—"),
+    el("td", { class: "num" }, "—"),
+    el("td", {}, t("results.bye_journal")),
+    el("td", { class: "standing" }, standingNode(r)));
+}
+
+// A table of the round whose card shows another match (a round before still on, or over and
+// this round's not loaded yet) or none: waiting, never "still playing" this round.
+function waitingText(p) {
+  if (!p.online) return t("results.offline");
+  if (p.idle) return t("results.waiting_idle");
+  const score = p.left_score == null ? "—" : `${p.left_score}-${p.right_score}`;
+  const args = { round: p.after || "—", left: textOf(p.left), right: textOf(p.right), score,
+                 length: p.match_length ?? "—" };
+  if (p.over) return t(p.after ? "results.waiting_over" : "results.waiting_other_over", args);
+  return t(p.after ? "results.waiting_row" : "results.waiting_other", args);
 }
 
 function setup() {

@@ -1,7 +1,7 @@
 // A round pushed (issue 32; hall/PROTOCOL.md "The page's API"): the push's reply in words of the
 // page's language ("6 pushed: 1 loaded, 5 queued"; every problem of a refused row; a round not
 // pushed at all because a table is paired twice), and a card's next match queued while its
-// match is in progress ("round 2 queued"). Loaded before hall.js; uses its `el`, `t`, `own`,
+// match is in progress ("round 2 queued"). Loaded before hall.js; uses its `el`, `t`, `tn`, `own`,
 // `textOf`, `language` and `TEXTS` when it is called.
 "use strict";
 
@@ -16,6 +16,8 @@ function pushSummary(answer) {
   const outcomes = [["loaded", "round.loaded_n"], ["queued", "round.queued_n"],
                     ["sent", "round.sent_n"], ["refused", "round.refused_n"]]
     .filter(([key]) => count(key) > 0).map(([key, text]) => t(text, { n: count(key) }));
+  const byes = (Array.isArray(answer.rows) ? answer.rows : []).filter((r) => r.ok && r.bye).length;
+  if (byes) outcomes.push(tn("round.byes_n", byes));
   const pushed = t("round.pushed_n", { n: count("pushed") });
   const head = outcomes.length ? t("round.summary", { pushed, outcomes: outcomes.join(", ") }) : pushed;
   return count("errors") ? t("round.with_errors", { head, errors: t("round.errors_n", { n: count("errors") }) })
