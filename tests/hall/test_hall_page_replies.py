@@ -243,6 +243,8 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
     assert link.requests.pending_match is None
     assert hall.card("table-1")["queued"] is None
     assert "match refused" not in json.dumps(hall.card("table-1")["needs"])
+    # The table's states while the force was on its way sent the queued match no second time.
+    assert "already loaded" not in json.dumps(hall.card("table-1")["notice"])
     # Without the page's token the same command is refused, and nothing reaches the table.
     with pytest.raises(urllib.error.HTTPError) as refused:
         hall.post("/api/cmd", {"table": "table-1", "wait": 0,

@@ -203,3 +203,39 @@ def test_a_match_waiting_for_the_one_in_progress_is_worded_for_the_page() -> Non
     [need] = view.card("table-1")["needs"]
     assert need["say"] == ["notice_waits"] and need["match"] == "a" * 64
     assert "--force" not in need["text"] and "Force load…" in need["text"]
+
+
+def test_a_force_that_did_not_load_leaves_the_match_queued(tmp_path: Path) -> None:
+    """The director's force of a match queued at the hall: while it is on its way the table's
+    states do not send it; refused or unanswered, it stays queued and goes once the table takes
+    a next match; loaded, it is queued no more (and the file says so)."""
+    from gammonclock.hall.pairings import parse_pairings
+    from gammonclock.hall.queued import NextMatches
+    from gammonclock.hall.view import HallView
+
+    view, sent = HallView(), []
+    queue = NextMatches(tmp_path, P, view, lambda topic, text: sent.append((topic, text)),
+                        lambda _table: None, lambda _table: None)
+
+    def state(lifecycle: str, seq: int) -> None:
+        view.receive(f"{P}/table-1/state", json.dumps(clock_state(
+            "table-1", lifecycle=lifecycle, seq=seq)).encode(), seq)
+        queue.state_seen("table-1")
+
+    state("in_progress", 1)
+    [row] = parse_pairings("table,left,right,length\ntable-1,Anna,Chen,5\n", "Open", "2")
+    assert queue.push(row, "Open", "2", 0).published is None and sent == []
+    digest = queue.card("table-1")["match"]
+    assert queue.force("table-1", "b" * 64) is None           # not the match confirmed
+    assert queue.force("table-1", digest) == row.toml
+    state("match_over", 2)                                     # the force on its way
+    assert sent == []
+    queue.forced("table-1", digest, loaded=False)              # refused: queued, and now sent
+    assert sent == [(f"{P}/table-1/match", row.toml)]
+    queue.entries.clear()
+    state("in_progress", 3)
+    queue.push(row, "Open", "2", 0)
+    assert queue.force("table-1", digest) is not None
+    queue.forced("table-1", digest, loaded=True)
+    assert queue.card("table-1") is None
+    assert json.loads((tmp_path / QUEUE_FILE).read_text(encoding="utf-8")) == []

@@ -163,6 +163,19 @@ class Actions:
         held = self._held(table, command, text)
         if held is not None:         # a match queued here: the clock holds no copy to force
             command, text = "new-match --force", held[1]
+        answer: dict[str, Any] = {}
+        try:
+            answer = await self._send(table, command, by, text, wait_s)
+            return answer
+        finally:
+            if held is not None:     # loaded, or still queued (refused, no answer, cancelled)
+                reply = answer.get("reply")
+                self.queue.forced(table, held[0],
+                                  isinstance(reply, dict) and reply.get("ok") is True)
+
+    async def _send(self, table: str, command: str, by: str, text: str | None, wait_s: float
+                    ) -> dict[str, Any]:
+        """The request published on the table's `cmd`; its reply (None: none within WAIT_S)."""
         ident = secrets.token_hex(8)
         request: dict[str, Any] = {"id": ident, "by": by, "command": command}
         if text is not None:
@@ -178,8 +191,6 @@ class Actions:
         finally:
             if answer.done() or wait_s > 0:
                 self.replies.pop((table, ident), None)
-        if held is not None and isinstance(reply, dict) and reply.get("ok") is True:
-            self.queue.forced(table, held[0])
         return {"id": ident, "reply": reply}
 
     def _held(self, table: str, command: str, text: str | None) -> tuple[str, str] | None:
@@ -190,7 +201,7 @@ class Actions:
         if text is not None or len(words) != 4 or words[:3] != ["new-match", "--force",
                                                                  "--waiting"]:
             return None
-        held = self.queue.held_text(table, words[3])
+        held = self.queue.force(table, words[3])
         return None if held is None else (words[3], held)
 
     async def move(self, from_table: str, to_table: str, by: str, force: bool = False,

@@ -122,6 +122,7 @@ class _Entry:
     match: NextMatch
     status: Status
     answered: asyncio.Future[Delivery] | None = None   # a push waits on it (not kept on disk)
+    forcing: bool = False        # the director's force of it is on its way (not sent meanwhile)
 
 
 def loadable(state: dict[str, Any] | None) -> bool:
@@ -217,7 +218,7 @@ class NextMatches:
         table takes one (its match over, or idle or ready). Only TABLE's own."""
         entry = self.entries.get(table)
         view = self.view.tables.get(table)
-        if entry is None or entry.status is not Status.HELD or view is None \
+        if entry is None or entry.status is not Status.HELD or entry.forcing or view is None \
                 or view.state is None or not self._takes(table):
             return
         self._send(entry)
@@ -252,23 +253,31 @@ class NextMatches:
 
     # --- the director forces it --------------------------------------------------------------
 
-    def held_text(self, table: str, digest: str) -> str | None:
+    def force(self, table: str, digest: str) -> str | None:
         """The text of TABLE's next match held here, when its sha256 is DIGEST (the one the
-        director's confirmation named): the page's "Force load…" sends it with `new-match
-        --force` (the clock holds no copy of it to force)."""
+        director's confirmation named), for the page's "Force load…" to send with `new-match
+        --force` (the clock holds no copy of it to force); until `forced` says how that went,
+        the table's states do not send it."""
         entry = self.entries.get(table)
         if entry is None or entry.status is not Status.HELD or entry.match.digest != digest:
             return None
+        entry.forcing = True
         return entry.match.text
 
-    def forced(self, table: str, digest: str) -> None:
-        """TABLE loaded its next match DIGEST by force: it is queued no more."""
+    def forced(self, table: str, digest: str, loaded: bool) -> None:
+        """TABLE's clock answered the force of DIGEST: loaded, it is queued no more; else (or
+        no answer) it stays queued, sent as before once the table takes a next match."""
         entry = self.entries.get(table)
-        if entry is not None and entry.match.digest == digest:
+        if entry is None or entry.match.digest != digest:
+            return
+        entry.forcing = False
+        if loaded:
             del self.entries[table]
             self.sent(table)
             self._save()
             self.changed(table)
+        else:
+            self.state_seen(table)
 
     # --- what the card says ------------------------------------------------------------------
 
