@@ -172,8 +172,14 @@ def test_a_tables_state_moves_only_its_own_queued_match(broker: Broker, tmp_path
                         clock_state(table, lifecycle="in_progress"), retain=True)
             hall.wait(lambda: _lifecycle(hall, "table-1") == _lifecycle(hall, "table-2")
                       == "in_progress", "both tables in progress")
+            # A table paired twice: nothing of the round goes, every line says why.
+            twice = _push(hall, ROUND_2 + "table-1,Eve,Fay,5\n", "2")
+            assert (twice["round_refused"], twice["pushed"], twice["errors"]) == (True, 0, 3)
+            assert [r["code"] for r in twice["rows"]] == ["paired_twice", "round_refused",
+                                                          "paired_twice"], twice
+            assert hall.card("table-1")["queued"] is None
             pushed = _push(hall, ROUND_2, "2")
-            assert pushed["queued"] == 2, pushed
+            assert pushed["queued"] == 2 and pushed["round_refused"] is False, pushed
             forged = clock_state("table-2", lifecycle="match_over", phase="match_over",
                                  seq=9, running=None)
             publish(one, f"{P}/table-2/state", forged)          # refused by the broker's ACL

@@ -435,7 +435,8 @@ async def _round(request: web.Request) -> web.StreamResponse:
                               # each pushed row's outcome (queued.Delivery)
                               **{d.value: count(d.value) for d in Delivery},
                               # a table paired twice: nothing of the round was pushed
-                              "refused": any(r.get("code") == "paired_twice" for r in rows)})
+                              "round_refused": any(r.get("code") == "paired_twice"
+                                                   for r in rows)})
 
 
 async def _command(request: web.Request) -> web.StreamResponse:

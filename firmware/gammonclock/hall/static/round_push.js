@@ -11,7 +11,7 @@ const DELIVERY = new Map([["loaded", "round.delivery.loaded"], ["sent", "round.d
 
 // The push's first line: how many rows went, and what became of them.
 function pushSummary(answer) {
-  if (answer.refused === true) return t("round.refused_round");
+  if (answer.round_refused === true) return t("round.refused_round");
   const count = (key) => (Number.isInteger(answer[key]) ? answer[key] : 0);
   const outcomes = [["loaded", "round.loaded_n"], ["queued", "round.queued_n"],
                     ["sent", "round.sent_n"], ["refused", "round.refused_n"]]
