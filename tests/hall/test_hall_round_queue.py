@@ -241,6 +241,8 @@ def test_a_force_that_did_not_load_leaves_the_match_queued(tmp_path: Path) -> No
     queue.entries.clear()
     state("in_progress", 3)
     queue.push(row, "Open", "2", 0)
+    queue.save()
+    assert json.loads((tmp_path / QUEUE_FILE).read_text(encoding="utf-8"))[0]["text"] == row.toml
     assert queue.force("table-1", digest) is not None
     queue.forced("table-1", digest, loaded=True)
     assert queue.card("table-1") is None

@@ -97,6 +97,8 @@ class Actions:
         at = now_ms()
         pushed = {row.line: self.queue.push(row, event, round_name, at)
                   for row in rows if row.toml is not None}
+        if pushed:
+            self.queue.save()             # on disk before the answer says "queued"
         try:
             self.results.pushed(event, round_name,
                                 (row.match for row in rows if row.match is not None), at,

@@ -160,7 +160,8 @@ class NextMatches:
 
     def push(self, row: Pairing, event: str, round_name: str, now_ms: int) -> Pushed:
         """A good row of a pushed round: published now if its table takes a next match now (or
-        holds the one it replaces as waiting: the clock swaps it), else held until it does."""
+        holds the one it replaces as waiting: the clock swaps it), else held until it does.
+        The caller saves once the round's rows are in (`save`)."""
         assert row.toml is not None and row.match is not None
         table = row.table
         match = NextMatch(table, row.toml, event[:MAX_FIELD], round_name[:MAX_FIELD],
@@ -179,7 +180,9 @@ class NextMatches:
         else:
             self.entries[table] = _Entry(match, Status.HELD)
             published, delivery = None, Delivery.QUEUED
-        self._save()
+        while len(self.entries) > MAX_TABLES:     # bounded: the oldest sent one goes first
+            del self.entries[min(self.entries, key=lambda t: (
+                self.entries[t].status is not Status.SENT, self.entries[t].match.pushed_ms))]
         self.changed(table)
         return Pushed(delivery, replaced, published)
 
@@ -222,7 +225,7 @@ class NextMatches:
                 or view.state is None or not self._takes(table):
             return
         self._send(entry)
-        self._save()
+        self.save()
         self.changed(table)
 
     def notice_seen(self, table: str) -> bool:
@@ -247,7 +250,7 @@ class NextMatches:
             del self.entries[table]
         if entry.answered is not None and not entry.answered.done():
             entry.answered.set_result(outcome)
-        self._save()
+        self.save()
         self.changed(table)
         return outcome is Delivery.QUEUED
 
@@ -274,7 +277,7 @@ class NextMatches:
         if loaded:
             del self.entries[table]
             self.sent(table)
-            self._save()
+            self.save()
             self.changed(table)
         else:
             self.state_seen(table)
@@ -293,7 +296,7 @@ class NextMatches:
 
     # --- on disk -------------------------------------------------------------------------------
 
-    def _save(self) -> None:
+    def save(self) -> None:
         data = [{**e.match.as_json(), "status": e.status.value} for e in self.entries.values()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
