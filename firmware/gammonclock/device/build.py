@@ -131,6 +131,8 @@ class Device:
     closers: list[Callable[[], None]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problem: ConfigError | None = None    # a match file refused at boot (the clock is idle)
+    provisioning: Provisioning | None = None  # a provisioning stick's (issue 32)
+    hall: HallLinkSlot | None = None          # the hall link it runs now (restarted by a stick)
 
     @property
     def session(self) -> Session | None:
@@ -331,7 +333,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
                            idle_state=_idle_state(table))
     link.service, link.signal = service, hall_signal
     device = Device(device_config, table, service, factory, panels, notes=boot.notes,
-                    problem=boot.problem)
+                    problem=boot.problem, provisioning=provisioning, hall=link)
     if boot.problem is not None:
         service.show_message(config_error_view(message_of(boot.problem), "MATCH REFUSED"))
     if device_config.dice_port:
