@@ -1221,16 +1221,17 @@ WORDS: dict[str, Entry] = {
                        "{path}: больше {kib} КиБ; файл матча — несколько строк TOML"),
     # a provisioning stick (issue 32, runtime/provision.py, provisioning.py): the reply and the
     # log; file names, keys and the system's own reason ({why}) as they are
-    "prov.section": E("a provisioning stick sets only {sections}; nothing was taken",
-                      "флешка настройки задаёт только {sections}; ничего не принято"),
-    "prov.key": E("a provisioning stick sets only {keys} of [{section}]; nothing was taken",
-                  "флешка настройки задаёт в [{section}] только {keys}; ничего не принято"),
+    "prov.section": E("a provisioning stick sets only {sections}",
+                      "флешка настройки задаёт только {sections}"),
+    "prov.key": E("a provisioning stick sets only {keys} of [{section}]",
+                  "флешка настройки задаёт в [{section}] только {keys}"),
     "prov.file_name": E("{value}: must be the name of a file next to device.toml (no folder, "
-                        "no '..', no link); nothing was taken",
+                        "no '..', no link)",
                         "{value}: нужно имя файла рядом с device.toml (без папок, '..' и "
-                        "ссылок); ничего не принято"),
-    "prov.required": E("required on a provisioning stick; nothing was taken",
-                       "обязателен на флешке настройки; ничего не принято"),
+                        "ссылок)"),
+    "prov.config": E("{error}; nothing was taken", "{error}; ничего не принято"),
+    "prov.required": E("required on a provisioning stick",
+                       "обязателен на флешке настройки"),
     "prov.unreadable": E("{path}: cannot read it: {why}; nothing was taken",
                          "{path}: не читается: {why}; ничего не принято"),
     "prov.missing": E("{path}: not on the stick; nothing was taken",

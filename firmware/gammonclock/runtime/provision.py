@@ -46,7 +46,7 @@ from gammonclock.config.loading import (
     ConfigError,
     provisioned,
 )
-from gammonclock.config.problems import Problem, message_of
+from gammonclock.config.problems import Problem, Told, message_of
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir, write_all
 from gammonclock.journal.key import KeyRefused, key_id, key_in_bytes, key_text, replace_key
@@ -150,6 +150,9 @@ def read_provision(stick: Path) -> StickProvision | None:
 
 def _open_folder(parent: int, where: Path, device: int) -> int | None:
     try:
+        if stat.S_ISLNK(os.lstat(PROVISION_DIR, dir_fd=parent).st_mode):
+            raise ProvisionRefused(Problem("prov.unreadable", path=where, why=Problem(
+                "usb.folder_link", dir=f"{STICK_DIR}/{PROVISION_DIR}")))
         folder = os.open(PROVISION_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
                          dir_fd=parent)
     except (FileNotFoundError, NotADirectoryError):
@@ -173,11 +176,12 @@ def _read_set(folder: int, where: Path, device: int) -> StickProvision | None:
     try:
         text = blob.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
-        raise ProvisionRefused(Problem("usb.not_utf8", path=path, byte=exc.start)) from None
+        raise ProvisionRefused(Problem("prov.config", error=Problem(
+            "usb.not_utf8", path=path, byte=exc.start))) from None
     try:
         tables = provisioned(text, str(path), Path("."))
     except ConfigError as exc:
-        raise ProvisionRefused(message_of(exc)) from None
+        raise ProvisionRefused(Problem("prov.config", error=Told(str(exc), exc.said))) from None
     hall = tables["hall"]
     files = []
     for key, limit in (("password_file", MAX_PASSWORD), ("ca_file", MAX_CA)):
