@@ -18,6 +18,7 @@ from gammonclock.journal.reader import read_journal
 from gammonclock.journal.replay import replay
 from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Button
+from lifecycle_helpers import on_loop
 from mqtt_helpers import WATCHER, Broker, Collector
 from provision_helpers import ask_clock, new_key, plug, state_files, write_stick
 from stick_offer_helpers import (
@@ -30,7 +31,6 @@ from stick_offer_helpers import (
     press,
     texts_of,
 )
-from lifecycle_helpers import on_loop
 from venue_helpers import Venue, journal_of
 
 ONLINE = "gammonclock/table-1/online"
