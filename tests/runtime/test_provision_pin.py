@@ -67,7 +67,8 @@ def test_a_pin_clock_only_offers_the_stick_until_the_arbiter_confirms_it(
     assert clock.table.table_id == "pi-3" and state_files(clock.table.state_dir) == before
     offers = [i for i in journal_inputs(ready) if i["type"] == "provision_offer"]
     assert [(o["table"], o["host"]) for o in offers] == [("table-1", "127.0.0.1")]
-    assert texts_of(panel(clock))[:3] == ["PROVISIONING STICK", "table-1 on hall", "127.0.0.1"]
+    assert texts_of(panel(clock))[:4] == ["PROVISIONING STICK", "table-1: 127.0.0.1",
+                                          "arbiter: chord, PIN,", "menu: TABLE FROM STICK"]
     # A wrong PIN: nothing.
     chord(venue, clock)
     enter_pin(venue, clock, "LRCC")

@@ -227,9 +227,10 @@ def _boot_match(source: Config | DeviceFile, match_path: str | None
     return source, lambda: load_match_config(path, source)
 
 
-def _idle_state(table: Table) -> Callable[[], dict[str, object]]:
+def _idle_state(config: DeviceConfig, table: Table | None = None
+                ) -> Callable[[], dict[str, object]]:
     def state() -> dict[str, object]:      # the table as it is now (a stick may provision it)
-        device = table.device.device
+        device = table.device.device if table is not None else config
         return {"phase": "idle", "table": device.table_id, "event": device.table_event,
                 "addresses": local_addresses()}
     return state
@@ -330,7 +331,7 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     presenters.append(hall_signal)
     service = ClockService(opened.session if opened else None, presenters,
                            origin=opened.origin if opened else clock_ns(), clock_ns=clock_ns,
-                           idle_state=_idle_state(table))
+                           idle_state=_idle_state(device_config, table))
     link.service, link.signal = service, hall_signal
     device = Device(device_config, table, service, factory, panels, notes=boot.notes,
                     problem=boot.problem, provisioning=provisioning, hall=link)

@@ -46,7 +46,7 @@ from gammonclock.config.loading import (
     ConfigError,
     provisioned,
 )
-from gammonclock.config.problems import Problem, Told, message_of
+from gammonclock.config.problems import Problem, Told
 from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir, write_all
 from gammonclock.journal.key import KeyRefused, key_id, key_in_bytes, key_text, replace_key
@@ -129,8 +129,8 @@ def read_provision(stick: Path) -> StickProvision | None:
     try:
         try:
             mine = _open_stick_folder(stick, root)
-        except StickError as exc:
-            raise ProvisionRefused(message_of(exc)) from None
+        except StickError:
+            return None        # the next match's reading says what is wrong with the folder
         if mine is None:
             return None
         try:
