@@ -15,7 +15,7 @@ from gammonclock.journal.key import read_key
 from gammonclock.journal.reader import read_header
 from gammonclock.journal.verify import verify
 from gammonclock.sides import Button
-from mqtt_helpers import WATCHER, Broker, Collector
+from mqtt_helpers import WATCHER, Broker, Collector, start_broker
 from provision_helpers import ask_clock, new_key, state_files, write_stick
 from table_helpers import MATCH_TEXT, Table, end_the_match, wait
 
@@ -102,3 +102,24 @@ def test_a_match_in_progress_refuses_the_stick(tmp_path: Path, broker: Broker,
     assert not (table.state / "provisioned").exists()
     assert table.device is not None and table.device.table.table_id == "pi-7"
     assert "u'table-1'" not in broker.log()
+
+
+def test_a_tls_stick_brings_the_venues_ca(tmp_path: Path, tables: Callable[..., Table]) -> None:
+    """`mqtts://` with the venue's CA as a file next to device.toml: kept in the state folder,
+    the link checks the broker's certificate with it."""
+    broker = start_broker(tmp_path / "tls", tls=True)
+    try:
+        stick = tmp_path / "stick"
+        folder = write_stick(stick, broker, "table-1", key=new_key())
+        assert (folder / "venue-ca.crt").exists()
+        with Collector(broker, WATCHER, ONLINE) as seen:
+            table = tables(FRESH)
+            answer = ask_clock(table.state, ["usb-stick", str(stick)])
+            assert answer["ok"], answer
+            seen.wait_for(lambda m: m.text == "1", timeout=30)
+        kept = table.state / "provisioned"
+        assert (kept / "venue-ca.crt").read_bytes() == broker.ca_file.read_bytes()
+        hall = table.device.table.device.device.hall if table.device else None
+        assert hall is not None and hall.ca_file == str((kept / "venue-ca.crt").resolve())
+    finally:
+        broker.stop()
