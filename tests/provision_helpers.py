@@ -17,6 +17,7 @@ from gammonclock.runtime.arbiter_socket import serving_path
 from gammonclock.runtime.stick_handler import StickHandler
 from lifecycle_helpers import on_loop
 from mqtt_helpers import Broker
+from venue_helpers import Venue
 
 PROVISION = "gammonclock/provision"
 
@@ -76,3 +77,8 @@ def state_files(state: Path) -> dict[str, bytes]:
                 and path.name not in ("lock", "arbiter.sock"):
             kept[str(path.relative_to(state))] = path.read_bytes()
     return kept
+
+
+def clock_in(venue: Venue, tmp_path: Path) -> Device:
+    """A clock of the venue, table pi-3, its state in `tmp_path/clock`."""
+    return venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")

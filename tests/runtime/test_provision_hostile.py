@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,15 @@ import pytest
 from gammonclock.config.loading import PROVISIONED
 from gammonclock.device.build import Device
 from gammonclock.journal.key import read_key
-from provision_helpers import PROVISION, new_key, plug, state_files, stick_toml, write_stick
+from provision_helpers import (
+    PROVISION,
+    clock_in,
+    new_key,
+    plug,
+    state_files,
+    stick_toml,
+    write_stick,
+)
 from usb_stick_helpers import fail
 from venue_helpers import DEVICE_TEXT, Venue
 
@@ -25,16 +33,8 @@ URL = "mqtt://127.0.0.1:1883"
 
 
 @pytest.fixture
-def venue() -> Iterator[Venue]:
-    made = Venue(device_text=DEVICE_TEXT)
-    yield made
-    for device in made.clocks:
-        device.close()
-
-
-@pytest.fixture
-def fresh(venue: Venue, tmp_path: Path) -> Device:
-    return venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")
+def fresh(venues: Callable[[str], Venue], tmp_path: Path) -> Device:
+    return clock_in(venues(DEVICE_TEXT), tmp_path)
 
 
 def good(stick: Path) -> Path:

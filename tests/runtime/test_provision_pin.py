@@ -6,7 +6,7 @@ a real Mosquitto the link joins once it is taken."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from gammonclock.runtime.lifecycle import load_next_match
 from gammonclock.sides import Button
 from lifecycle_helpers import on_loop
 from mqtt_helpers import WATCHER, Broker, Collector
-from provision_helpers import ask_clock, new_key, plug, state_files, write_stick
+from provision_helpers import ask_clock, clock_in, new_key, plug, state_files, write_stick
 from stick_offer_helpers import (
     PIN_DEVICE_TEXT,
     PUSHED_MATCH,
@@ -37,15 +37,12 @@ ONLINE = "gammonclock/table-1/online"
 
 
 @pytest.fixture
-def venue() -> Iterator[Venue]:
-    made = Venue(device_text=PIN_DEVICE_TEXT)
-    yield made
-    for device in made.clocks:
-        device.close()
+def venue(venues: Callable[[str], Venue]) -> Venue:
+    return venues(PIN_DEVICE_TEXT)
 
 
 def ready_clock(venue: Venue, tmp_path: Path) -> Device:
-    clock = venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")
+    clock = clock_in(venue, tmp_path)
     assert load_next_match(clock.service, clock.table, PUSHED_MATCH, "pushed.toml").ok
     return clock
 
@@ -114,7 +111,7 @@ def test_a_pin_clock_only_offers_the_stick_until_the_arbiter_confirms_it(
 
 def test_an_idle_pin_clock_takes_it_only_on_the_socket(venue: Venue, tmp_path: Path,
                                                        broker: Broker) -> None:
-    clock = venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")
+    clock = clock_in(venue, tmp_path)
     key = new_key()
     write_stick(tmp_path / "stick", broker, "table-1", key=key)
     answer = plug(clock, tmp_path / "stick")

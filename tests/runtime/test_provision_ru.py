@@ -4,13 +4,13 @@ names and keys as written. Whole devices on mock hardware (venue_helpers)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from gammonclock.runtime.lifecycle import load_next_match
-from provision_helpers import new_key, plug, stick_toml, write_stick
+from provision_helpers import clock_in, new_key, plug, stick_toml, write_stick
 from stick_offer_helpers import PIN_DEVICE_TEXT, PUSHED_MATCH, RU, panel, texts_of
 from venue_helpers import DEVICE_TEXT, Venue
 
@@ -18,15 +18,12 @@ URL = "mqtt://127.0.0.1:1883"
 
 
 @pytest.fixture
-def venue() -> Iterator[Venue]:
-    made = Venue(device_text=DEVICE_TEXT + RU)
-    yield made
-    for device in made.clocks:
-        device.close()
+def venue(venues: Callable[[str], Venue]) -> Venue:
+    return venues(DEVICE_TEXT + RU)
 
 
 def test_a_fresh_russian_clock_says_it_was_provisioned(venue: Venue, tmp_path: Path) -> None:
-    clock = venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")
+    clock = clock_in(venue, tmp_path)
     write_stick(tmp_path / "stick", None, "table-1", key=new_key())
     answer = plug(clock, tmp_path / "stick")
     assert answer["ok"], answer
@@ -39,7 +36,7 @@ def test_a_fresh_russian_clock_says_it_was_provisioned(venue: Venue, tmp_path: P
 
 
 def test_a_hostile_stick_is_refused_in_russian(venue: Venue, tmp_path: Path) -> None:
-    clock = venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")
+    clock = clock_in(venue, tmp_path)
     text = stick_toml("table-1", URL) + '\n[arbiter]\npin = "LLLL"\n'
     write_stick(tmp_path / "stick", None, "table-1", text=text)
     answer = plug(clock, tmp_path / "stick")
@@ -54,7 +51,7 @@ def test_a_hostile_stick_is_refused_in_russian(venue: Venue, tmp_path: Path) -> 
 
 def test_a_russian_pin_clock_offers_it_in_russian(tmp_path: Path) -> None:
     venue = Venue(device_text=PIN_DEVICE_TEXT + RU)
-    clock = venue.build(tmp_path, "pi-3", tmp_path / "clock", 50 * 3600, "boot-clock")
+    clock = clock_in(venue, tmp_path)
     try:
         match = PUSHED_MATCH + RU
         assert load_next_match(clock.service, clock.table, match, "pushed.toml").ok

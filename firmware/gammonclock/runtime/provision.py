@@ -54,7 +54,7 @@ from gammonclock.journal.reader import read_header
 from gammonclock.journal.records import JOURNALS_DIR, JournalError
 from gammonclock.wire import BrokerURL, BrokerURLError
 
-from .usb_stick import STICK_DIR, StickError, _open_stick_folder, _read_at_most
+from .usb_stick import STICK_DIR, _read_at_most, our_folder
 
 log = logging.getLogger(__name__)
 
@@ -122,30 +122,17 @@ class Taken:
 def read_provision(stick: Path) -> StickProvision | None:
     """The provisioning stick's set (None: the stick has no `gammonclock/provision/device.toml`).
     Raises ProvisionRefused naming the file (and the key) for anything that may not be taken."""
-    try:
-        root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None                          # no stick: the export has said so
-    try:
-        try:
-            mine = _open_stick_folder(stick, root)
-        except StickError:
-            return None        # the next match's reading says what is wrong with the folder
-        if mine is None:
+    with our_folder(stick) as opened:
+        if opened is None:
+            return None
+        mine, device = opened
+        folder = _open_folder(mine, stick / STICK_DIR / PROVISION_DIR, device)
+        if folder is None:
             return None
         try:
-            device = os.fstat(root).st_dev
-            folder = _open_folder(mine, stick / STICK_DIR / PROVISION_DIR, device)
-            if folder is None:
-                return None
-            try:
-                return _read_set(folder, stick / STICK_DIR / PROVISION_DIR, device)
-            finally:
-                os.close(folder)
+            return _read_set(folder, stick / STICK_DIR / PROVISION_DIR, device)
         finally:
-            os.close(mine)
-    finally:
-        os.close(root)
+            os.close(folder)
 
 
 def _open_folder(parent: int, where: Path, device: int) -> int | None:

@@ -64,27 +64,20 @@ class StickHandler:
                 log.info("USB stick: %s", note)
             said, ok = [report.summary(lang)], report.problem is None
             shown = [_stick_words(report, lang)]     # the panels', in their language
-            provisioned = self._provision(folder, lang)
-            if provisioned is not None:
-                ok = ok and provisioned.ok
-                said += provisioned.said
-                lines = [*provisioned.shown, *shown]
-                if not message_fits(lines, lang):
-                    lines = provisioned.shown
-                run_on_loop(self.service, lambda: self._announce(lines, provisioned.title))
-                return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
-                        "state": self.service.status()}
             from .continuation import offer_from_stick
-            offered = offer_from_stick(self.service, self.table, folder)
-            if offered is not None:          # a dead clock's match, only offered (SPEC §13.5)
-                ok = ok and offered.ok
-                said += offered.said
-                # What is offered and how to take it first; the export's line after it, when
-                # it fits whole (the reply has it all the same).
-                lines = [*offered.shown, *shown]
+            # A provisioning stick (issue 32), else a dead clock's match, only offered (SPEC
+            # §13.5): what came of it first, the export's line after it when it fits whole
+            # (the reply has it all the same).
+            came = self._provision(folder, lang) \
+                or offer_from_stick(self.service, self.table, folder)
+            if came is not None:
+                ok = ok and came.ok
+                said += came.said
+                lines = [*came.shown, *shown]
                 if not message_fits(lines, lang):
-                    lines = offered.shown
-                run_on_loop(self.service, lambda: self._announce(lines, offered.title))
+                    lines = came.shown
+                title = came.title
+                run_on_loop(self.service, lambda: self._announce(lines, title))
                 return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
                         "state": self.service.status()}
             try:
