@@ -422,12 +422,7 @@ class ArbiterMode(Step):
                         "a match is in progress here")
             return
         s.provision_offer = offer
-        panel = s.panel
-        if s.phase is Phase.ARBITER and panel is not None \
-                and panel.item is MenuItem.PROVISION_STICK \
-                and panel.stage in (PanelStage.MENU, PanelStage.CONFIRM):
-            item = MenuItem.PROVISION_STICK if offers_provision(s) else MenuItem.RESUME
-            s.panel = replace(panel, stage=PanelStage.MENU, item=item)
+        self._leave_item(MenuItem.PROVISION_STICK, offers_provision(s))
         self.show("provisioning stick: no offer" if offer is None
                   else f"USB stick offers {offer.describe()}", Reason.PROVISION_OFFERED)
 
@@ -460,12 +455,16 @@ class ArbiterMode(Step):
                               (("pin", "set" if pin is not None else "none"),)))
 
     def _leave_offer_item(self) -> None:
+        self._leave_item(MenuItem.CONTINUE_STICK, offers_stick(self.s))
+
+    def _leave_item(self, item: MenuItem, still_listed: bool) -> None:
+        """An arbiter looking at an offer's `item` (listed, or asked to confirm) is taken back
+        to the list: to it when it is `still_listed` (another offer), else to resume."""
         panel = self.s.panel
-        if self.s.phase is Phase.ARBITER and panel is not None \
-                and panel.item is MenuItem.CONTINUE_STICK \
+        if self.s.phase is Phase.ARBITER and panel is not None and panel.item is item \
                 and panel.stage in (PanelStage.MENU, PanelStage.CONFIRM):
-            item = MenuItem.CONTINUE_STICK if offers_stick(self.s) else MenuItem.RESUME
-            self.s.panel = replace(panel, stage=PanelStage.MENU, item=item)
+            self.s.panel = replace(panel, stage=PanelStage.MENU,
+                                   item=item if still_listed else MenuItem.RESUME)
 
     def command(self, command: cmd.Command) -> None:
         """`command` as the arbiter at the panels gave it; a refusal stays on the panels (the
