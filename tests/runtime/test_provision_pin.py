@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gammonclock.core.arbiter import parse_command
+from gammonclock.core.match import ArbiterAction
 from gammonclock.core.match_state import MenuItem, PanelStage, Phase
 from gammonclock.device.build import Device
 from gammonclock.journal.key import read_key
@@ -144,3 +146,18 @@ def test_the_offer_waits_for_the_end_of_a_match_in_progress(venue: Venue, tmp_pa
     assert clock.session.engine.match.panel.item is MenuItem.ADJUST_LEFT     # not listed
     assert clock.session.engine.match.panel.stage is PanelStage.MENU
     assert clock.table.table_id == "pi-3"
+    # The match ends (the arbiter disqualifies left at the menu's end): the offer is there
+    # for after it.
+    press(venue, clock, Button.CUBE, held_s=2.0)          # resume play
+    clock.service.apply(ArbiterAction(clock.service.engine_time(clock.service.clock_ns()),
+                                      parse_command(["disqualify", "left"]), "socket"))
+    assert clock.service.status()["phase"] == "match_over"
+    chord(venue, clock)
+    enter_pin(venue, clock)
+    press(venue, clock, Button.RIGHT)
+    assert clock.session.engine.match.panel is not None
+    assert clock.session.engine.match.panel.item is MenuItem.PROVISION_STICK
+    press(venue, clock, Button.CUBE)
+    press(venue, clock, Button.CUBE)
+    venue.wait(clock, 0.5)
+    assert clock.table.table_id == "table-1"
