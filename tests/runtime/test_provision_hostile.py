@@ -78,6 +78,12 @@ HOSTILE: list[tuple[str, Callable[[Path], None], str]] = [
      f"hall.password_file: {SECRET}: must be the name of a file next to device.toml"),
     ("the key as the password file", rewrite(GOOD.replace('"hall.password"', '"device.key"')),
      "hall.password_file: device.key: must be the name of a file next to device.toml"),
+    ("the record's name as the password", rewrite(GOOD.replace('"hall.password"',
+                                                               '"provision.json"')),
+     "hall.password_file: provision.json: must be the name of a file next to device.toml"),
+    ("the password as the CA", rewrite(GOOD.replace('mqtt://', 'mqtts://')
+                                       + 'ca_file = "hall.password"\n'),
+     "hall.ca_file: hall.password: must be the name of a file next to device.toml"),
     ("a bad table id", rewrite(GOOD.replace('"table-1"', '"../etc"', 1)),
      "device.toml: table.id"),
     ("no table id", rewrite(GOOD.replace('id = "table-1"\n', '')),
@@ -158,7 +164,7 @@ def test_a_state_folder_failing_mid_write_keeps_the_old_set(
     kept = (state / PROVISIONED / "device.toml").read_text()
     key = read_key(state)
     second = tmp_path / "second"
-    write_stick(second, None, "table-2")
+    write_stick(second, None, "table-2", key=new_key())
     real = os.replace
 
     def full(src: object, dst: object, *args: object, **kw: object) -> None:
@@ -172,3 +178,5 @@ def test_a_state_folder_failing_mid_write_keeps_the_old_set(
     assert any("No space left on device" in line for line in answer["said"]), answer["said"]
     assert (state / PROVISIONED / "device.toml").read_text() == kept
     assert read_key(state) == key and fresh.table.table_id == "table-1"
+    assert [p.name for p in state.iterdir() if p.name.startswith(("provisioned-", ".prov"))] \
+        == [os.readlink(state / PROVISIONED)]           # nothing of the second set is left

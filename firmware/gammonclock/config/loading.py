@@ -543,6 +543,9 @@ PROVISION_KEYS: dict[str, tuple[str, ...]] = {
     "hall": ("broker", "username", "password_file", "ca_file", "prefix"),
 }
 PROVISION_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"   # a file next to device.toml, nothing else
+# The names the provision folders use themselves (on the stick and in the state folder).
+PROVISION_OWN_NAMES = frozenset({PROVISIONED_FILE, "device.key", "provision.json", "return-key",
+                                 "returned.key", "returned.table"})
 
 
 def provision_problems(data: dict[str, Any]) -> list[str]:
@@ -565,14 +568,16 @@ def provision_problems(data: dict[str, Any]) -> list[str]:
                 problems.append(Line(f"{name}.{shorten(escaped(key), SHOWN_LENGTH)}", Problem(
                     "prov.key", section=name, keys=", ".join(keys))))
     hall = data.get("hall")
+    names = []
     for key in ("password_file", "ca_file"):
         value = hall.get(key) if isinstance(hall, dict) else None
         if value is not None and (not isinstance(value, str)
                                   or re.fullmatch(PROVISION_NAME, value) is None
-                                  or value in (PROVISIONED_FILE, "device.key")):
+                                  or value in PROVISION_OWN_NAMES or value in names):
             problems.append(Line(f"hall.{key}", Problem("prov.file_name",
                                                         value=shorten(escaped(str(value)),
                                                                       SHOWN_LENGTH))))
+        names.append(value)
     table = data.get("table")
     if not isinstance(table, dict) or "id" not in table:
         problems.append(Line("table.id", Problem("prov.required")))

@@ -257,9 +257,12 @@ class HallLinkSlot:
         self._lock = threading.Lock()
         self._close: Callable[[], None] = lambda: None
         self.link: Any = None
+        self._closed = False
 
     def start(self, hall: HallConfig | None) -> None:
         with self._lock:
+            if self._closed:          # the device closed: no link starts after it
+                return
             self._close()
             self._close, self.link = lambda: None, None
             if hall is not None:
@@ -268,6 +271,7 @@ class HallLinkSlot:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._close()
             self._close, self.link = lambda: None, None
 

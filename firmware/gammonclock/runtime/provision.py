@@ -277,6 +277,8 @@ def take_provision(state_dir: str | Path, found: StickProvision, key_now: bytes 
     record = {"table": found.table, "broker": found.broker, "digest": found.digest,
               "how": how, "key": fate.value, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                  time.gmtime())}
+    link = state / f".{PROVISIONED}.new-{secrets.token_hex(4)}"
+    replaced = False
     try:
         os.mkdir(folder, 0o700)
         for file_name, data in ((PROVISIONED_FILE, found.text.encode()), *found.files,
@@ -285,17 +287,23 @@ def take_provision(state_dir: str | Path, found: StickProvision, key_now: bytes 
         if fate is KeyFate.KEPT and return_later:
             _write_new(folder / RETURN_PENDING, b"")
         fsync_dir(folder)
+        os.symlink(name, link)
         if adopt:
             assert found.key is not None
             replace_key(state, found.key)
-        link = state / f".{PROVISIONED}.new-{secrets.token_hex(4)}"
-        os.symlink(name, link)
+            replaced = True
         old = _current_set(state)
-        os.replace(link, state / PROVISIONED)
+        os.replace(link, state / PROVISIONED)      # the set is this clock's from here
         fsync_dir(state)
-    except OSError as exc:
-        raise JournalError(f"{folder}: cannot keep the provisioned settings: "
-                           f"{exc.strerror or exc}") from None
+    except (OSError, JournalError) as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(link)
+        if _current_set(state) != folder:      # never pointed at: the old set stands, whole
+            if replaced and key_now is not None:
+                replace_key(state, key_now)    # … and the key it goes with
+            _remove_set(folder)
+        why = exc.strerror or exc if isinstance(exc, OSError) else exc
+        raise JournalError(f"{folder}: cannot keep the provisioned settings: {why}") from None
     if old is not None and old != folder:
         _remove_set(old)
     log.info("provisioned: %s (%s), the device key %s", found.describe(), how, fate.value)
@@ -328,9 +336,10 @@ def _current_set(state: Path) -> Path | None:
 def _remove_set(folder: Path) -> None:
     """The set before, once nothing points at it (best effort: a left folder is harmless)."""
     try:
-        for entry in folder.iterdir():
-            entry.unlink()
-        folder.rmdir()
+        if folder.exists():
+            for entry in folder.iterdir():
+                entry.unlink()
+            folder.rmdir()
     except OSError as exc:
         log.warning("%s: the provisioned set before could not be removed: %s", folder,
                     exc.strerror or exc)
