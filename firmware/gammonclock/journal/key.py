@@ -81,10 +81,46 @@ def key_in_file(path: Path, advice: str = _KEY_ADVICE) -> bytes:
     the file cannot be read; KeyRefused, ending with `advice`, when it holds no whole key."""
     with path.open("rb") as f:
         blob = f.read(_KEY_FILE_LIMIT + 1)
+    return key_in_bytes(blob, str(path), advice)
+
+
+def key_in_bytes(blob: bytes, name: str, advice: str = _KEY_ADVICE) -> bytes:
+    """The key a key file's bytes hold (`name` says which file); KeyRefused, ending with
+    `advice`, when they hold no whole key."""
     problem = _key_problem(blob)
     if problem is not None:
-        raise KeyRefused(f"{path}: the device key {problem}; {advice}")
+        raise KeyRefused(f"{name}: the device key {problem}; {advice}")
     return bytes.fromhex(blob.strip().decode())
+
+
+def key_text(key: bytes) -> bytes:
+    """A key as its file holds it: hex digits and a newline."""
+    return (key.hex() + "\n").encode()
+
+
+def replace_key(state_dir: str | Path, key: bytes) -> None:
+    """Make `key` the device key (a provisioning stick's, issue 32: only on a clock that has
+    sealed no journal yet): written under a temporary name (0600), fsynced, renamed over
+    `device.key`, the folder fsynced, so a crash leaves the old key or the new one whole, never
+    a part. JournalError when it cannot be written (the old key stands)."""
+    check_key(key)
+    path = Path(state_dir) / SECRET_FILE
+    temporary = path.with_name(f".{path.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            write_all(fd, key_text(key))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+        fsync_dir(path.parent)
+    except OSError as exc:
+        raise JournalError(f"{path}: cannot write the device key: {exc.strerror or exc}"
+                           ) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
 
 def _key_problem(blob: bytes) -> str | None:
     text = blob.strip()
