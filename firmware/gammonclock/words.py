@@ -1280,10 +1280,12 @@ WORDS: dict[str, Entry] = {
                         "arbiter provision",
                         "судья принимает её на панелях: удержать три кнопки, ПИН-код, затем в "
                         "меню СТОЛ С ФЛЕШКИ; или через сокет: gammonclock arbiter provision"),
-    "prov.offer_idle": E("this clock has an arbiter's PIN and no match is loaded: the arbiter "
-                         "takes it on the socket: gammonclock arbiter provision",
-                         "у часов есть ПИН-код судьи, а матч не загружен: судья принимает "
-                         "настройку через сокет: gammonclock arbiter provision"),
+    "prov.offer_idle": E("this clock is past its first boot (an arbiter's PIN, journals or a "
+                         "hall already) and no match is loaded: the arbiter takes it on the "
+                         "socket: gammonclock arbiter provision",
+                         "часы уже не новые (есть ПИН-код судьи, журналы или зал), а матч не "
+                         "загружен: судья принимает настройку через сокет: gammonclock arbiter "
+                         "provision"),
     "prov.refused": E("NOT provisioned: {why}", "НЕ настроено: {why}"),
     "prov.not_offered": E("no provisioning stick is offered here: plug it in again",
                           "флешка настройки здесь не предложена: вставьте её снова"),

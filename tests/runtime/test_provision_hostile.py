@@ -17,8 +17,10 @@ import pytest
 from gammonclock.config.loading import PROVISIONED
 from gammonclock.device.build import Device
 from gammonclock.journal.key import read_key
+from lifecycle_helpers import on_loop
 from provision_helpers import (
     PROVISION,
+    ask_clock,
     clock_in,
     new_key,
     plug,
@@ -171,11 +173,13 @@ def test_a_state_folder_failing_mid_write_keeps_the_old_set(
         if str(dst).endswith(f"/{PROVISIONED}"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
         real(src, dst, *args, **kw)                   # type: ignore[arg-type]
+    offered = plug(fresh, second)          # provisioned already: only offered now
+    assert offered["ok"] and "NOT taken" in offered["said"][-2], offered
     monkeypatch.setattr(os, "replace", full)
-    answer = plug(fresh, second)
+    answer = on_loop(fresh, lambda: ask_clock(state, ["provision"]))   # the arbiters' group
     monkeypatch.setattr(os, "replace", real)
     assert not answer["ok"], answer
-    assert any("No space left on device" in line for line in answer["said"]), answer["said"]
+    assert "No space left on device" in answer["error"], answer
     assert (state / PROVISIONED / "device.toml").read_text() == kept
     assert read_key(state) == key and fresh.table.table_id == "table-1"
     assert [p.name for p in state.iterdir() if p.name.startswith(("provisioned-", ".prov"))] \

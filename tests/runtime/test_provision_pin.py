@@ -118,8 +118,8 @@ def test_an_idle_pin_clock_takes_it_only_on_the_socket(venue: Venue, tmp_path: P
     write_stick(tmp_path / "stick", broker, "table-1", key=key)
     answer = plug(clock, tmp_path / "stick")
     assert answer["ok"] and answer["said"][-1] == (
-        "this clock has an arbiter's PIN and no match is loaded: the arbiter takes it on the "
-        "socket: gammonclock arbiter provision")
+        "this clock is past its first boot (an arbiter's PIN, journals or a hall already) and "
+        "no match is loaded: the arbiter takes it on the socket: gammonclock arbiter provision")
     assert clock.table.table_id == "pi-3"
     assert not (clock.table.state_dir / "provisioned").exists()
     state = clock.table.state_dir

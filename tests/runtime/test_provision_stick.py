@@ -63,6 +63,9 @@ def test_a_fresh_clock_joins_the_hall_with_the_sticks_account_and_key(
 
 def test_a_clock_with_journals_keeps_its_key_and_gives_it_back(
         tmp_path: Path, broker: Broker, tables: Callable[..., Table]) -> None:
+    """No PIN, but past its first boot (a journal sealed): the stick is only offered, since
+    taking it would send the clock's key out on it; the arbiters' group takes it on the socket,
+    and the same stick plugged again carries the key back for the hall."""
     match = tmp_path / "match.toml"
     match.write_text(MATCH_TEXT, encoding="utf-8")
     table = tables(FRESH + f'[table]\nid = "pi-7"\nmatch_file = "{match}"\n')
@@ -71,18 +74,28 @@ def test_a_clock_with_journals_keeps_its_key_and_gives_it_back(
     stick_key = new_key()
     stick = tmp_path / "stick"
     folder = write_stick(stick, broker, "table-1", key=stick_key)
+    before = state_files(table.state)
+    offered = ask_clock(table.state, ["usb-stick", str(stick)])
+    assert offered["ok"], offered
+    assert any("offered from the USB stick, NOT taken" in line for line in offered["said"])
+    assert state_files(table.state) == before        # nothing taken on the stick's word
+    assert not (folder / "returned.key").exists()    # and the key never left the clock
+    assert "u'table-1'" not in broker.log()
     with Collector(broker, WATCHER, ONLINE) as seen:
-        answer = ask_clock(table.state, ["usb-stick", str(stick)])
-        assert answer["ok"], answer
+        taken = ask_clock(table.state, ["provision"])    # the arbiters' group on the socket
+        assert taken["ok"], taken
         seen.wait_for(lambda m: m.text == "1", timeout=30)
     assert read_key(table.state) == own              # every journal it wrote still verifies
+    assert not (folder / "returned.key").exists()    # the stick was gone when it was taken
+    again = ask_clock(table.state, ["usb-stick", str(stick)])
+    assert again["ok"], again
     assert (folder / "returned.key").read_text() == own.hex() + "\n"
     assert (folder / "returned.table").read_text() == "table-1\n"
     assert not list(folder.glob(".*partial"))        # written whole, under its final names
-    assert any("keeps its own key" in line for line in answer["said"]), answer["said"]
-    # The same stick again: nothing changes.
-    again = ask_clock(table.state, ["usb-stick", str(stick)])
-    assert again["ok"] and any("already provisioned" in line for line in again["said"])
+    assert any("already provisioned" in line for line in again["said"]), again["said"]
+    # Once more: nothing changes.
+    third = ask_clock(table.state, ["usb-stick", str(stick)])
+    assert third["ok"] and any("already provisioned" in line for line in third["said"])
 
 
 def test_a_match_in_progress_refuses_the_stick(tmp_path: Path, broker: Broker,

@@ -189,8 +189,8 @@ TEXTS: dict[str, Entry] = {
     "stick.provision_offer": E(Room.TEXT, "{table}: {host}", "{table}: {host}"),
     "stick.provision_how": E(Room.TEXT, "arbiter: chord, PIN, menu: TABLE FROM STICK",
                              "судья: три кнопки, ПИН, меню: СТОЛ С ФЛЕШКИ"),
-    "stick.provision_idle": E(Room.TEXT, "PIN set: socket: arbiter provision",
-                              "есть ПИН: сокет: arbiter provision"),
+    "stick.provision_idle": E(Room.TEXT, "arbiter: socket: arbiter provision",
+                              "судья: сокет: arbiter provision"),
     "stick.provision_refused": E(Room.TEXT, "NOT provisioned: {why}", "НЕ настроен: {why}"),
     "stick.provision_in_progress": E(Room.TEXT, "a match is in progress: plug the stick in "
                                      "again after the match",

@@ -44,6 +44,7 @@ from .provision import (
     clear_return_pending,
     return_key,
     return_pending,
+    sealed_journals,
     take_provision,
 )
 from .session import Session
@@ -140,7 +141,7 @@ class Provisioning:
             return StickSaid(False, [words.say("prov.in_progress", lang, game=match.game,
                                                score=score)],
                              TITLE_REFUSED, [Text("stick.provision_in_progress")])
-        if self.table.device.device.arbiter_pin is None:
+        if self._fresh():
             try:
                 return self._take(found, "stick, no arbiter's PIN",
                                   may_adopt=session is None, return_later=False)
@@ -162,6 +163,19 @@ class Provisioning:
             shown.append(Text("stick.provision_how"))
         log.info("USB stick: %s offered here", found.describe())
         return StickSaid(True, said, TITLE_OFFER, shown)
+
+    def _fresh(self) -> bool:
+        """Whether a stick counts at once: only on a clock at its first boot, with no arbiter's
+        PIN, no provisioning taken before and no journal sealed by its key. Anything else has
+        something to lose (its hall, its key going out on the stick): the arbiter confirms it
+        (the menu after the PIN, or the arbiters' group on the socket), SPEC §14.1."""
+        if self.table.device.device.arbiter_pin is not None or applied(self.table.state_dir):
+            return False
+        try:
+            key_now: bytes | None = self.table.key_of()
+        except JournalError:
+            return False
+        return not sealed_journals(self.table.state_dir, key_now)
 
     # --- the arbiter takes it (the menu after the PIN, on the loop; or the socket) -----------
 
