@@ -172,6 +172,7 @@ def read_venue(path: Path, explicit: bool, options: dict[str, str | None],
     if not isinstance(section, dict):
         problems.append(Line("venue", "must be a table ([venue])"))
         section = {}
+    named = set(section) | {key for key, given in options.items() if given is not None}
     for key, raw in section.items():
         if key not in VENUE_KEYS:
             problems.append(Line(f"venue.{key}", f"unknown key; allowed in [venue]: "
@@ -190,7 +191,7 @@ def read_venue(path: Path, explicit: bool, options: dict[str, str | None],
         except ValueError as exc:
             problems.append(Line(option, str(exc)))
     for key in needed:
-        if key not in values:
+        if key not in named:
             problems.append(Line(f"venue.{key}", f"required: set it in [venue] or give "
                                                  f"{OPTIONS[key]}"))
     broker = values.get("broker")
@@ -446,7 +447,8 @@ def provision(args: argparse.Namespace) -> int:
         print(f"{p.table}: {p.folder} ({kept})")
     print(f"provisioned {len(plans)} tables in {took:.2f} s: accounts in {venue.passwd_file}, "
           f"keys in {venue.keys_dir}; copy each folder's contents to the root of one stick")
-    _say_reload(reload_broker(args.no_reload))
+    _say_reload(reload_broker(args.no_reload, subprocess.run,
+                              shutil.which("systemctl", path=SEARCH_PATH), os.geteuid()))
     return 0
 
 
@@ -509,13 +511,13 @@ def _give_to_sudo_user(to: Path, made_to: bool, folders: Sequence[Path]) -> None
         os.lchown(to, *owner)
 
 
-def reload_broker(skip: bool, run: Callable[..., Any] = subprocess.run) -> Reload:
-    """`systemctl reload mosquitto` when this runs as root on a system where that unit is
-    active (SIGHUP: Mosquitto reads its password file again), else TOLD."""
+def reload_broker(skip: bool, run: Callable[..., Any], systemctl: str | None,
+                  euid: int) -> Reload:
+    """`systemctl reload mosquitto` when this runs as root (`euid`) on a system where that unit
+    is active (SIGHUP: Mosquitto reads its password file again), else TOLD."""
     if skip:
         return Reload.SKIPPED
-    systemctl = shutil.which("systemctl", path=SEARCH_PATH)
-    if os.geteuid() != 0 or systemctl is None:
+    if euid != 0 or systemctl is None:
         return Reload.TOLD
     try:
         active = run([systemctl, "is-active", "--quiet", BROKER_UNIT], capture_output=True,
