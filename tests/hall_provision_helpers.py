@@ -15,24 +15,22 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from gammonclock.hall.provision import (
-    CA_FILE,
-    DEVICE_FILE,
-    PASSWORD_FILE,
-    PROVISION,
-    RETURNED_KEY,
-    RETURNED_TABLE,
-)
-from gammonclock.journal.key import SECRET_FILE
 from mqtt_helpers import find_binary
+
+# The stick's layout as the venue's contract writes it (hall/README.md), not as the code names it.
+PROVISION = Path("gammonclock") / "provision"
+DEVICE_FILE, PASSWORD_FILE, CA_FILE, SECRET_FILE = ("device.toml", "hall.password",
+                                                    "venue-ca.crt", "device.key")
+RETURNED_KEY, RETURNED_TABLE = "returned.key", "returned.table"
 
 
 def provision(tmp_path: Path, *args: str, passwd: Path | None = None,
               keys: Path | None = None, broker: str = "mqtt://10.0.0.2:1883",
-              timeout: float = 120) -> subprocess.CompletedProcess[str]:
+              sudo_user: int | None = None, timeout: float = 120
+              ) -> subprocess.CompletedProcess[str]:
     """`gammonclock hall provision ARGS…` with the hall's files under TMP_PATH (or PASSWD,
     KEYS), no venue file (an empty one, /dev/null; `--venue` in ARGS gives one) and no broker
-    reload."""
+    reload; `sudo_user`: run as under sudo by that user (SUDO_UID, SUDO_GID)."""
     find_binary("mosquitto_passwd")        # fails the test, with the reason, when missing
     venue = [] if any(a == "--venue" for a in args) else [
         "--venue", os.devnull]
@@ -41,6 +39,8 @@ def provision(tmp_path: Path, *args: str, passwd: Path | None = None,
     if broker:
         options += ["--broker", broker]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUDO_")}
+    if sudo_user is not None:
+        env.update(SUDO_UID=str(sudo_user), SUDO_GID=str(sudo_user))
     return subprocess.run([sys.executable, "-m", "gammonclock", "hall", "provision", *args,
                            *venue, *options], capture_output=True, text=True,
                           timeout=timeout, env=env)

@@ -21,10 +21,8 @@ from typing import Any
 import pytest
 
 from gammonclock.config.loading import parse_device_config
-from gammonclock.hall.provision import Reload, reload_broker
-from gammonclock.journal.key import SECRET_FILE
 from hall_helpers import HallRunner
-from hall_provision_helpers import Stick, contents, provision
+from hall_provision_helpers import SECRET_FILE, Stick, contents, provision
 from mqtt_helpers import DIRECTOR, WATCHER, Broker, Collector, find_binary, logs_in, puback_reason
 from table_helpers import MATCH_TEXT, Table, end_the_match, play, wait
 
@@ -264,6 +262,20 @@ def test_a_broken_key_at_the_hall_is_named_not_handed_out(tmp_path: Path) -> Non
     assert contents(tmp_path) == before
 
 
+def test_under_sudo_the_sticks_are_the_directors_and_the_halls_files_roots(
+        tmp_path: Path) -> None:
+    """As root with SUDO_UID (sudo): the sticks' folders are given to that user, to copy them
+    to sticks without root; not root: SUDO_UID changes nothing (the runner's own files)."""
+    root = os.geteuid() == 0
+    done = provision(tmp_path, "table-1", "--to", str(tmp_path / "sticks"), sudo_user=4321)
+    assert done.returncode == 0, done.stderr
+    director = (4321, 4321) if root else (os.getuid(), os.getgid())
+    for path in [tmp_path / "sticks", *(tmp_path / "sticks").rglob("*")]:
+        assert (path.lstat().st_uid, path.lstat().st_gid) == director, path
+    for path in [tmp_path / "hall" / "passwd", tmp_path / "hall" / "keys" / "table-1.key"]:
+        assert path.stat().st_uid == os.getuid(), path
+
+
 def test_the_password_file_keeps_its_other_accounts_and_its_mode(tmp_path: Path) -> None:
     broker = Broker(tmp_path / "broker", {DIRECTOR: "director-pw"})
     passwd = broker.folder / "passwd"
@@ -311,6 +323,7 @@ def test_one_mosquitto_passwd_per_table_for_comparison(tmp_path: Path) -> None:
 
 
 def test_the_broker_is_reloaded_only_as_root_with_its_unit_active() -> None:
+    from gammonclock.hall.provision import Reload, reload_broker
     ran: list[list[str]] = []
 
     def run(command: list[str], **_kw: Any) -> Any:
