@@ -76,7 +76,7 @@ def write_key(path: Path, key: bytes, mode: int = 0o600, *, replace: bool = Fals
             written = _link_new(temporary, path)
         fsync_dir(path.parent)
     except OSError as exc:
-        raise JournalError(f"{path}: cannot write the device key: "
+        raise JournalError(f"{path}: cannot create the device key: "
                            f"{exc.strerror or exc}") from None
     finally:
         with contextlib.suppress(OSError):
