@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from gammonclock.journal.durable import fsync_dir
+from gammonclock.journal.durable import fsync_dir, write_beside
 
 EXIT_BAD_INPUT = 2
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")      # `[table] id`
@@ -84,26 +84,20 @@ def set_passwords(tool: str, passwd: Path, passwords: Mapping[str, str]) -> None
     lines = [hashed.pop(line.split(":", 1)[0], line) if ":" in line else line
              for line in old.splitlines()]
     text = "\n".join([*lines, *hashed.values()]) + "\n"
-    temporary = passwd.with_name(f".{passwd.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        temporary = write_beside(
+            passwd, text.encode("utf-8", errors="surrogateescape"),
+            0o600 if mode is None else mode.st_mode & 0o7777,
+            None if mode is None else (mode.st_uid, mode.st_gid))
         try:
-            if mode is not None:
-                with contextlib.suppress(PermissionError):
-                    os.fchown(fd, mode.st_uid, mode.st_gid)
-                os.fchmod(fd, mode.st_mode & 0o7777)
-            os.write(fd, text.encode("utf-8", errors="surrogateescape"))
-            os.fsync(fd)
+            os.replace(temporary, passwd)
         finally:
-            os.close(fd)
-        os.replace(temporary, passwd)
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
         fsync_dir(passwd.parent)
     except OSError as exc:
         raise AccountsError(f"{passwd}: cannot write Mosquitto's password file: "
                             f"{exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
 
 
 def _hashed(tool: str, passwords: Mapping[str, str]) -> dict[str, str]:

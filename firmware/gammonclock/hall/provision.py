@@ -469,9 +469,11 @@ def _apply(plans: Sequence[Plan], venue: Venue, ca: bytes | None, event: str | N
             venue.keys_dir.mkdir(mode=KEYS_DIR_MODE, parents=True)
         for p in plans:
             if p.writes_key:
-                write_key(venue.keys_dir / f"{p.table}.key", p.key, KEY_MODE,
-                          replace=p.old_key is not None or args.new_key,
-                          group_of=venue.keys_dir)
+                path = venue.keys_dir / f"{p.table}.key"
+                if not write_key(path, p.key, KEY_MODE,
+                                 replace=p.old_key is not None or args.new_key,
+                                 group_of=venue.keys_dir):
+                    raise JournalError(f"{path}: another key appeared there meanwhile")
                 written.append(p)
         set_passwords(tool, venue.passwd_file, {p.table: p.password for p in plans})
         for p in plans:

@@ -12,7 +12,7 @@ import re
 import secrets
 from pathlib import Path
 
-from .durable import fsync_dir, write_all
+from .durable import fsync_dir, write_beside
 from .records import JournalError
 
 SECRET_FILE = "device.key"
@@ -55,23 +55,14 @@ def write_key(path: Path, key: bytes, mode: int = 0o600, *, replace: bool = Fals
     may (the hall's keys folder, readable by its service's group). JournalError when it cannot
     be written."""
     check_key(key)
-    text = (key.hex() + "\n").encode()
-    temporary = path.with_name(f".{path.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
-    written = True
+    temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            write_all(fd, text)
-            if group_of is not None:
-                with contextlib.suppress(PermissionError):
-                    os.fchown(fd, -1, group_of.stat().st_gid)
-            os.fchmod(fd, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        owner = None if group_of is None else (-1, group_of.stat().st_gid)
+        temporary = write_beside(path, (key.hex() + "\n").encode(), mode, owner)
         if replace:
             os.replace(temporary, path)
+            written = True
         else:
             written = _link_new(temporary, path)
         fsync_dir(path.parent)
@@ -79,8 +70,9 @@ def write_key(path: Path, key: bytes, mode: int = 0o600, *, replace: bool = Fals
         raise JournalError(f"{path}: cannot create the device key: "
                            f"{exc.strerror or exc}") from None
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
     return written
 
 
