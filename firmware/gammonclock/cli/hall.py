@@ -149,7 +149,7 @@ def _add_provision_parser(sub: Any) -> None:
     provision.add_argument("--broker", dest="venue_broker", metavar="URL",
                            help="the tables' broker as the tables reach it, "
                                 "mqtt://HOST:1883 or mqtts://HOST:8883 (venue.toml: broker)")
-    provision.add_argument("--prefix", dest="venue_prefix",
+    provision.add_argument("--prefix", dest="venue_prefix", metavar="PREFIX",
                            help="topics are PREFIX/TABLE/… (venue.toml: prefix; default "
                                 "gammonclock)")
     provision.add_argument("--passwd-file", type=Path, metavar="FILE",
