@@ -26,11 +26,12 @@ RETURNED_KEY, RETURNED_TABLE = "returned.key", "returned.table"
 
 def provision(tmp_path: Path, *args: str, passwd: Path | None = None,
               keys: Path | None = None, broker: str = "mqtt://10.0.0.2:1883",
-              sudo_user: int | None = None, timeout: float = 120
+              sudo_user: int | None = None, tools: Path | None = None, timeout: float = 120
               ) -> subprocess.CompletedProcess[str]:
     """`gammonclock hall provision ARGS…` with the hall's files under TMP_PATH (or PASSWD,
     KEYS), no venue file (an empty one, /dev/null; `--venue` in ARGS gives one) and no broker
-    reload; `sudo_user`: run as under sudo by that user (SUDO_UID, SUDO_GID)."""
+    reload; `sudo_user`: run as under sudo by that user (SUDO_UID, SUDO_GID); `tools`: a folder
+    searched first for programs (a `mosquitto_passwd` that fails)."""
     find_binary("mosquitto_passwd")        # fails the test, with the reason, when missing
     venue = [] if any(a == "--venue" for a in args) else [
         "--venue", os.devnull]
@@ -41,6 +42,8 @@ def provision(tmp_path: Path, *args: str, passwd: Path | None = None,
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUDO_")}
     if sudo_user is not None:
         env.update(SUDO_UID=str(sudo_user), SUDO_GID=str(sudo_user))
+    if tools is not None:
+        env["PATH"] = os.pathsep.join([str(tools), env.get("PATH", "")])
     return subprocess.run([sys.executable, "-m", "gammonclock", "hall", "provision", *args,
                            *venue, *options], capture_output=True, text=True,
                           timeout=timeout, env=env)

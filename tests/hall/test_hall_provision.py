@@ -251,6 +251,24 @@ def test_a_table_provisioned_already_is_refused_unless_replace_which_keeps_its_k
     assert third.key_text == (keys / "table-1.key").read_text()
 
 
+def test_a_failure_on_the_way_undoes_what_was_done(tmp_path: Path) -> None:
+    """mosquitto_passwd fails after the sticks were staged and the keys written: the sticks'
+    folders, the new keys and the replaced one are as they were, the password file untouched."""
+    first = provision(tmp_path, "table-1", "--to", str(tmp_path / "first"))
+    assert first.returncode == 0, first.stderr
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "mosquitto_passwd").write_text("#!/bin/sh\necho 'out of memory' >&2\nexit 3\n")
+    (tools / "mosquitto_passwd").chmod(0o755)
+    before = contents(tmp_path)
+    done = provision(tmp_path, "table-1", "table-2", "--replace", "--new-key", "--to",
+                     str(tmp_path / "second"), tools=tools)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ("gammonclock hall provision: mosquitto_passwd failed: out of "
+                           "memory; nothing changed\n")
+    assert contents(tmp_path) == before
+
+
 def test_a_broken_key_at_the_hall_is_named_not_handed_out(tmp_path: Path) -> None:
     keys = tmp_path / "hall" / "keys"
     keys.mkdir(parents=True)
