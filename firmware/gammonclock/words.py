@@ -1669,6 +1669,55 @@ WORDS: dict[str, Entry] = {
     "e.shown": E("shown: {text}", "показано: {text}"),
     "e.draw_result": E("draw ({points} each)", "ничья (по {points})"),
     "e.win_result": E("{who} wins {kind} ({points})", "победил {who}: {kind} ({points})"),
+    # --- a provisioning stick's README.txt (`gammonclock hall provision`, hall/provision.py) ----
+    "provision.readme": E(
+        "gammonclock: the provisioning stick of table {table}\n"
+        "\n"
+        "It joins the clock of table {table} to the hall's broker at {broker}:\n"
+        "the clock's table id, its account on the broker and the table's device key, which\n"
+        "seals its journals.\n"
+        "\n"
+        "1. Copy the folder \"gammonclock\" and this file as they are to the top of a USB\n"
+        "   stick (FAT or exFAT).\n"
+        "2. Between matches, plug the stick into the clock of table {table}. Never during a\n"
+        "   match: a clock in the middle of a match does not take it.\n"
+        "3. A new clock (no arbiter PIN set yet) takes it at once. A clock with a PIN offers\n"
+        "   it on the panels: the arbiter takes it in the arbiter's menu, after the PIN.\n"
+        "4. The panels say when it is taken; then pull the stick out. The clock connects to\n"
+        "   the hall by itself.\n"
+        "5. A clock that has played matches before keeps its own key (its journals are sealed\n"
+        "   with it) and writes it to the stick (gammonclock/provision/returned.key). Bring\n"
+        "   the stick back to the director, who runs:\n"
+        "   gammonclock hall provision --collect STICK\n"
+        "\n"
+        "The stick holds the table's password and key: keep it with you and wipe it when\n"
+        "done. It carries files, never authority: only the arbiter's PIN does.\n",
+        "gammonclock: флешка подключения стола {table}\n"
+        "\n"
+        "Она подключает часы стола {table} к брокеру зала по адресу {broker}:\n"
+        "номер стола, учётную запись часов на брокере и ключ стола, которым часы\n"
+        "подписывают свои журналы.\n"
+        "\n"
+        "1. Скопируйте папку \"gammonclock\" и этот файл как есть в корень USB-флешки\n"
+        "   (FAT или exFAT).\n"
+        "2. Между матчами вставьте флешку в часы стола {table}. Не во время матча: часы\n"
+        "   посреди матча её не принимают.\n"
+        "3. Новые часы (PIN судьи ещё не задан) принимают её сразу. Часы с PIN предлагают\n"
+        "   её на экранах: судья принимает её в меню судьи, после ввода PIN.\n"
+        "4. Экраны скажут, когда она принята; тогда выньте флешку. Часы сами подключатся\n"
+        "   к залу.\n"
+        "5. Часы, на которых уже играли матчи, оставляют свой ключ (им подписаны их журналы)\n"
+        "   и записывают его на флешку (gammonclock/provision/returned.key). Верните флешку\n"
+        "   главному судье турнира, он выполнит:\n"
+        "   gammonclock hall provision --collect ФЛЕШКА\n"
+        "\n"
+        "На флешке пароль и ключ стола: держите её при себе и сотрите после работы. Она\n"
+        "переносит файлы, но не даёт полномочий: их даёт только PIN судьи.\n"),
+    "provision.readme_time": E(
+        "The hall serves the time at {host}: a clock installed with\n"
+        "scripts/install --time-server {host} takes its time from it.\n",
+        "Зал раздаёт время с адреса {host}: часы, установленные с\n"
+        "scripts/install --time-server {host}, берут время оттуда.\n"),
 }
 del E
 
