@@ -247,3 +247,28 @@ def test_a_force_that_did_not_load_leaves_the_match_queued(tmp_path: Path) -> No
     queue.forced("table-1", digest, loaded=True)
     assert queue.card("table-1") is None
     assert json.loads((tmp_path / QUEUE_FILE).read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("content", [
+    b"not json", b'{"a": 1}', b"[1, 2, 3]", b"[" + b'"x",' * 10 + b'"x"]',
+    json.dumps([{"table": "../table-2", "text": "x", "event": "", "round": "", "left": "A",
+                 "right": "B", "length": 5, "pushed_ms": 0, "status": "held"},
+                {"table": "table-2", "text": "x" * 20_000, "event": "", "round": "",
+                 "left": "A", "right": "B", "length": 5, "pushed_ms": 0, "status": "held"},
+                {"table": "table-2", "text": "x", "event": "", "round": "", "left": "A",
+                 "right": "B", "length": 500, "pushed_ms": 0, "status": "held"},
+                {"table": "table-2", "text": "x", "event": "", "round": "", "left": "A",
+                 "right": "B", "length": 5, "pushed_ms": 0, "status": "gone"}]).encode(),
+])
+def test_a_queue_file_that_is_not_the_halls_queues_nothing(tmp_path: Path, content: bytes
+                                                          ) -> None:
+    """The hall's own file, read back bounded and checked entry by entry: what is not a queued
+    match of a table is left out (a file that is not a list is said so)."""
+    from gammonclock.hall.queued import NextMatches
+    from gammonclock.hall.view import HallView
+    (tmp_path / QUEUE_FILE).write_bytes(content)
+    queue = NextMatches(tmp_path, P, HallView(), lambda *_: None, lambda _t: None,
+                        lambda _t: None)
+    problem = queue.load()
+    assert queue.entries == {}
+    assert (problem is None) == content.startswith(b"["), problem
