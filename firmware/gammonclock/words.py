@@ -1593,6 +1593,10 @@ WORDS: dict[str, Entry] = {
     "e.shown": E("shown: {text}", "показано: {text}"),
     "e.draw_result": E("draw ({points} each)", "ничья (по {points})"),
     "e.win_result": E("{who} wins {kind} ({points})", "победил {who}: {kind} ({points})"),
+    # --- a table's event on the director's page (hall/events.py): its effects said in turn --------
+    "ev.arbiter": E("arbiter: {what}", "судья: {what}"),
+    "ev.other": E("other event ({kind})", "другое событие ({kind})"),
+    "ev.more": E("… and {n} more", "… и ещё {n}"),
 }
 del E
 

@@ -482,10 +482,8 @@ function fillTableDialog(table) {
                                   t("alerts.force")) : null,
     n.key ? el("button", { onclick: () => dismiss(table, n.key) }, t("alerts.seen")) : null));
   const replies = (card.replies || []).map((r) => replyNode(sentOf(r), r, card, "li"));
-  // An event's kinds are the journal's own names (turn_ended, flag_fell): shown as code.
   const events = (card.recent || []).map((ev) => el("li", {},
-    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `,
-    el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "))));
+    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `, eventNode(ev)));
   // Its alert marked seen, a match that waits can still be forced from the notice's line.
   const offered = (card.needs || []).some((n) => forceable(card, n.match));
   const notice = card.notice ? el("p", { class: "notice" },
@@ -509,6 +507,15 @@ function fillTableDialog(table) {
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
+}
+
+// What an event did, in the page's language as the hall words it (`said`, hall/events.py: "arbiter:
+// score set to 3-2"); from an older hall, its kinds, the journal's own names, as code.
+function eventNode(ev) {
+  const said = ev.said && typeof ev.said === "object" ? ev.said : {};
+  const text = textOf(own(said, language) ? said[language] : said.en);
+  if (text) return el("span", { class: "said" }, text);
+  return el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "));
 }
 
 // --- a match moved here from another table (SPEC §13.5, §14.1) --------------------------------
