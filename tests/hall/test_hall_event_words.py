@@ -108,8 +108,17 @@ def test_a_hostile_event_is_said_bounded() -> None:
                        [{"kind": "warned", "t": 1, "side": "left", "text": "y" * 10_000}])
     for text in said.values():
         assert len(text) <= MAX_SAID_TEXT
-    assert said["en"].startswith("other event (" + "x" * 39 + "…); other event (")
-    assert said["ru"].startswith("другое событие (" + "x" * 39 + "…); другое событие (")
+    assert said["en"].startswith(f"other event ({'x' * 39}…) ×200; warning to left: yyy")
+    assert said["ru"].startswith(f"другое событие ({'x' * 39}…) ×200; предупреждение игроку "
+                                 "слева: yyy")
+    assert said["en"].endswith("y…") and said["ru"].endswith("y…")
+    said = event_words([{"kind": f"{n}" + "x" * 10_000, "t": 1} for n in range(200)])
+    assert said["en"].startswith(f"other event (0{'x' * 38}…); other event (1{'x' * 38}…); ")
+    assert len(said["en"]) == len(said["ru"]) == MAX_SAID_TEXT
+    said = event_words([{"kind": f"{n}", "t": 1} for n in range(200)])
+    assert said["en"].endswith("other event (7); … and 192 more")
+    assert event_words([{"kind": "flag_fell", "t": 1, "side": "left"}] * 20) == {
+        "en": "left's flag falls ×20", "ru": "флажок левого упал ×20"}
 
 
 # --- on the page, from a real clock ------------------------------------------------------------

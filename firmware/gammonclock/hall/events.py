@@ -25,8 +25,8 @@ from gammonclock.sides import Pair, Side
 
 from .messages import MAX_TEXT, clip
 
-MAX_WORDED = 12              # effects of one event said; more are counted ("… and 3 more")
-MAX_SAID_TEXT = 600          # an event's words, at most
+MAX_WORDED = 8               # effects of one event said; more are counted ("… and 3 more")
+MAX_SAID_TEXT = 300          # an event's words, at most (a card keeps 8 events, each in 2)
 MAX_KIND_SHOWN = 40          # an unknown kind, as "other event (…)" shows it
 MAX_NUMBER = 10**15          # a whole number a field may hold (ns spans fit)
 MAX_ITEMS = 16               # items of a list field (dice, facts)
@@ -116,29 +116,50 @@ def _read(hint: Any, value: object) -> Any:
     raise Unread(hint)
 
 
+def _runs(parts: list[tuple[str, int]]) -> list[str]:
+    """Each (words, times) once, the same words in a row said once and counted: "left's flag
+    falls ×20"."""
+    out: list[tuple[str, int]] = []
+    for part, times in parts:
+        if out and out[-1][0] == part:
+            out[-1] = (part, out[-1][1] + times)
+        else:
+            out.append((part, times))
+    return [part if n == 1 else f"{part} ×{n}" for part, n in out]
+
+
 def event_words(effects: list[Any]) -> dict[str, str]:
     """What an event did, in each language the page speaks: its effects said one after the
-    other; an arbiter's command as "arbiter: " before what it did (its own words when it did
-    nothing else); an effect this hall cannot read as "other event (KIND)"."""
-    read = [(data, effect_of(data)) for data in effects[:MAX_WORDED]]
-    more = len(effects) - len(read)
+    other (the same again and again once, "×N"; at most `MAX_WORDED`, the rest counted); an
+    arbiter's command as "arbiter: " before what it did (its own words when it did nothing
+    else); an effect this hall cannot read as "other event (KIND)"."""
+    runs: list[list[Any]] = []                   # [effect object, times in a row]
+    more = 0
+    for i, data in enumerate(effects):
+        if runs and runs[-1][0] == data:
+            runs[-1][1] += 1
+        elif len(runs) == MAX_WORDED:
+            more = len(effects) - i
+            break
+        else:
+            runs.append([data, 1])
+    read = [(data, times, effect_of(data)) for data, times in runs]
     out: dict[str, str] = {}
     for lang in words.LANGUAGES:
-        parts: list[str] = []
+        parts: list[tuple[str, int]] = []
         command: fx.ArbiterCommand | None = None
-        for data, effect in read:
+        for data, times, effect in read:
             if isinstance(effect, fx.ArbiterCommand):
                 command = command or effect
             elif effect is not None:
-                parts.append(words.describe(effect, lang, rounded=True))
+                parts.append((words.describe(effect, lang, rounded=True), times))
             else:
                 kind = data.get("kind") if isinstance(data, dict) else None
-                parts.append(words.say("ev.other", lang,
-                                       kind=clip(kind if isinstance(kind, str) else "?",
-                                                 MAX_KIND_SHOWN)))
+                parts.append((words.say("ev.other", lang, kind=clip(
+                    kind if isinstance(kind, str) else "?", MAX_KIND_SHOWN)), times))
         if more > 0:
-            parts.append(words.say("ev.more", lang, n=more))
-        text = "; ".join(parts)
+            parts.append((words.say("ev.more", lang, n=more), 1))
+        text = "; ".join(_runs(parts))
         if command is not None:
             text = words.say("ev.arbiter", lang, what=text or command.text)
         out[lang] = clip(text, MAX_SAID_TEXT)

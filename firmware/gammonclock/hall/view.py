@@ -274,8 +274,10 @@ class HallView:
             return False     # no event: nothing on the card changed
         view.events += 1
         self.events_counted += 1
-        # What it did, in each of the page's languages (events.py); `kinds` for an older page.
-        view.recent.appendleft({"seq": seq, "at": at, "kinds": kinds[:MAX_KINDS_SHOWN],
+        # What it did, in each of the page's languages (events.py); its kinds (each once) for
+        # an older page.
+        view.recent.appendleft({"seq": seq, "at": at,
+                                "kinds": list(dict.fromkeys(kinds))[:MAX_KINDS_SHOWN],
                                 "said": event_words(effects)})
         for effect in effects:
             self._alert_of(view, effect, journal)
