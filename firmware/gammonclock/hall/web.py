@@ -208,6 +208,8 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     add_public_routes(app, public, language)
     from .standings_web import add_standings_routes  # /api/standings.json and .csv
     add_standings_routes(app, standings_format)
+    from .after_play import add_after_play_routes  # /round-sheet, /report/…, /api/round.zip
+    add_after_play_routes(app, language)
     return app
 
 
