@@ -16,11 +16,11 @@ import shutil
 import urllib.error
 import urllib.request
 import zipfile
-from urllib.parse import quote
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 

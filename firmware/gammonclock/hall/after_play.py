@@ -39,9 +39,9 @@ from aiohttp import web
 from gammonclock.wire import JOURNAL_NAME
 
 from .accounts import TABLE_ID
+from .counting import TAMPERED
 from .page import HALL, LANGUAGES, page_texts
 from .reports import Refusal, ReportRefused, Reports, cached_reports
-from .counting import TAMPERED
 from .results import MAX_ROUND_NAME, Result, file_sha256, results_csv
 
 REPORTS: web.AppKey[Reports] = web.AppKey("reports", Reports)
