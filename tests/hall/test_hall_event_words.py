@@ -25,7 +25,7 @@ from gammonclock.sides import Button, Pair, Side
 from hall_ru_helpers import shots
 from hall_web_helpers import PAGE_WAIT_MS, P, RunningHall, event, open_page, publish, table_client
 from mqtt_helpers import Broker
-from table_helpers import MATCH_TEXT, Table, device_text
+from table_helpers import Table, loaded_clock
 
 CYRILLIC = re.compile("[а-яёА-ЯЁ]")
 P2 = Pair(Fraction(3), Fraction(2))
@@ -126,13 +126,7 @@ def test_a_hostile_event_is_said_bounded() -> None:
 @pytest.fixture
 def clock(broker: Broker, tables, tmp_path: Path, hall: RunningHall) -> Table:  # noqa: F811
     """A real clock on mock pins, Anna v Boris loaded, seen by the hall with its players."""
-    match_file = tmp_path / "match.toml"
-    match_file.write_text(MATCH_TEXT, encoding="utf-8")
-    table: Table = tables(device_text(broker, match_file=match_file))
-    hall.wait(lambda: (hall.hall.view.tables.get("table-1") is not None
-                       and (hall.hall.view.tables["table-1"].state or {}).get("players")),
-              "the clock's state in the hall")
-    return table
+    return loaded_clock(tables, broker, tmp_path, hall)
 
 
 def last_events(page: Any, table: str) -> str:
