@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import pytest
 
+from gammonclock.hall import reports
 from gammonclock.hall.after_play import Words, round_sheet_html, safe_name
 from gammonclock.hall.results import Result
 from gammonclock.journal.key import SECRET_FILE
@@ -168,6 +169,23 @@ def test_a_verified_matchs_report_is_served_and_a_tampered_one_gets_none(played:
                  "/report/table-1/.hidden.jsonl"):
         status, _headers, body = get(hall, path)
         assert status == 404, (path, status, body[:200])
+
+
+def test_a_report_being_made_is_waited_for_a_bounded_time(played: Played,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """A page waits for a report at most REPORT_WAIT_S (here none): told to reload; the report
+    is made all the same, and served from the cache when asked again."""
+    monkeypatch.setattr(reports, "REPORT_WAIT_S", 0.0)
+    name = played.journals["table-2"]
+    status, _headers, body = get(played.hall, f"/report/table-2/{name}?lang=en")
+    assert (status, body.decode()) == (
+        503, f"table-2/{name}: the report is still being made; reload in a minute.\n")
+    played.hall.wait(lambda: list((played.archive / "table-2").glob(f"{name[:-6]}.*.en.html")),
+                     "the report made in its thread", timeout=60)
+    monkeypatch.setattr(reports, "REPORT_WAIT_S", 60.0)
+    status, _headers, body = get(played.hall, f"/report/table-2/{name}?lang=en")
+    assert status == 200 and "Вера" in body.decode()
 
 
 def test_a_rounds_archive_is_one_zip_of_its_journals_results_and_reports(played: Played

@@ -86,11 +86,16 @@ class Reports:
             loop = asyncio.get_running_loop()
             future = loop.run_in_executor(self._pool, self._make, verdict, lang)
             self._making[key] = future
-            future.add_done_callback(lambda _f: self._making.pop(key, None))
+            future.add_done_callback(lambda done: self._done(key, done))
         try:
             return await asyncio.wait_for(asyncio.shield(future), REPORT_WAIT_S)
         except TimeoutError:
             raise ReportRefused(Refusal.SLOW) from None
+
+    def _done(self, key: tuple[str, str], done: asyncio.Future[Path]) -> None:
+        self._making.pop(key, None)
+        if not done.cancelled():
+            done.exception()         # retrieved: a page that stopped waiting is told nothing
 
     def _make(self, verdict: Verified, lang: str) -> Path:
         """The report, from the cache or made now (in the reports' thread)."""
