@@ -25,7 +25,13 @@ from urllib.parse import quote
 import pytest
 
 from gammonclock.hall import reports
-from gammonclock.hall.after_play import Words, round_sheet_html, safe_name
+from gammonclock.hall.after_play import (
+    Words,
+    round_results,
+    round_sheet_html,
+    safe_name,
+    zip_entries,
+)
 from gammonclock.hall.results import Result
 from gammonclock.journal.key import SECRET_FILE
 from gammonclock.link import publisher as link_publisher
@@ -235,10 +241,21 @@ def test_a_round_with_nothing_is_said_in_words(played: Played, query: str, statu
         assert (got, said in body.decode()) == (status, True), (path, got, body)
 
 
-def test_a_round_name_as_a_folder_in_the_zip_is_safe() -> None:
+def test_a_round_name_as_a_folder_in_the_zip_is_safe(tmp_path: Path) -> None:
     assert safe_name("../../etc/passwd") == "______etc_passwd"
     assert safe_name("тур 3") == "____3"
     assert safe_name("") == "_" and safe_name("R1-a_b") == "R1-a_b"
+    # A round named to climb out, a result's journal that is not an archive's name: neither
+    # gives a name inside the zip that is not the round's folder's.
+    (tmp_path / "table-1").mkdir()
+    (tmp_path / "table-1" / "match-1.jsonl").write_text("{}\n", encoding="utf-8")
+    climbing = "../../" + "x" * 30
+    results = [Result("table-1", "table-1/match-1.jsonl", "intact", "", round=climbing),
+               Result("table-1", "table-1/../../keys/table-1.key", "intact", "", round=climbing),
+               Result("..", "../match-1.jsonl", "intact", "", round=climbing)]
+    entries = zip_entries(tmp_path, round_results(results, climbing), climbing)
+    assert [name for name, _what in entries] == [
+        f"round-______{'x' * 30}/results.csv", f"round-______{'x' * 30}/table-1/match-1.jsonl"]
 
 
 # --- the round sheet ------------------------------------------------------------------------------
