@@ -11,8 +11,12 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import os
 import re
 import shutil
+import socket
+import sys
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -24,7 +28,7 @@ from urllib.parse import quote
 
 import pytest
 
-from gammonclock.hall import reports
+from gammonclock.hall import after_play, reports
 from gammonclock.hall.after_play import (
     Words,
     round_results,
@@ -225,6 +229,68 @@ def test_a_rounds_archive_is_one_zip_of_its_journals_results_and_reports(played:
         for inside in names:
             assert ".." not in inside.split("/") and not inside.startswith("/"), inside
             assert inside.startswith(f"round-{ROUND}/")
+
+
+def zip_threads() -> list[list[str]]:
+    """The stacks (innermost first) of the threads writing a round's zip."""
+    stacks = [[f.f_code.co_name for f in _outer(frame)]
+              for frame in sys._current_frames().values()]
+    return [stack for stack in stacks if "_write_zip" in stack]
+
+
+def writing_a_zip() -> bool:
+    return bool(zip_threads())
+
+
+def zip_waits_for_the_network() -> bool:
+    """A zip's thread waits for room in the queue to the network (its client reads nothing)."""
+    return any("wait" in stack and "result" in stack and "write" in stack
+               for stack in zip_threads())
+
+
+def _outer(frame: Any) -> Iterator[Any]:
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def stalled() -> bool:
+    """The zip's thread waits for the network, and still does a second later."""
+    if not zip_waits_for_the_network():
+        return False
+    time.sleep(1.0)
+    return zip_waits_for_the_network()
+
+
+def test_a_client_that_goes_away_ends_the_zip(played: Played, broker: Broker,  # noqa: F811
+                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
+    """A round's zip far larger than the network holds, its client gone after a few bytes:
+    the thread writing it ends (it waits for the network a chunk at a time), and the next
+    client has the whole zip."""
+    monkeypatch.setattr(after_play, "ZIP_CHUNKS", 1)
+    archive = tmp_path / "archive"
+    shutil.copytree(played.archive, archive)
+    original = archive / "table-1" / played.journals["table-1"]
+    big = original.with_name(original.name.replace(".jsonl", "-big.jsonl"))
+    big.write_text(original.read_text(encoding="utf-8") + "".join(      # 12 MB, compressing
+        base64.b64encode(os.urandom(3000)).decode() + "\n" for _ in range(3000)),  # little
+                   encoding="utf-8")
+    with RunningHall(broker, archive, played.archive.parent / "keys",
+                     password=PASSWORD) as hall:
+        hall.wait(lambda: str(big) in hall.hall.archive, "the big journal verified", 60)
+        auth = base64.b64encode(f"td:{PASSWORD}".encode()).decode()
+        with socket.create_connection(("127.0.0.1", hall.port), timeout=20) as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.sendall(f"GET /api/round.zip?round={ROUND} HTTP/1.1\r\n"
+                           f"Host: 127.0.0.1:{hall.port}\r\nAuthorization: Basic {auth}\r\n"
+                           "\r\n".encode())
+            assert client.recv(1000).startswith(b"HTTP/1.1 200")
+            hall.wait(stalled, "the zip's thread waiting for the network", 30)
+        hall.wait(lambda: not writing_a_zip(), "the zip's thread ended", 30)
+        status, _headers, body = get(hall, f"/api/round.zip?round={ROUND}")
+        with zipfile.ZipFile(io.BytesIO(body)) as got:
+            assert got.read(f"round-{ROUND}/table-1/{big.name}") == big.read_bytes()
 
 
 @pytest.mark.parametrize(("query", "status", "said"), [
