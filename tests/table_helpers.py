@@ -220,3 +220,16 @@ def as_sent(monkeypatch: pytest.MonkeyPatch, journal: Path, change: Callable[[st
 
     monkeypatch.setattr(publisher, "written_bytes", written_bytes)
     return sent
+
+
+def loaded_clock(tables: Callable[..., Table], broker: Broker, tmp_path: Path, hall: Any
+                 ) -> Table:
+    """A real clock on mock pins (the `tables` fixture's), Anna v Boris loaded, once the hall
+    (hall_web_helpers.RunningHall) has its state with its players."""
+    match_file = tmp_path / "match.toml"
+    match_file.write_text(MATCH_TEXT, encoding="utf-8")
+    table = tables(device_text(broker, match_file=match_file))
+    hall.wait(lambda: (hall.hall.view.tables.get(TABLE) is not None
+                       and (hall.hall.view.tables[TABLE].state or {}).get("players")),
+              "the clock's state in the hall")
+    return table

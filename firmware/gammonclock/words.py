@@ -1664,6 +1664,10 @@ WORDS: dict[str, Entry] = {
     "undo.take": E("{whose} take", "взятие куба {whose}"),
     "undo.result": E("the result of game {game} ({result})", "результат партии {game} ({result})"),
     "undo.switch": E("{whose} turn switch", "нажатие часов {whose}"),
+    # --- a table's event on the director's page (hall/events.py): its effects said in turn --------
+    "ev.arbiter": E("arbiter: {what}", "судья: {what}"),
+    "ev.other": E("other event ({kind})", "другое событие ({kind})"),
+    "ev.more": E("… and {n} more", "… и ещё {n}"),
     "e.ignored": E("ignored {what}: {why}", "не принято {what}: {why}"),
     "e.refused": E("refused {what}: {why}", "отказано {what}: {why}"),
     "e.shown": E("shown: {text}", "показано: {text}"),

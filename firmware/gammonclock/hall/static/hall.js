@@ -483,10 +483,8 @@ function fillTableDialog(table) {
                                   t("alerts.force")) : null,
     n.key ? el("button", { onclick: () => dismiss(table, n.key) }, t("alerts.seen")) : null));
   const replies = (card.replies || []).map((r) => replyNode(sentOf(r), r, card, "li"));
-  // An event's kinds are the journal's own names (turn_ended, flag_fell): shown as code.
   const events = (card.recent || []).map((ev) => el("li", {},
-    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `,
-    el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "))));
+    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `, eventNode(ev)));
   // Its alert marked seen, a match that waits can still be forced from the notice's line.
   const offered = (card.needs || []).some((n) => forceable(card, n.match));
   const notice = card.notice ? el("p", { class: "notice" },
@@ -511,6 +509,15 @@ function fillTableDialog(table) {
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
+}
+
+// What an event did, in the page's language as the hall words it (`said`, hall/events.py: "arbiter:
+// score set to 3-2"); from an older hall, its kinds, the journal's own names, as code.
+function eventNode(ev) {
+  const said = ev.said && typeof ev.said === "object" ? ev.said : {};
+  const text = textOf(own(said, language) ? said[language] : said.en);
+  if (text) return el("span", { class: "said" }, text);
+  return el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "));
 }
 
 // --- a match moved here from another table (SPEC §13.5, §14.1) --------------------------------
@@ -945,11 +952,28 @@ function fillArchive() {
     el("div", {}, t(v.verified ? "archive.verified" : v.ok ? "archive.readable"
                                                           : "archive.not_verified")),
     el("div", { class: "counts" }, archiveMessage(v)),
-    v.summary ? el("div", {}, archiveSummary(v)) : null))
+    v.summary ? el("div", {}, archiveSummary(v)) : null,
+    v.ok && !v.cut_short ? el("div", {}, reportLink(v.table, v.name)) : null))
     : [el("li", { class: "counts" }, t("archive.empty"))]));
 }
 
 // --- results back: each finished match's result, recomputed by the hall from its journal -------
+
+// An archived journal's HTML report (after_play.py: made by the hall on demand), in the page's
+// language; the round's printable sheet and its archive as one zip.
+function reportLink(table, name) {
+  return el("a", { class: "report", target: "_blank", rel: "noopener", title: t("report.link_title"),
+                   href: `/report/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` +
+                         `?lang=${language}` }, t("report.link"));
+}
+
+function afterPlayLinks(round) {
+  const query = `round=${encodeURIComponent(round)}&lang=${language}`;
+  return el("p", { class: "after-play" },
+    el("a", { class: "round-sheet", target: "_blank", rel: "noopener", href: `/round-sheet?${query}` },
+       t("sheet.link")), " · ",
+    el("a", { class: "round-zip", href: `/api/round.zip?${query}` }, t("sheet.zip")));
+}
 
 const ENDED = { score: "results.ended.score", flag: "results.ended.flag",
                 forfeit: "results.ended.forfeit", disqualified: "results.ended.disqualified",
@@ -1099,11 +1123,13 @@ function fillResults() {
       el("td", { class: "num" }, String(r.games)),
       el("td", { class: "num" }, clockText(r.match_s * 1000)),
       el("td", {}, el("span", { class: bad ? "badmark" : "okmark" }, bad ? "✗ " : "✓ "), verdict, " ",
-         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓")),
+         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓"),
+         bad ? null : [" ", reportLink(table, name)]),
       el("td", { class: "standing" }, standingNode(r)));
   });
   const body = [rows.length ? el("table", { class: "rows results" }, el("thead", {}, head), el("tbody", {}, rows))
                             : el("p", { class: "counts" }, t("results.none"))];
+  if (chosen !== "*" && rows.length) body.unshift(afterPlayLinks(chosen));
   if (pushed && pushed.playing.length) {
     body.push(el("h3", {}, t("results.playing")), el("ul", { class: "log playing" },
       pushed.playing.map((p) => {
