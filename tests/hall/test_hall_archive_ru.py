@@ -27,17 +27,18 @@ from mqtt_helpers import Broker
 
 ROUND = ("table,left,right,length,discipline\n"
          "table-1,Анна,Борис,0\n"
-         "table-1,Вера,Глеб,5\n"
+         "table-9,Вера,,500\n"
          "table-2,Дина,,5\n"
          "table-3,Ева,Жанна,5,chess\n"
          "table-7,Зоя,Ирина,5\n")
 RU_ROWS = [
     "строка 2: '0' — не длина матча; укажите число от 1 до 99",
-    "строка 3: стол table-1 указан дважды (ещё в строке 2)",
+    "строка 3: нужны имена обоих игроков (left, right); '500' — не длина матча; укажите число "
+    "от 1 до 99",
     "строка 4: нужны имена обоих игроков (left, right)",
     'строка 5: match.discipline: "chess" — недопустимое значение; допустимо: backgammon, '
     "backgammon_blitz, backgammon_doubles, sprintgammon, longgammon, longgammon_blitz",
-    "отправлено",
+    "отправлен",
 ]
 # The CSV's format and the clock's keys and values: the file's, not the page's words.
 FORMAT = ("table,left,right,length,discipline", "backgammon_blitz", "backgammon_doubles",
@@ -48,8 +49,10 @@ FORMAT = ("table,left,right,length,discipline", "backgammon_blitz", "backgammon_
 def test_pairing_rows_carry_codes_and_fields() -> None:
     rows = parse_pairings(ROUND, known={"table-1"})
     assert [(r.code, r.fields.get("line")) for r in rows] == [
-        ("bad_length", 2), ("paired_twice", 3), ("no_names", 4), ("config", 5), (None, None)]
-    assert rows[1].fields == {"line": 3, "table": "table-1", "also": 2}
+        ("bad_length", 2), ("no_names", 3), ("no_names", 4), ("config", 5), (None, None)]
+    # Every problem of a row, each with its code and fields.
+    assert [(p["code"], p["fields"]) for p in rows[1].problems_json()] == [
+        ("no_names", {"line": 3}), ("bad_length", {"line": 3, "length": "'500'"})]
     problem = rows[3].fields["problem"]
     assert problem["en"] in rows[3].error
     assert problem["ru"].startswith('match.discipline: "chess" — недопустимое значение')
@@ -182,7 +185,8 @@ def test_the_hall_sends_codes_the_page_knows() -> None:
     texts = json.loads((Path(__file__).parents[2] / "firmware" / "gammonclock" / "hall" / "static"
                         / "texts.json").read_text(encoding="utf-8"))
     for code in ("empty", "columns_missing", "columns_unknown", "too_many_rows", "no_rows",
-                 "extra_cells", "bad_table", "paired_twice", "no_names", "bad_length", "config"):
+                 "extra_cells", "bad_table", "paired_twice", "no_names", "bad_length", "config",
+                 "round_refused"):
         assert f"round.error.{code}" in texts["en"] and f"round.error.{code}" in texts["ru"]
     for code in ("intact", "other_device", "other_key", "not_checked", "tampered", "unchecked",
                  "unchecked_no_keys", "unreadable"):

@@ -188,21 +188,23 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
     first = clock.journal()
     pushed = hall.post("/api/round", {"csv": "table,left,right,length\ntable-1,Chen,Dora,5\n",
                                       "event": "Spring Open", "round": "2"})
-    assert pushed["pushed"] == 1
-    hall.wait(lambda: (hall.card("table-1").get("notice") or {}).get("pending") is True,
-              "the table's refusal")
-    digest = hall.card("table-1")["notice"]["match"]
+    assert (pushed["pushed"], pushed["queued"]) == (1, 1), pushed
+    # Its match is in progress: the hall holds the next one queued (issue 32), and the page
+    # offers to force it as it offers a match the clock refused and holds.
+    hall.wait(lambda: (hall.card("table-1").get("queued") or {}).get("status") == "held",
+              "the next match queued")
+    digest = hall.card("table-1")["queued"]["match"]
     page = open_page(browser, hall)
     try:
-        page.wait_for_selector('.card[data-table="table-1"]', timeout=PAGE_WAIT_MS)
+        page.wait_for_selector('.card[data-table="table-1"] .queued', timeout=PAGE_WAIT_MS)
         page.click('.card[data-table="table-1"] .facts')
-        alert = "#td-body .alert-row:has(button.force)"
-        page.wait_for_selector(alert, timeout=PAGE_WAIT_MS)
-        assert "match refused" in page.inner_text(alert)
-        assert page.query_selector_all("#td-body button.force") != []
+        queued = "#td-body .queued-row:has(button.force)"
+        page.wait_for_selector(queued, timeout=PAGE_WAIT_MS)
+        assert "round 2 queued: Chen v Dora" in page.inner_text(queued)
+        assert len(page.query_selector_all("#td-body button.force")) == 1
         # It names the table, the players and the score to be abandoned; cancelled, nothing
         # is sent.
-        page.click(f"{alert} button.force")
+        page.click(f"{queued} button.force")
         page.wait_for_selector("#force-dialog[open]", timeout=PAGE_WAIT_MS)
         asked = page.inner_text("#force-dialog")
         assert "table-1" in asked and "Anna 0–0 Boris (to 5, game 1)" in asked, asked
@@ -210,21 +212,17 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
         page.screenshot(path=str(shots(tmp_path) / "hall-force-confirm.png"))
         page.click("#fd-cancel")
         assert not page.eval_on_selector("#force-dialog", "d => d.open")
-        # The alert marked seen, the match file's line offers it still.
-        page.click(f"{alert} button:not(.force)")
-        page.wait_for_selector(alert, state="detached", timeout=PAGE_WAIT_MS)
-        assert len(page.query_selector_all("#td-body button.force")) == 1
-        page.click("#td-body p.notice button.force")
+        assert right_player(clock) == "Boris" and clock.journal() == first
+        page.click(f"{queued} button.force")
         page.wait_for_selector("#force-dialog[open]", timeout=PAGE_WAIT_MS)
         assert "Anna 0–0 Boris (to 5, game 1)" in page.inner_text("#force-dialog")
-        assert right_player(clock) == "Boris" and clock.journal() == first
         page.click("#fd-confirm")
         page.wait_for_selector("#cmd-result.ok", timeout=PAGE_WAIT_MS)
         said = page.inner_text("#cmd-result")
         assert said.startswith(f"✓ new-match --force --waiting {digest[:8]}… → "), said
         assert "match abandoned by the arbiter at 0-0" in said
         assert "next match loaded: Chen-Dora, 5 points" in said
-        # The refusal is over: no button offers it any more (the table's notice says loaded).
+        # Loaded: nothing is queued, no button offers it any more.
         page.wait_for_selector("#td-body button.force", state="detached", timeout=PAGE_WAIT_MS)
         page.screenshot(path=str(shots(tmp_path) / "hall-force-done.png"))
     finally:
@@ -234,10 +232,14 @@ def test_a_match_refused_mid_match_is_forced_from_the_page(browser: Any,  # noqa
     assert ended["input"] == {"type": "arbiter", "command": "abandon", "source": "hall",
                               "by": "hall"}, ended
     assert any(e.get("reason") == "abandoned" for e in ended["effects"]), ended
-    # Loaded once: the retained match no longer waits, nor loads again.
+    # Loaded once: nothing waits at the clock, nothing is queued at the hall (its next state
+    # sends nothing again), and the card asks for nothing.
     link = link_of(clock)
-    assert link.requests.pending_match is None and link.memory.match == digest
+    assert link.requests.pending_match is None
+    assert hall.card("table-1")["queued"] is None
     assert "match refused" not in json.dumps(hall.card("table-1")["needs"])
+    # The table's states while the force was on its way sent the queued match no second time.
+    assert "already loaded" not in json.dumps(hall.card("table-1")["notice"])
     # Without the page's token the same command is refused, and nothing reaches the table.
     with pytest.raises(urllib.error.HTTPError) as refused:
         hall.post("/api/cmd", {"table": "table-1", "wait": 0,

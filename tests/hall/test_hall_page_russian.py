@@ -75,7 +75,8 @@ EN_FORMS = {"one", "other"}
 def keys_used() -> set[str]:
     """Every catalogue key the page's script and HTML name."""
     script = "".join((STATIC / name).read_text(encoding="utf-8")
-                     for name in ("hall.js", "health.js", "standings.js", "hall_alerts.js"))
+                     for name in ("hall.js", "health.js", "standings.js", "hall_alerts.js",
+                                  "round_push.js"))
     page = (STATIC / "index.html").read_text(encoding="utf-8")
     used = set(re.findall(r"\btn?\(\s*\"([\w.]+)\"", script))
     used |= set(re.findall(r"\"([a-z_]+\.[\w.]+)\"", script)) - STORAGE_KEYS
@@ -103,7 +104,8 @@ def test_every_text_of_the_page_is_in_both_languages() -> None:
     view = a_view_with_every_alert()
     ids = {n["say"][0] for c in view.cards() for n in c["needs"]}
     assert ids == {"offline", "paused", "arbiter", "lost", "late", "flag", "overrun",
-                   "challenge", "pin", "chord", "bad", "notice", "refused", "archive"}
+                   "challenge", "pin", "chord", "bad", "notice", "notice_waits", "refused",
+                   "archive"}
     assert {f"alert.{i}" for i in ids} <= set(texts["ru"])
 
 
@@ -181,6 +183,8 @@ def a_view_with_every_alert() -> HallView:
     send("table-1", "cmd/reply", {"id": "r2", "ok": False})
     send("table-1", "notice", {"ok": False, "error": "идёт матч", "code": "match_in_progress",
                                "pending": True, "match": SHA})
+    send("table-1", "notice", {"ok": False, "error": "файл матча с ошибками",
+                               "code": "match_file_bad", "match": SHA})
     for _ in range(3):
         send("table-1", "state", b'{"phase": "running", "game": NaN}')
     view.note_archive("table-1", "journal match-1.jsonl archived, NOT verified: TAMPERED")
@@ -226,7 +230,12 @@ def test_the_page_says_each_alert_as_the_hall_does_and_in_russian(
     assert "неверный ПИН-код судьи на часах: ПИН-код неверен (2 из 3)" in said
     assert "команда отклонена: нельзя сейчас" in said
     assert "команда отклонена: причина не указана" in said
-    assert "матч не принят: идёт матч" in said
+    assert "матч не принят: файл матча с ошибками" in said
+    # A match waiting for the one in progress: the page's own words and action, never the
+    # clock's shell hint (`new-match --force`).
+    assert ("следующий матч ждёт: идёт матч; следующий загрузится, когда он закончится "
+            "(прервать его сейчас: «Загрузить принудительно…»)") in said
+    assert not any("--force" in line for line in said)
     assert "часы на паузе" in said and "часы остановлены: судья у часов" in said
     assert "нет связи" in said
     bad = [line for line in said if line.startswith("ошибочное сообщение от стола (state): ")]
@@ -346,7 +355,9 @@ def test_the_russian_page_shows_no_english(browser: Any, hall_ru: RunningHall,  
         page.click("#round-form button[type=submit]")
         page.wait_for_selector("#round-result table", timeout=PAGE_WAIT_MS)
         pushed = page.inner_text("#round-result")
-        assert "разослано: 1, с ошибками: 0" in pushed and "отправлено" in pushed, pushed
+        # Table-1 is playing: its next match waits at the hall until that match is over.
+        assert "разослано: 1 (в очереди: 1)" in pushed \
+            and "в очереди: загрузится, когда закончится текущий матч" in pushed, pushed
         no_english(page.evaluate(VISIBLE_TEXT, page.query_selector("#round-dialog")),
                    "the round dialog", allowed=("CSV", "тур-2.csv"))   # the file's kind and name
         # The CSV's header and disciplines are the file's format (hall_pairings), not words.
@@ -383,7 +394,9 @@ def test_the_force_load_confirmation_in_russian(browser: Any, hall_ru: RunningHa
                                    timeout=PAGE_WAIT_MS)
             page.click('.card[data-table="table-1"] .facts')
             page.wait_for_selector("#td-body button.force", timeout=PAGE_WAIT_MS)
-            assert "Файл матча: не принят: идёт матч Анна — Борис" in page.inner_text("#td-body")
+            said = page.inner_text("#td-body")
+            assert "Файл матча: не принят: идёт матч: этот загрузится, когда он закончится" \
+                in said and "--force" not in said, said
             page.click("#td-body .alert-row button.force")
             page.wait_for_selector("#force-dialog[open]", timeout=PAGE_WAIT_MS)
             asked = page.inner_text("#force-dialog")

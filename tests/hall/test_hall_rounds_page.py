@@ -169,7 +169,7 @@ def test_the_round_selector_the_waiting_table_and_the_bye_in_both_languages(
         page.click("#round-form button[type=submit]")
         page.wait_for_selector("#round-result table", timeout=PAGE_WAIT_MS)
         said = page.inner_text("#round-result")
-        assert "1 pushed, 1 with errors" in said
+        assert "1 pushed: 1 bye; 1 with errors" in said
         assert "bye: Вера (kept with the round; nothing goes to a table)" in said
         assert "line 2: '=1' is not a player id" in said
         page.select_option("#language", "ru")

@@ -128,7 +128,7 @@ def test_a_state_on_a_skewed_clock_counts_from_the_halls_clock() -> None:
     ("table,left,right,length\nt1,A,B,0\n", [("t1", "length '0' is not a match length")]),
     ("table,left,right,length\nt1,A,,7\n", [("t1", "both players need a name")]),
     ("table,left,right,length\nt1,A,B,7\nt1,C,D,7\n",
-     [("t1", None), ("t1", "paired twice (also on line 2)")]),
+     [("t1", "paired on lines 2, 3"), ("t1", "paired on lines 2, 3")]),
     ("table,left,right,length,discipline\nt1,A,B,7,chess\n", [("t1", "match.discipline")]),
     ("table,left,right,length\nt 1,A,B,7\n", [("t 1", "is not a table id")]),
     ("table,left,right\nt1,A,B\n", [("", "missing column(s) length")]),

@@ -1,6 +1,7 @@
 """The director's actions on the tables (the page's buttons, web.py): a round's pairings pushed
-retained on each table's `match`, a §7 command sent on `cmd` and its reply awaited (only the
-table it went to can answer it), a match moved to a spare table (continuation.py, moves.py).
+retained on each table's `match` (or queued while its match is in progress, queued.py), a §7
+command sent on `cmd` and its reply awaited (only the table it went to can answer it), a match
+moved to a spare table (continuation.py, moves.py).
 
 A move (SPEC §13.5, §14.1) is the director's act, and it names what it does: from a table that is
 not known to be offline only with `live` (the page's second confirmation: its clock will be
@@ -26,6 +27,7 @@ from .decisions import DecisionError, HallDecisions
 from .moves import MovedNotices
 from .mqtt import HallClient
 from .pairings import parse_pairings
+from .queued import Delivery, NextMatches, Pushed
 from .results import Results
 from .view import HallView
 
@@ -33,6 +35,7 @@ log = logging.getLogger("gammonclock.hall")
 
 REPLY_WAIT_S = 10.0          # how long a command's HTTP request waits for the table's answer
 ACK_WAIT_S = 5.0             # how long a pushed match waits for the broker's acknowledgement
+NOTICE_WAIT_S = 5.0          # ... and for its clock's notice (loaded, or queued: the race)
 MAX_COMMAND = 300
 
 
@@ -58,7 +61,8 @@ class Actions:
     """What the director does to the tables, and the commands waiting for their replies."""
 
     def __init__(self, prefix: str, view: HallView, client: HallClient, results: Results,
-                 live: LiveCopies, decisions: HallDecisions, moves: MovedNotices) -> None:
+                 live: LiveCopies, decisions: HallDecisions, moves: MovedNotices,
+                 queue: NextMatches) -> None:
         self.prefix = prefix
         self.view = view
         self.client = client
@@ -66,6 +70,7 @@ class Actions:
         self.live = live
         self.decisions = decisions
         self.moves = moves
+        self.queue = queue
         self.replies: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}  # (table, id)
 
     def topic(self, table: str, what: str) -> str:
@@ -84,36 +89,68 @@ class Actions:
 
     async def push_round(self, csv_text: str, event: str = "", round_name: str = ""
                          ) -> list[dict[str, Any]]:
-        """Each good row published retained on P/TABLE/match; every row's outcome."""
+        """Each good row published retained on P/TABLE/match, or queued while its table's
+        match is in progress (queued.py); every row's outcome (`delivery`: loaded, sent,
+        queued or refused, awaited at most NOTICE_WAIT_S from the tables online). A table
+        paired twice refuses the round: nothing is pushed (pairings.py)."""
         rows = parse_pairings(csv_text, event, round_name, set(self.view.tables))
-        sent = [(row, self.client.publish(self.topic(row.table, "match"), row.toml, retain=True)
-                 if row.toml is not None else None) for row in rows]
+        at = now_ms()
+        pushed = {row.line: self.queue.push(row, event, round_name, at)
+                  for row in rows if row.toml is not None}
+        if pushed:
+            self.queue.save()             # on disk before the answer says "queued"
         try:
             self.results.pushed(event, round_name,
-                                (row.match for row in rows if row.match is not None), now_ms(),
+                                (row.match for row in rows if row.match is not None), at,
                                 byes=[row.bye for row in rows if row.bye is not None])
         except OSError as exc:
             log.warning("the pushed round is not saved (a restarted hall will not know it): %s",
                         exc.strerror or exc)
-        for row in rows:           # a match moved from it is over there: its notice can go
-            if row.toml is not None:
-                self.moves.next_match(row.table)
+        # Every row's wait at once: the slowest bounds the reply, not their sum.
+        delivered = dict(zip(pushed, await asyncio.gather(*(
+            self._delivered(row.table, pushed[row.line],
+                            self._answer_of(row.table) if pushed[row.line].delivery
+                            is Delivery.SENT else None)
+            for row in rows if row.line in pushed)), strict=True))
         out = []
-        for row, acked in sent:
+        for row in rows:
             result: dict[str, Any] = {"line": row.line, "table": row.table,
                                       "ok": row.error is None, "error": row.error}
             if row.code is not None:       # the page says it in its language
                 result["code"], result["fields"] = row.code, row.fields
+                result["problems"] = row.problems_json()
             if row.bye is not None:        # kept with the round; nothing goes to a table
                 result["bye"] = row.bye.as_json()
-            if acked is not None:
-                result["acknowledged"] = await _within(acked, ACK_WAIT_S)
-                if row.table not in self.view.tables:
-                    result["warning"] = (f"table {row.table} has never been seen on the broker; "
-                                         "it loads the match when it connects")
-                    result["warning_code"] = "never_seen"
+            result.update(delivered.get(row.line, {}))
             out.append(result)
         return out
+
+    def _answer_of(self, table: str) -> asyncio.Future[Delivery] | None:
+        """The clock's answer to the match just sent, awaited only from a table online."""
+        view = self.view.tables.get(table)
+        return self.queue.answered(table) if view is not None and view.online else None
+
+    async def _delivered(self, table: str, done: Pushed,
+                         answer: asyncio.Future[Delivery] | None) -> dict[str, Any]:
+        """A pushed row's outcome: published (the broker's acknowledgement) or queued, what
+        its clock answered within NOTICE_WAIT_S, the queued round it replaced."""
+        result: dict[str, Any] = {"delivery": done.delivery.value}
+        if done.published is not None:
+            result["acknowledged"] = await _within(done.published, ACK_WAIT_S)
+        if answer is not None:
+            try:
+                result["delivery"] = (await asyncio.wait_for(asyncio.shield(answer),
+                                                             NOTICE_WAIT_S)).value
+            except TimeoutError:
+                pass
+        if done.replaced is not None:
+            result["replaced"] = {"round": done.replaced.round, "event": done.replaced.event,
+                                  "left": done.replaced.left, "right": done.replaced.right}
+        if table not in self.view.tables:
+            result["warning"] = (f"table {table} has never been seen on the broker; "
+                                 "it loads the match when it connects")
+            result["warning_code"] = "never_seen"
+        return result
 
     async def command(self, table: str, command: str, by: str, text: str | None = None,
                       wait_s: float = REPLY_WAIT_S) -> dict[str, Any]:
@@ -125,6 +162,22 @@ class Actions:
                           "command_length", max=MAX_COMMAND)
         if table not in self.view.tables:
             raise Refused(f"table {table[:40]!r} is not known to the hall", "no_table")
+        held = self._held(table, command, text)
+        if held is not None:         # a match queued here: the clock holds no copy to force
+            command, text = "new-match --force", held[1]
+        answer: dict[str, Any] = {}
+        try:
+            answer = await self._send(table, command, by, text, wait_s)
+            return answer
+        finally:
+            if held is not None:     # loaded, or still queued (refused, no answer, cancelled)
+                reply = answer.get("reply")
+                self.queue.forced(table, held[0],
+                                  isinstance(reply, dict) and reply.get("ok") is True)
+
+    async def _send(self, table: str, command: str, by: str, text: str | None, wait_s: float
+                    ) -> dict[str, Any]:
+        """The request published on the table's `cmd`; its reply (None: none within WAIT_S)."""
         ident = secrets.token_hex(8)
         request: dict[str, Any] = {"id": ident, "by": by, "command": command}
         if text is not None:
@@ -141,6 +194,17 @@ class Actions:
             if answer.done() or wait_s > 0:
                 self.replies.pop((table, ident), None)
         return {"id": ident, "reply": reply}
+
+    def _held(self, table: str, command: str, text: str | None) -> tuple[str, str] | None:
+        """`new-match --force --waiting SHA256` of a next match the hall holds queued for TABLE
+        (the page's "Force load…" of a queued round): its sha256 and text, sent as `new-match
+        --force` with the text; None for any other command."""
+        words = command.split()
+        if text is not None or len(words) != 4 or words[:3] != ["new-match", "--force",
+                                                                 "--waiting"]:
+            return None
+        held = self.queue.force(table, words[3])
+        return None if held is None else (words[3], held)
 
     async def move(self, from_table: str, to_table: str, by: str, force: bool = False,
                    wait_s: float = REPLY_WAIT_S, *, live: bool = False,

@@ -57,6 +57,11 @@ class MovedNotices:
         self.changed(table)
         return self.client.publish(self.topic(table), moved.payload(), retain=True)
 
+    def journal(self, table: str) -> str | None:
+        """The journal moved off TABLE (None: none)."""
+        notice = self.notices.get(table)
+        return notice.moved.journal if notice is not None else None
+
     def card(self, table: str) -> dict[str, Any] | None:
         """What the table's card says of it: moved to whom, by whom, when (None: nothing)."""
         notice = self.notices.get(table)

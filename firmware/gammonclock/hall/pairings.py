@@ -2,8 +2,10 @@
 one match file per row, each checked by the same parser a clock uses before it is pushed to
 `P/TABLE/match`.
 
-A row with a problem is reported with its line and what is allowed; the good rows go out all the
-same (a typo at one table does not hold up the hall).
+A row with problems is reported with its line and every problem it has (`RowProblem`: the
+English, a code and fields the page words); the good rows go out all the same (a typo at one table
+does not hold up the hall). A table paired on two lines refuses the whole round
+(`refuse_duplicates`): nothing is pushed, and each of those lines names them all.
 
 - `left_id`, `right_id` (optional): each player's id, as the pairing software knows them
   (`PLAYER_ID`: 1–32 of A-Z a-z 0-9 `_ . -`, the first a letter or digit, so never a
@@ -73,6 +75,16 @@ class Bye:
 
 
 @dataclass(frozen=True)
+class RowProblem:
+    """One problem of a row: the hall's English (without its "line N: "), and its code and
+    fields for the page to say it in its language (`round.error.CODE` in texts.json)."""
+
+    code: str
+    error: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Pairing:
     line: int
     table: str
@@ -83,6 +95,20 @@ class Pairing:
     fields: dict[str, Any] = field(default_factory=dict)
     match: PairedMatch | None = None      # a good row's match (with `toml`)
     bye: Bye | None = None                # a good bye row's (no `toml`: nothing is pushed)
+    problems: tuple[RowProblem, ...] = ()   # every problem of the row (`code`: the first's)
+
+    def problems_json(self) -> list[dict[str, Any]]:
+        return [{"code": p.code, "error": p.error, "fields": {"line": self.line, **p.fields}}
+                for p in self.problems]
+
+
+def refused_row(number: int, table: str, problems: list[RowProblem]) -> Pairing:
+    """A row not pushed, with every problem it has (`error`: all of them, in English)."""
+    first = problems[0]
+    return Pairing(number, table,
+                   error=f"line {number}: " + "; ".join(p.error for p in problems),
+                   code=first.code, fields={"line": number, **first.fields},
+                   problems=tuple(problems))
 
 
 def toml_string(text: str) -> str:
@@ -126,62 +152,94 @@ def parse_pairings(text: str, event: str = "", round_name: str = "",
         return [Pairing(1, "", error=f"{len(rows) - 1} rows; at most {MAX_ROWS}",
                         code="too_many_rows", fields={"rows": len(rows) - 1, "max": MAX_ROWS})]
     out: list[Pairing] = []
-    seen: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
         out.append(_row(number, dict(zip(header, (c.strip() for c in row), strict=False)),
-                        len(row) - len(header), seen, event, round_name, known or set()))
+                        len(row) - len(header), event, round_name, known or set()))
     if not out:
         out.append(Pairing(2, "", error="no pairings under the header", code="no_rows"))
-    return players_once(out)
+    return refuse_duplicates(players_once(out))
 
 
-def _row(number: int, cells: dict[str, str], extra: int, seen: dict[str, int], event: str,
-         round_name: str, known: set[str]) -> Pairing:
+def refuse_duplicates(rows: list[Pairing]) -> list[Pairing]:
+    """A table paired on more than one line refuses the whole round: each of those lines says
+    so (naming them all), and every other good row is not pushed either (the director fixes the
+    file and pushes it again; which of two lines was meant is not the hall's guess)."""
+    lines: dict[str, list[int]] = {}
+    for row in rows:
+        if TABLE_ID.fullmatch(row.table) is not None:
+            lines.setdefault(row.table, []).append(row.line)
+    twice = {table: found for table, found in lines.items() if len(found) > 1}
+    if not twice:
+        return rows
+    tables = ", ".join(twice)
+    out = []
+    for row in rows:
+        found = twice.get(row.table)
+        if found is not None:
+            named = ", ".join(map(str, found))
+            problem = RowProblem("paired_twice", f"table {row.table} is paired on lines "
+                                 f"{named}: the round is not pushed",
+                                 {"table": row.table, "lines": named,
+                                  "also": next(n for n in found if n != row.line)})
+        elif row.error is not None:
+            out.append(row)                  # not pushed already, for its own problems
+            continue
+        else:
+            problem = RowProblem("round_refused", f"not pushed: the round pairs {tables} "
+                                 "twice", {"tables": tables})
+        out.append(refused_row(row.line, row.table, [*row.problems, problem]))
+    return out
+
+
+def _row(number: int, cells: dict[str, str], extra: int, event: str, round_name: str,
+         known: set[str]) -> Pairing:
+    """The row's match file, or every problem it has."""
     if is_bye(cells):
         return bye_row(number, cells, extra)
     table = cells.get("table", "")
     if table.isdigit() and table not in known and f"table-{table}" in known:
         table = f"table-{table}"
-
-    def bad(why: str, code: str, **fields: Any) -> Pairing:
-        return Pairing(number, table, error=f"line {number}: {why}", code=code,
-                       fields={"line": number, **fields})
-
+    problems: list[RowProblem] = []
     if extra > 0:
-        return bad(f"{extra} cell(s) more than the header has", "extra_cells", n=extra)
+        problems.append(RowProblem("extra_cells", f"{extra} cell(s) more than the header has",
+                                   {"n": extra}))
     if TABLE_ID.fullmatch(table) is None:
-        return bad(f"table {table!r} is not a table id (1–32 of A-Z a-z 0-9 _ -)", "bad_table",
-                   table=repr(table))
-    if table in seen:
-        return bad(f"table {table} is paired twice (also on line {seen[table]})",
-                   "paired_twice", table=table, also=seen[table])
-    seen[table] = number
+        problems.append(RowProblem(
+            "bad_table", f"table {table!r} is not a table id (1–32 of A-Z a-z 0-9 _ -)",
+            {"table": repr(table)}))
     left, right = cells.get("left", ""), cells.get("right", "")
     if not left or not right:
-        return bad("both players need a name (left, right)", "no_names")
+        problems.append(RowProblem("no_names", "both players need a name (left, right)"))
     length_text = cells.get("length", "")
-    if not length_text.isdigit() or not 1 <= int(length_text) <= 99:
-        return bad(f"length {length_text!r} is not a match length; use a number from 1 to 99",
-                   "bad_length", length=repr(length_text))
+    length_ok = length_text.isdigit() and 1 <= int(length_text) <= 99
+    if not length_ok:
+        problems.append(RowProblem(
+            "bad_length", f"length {length_text!r} is not a match length; use a number from "
+            "1 to 99", {"length": repr(length_text)}))
     ids = player_ids(cells)
     if isinstance(ids, BadId):
-        return bad(ids.why, ids.code, id=ids.id)
-    text = match_toml(left, right, int(length_text), cells.get("discipline") or None, event,
-                      round_name)
+        problems.append(RowProblem(ids.code, ids.why, {"id": ids.id}))
+    discipline = cells.get("discipline") or None
+    # The clock's own check of the match file; with a name or the length already refused, of
+    # the rest of the row alone (a placeholder stands in: its problems are said above).
+    text = match_toml(left or "left", right or "right",
+                      int(length_text) if length_ok else 1, discipline, event, round_name)
     try:
         config = parse_match_config(text, f"line {number}")
     except ConfigError as exc:
         # The clock's own words for its match file, in each language the page speaks.
-        return bad(str(exc).replace("\n", "; "), "config",
-                   problem={"en": str(exc).replace("\n", "; "),
-                            **{lang: "; ".join(said(p, lang) for p in exc.problems)
-                               for lang in LANGUAGES if lang != "en"}})
+        english = "; ".join(str(p) for p in exc.problems)
+        problems.append(RowProblem("config", english, {"problem": {
+            "en": english, **{lang: "; ".join(said(p, lang) for p in exc.problems)
+                              for lang in LANGUAGES if lang != "en"}}}))
+    if problems or isinstance(ids, BadId):
+        return refused_row(number, table, problems)
     rules = config.rules
     return Pairing(number, table, toml=text, match=PairedMatch(
         table, rules.names.left, rules.names.right, int(rules.length),
-        rules.discipline.name if cells.get("discipline") else "", *ids))
+        rules.discipline.name if discipline else "", *ids))
 
 
 # --- players' ids and byes -----------------------------------------------------------------------
@@ -216,8 +274,7 @@ def is_bye(cells: dict[str, str]) -> bool:
 def bye_row(number: int, cells: dict[str, str], extra: int) -> Pairing:
     """A bye row read: its player (a name as a match file's, its id if given), or its problem."""
     def bad(why: str, code: str, **fields: Any) -> Pairing:
-        return Pairing(number, "", error=f"line {number}: {why}", code=code,
-                       fields={"line": number, **fields})
+        return refused_row(number, "", [RowProblem(code, why, fields)])
 
     if extra > 0:
         return bad(f"{extra} cell(s) more than the header has", "extra_cells", n=extra)
@@ -251,10 +308,9 @@ def players_once(rows: list[Pairing]) -> list[Pairing]:
     out = []
     for row in rows:
         twice = _twice(row, ids, names)
-        out.append(row if twice is None else Pairing(
-            row.line, row.table, error=f"line {row.line}: {twice[0]} is paired twice "
-                                       f"(also on line {twice[1]})", code="player_twice",
-            fields={"line": row.line, "player": twice[0], "also": twice[1]}))
+        out.append(row if twice is None else refused_row(row.line, row.table, [RowProblem(
+            "player_twice", f"{twice[0]} is paired twice (also on line {twice[1]})",
+            {"player": twice[0], "also": twice[1]})]))
     return out
 
 

@@ -57,7 +57,7 @@ from gammonclock.core.effects import MatchEnded
 from gammonclock.core.rules import json_points
 from gammonclock.errors import GammonclockError
 from gammonclock.export import ExportError, read_match  # the export's reading: no parser of our own
-from gammonclock.journal.durable import write_atomically
+from gammonclock.journal.durable import read_kept_list, write_atomically
 from gammonclock.journal.records import JournalError
 
 from .accounts import TABLE_ID
@@ -316,17 +316,10 @@ class Results:
     def load(self) -> str | None:
         """The rounds pushed before a restart; what is wrong with the file, if anything. A
         round an older hall wrote has no `rows`: its results are held (pairing not kept)."""
-        path = self.archive / ROUNDS_FILE
-        try:
-            if path.stat().st_size > MAX_ROUNDS_FILE:
-                return f"{path}: too large; the pushed rounds are not known"
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as exc:
-            return f"{path}: {exc}; the pushed rounds are not known"
-        if not isinstance(data, list):
-            return f"{path}: not a list; the pushed rounds are not known"
+        data, problem = read_kept_list(self.archive / ROUNDS_FILE, MAX_ROUNDS_FILE,
+                                       "the pushed rounds")
+        if problem is not None:
+            return problem
         for item in data[-MAX_ROUNDS:]:
             if isinstance(item, dict) and isinstance(item.get("tables"), list):
                 key = (cut(item.get("event"), MAX_EVENT_NAME),

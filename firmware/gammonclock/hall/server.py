@@ -39,6 +39,7 @@ from .intake import BadMessages, Intake
 from .messages import natural_key
 from .moves import MovedNotices
 from .mqtt import HallClient
+from .queued import NextMatches
 from .results import Result, Results, file_sha256
 from .view import HallView
 
@@ -101,8 +102,15 @@ class Hall:
         self.live = LiveCopies(options.archive / LIVE_DIR, options.keys_dir,
                                self._copy_refused)
         self.moves = MovedNotices(options.prefix, self.client, self._known_changed)
+        # Each table's next match pushed over a match in progress, sent once it is over
+        # (queued.py; kept in the archive folder).
+        self.queue = NextMatches(options.archive, options.prefix, self.view,
+                                 lambda topic, text: self.client.publish(topic, text,
+                                                                         retain=True),
+                                 self.moves.next_match, self._known_changed,
+                                 self.moves.journal)
         self.actions = Actions(options.prefix, self.view, self.client, self.results, self.live,
-                               self.decisions, self.moves)
+                               self.decisions, self.moves, self.queue)
 
     # --- life ----------------------------------------------------------------------------------
 
@@ -110,7 +118,7 @@ class Hall:
         loop = asyncio.get_running_loop()
         self.options.archive.mkdir(parents=True, exist_ok=True)
         self.live.load()             # before any message: what a hall before this one kept
-        for problem in (self.results.load(), self.decisions.load()):
+        for problem in (self.results.load(), self.decisions.load(), self.queue.load()):
             if problem is not None:
                 log.warning("%s", problem)
         self.acks.start()
@@ -178,8 +186,10 @@ class Hall:
         if what == "state" and TABLE_ID.fullmatch(table) is not None:
             self.acks.state_seen(table, payload)
             self.moves.state_seen(table, payload, retained)
+            self.queue.state_seen(table)          # its own next match, once it takes one
         if what == "notice":
             self.moves.notice_seen(table, payload, retained)
+            self.queue.notice_seen(table)
         if what == "journal":
             self.archiving.journal_in(table, payload, self.acks.highest_seen(table))
         if what == "cmd/reply":
@@ -231,7 +241,8 @@ class Hall:
 
     async def push_round(self, csv_text: str, event: str = "", round_name: str = ""
                          ) -> list[dict[str, Any]]:
-        """Each good row published retained on P/TABLE/match; every row's outcome."""
+        """Each good row published retained on P/TABLE/match, or queued while its table's
+        match is in progress (queued.py); every row's outcome."""
         return await self.actions.push_round(csv_text, event, round_name)
 
     async def command(self, table: str, command: str, by: str, text: str | None = None,
@@ -282,9 +293,10 @@ class Hall:
 
     def card(self, table: str) -> dict[str, Any]:
         """The table's card for the director's page: the view's, with what the hall holds of
-        its journal for a move (`copy`) and its match moved away (`moved`)."""
+        its journal for a move (`copy`), its match moved away (`moved`) and its next match
+        queued (`queued`)."""
         return {**self.view.card(table), "copy": self.live.held(table),
-                "moved": self.moves.card(table)}
+                "moved": self.moves.card(table), "queued": self.queue.card(table)}
 
     def cards(self) -> list[dict[str, Any]]:
         return [self.card(table) for table in sorted(self.view.tables, key=natural_key)]

@@ -76,6 +76,8 @@ TABLE_SAYS = ("online", "state", "events", "journal", "notice", "cmd/reply", "he
 PIN_REASONS = {"pin_wrong": "wrong PIN", "pin_timeout": "no PIN in time"}
 MATCH_IN_PROGRESS = "match_in_progress"       # a notice's code: the match waits (PROTOCOL.md)
 SHA256 = re.compile(r"[0-9a-f]{64}")
+WAITS_TEXT = ("next match waiting: a match is in progress; the next match loads once it is over "
+              "(Force load… ends it now)")
 
 
 class Rejected(GammonclockError, ValueError):
@@ -337,9 +339,25 @@ class HallView:
             waits = (data.get("code") == MATCH_IN_PROGRESS and data.get("pending") is True
                      and isinstance(digest, str) and SHA256.fullmatch(digest) is not None)
             detail = clip(data.get("error") or said, MAX_TEXT)
-            view.add_alert("notice", f"match refused: {detail}",
-                           match=digest if waits else None, say=("notice", detail))
+            if data.get("code") == MATCH_IN_PROGRESS:
+                # The clock's words name its shell's `new-match --force`: the page says its own.
+                view.add_alert("notice", WAITS_TEXT, match=digest if waits else None,
+                               say=("notice_waits",))
+            else:
+                view.add_alert("notice", f"match refused: {detail}",
+                               match=digest if waits else None, say=("notice", detail))
         return True
+
+    def queued_again(self, table: str, digest: str) -> bool:
+        """The table's refusal of the match DIGEST is no refusal for the director: the match is
+        queued (queued.py), so its alert goes. Whether the card changed."""
+        view = self.tables.get(table)
+        if view is None:
+            return False
+        keys = [k for k, n in view.alerts.items() if n.kind == "notice" and n.match == digest]
+        for key in keys:
+            del view.alerts[key]
+        return bool(keys)
 
     @staticmethod
     def _reply(view: TableView, data: dict[str, Any], now_ms: int) -> bool:

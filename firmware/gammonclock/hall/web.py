@@ -55,6 +55,7 @@ from .continuation import Refused
 from .decisions import DecisionError
 from .page import HALL, LANGUAGES, STATIC, page_texts
 from .public import is_public_path
+from .queued import Delivery
 from .results import results_csv
 from .server import Hall, Listener, now_ms
 from .view import SHA256
@@ -428,9 +429,17 @@ async def _round(request: web.Request) -> web.StreamResponse:
     body = await _json(request, frozenset({"csv", "event", "round"}))
     rows = await request.app[HALL].push_round(_text(body, "csv"), _text(body, "event"),
                                               _text(body, "round"))
+    def count(delivery: str) -> int:
+        return sum(1 for r in rows if r.get("delivery") == delivery)
+
     return web.json_response({"rows": rows,
                               "pushed": sum(1 for r in rows if r["ok"]),
-                              "errors": sum(1 for r in rows if not r["ok"])})
+                              "errors": sum(1 for r in rows if not r["ok"]),
+                              # each pushed row's outcome (queued.Delivery)
+                              **{d.value: count(d.value) for d in Delivery},
+                              # a table paired twice: nothing of the round was pushed
+                              "round_refused": any(r.get("code") == "paired_twice"
+                                                   for r in rows)})
 
 
 async def _command(request: web.Request) -> web.StreamResponse:

@@ -4,9 +4,11 @@ atomically (a temporary file, fsync, rename, fsync of the folder), a folder's en
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -65,3 +67,20 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_kept_list(path: Path, max_bytes: int, what: str) -> tuple[list[Any], str | None]:
+    """A JSON list a program kept with `write_atomically` (the hall's rounds, its queue), read
+    bounded: the list, or [] and what is wrong with the file ("PATH: …; WHAT are not known");
+    no file is an empty list and no problem."""
+    try:
+        if path.stat().st_size > max_bytes:
+            return [], f"{path}: too large; {what} are not known"
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError) as exc:
+        return [], f"{path}: {exc}; {what} are not known"
+    if not isinstance(data, list):
+        return [], f"{path}: not a list; {what} are not known"
+    return data, None

@@ -207,7 +207,7 @@ const SAY = new Map([
   ["archive_cut_short", ["name", "records", "of"]],
   ["archive_cut_short_final", ["name", "records", "of"]],
   ["archive_not_verified", ["name", "code", "records", "key", "detail"]],
-  ["copy_refused", ["code", "journal", "record"]],
+  ["copy_refused", ["code", "journal", "record"]], ["notice_waits", []],
 ]);
 
 function who(card, side) {
@@ -309,6 +309,7 @@ function renderCard(card) {
     el("div", { class: "facts" }, facts),
     healthRow(card),                                    // health.js
     movedLine(card),
+    queuedLine(card),                                   // round_push.js
     needsRow(card, needs),
     heldRow(card),                                      // hall_alerts.js
     badMessages(card));
@@ -489,7 +490,7 @@ function fillTableDialog(table) {
   const notice = card.notice ? el("p", { class: "notice" },
     t("notice.line", { verdict: t(card.notice.ok ? "notice.loaded" : "notice.refused") }),
     lines(card.notice.said).filter((l) => !l.startsWith("arbiter: ")).map(arrows).join("; ") ||
-    textOf(card.notice.error),
+    (card.notice.code === "match_in_progress" ? t("notice.in_progress") : textOf(card.notice.error)),
     !offered && forceable(card, card.notice.match)
       ? el("button", { class: "force", type: "button",
                        onclick: () => askForce(table, card.notice.match) }, t("alerts.force"))
@@ -503,6 +504,7 @@ function fillTableDialog(table) {
                                       onclick: (e) => dismissAll(table, e.currentTarget) },
                           t("alerts.seen_all", { n: alertCount(card) })) : null,
     ...alerts, more(dropped(card)), badMessages(card), notice,
+    queuedRow(card),                                    // round_push.js
     card.health ? el("h3", {}, t("health.title")) : null, ...healthLines(card),   // health.js
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
@@ -809,12 +811,13 @@ async function sendCommand(command) {
 
 // --- forcing a match that waits for the one in progress ----------------------------------------
 
-// The table's last notice still says this match waits for the one in progress (and the table
-// is there to take the command).
+// The table's last notice still says this match waits for the one in progress, or the hall
+// holds it queued for the table (round_push.js); and the table is there to take the command.
 function forceable(card, match) {
   const notice = card.notice || {};
-  return typeof match === "string" && card.online !== false && notice.ok === false &&
-         notice.pending === true && notice.code === "match_in_progress" && notice.match === match;
+  return typeof match === "string" && card.online !== false && (queuedHere(card, match) ||
+         (notice.ok === false && notice.pending === true && notice.code === "match_in_progress" &&
+          notice.match === match));
 }
 
 function askForce(table, match) {
@@ -854,13 +857,13 @@ async function pushRound(event) {
     const answer = await post("/api/round", { csv: $("round-csv").value,
                                               event: $("round-event").value,
                                               round: $("round-name").value });
-    out.replaceChildren(
-      el("p", {}, t("round.result", { pushed: answer.pushed, errors: answer.errors })),
+    out.replaceChildren(                                // round_push.js words the reply
+      el("p", { class: "round-summary" }, pushSummary(answer)),
       el("table", { class: "rows" }, answer.rows.map((row) => el("tr", {},
         el("td", {}, row.ok ? el("span", { class: "okmark" }, "✓") : el("span", { class: "badmark" }, "✗")),
         el("td", {}, row.table || t("round.line", { n: row.line })),
-        el("td", {}, row.error ? rowError(row) : row.bye ? t("round.bye", { player: textOf(row.bye.player) })
-                   : t(row.acknowledged ? "round.published" : "round.queued"),
+        el("td", { "data-delivery": textOf(row.delivery) }, row.error ? rowError(row)
+           : row.bye ? t("round.bye", { player: textOf(row.bye.player) }) : rowDelivery(row),
            row.warning ? el("div", { class: "warnmark" }, rowWarning(row)) : null)))));
   } catch (err) {
     out.textContent = t("error.failed", { error: err.message });
@@ -928,22 +931,10 @@ function archiveSummary(v) {
                                 phase });
 }
 
-// A round's row refused, in the page's language from the hall's code and fields; the hall's
-// words when it gives no code the page knows.
+// A round's row refused, in the page's language from the hall's codes and fields (every
+// problem of the row, round_push.js); the hall's words when it gives no code the page knows.
 function rowError(row) {
-  const code = textOf(row.code);
-  const fields = row.fields && typeof row.fields === "object" ? row.fields : {};
-  if (!own(TEXTS.en || {}, `round.error.${code}`)) return textOf(row.error);
-  const args = {};
-  for (const [name, value] of Object.entries(fields)) {
-    if (typeof value === "string" || Number.isFinite(value)) args[name] = value;
-  }
-  if (code === "config") {
-    const problem = fields.problem && typeof fields.problem === "object" ? fields.problem : {};
-    args.problem = textOf(problem[language]) || textOf(problem.en) || textOf(row.error);
-  }
-  const why = t(`round.error.${code}`, args);
-  return Number.isInteger(fields.line) ? t("round.error_line", { line: fields.line, why }) : why;
+  return rowProblems(row);
 }
 
 function rowWarning(row) {
