@@ -61,19 +61,49 @@ def test_a_fresh_clock_joins_the_hall_with_the_sticks_account_and_key(
         assert table.service.status()["table"] == "table-1"
 
 
-def test_a_clock_with_journals_keeps_its_key_and_gives_it_back(
+def test_an_installed_clock_takes_it_at_once_and_gives_its_key_back_on_it(
         tmp_path: Path, broker: Broker, tables: Callable[..., Table]) -> None:
-    """No PIN, but past its first boot (a journal sealed): the stick is only offered, since
-    taking it would send the clock's key out on it; the arbiters' group takes it on the socket,
-    and the same stick plugged again carries the key back for the hall."""
+    """A card as `scripts/install` leaves it: no PIN, its example match loaded at boot (a
+    journal sealed by its own key) and no game played. It is at its first boot: the stick is
+    taken at once; the clock keeps its key (that journal still verifies) and writes it on the
+    same stick for `hall provision --collect`."""
     match = tmp_path / "match.toml"
     match.write_text(MATCH_TEXT, encoding="utf-8")
     table = tables(FRESH + f'[table]\nid = "pi-7"\nmatch_file = "{match}"\n')
     own = read_key(table.state)
     assert table.journal().exists()                  # loaded at boot: sealed by its own key
-    stick_key = new_key()
     stick = tmp_path / "stick"
-    folder = write_stick(stick, broker, "table-1", key=stick_key)
+    folder = write_stick(stick, broker, "table-1", key=new_key())
+    with Collector(broker, WATCHER, ONLINE) as seen:
+        answer = ask_clock(table.state, ["usb-stick", str(stick)])
+        assert answer["ok"], answer
+        seen.wait_for(lambda m: m.text == "1", timeout=30)
+    assert any(line.startswith("provisioned from the USB stick: table table-1")
+               for line in answer["said"]), answer["said"]
+    assert read_key(table.state) == own              # every journal it wrote still verifies
+    assert (folder / "returned.key").read_text() == own.hex() + "\n"
+    assert (folder / "returned.table").read_text() == "table-1\n"
+    assert not list(folder.glob(".*partial"))        # written whole, under its final names
+    assert any("keeps its own key" in line for line in answer["said"]), answer["said"]
+    # The same stick again: nothing changes.
+    again = ask_clock(table.state, ["usb-stick", str(stick)])
+    assert again["ok"] and any("already provisioned" in line for line in again["said"])
+
+
+def test_a_clock_that_has_played_only_offers_it_and_gives_its_key_after_the_arbiter(
+        tmp_path: Path, broker: Broker, tables: Callable[..., Table]) -> None:
+    """No PIN, but a game played under its key: past its first boot. The stick is only offered,
+    since taking it would send out a key that sealed play on a stick's word; the arbiters' group
+    takes it on the socket, and the same stick plugged again carries the key back."""
+    match = tmp_path / "match.toml"
+    match.write_text(MATCH_TEXT, encoding="utf-8")
+    table = tables(FRESH + f'[table]\nid = "pi-7"\nmatch_file = "{match}"\n')
+    own = read_key(table.state)
+    table.tap(Button.LEFT)
+    table.tap(Button.RIGHT)
+    end_the_match(table)                             # a match played and over
+    stick = tmp_path / "stick"
+    folder = write_stick(stick, broker, "table-1", key=new_key())
     before = state_files(table.state)
     offered = ask_clock(table.state, ["usb-stick", str(stick)])
     assert offered["ok"], offered
@@ -85,17 +115,13 @@ def test_a_clock_with_journals_keeps_its_key_and_gives_it_back(
         taken = ask_clock(table.state, ["provision"])    # the arbiters' group on the socket
         assert taken["ok"], taken
         seen.wait_for(lambda m: m.text == "1", timeout=30)
-    assert read_key(table.state) == own              # every journal it wrote still verifies
+    assert read_key(table.state) == own
     assert not (folder / "returned.key").exists()    # the stick was gone when it was taken
     again = ask_clock(table.state, ["usb-stick", str(stick)])
     assert again["ok"], again
     assert (folder / "returned.key").read_text() == own.hex() + "\n"
     assert (folder / "returned.table").read_text() == "table-1\n"
-    assert not list(folder.glob(".*partial"))        # written whole, under its final names
     assert any("already provisioned" in line for line in again["said"]), again["said"]
-    # Once more: nothing changes.
-    third = ask_clock(table.state, ["usb-stick", str(stick)])
-    assert third["ok"] and any("already provisioned" in line for line in third["said"])
 
 
 def test_a_match_in_progress_refuses_the_stick(tmp_path: Path, broker: Broker,

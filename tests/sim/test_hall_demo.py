@@ -154,6 +154,12 @@ def test_one_command_gives_a_broker_playing_clocks_and_the_page(tmp_path: Path) 
                 c.get("online") and (c.get("state") or {}).get("game", 0) >= 1
                 and (c.get("state") or {}).get("phase") not in (None, "idle") for c in shown)
         wait_for(moving, "show 3 tables online with their matches", 30)
+        # Round 1 is on the hall's record as pushed: its matches are that round's, playing
+        # (and counted when they end), not results of no pairing held for the director.
+        with urllib.request.urlopen(page + "api/results.json", timeout=5) as response:
+            rounds = json.load(response)["rounds"]
+        [one] = [r for r in rounds if r["round"] == "1"]
+        assert sorted(p["table"] for p in one["playing"]) == ["table-1", "table-2", "table-3"]
         first = {c["table"]: c["state"]["seq"] for c in cards(page)}
         wait_for(lambda: all(c["state"]["seq"] > first[c["table"]] for c in cards(page)),
                  "show every table's robots pressing", 30)

@@ -234,17 +234,24 @@ def _read_file(folder: int, where: Path, name: str, device: int, limit: int,
 def sealed_journals(state_dir: str | Path, key: bytes | None) -> bool:
     """Whether a journal in the state folder was sealed with `key` (its header's key id), or
     cannot be told (a header that cannot be read: the key is kept, to be safe). No key: none."""
+    return bool(journals_sealed(state_dir, key))
+
+
+def journals_sealed(state_dir: str | Path, key: bytes | None) -> list[Path]:
+    """The journals in the state folder sealed with `key`, and those that cannot be told (a
+    header that cannot be read counts as sealed, to be safe). No key: none."""
     folder = Path(state_dir) / JOURNALS_DIR
     if key is None or not folder.is_dir():
-        return False
+        return []
     mine = key_id(key)
-    for path in folder.glob("match-*.jsonl"):
+    found = []
+    for path in sorted(folder.glob("match-*.jsonl")):
         try:
             if read_header(path).data.get("key_id") in (mine, None):
-                return True
+                found.append(path)
         except JournalError:
-            return True
-    return False
+            found.append(path)
+    return found
 
 
 def applied(state_dir: str | Path) -> dict[str, object]:

@@ -30,7 +30,7 @@ from gammonclock import words
 from gammonclock.config.loading import ConfigError, DeviceFile, HallConfig, with_provisioned
 from gammonclock.config.problems import Problem, said
 from gammonclock.core.match import ProvisionOffered
-from gammonclock.core.match_state import ProvisionOffer
+from gammonclock.core.match_state import Phase, ProvisionOffer
 from gammonclock.core.reasons import Reason
 from gammonclock.hardware.texts import Text
 from gammonclock.journal.records import JournalError
@@ -42,9 +42,9 @@ from .provision import (
     Taken,
     applied,
     clear_return_pending,
+    journals_sealed,
     return_key,
     return_pending,
-    sealed_journals,
     take_provision,
 )
 from .session import Session
@@ -166,16 +166,27 @@ class Provisioning:
 
     def _fresh(self) -> bool:
         """Whether a stick counts at once: only on a clock at its first boot, with no arbiter's
-        PIN, no provisioning taken before and no journal sealed by its key. Anything else has
-        something to lose (its hall, its key going out on the stick): the arbiter confirms it
-        (the menu after the PIN, or the arbiters' group on the socket), SPEC §14.1."""
+        PIN, no provisioning taken before, and no game ever played under its key (its only
+        journal, if any, the match loaded at boot and still ready: an installed card loads its
+        example match). Anything else has something to lose (its hall, a key that sealed play
+        going out on the stick): the arbiter confirms it (the menu after the PIN, or the
+        arbiters' group on the socket), SPEC §14.1."""
         if self.table.device.device.arbiter_pin is not None or applied(self.table.state_dir):
             return False
         try:
             key_now: bytes | None = self.table.key_of()
         except JournalError:
             return False
-        return not sealed_journals(self.table.state_dir, key_now)
+        sealed = journals_sealed(self.table.state_dir, key_now)
+        if not sealed:
+            return True
+        session = self.service().session
+        if session is None or session.journal is None or len(sealed) > 1:
+            return False
+        match = session.engine.match
+        unplayed = match.match_started_at is None and match.game == 1 \
+            and match.play_phase is not Phase.MATCH_OVER
+        return unplayed and sealed[0].resolve() == Path(session.journal.path).resolve()
 
     # --- the arbiter takes it (the menu after the PIN, on the loop; or the socket) -----------
 

@@ -235,6 +235,22 @@ def demo_tables(count: int, language: str = "en") -> list[DemoTable]:
     return tables
 
 
+def round_one_on_record(tables: list[DemoTable], archive: Path) -> None:
+    """Round 1's pairings on the hall's record, as if the director had pushed them (the clocks
+    load them from their match files at boot, to play at once): the hall's results hold each
+    finished match to the pairing pushed to its table, so round 1 counts, as a pushed round
+    does (SPEC §14.1), rather than waiting for the director to accept it."""
+    from gammonclock.hall.pairings import PairedMatch
+    from gammonclock.hall.results import Results
+
+    archive.mkdir(parents=True, exist_ok=True)
+    results = Results(archive)
+    results.load()                    # a kept --folder: the rounds pushed before stay
+    results.pushed(tables[0].event, "1",
+                   [PairedMatch(t.name, t.left, t.right, t.length, t.discipline)
+                    for t in tables], int(time.time() * 1000))
+
+
 def next_round_csv(tables: list[DemoTable]) -> str:
     """The pairings of a round 2 (the page's "Push round"): the players change tables."""
     names = [t.left for t in tables] + [t.right for t in tables]
@@ -440,6 +456,7 @@ def demo(args: argparse.Namespace) -> int:
         stack.callback(public.stop)
         keys = folder / "keys"
         keys.mkdir(exist_ok=True)
+        round_one_on_record(tables, folder / "archive")
         robots = []
         for i, table in enumerate(tables):
             device = stack.enter_context(running_clock(table, broker, folder / table.name, keys))
