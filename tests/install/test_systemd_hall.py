@@ -1,0 +1,266 @@
+"""The director's machine under a real systemd (issue 32): a Debian 12 root with mosquitto, chrony,
+nftables, openssl and iproute2 added (container_helpers: its own cache key), booted with
+`systemd-nspawn --boot` and no network, `scripts/install --offline BUNDLE --hall` run in it as a
+director runs it; then, from outside through `nsenter`: every unit active (the tables'
+Mosquitto, the spectators', the hall, chrony, the spectators' firewall bound), the page asking
+its password (401) and taking the printed one (200), chrony answering a table's time request, a
+second run that changes nothing and prints no password; then a clock installed in the same
+container (`scripts/install --offline`, mock pins), joined to the hall as a table, connecting,
+playing the match the hall pushed to it, and its result counted at `/api/results.json`.
+
+The venue's network is one address on the container's loopback (VENUE): the installer finds it
+as the machine's first address, and the clock reaches the hall by it, as a Pi reaches the
+director's laptop. Root only (as tests/install/test_systemd_container.py): without root or the
+tools it fails and says what is missing."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from container_helpers import (
+    BUNDLE_INSIDE,
+    HALL_FIGURES,
+    ROOT_PACKAGES,
+    Container,
+    debian_root,
+    make_bundle,
+    missing_tools,
+    save_figures,
+)
+
+# A director's Debian 12 with the hall's packages installed where there was network: an offline
+# --hall install fetches no Debian package. iproute2: the installer finds the venue's address.
+HALL_ROOT_PACKAGES = (*ROOT_PACKAGES, "mosquitto", "chrony", "nftables", "openssl", "iproute2")
+VENUE = "10.77.0.1"                       # the director's machine on the venue's network
+PAGE = f"http://{VENUE}:8080"
+TABLE = "table-1"
+DEVICE = "/etc/gammonclock/device.toml"
+ARBITER = "arb"
+UNITS = ("mosquitto", "gammonclock-spectators", "gammonclock-public-firewall", "chrony",
+         "gammonclock-hall")
+PAIRINGS = f"table,left,right,length\n{TABLE},Anna,Boris,3\n"
+INSTALLER = "/root/gammonclock-bundle/code/scripts/install"
+
+figures: dict[str, float] = {}            # seconds, printed at the end (and kept in CACHE)
+
+# The page's client, run inside the container (stdlib only): GET or POST (with the page's token,
+# read from the page as a browser does) with the page's password; prints the status and body.
+PAGE_CLIENT = r'''
+import base64, json, re, sys, urllib.error, urllib.request
+base, method, path, password = sys.argv[1:5]
+body = sys.argv[5] if len(sys.argv) > 5 else None
+def call(path, data=None, token=None):
+    headers = {}
+    if password:
+        headers["Authorization"] = "Basic " + base64.b64encode(
+            ("director:" + password).encode()).decode()
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+        headers["X-Hall-Token"] = token
+    request = urllib.request.Request(base + path, data, headers)
+    try:
+        with urllib.request.urlopen(request, timeout=20) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+if method == "POST":
+    page = call("/")[1]
+    token = re.search(r'<meta name="hall-token" content="([^"]*)"', page).group(1)
+    status, text = call(path, body.encode(), token)
+else:
+    status, text = call(path)
+print(json.dumps({"status": status, "body": text}))
+'''
+
+# A table's time request (NTP, mode 3) to the hall's chrony, from the venue's address; prints the
+# answer's leap indicator and stratum.
+NTP_CLIENT = r'''
+import json, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.bind((sys.argv[1], 0))
+s.sendto(b"\x23" + bytes(47), (sys.argv[1], 123))
+data = s.recv(512)
+print(json.dumps({"leap": data[0] >> 6, "stratum": data[1]}))
+'''
+
+
+@pytest.fixture
+def hall_box(tmp_path: Path) -> Iterator[Container]:
+    if missing := missing_tools():
+        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
+    started = time.monotonic()
+    image = debian_root(figures, HALL_ROOT_PACKAGES)
+    bundle = make_bundle(tmp_path, platform.machine(), figures)
+    figures["root and bundle ready, s"] = time.monotonic() - started
+    booting = time.monotonic()
+    box = Container(image, bundle, tmp_path / "nspawn.log", machine="gammonclock-hall-test")
+    try:
+        box.wait_booted()
+        figures["boot, s"] = time.monotonic() - booting
+        yield box
+    finally:
+        box.close()
+        save_figures(figures, HALL_FIGURES)
+
+
+def the_venues_network(box: Container) -> None:
+    """The director's machine's address on the venue's network: on the loopback of a container
+    with no network of its own (its first address that is not 127.x)."""
+    box.ok("ip", "addr", "add", f"{VENUE}/32", "dev", "lo")
+
+
+def chrony_in_a_container(box: Container) -> None:
+    """CONTAINER ONLY, not the installer's: a container may not set the host's clock (no
+    CAP_SYS_TIME), so Debian's chrony.service would not start (ConditionCapability=CAP_SYS_TIME).
+    Here chronyd runs with -x (it never touches the clock) and serves time as on the director's
+    machine, from the drop-in the installer writes."""
+    dropin = "/etc/systemd/system/chrony.service.d/container.conf"
+    box.ok("mkdir", "-p", str(Path(dropin).parent))
+    box.ok("tee", dropin, stdin="[Unit]\nConditionCapability=\n")
+    box.ok("tee", "/etc/default/chrony", stdin='DAEMON_OPTS="-F 1 -x"\n')
+    box.ok("systemctl", "daemon-reload")
+
+
+def page(box: Container, method: str, path: str, password: str = "",
+         body: dict[str, Any] | None = None) -> tuple[int, str]:
+    out = box.ok("python3", "/root/page_client.py", PAGE, method, path, password,
+                 *([json.dumps(body)] if body is not None else []))
+    answer = json.loads(out)
+    return answer["status"], answer["body"]
+
+
+def until(what: str, check: Any, timeout: float = 30) -> Any:
+    """`check()`'s first true answer, asked again until `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        time.sleep(0.5)
+
+
+def printed(output: str, what: str) -> str:
+    """The secret the installer printed once for `what`."""
+    found = re.findall(rf"^install: {re.escape(what)}: (\S+)   \(printed this once: note it\)$",
+                       output, re.MULTILINE)
+    assert len(found) == 1, (what, output)
+    return found[0]
+
+
+def join_the_hall(box: Container, table: str) -> None:
+    """STOP-GAP, for the lead to swap for `gammonclock hall provision TABLE --to DIR` and the
+    clock taking its stick (helpers provision-hall and provision-clock): the table's account by
+    `hall add-table`, its [table] id and [hall] section written into device.toml, and its device
+    key given to the hall's keys folder, by hand."""
+    section = box.ok("gammonclock", "hall", "add-table", table,
+                     "--password-file", "/etc/gammonclock/hall.password",
+                     "--mosquitto-passwd", "/etc/mosquitto/gammonclock.passwd",
+                     "--broker", f"mqtt://{VENUE}:1883")
+    box.ok("chgrp", "gammonclock", "/etc/gammonclock/hall.password")
+    box.ok("chmod", "0640", "/etc/gammonclock/hall.password")
+    box.ok("sed", "-i", f's/^# id = "table-12"/id = "{table}"/', DEVICE)
+    box.ok("tee", "-a", DEVICE, stdin="\n" + section)
+    box.ok("systemctl", "reload", "mosquitto")
+    box.ok("systemctl", "start", "gammonclock", timeout=120)        # it makes its device key
+    key = f"/var/lib/gammonclock-hall/keys/{table}.key"
+    box.ok("install", "-m", "0640", "-g", "gammonclock-hall", "/var/lib/gammonclock/device.key",
+           key)
+
+
+@pytest.mark.slow
+def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
+    box = hall_box
+    the_venues_network(box)
+    chrony_in_a_container(box)
+    box.ok("tee", "/root/page_client.py", stdin=PAGE_CLIENT)
+    box.ok("tee", "/root/ntp_client.py", stdin=NTP_CLIENT)
+
+    # The install, offline (no network in the container), as the director runs it.
+    box.ok("tar", "-xzf", BUNDLE_INSIDE, "-C", "/root")
+    started = time.monotonic()
+    first = box.ok(INSTALLER, "--offline", BUNDLE_INSIDE, "--hall", timeout=900)
+    figures["first hall install (offline), s"] = time.monotonic() - started
+    assert "install: done: " in first, first
+    assert (f"install: the venue's host {VENUE}: this machine's first address (--venue-host "
+            "HOST for another)") in first.splitlines(), first
+    director = printed(first, "the director's broker password (account hall)")
+    password = printed(first, "the page's password")
+    assert box.ok("cat", "/etc/gammonclock-hall/hall.password").strip() == director
+    assert box.ok("cat", "/etc/gammonclock-hall/page.password").strip() == password
+    venue = box.ok("cat", "/etc/gammonclock-hall/venue.toml")
+    assert f'broker = "mqtt://{VENUE}:1883"' in venue and f'time_server = "{VENUE}"' in venue
+
+    # Every unit active; the spectators' bound loaded in the kernel.
+    for unit in UNITS:
+        assert box.run("systemctl", "is-active", unit).stdout.strip() == "active", (
+            unit, box.run("systemctl", "status", "--no-pager", unit).stdout)
+    assert "ct count over 100" in box.ok("nft", "list", "table", "inet", "gammonclock_public")
+
+    # The page asks its password: 401 without it, or with another; 200 with the printed one.
+    status, _ = until("the page answers", lambda: page(box, "GET", "/api/cards"), timeout=60)
+    assert status == 401
+    assert page(box, "GET", "/api/cards", "not the password")[0] == 401
+    status, body = page(box, "GET", "/api/cards", password)
+    assert status == 200, body
+
+    # chrony serves the venue's time to a table (stratum 10: its own clock, with no internet).
+    def ntp() -> dict[str, int] | None:
+        got = box.run("python3", "/root/ntp_client.py", VENUE)
+        answer = json.loads(got.stdout) if got.returncode == 0 else None
+        return answer if answer and answer["leap"] != 3 else None
+    assert until("chrony answers a table's time request", ntp, timeout=60)["stratum"] == 10
+
+    # A second run changes nothing, and prints no password again.
+    started = time.monotonic()
+    second = box.ok(INSTALLER, "--offline", BUNDLE_INSIDE, "--hall", timeout=300)
+    figures["second hall install, s"] = time.monotonic() - started
+    assert "install: nothing changed: everything was already done" in second, second
+    assert director not in second and password not in second
+    assert ("install: the page's password in /etc/gammonclock-hall/page.password (already "
+            "done; printed at the first run only: sudo cat /etc/gammonclock-hall/page.password)"
+            ) in second.splitlines(), second
+
+    # A clock on the same machine, joined to the hall as a table.
+    box.ok("useradd", "--create-home", ARBITER)
+    started = time.monotonic()
+    clock = box.ok(INSTALLER, "--offline", BUNDLE_INSIDE, "--arbiter", ARBITER, timeout=900)
+    figures["the clock's install, s"] = time.monotonic() - started
+    assert "install: done: " in clock
+    box.ok("sed", "-i", 's/^pin_factory = "lgpio"/pin_factory = "mock"/', DEVICE)
+    join_the_hall(box, TABLE)
+
+    def card() -> dict[str, Any] | None:
+        status, body = page(box, "GET", "/api/cards", password)
+        cards = {c["table"]: c for c in json.loads(body)["cards"]} if status == 200 else {}
+        return cards.get(TABLE) if cards.get(TABLE, {}).get("online") else None
+    until("the table online on the hall's page", card, timeout=60)
+
+    # The hall pushes the round; the clock loads its match, the arbiter ends it by a forfeit of
+    # the match's points; its journal reaches the hall, verifies with the table's key, and counts.
+    status, body = page(box, "POST", "/api/round", password,
+                        {"csv": PAIRINGS, "event": "Open", "round": "1"})
+    assert status == 200 and json.loads(body)["pushed"] == 1, body
+
+    def loaded() -> bool:
+        got = box.run("gammonclock", "arbiter", "--json", "status", user=ARBITER)
+        return got.returncode == 0 and json.loads(got.stdout).get("match_length") == 3
+    until("the pushed match loaded on the clock", loaded, timeout=60)
+    box.ok("gammonclock", "arbiter", "forfeit", "left", "3", user=ARBITER)
+
+    def counted() -> dict[str, Any] | None:
+        status, body = page(box, "GET", "/api/results.json", password)
+        results = json.loads(body)["results"] if status == 200 else []
+        return next((r for r in results if r["table"] == TABLE and r["counted"]), None)
+    result = until("the match's result counted at the hall", counted, timeout=90)
+    assert result["standing"] == "counted", result
