@@ -71,6 +71,8 @@ def call(path, data=None, token=None):
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+    except OSError as exc:                      # not listening yet: status 0
+        return 0, str(exc)
 if method == "POST":
     page = call("/")[1]
     token = re.search(r'<meta name="hall-token" content="([^"]*)"', page).group(1)
@@ -138,15 +140,17 @@ def page(box: Container, method: str, path: str, password: str = "",
     return answer["status"], answer["body"]
 
 
-def until(what: str, check: Any, timeout: float = 30) -> Any:
-    """`check()`'s first true answer, asked again until `timeout`."""
+def until(what: str, check: Any, timeout: float = 30, box: Container | None = None) -> Any:
+    """`check()`'s first true answer, asked again until `timeout`; else the hall's log."""
     deadline = time.monotonic() + timeout
     while True:
         got = check()
         if got:
             return got
         if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
+            log = "" if box is None else box.run("journalctl", "--no-pager", "-n", "60", "-u",
+                                                 "gammonclock-hall", "-u", "gammonclock").stdout
+            raise AssertionError(f"not within {timeout} s: {what}\n{log}")
         time.sleep(0.5)
 
 
@@ -208,7 +212,10 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     assert "ct count over 100" in box.ok("nft", "list", "table", "inet", "gammonclock_public")
 
     # The page asks its password: 401 without it, or with another; 200 with the printed one.
-    status, _ = until("the page answers", lambda: page(box, "GET", "/api/cards"), timeout=60)
+    def answers() -> tuple[int, str] | None:
+        answer = page(box, "GET", "/api/cards")
+        return answer if answer[0] else None
+    status, _ = until("the page answers", answers, timeout=60, box=box)
     assert status == 401
     assert page(box, "GET", "/api/cards", "not the password")[0] == 401
     status, body = page(box, "GET", "/api/cards", password)
@@ -244,7 +251,7 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
         status, body = page(box, "GET", "/api/cards", password)
         cards = {c["table"]: c for c in json.loads(body)["cards"]} if status == 200 else {}
         return cards.get(TABLE) if cards.get(TABLE, {}).get("online") else None
-    until("the table online on the hall's page", card, timeout=60)
+    until("the table online on the hall's page", card, timeout=60, box=box)
 
     # The hall pushes the round; the clock loads its match, the arbiter ends it by a forfeit of
     # the match's points; its journal reaches the hall, verifies with the table's key, and counts.
@@ -255,12 +262,12 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     def loaded() -> bool:
         got = box.run("gammonclock", "arbiter", "--json", "status", user=ARBITER)
         return got.returncode == 0 and json.loads(got.stdout).get("match_length") == 3
-    until("the pushed match loaded on the clock", loaded, timeout=60)
+    until("the pushed match loaded on the clock", loaded, timeout=60, box=box)
     box.ok("gammonclock", "arbiter", "forfeit", "left", "3", user=ARBITER)
 
     def counted() -> dict[str, Any] | None:
         status, body = page(box, "GET", "/api/results.json", password)
         results = json.loads(body)["results"] if status == 200 else []
         return next((r for r in results if r["table"] == TABLE and r["counted"]), None)
-    result = until("the match's result counted at the hall", counted, timeout=90)
+    result = until("the match's result counted at the hall", counted, timeout=90, box=box)
     assert result["standing"] == "counted", result
