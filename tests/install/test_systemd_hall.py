@@ -6,7 +6,9 @@ Mosquitto, the spectators', the hall, chrony, the spectators' firewall bound), t
 its password (401) and taking the printed one (200), chrony answering a table's time request, a
 second run that changes nothing and prints no password; then a clock installed in the same
 container (`scripts/install --offline`, mock pins), joined to the hall as a table, connecting,
-playing the match the hall pushed to it, and its result counted at `/api/results.json`.
+playing the match the hall pushed to it, and its result counted at `/api/results.json`; then
+`--tls`: the venue's CA, the tables' broker on mqtts:// only, the clock connecting over it, and
+a later run (TLS kept) that changes nothing.
 
 The venue's network is one address on the container's loopback (VENUE): the installer finds it
 as the machine's first address, and the clock reaches the hall by it, as a Pi reaches the
@@ -37,8 +39,10 @@ from container_helpers import (
 )
 
 # A director's Debian 12 with the hall's packages installed where there was network: an offline
-# --hall install fetches no Debian package. iproute2: the installer finds the venue's address.
-HALL_ROOT_PACKAGES = (*ROOT_PACKAGES, "mosquitto", "chrony", "nftables", "openssl", "iproute2")
+# --hall install fetches no Debian package. iproute2: the installer finds the venue's address;
+# procps: Debian's mosquitto.service reloads with /bin/kill (every standard system has it).
+HALL_ROOT_PACKAGES = (*ROOT_PACKAGES, "mosquitto", "chrony", "nftables", "openssl", "iproute2",
+                      "procps")
 VENUE = "10.77.0.1"                       # the director's machine on the venue's network
 PAGE = f"http://{VENUE}:8080"
 TABLE = "table-1"
@@ -182,6 +186,16 @@ def join_the_hall(box: Container, table: str) -> None:
            key)
 
 
+def the_clock_over_tls(box: Container) -> None:
+    """STOP-GAP as join_the_hall (the provisioning stick carries the venue's CA and its broker):
+    the clock's [hall] broker made mqtts:// with the CA as its ca_file, and the clock restarted."""
+    box.ok("install", "-m", "0644", "/etc/gammonclock-hall/tls/venue-ca.crt",
+           "/etc/gammonclock/hall-ca.pem")
+    box.ok("sed", "-i", f's|^broker = "mqtt://{VENUE}:1883"|broker = "mqtts://{VENUE}:8883"\\n'
+           'ca_file = "/etc/gammonclock/hall-ca.pem"|', DEVICE)
+    box.ok("systemctl", "restart", "gammonclock", timeout=120)
+
+
 @pytest.mark.slow
 def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     box = hall_box
@@ -271,3 +285,27 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
         return next((r for r in results if r["table"] == TABLE and r["counted"]), None)
     result = until("the match's result counted at the hall", counted, timeout=90, box=box)
     assert result["standing"] == "counted", result
+
+    # --tls: the venue's CA (its key root's alone), the tables' broker on mqtts:// with a
+    # certificate for the venue's address, the plain port on loopback only (the hall's).
+    started = time.monotonic()
+    tls = box.ok(INSTALLER, "--offline", BUNDLE_INSIDE, "--hall", "--tls", timeout=300)
+    figures["the --tls run, s"] = time.monotonic() - started
+    assert "install: made the venue's CA /etc/gammonclock-hall/tls/venue-ca.crt" in tls, tls
+    assert box.ok("stat", "-c", "%a %U", "/etc/gammonclock-hall/tls/venue-ca.key") == "600 root\n"
+    venue = box.ok("cat", "/etc/gammonclock-hall/venue.toml")
+    assert f'broker = "mqtts://{VENUE}:8883"' in venue, venue
+    assert 'ca_file = "/etc/gammonclock-hall/tls/venue-ca.crt"' in venue, venue
+    since = box.ok("date", "+%s").strip()
+    the_clock_over_tls(box)
+    until("the clock connected to the hall's broker over TLS", lambda: f"hall: connected to "
+          f"mqtts://{VENUE}:8883" in box.ok("journalctl", "-u", "gammonclock", "--no-pager",
+                                            f"--since=@{since}"), timeout=60, box=box)
+    until("the table online again on the hall's page", card, timeout=60, box=box)
+    plain = box.run("python3", "-c", "import socket; socket.create_connection(("
+                    f"'{VENUE}', 1883), timeout=3)")
+    assert plain.returncode != 0 and "Connection refused" in plain.stderr, plain
+
+    # TLS is kept by a run without --tls: nothing changes.
+    again = box.ok(INSTALLER, "--offline", BUNDLE_INSIDE, "--hall", timeout=300)
+    assert "install: nothing changed: everything was already done" in again, again
