@@ -115,6 +115,7 @@ def hall_box(tmp_path: Path) -> Iterator[Container]:
         yield box
     finally:
         box.close()
+        figures["the whole test, s"] = time.monotonic() - started
         save_figures(figures, HALL_FIGURES)
 
 
