@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,10 @@ import sys
 import tarfile
 import time
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -257,3 +261,26 @@ class Container:
             except subprocess.TimeoutExpired:
                 os.killpg(self.nspawn.pid, signal.SIGKILL)
                 self.nspawn.wait(timeout=30)
+
+
+@contextmanager
+def booted(tmp_path: Path, figures: dict[str, float], prefix: str = "",
+           packages: tuple[str, ...] = ROOT_PACKAGES, **options: Any) -> Iterator[Container]:
+    """The cached root with `packages` booted with this checkout's bundle (Container's `options`:
+    a stick, the machine's name); the test's `figures` (`prefix`ed) saved and printed after."""
+    if missing := missing_tools():
+        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
+    started = time.monotonic()
+    image = debian_root(figures, packages)
+    bundle = make_bundle(tmp_path, platform.machine(), figures)
+    figures["root and bundle ready, s"] = time.monotonic() - started
+    booting = time.monotonic()
+    box = Container(image, bundle, tmp_path / "nspawn.log", **options)
+    try:
+        box.wait_booted()
+        figures["boot, s"] = time.monotonic() - booting
+        yield box
+    finally:
+        box.close()
+        figures["the whole test, s"] = time.monotonic() - started
+        save_figures(figures, prefix)

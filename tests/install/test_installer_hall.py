@@ -8,6 +8,7 @@ the generated password logs in, over TLS too. The real systemd: test_systemd_hal
 from __future__ import annotations
 
 import ipaddress
+import platform
 import re
 import shlex
 import shutil
@@ -340,3 +341,66 @@ def test_the_hall_unit_runs_the_hall_on_the_installers_layout():
     assert "ReadWritePaths=/var/lib/gammonclock-hall/archive\n" in unit
     check = (ROOT / "scripts/check-unit").read_text(encoding="utf-8")
     assert "for unit in gammonclock-hall gammonclock-spectators; do" in check
+
+
+# --- on "the system" (a dry run, its package and user look-ups stubbed) -------------------------
+
+CHANGING = ("apt-get", "useradd", "chown", "systemctl", "mosquitto_passwd")
+
+
+def on_the_system(tmp_path: Path, installed: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """A dry run of `--hall` on this machine as one where `installed` are the Debian packages
+    installed and there is no gammonclock-hall user; the commands that change something are
+    stubs that record a call and fail."""
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "dpkg-query").write_text(
+        f'#!/bin/bash\nfor p in {installed}; do [ "$p" = "${{!#}}" ] && '
+        "echo -n 'install ok installed' && exit 0; done; exit 1\n")
+    (stubs / "id").write_text('#!/bin/bash\n[ "$1" = -u ] && exit 1\nexec /usr/bin/id "$@"\n')
+    for name in CHANGING:
+        # systemctl's questions (a systemd here) are answered "no", not recorded.
+        asks = "case $1 in is-enabled|is-active|show) exit 1 ;; esac\n" * (name == "systemctl")
+        (stubs / name).write_text(f'#!/bin/bash\n{asks}echo "{name} $*" >> '
+                                  f'"{stubs}/calls.log"\nexit 1\n')
+    for path in stubs.iterdir():
+        path.chmod(0o755)
+    env = {"PATH": f"{stubs}:/usr/bin:/bin:/usr/sbin:/sbin", "LANG": "C.UTF-8"}
+    return subprocess.run(["bash", str(ROOT / "scripts/install"), "--dry-run", "--hall",
+                           "--venue-host", HOST, "--skip-venv", *args],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+@pytest.mark.parametrize(("installed", "tls", "missing"), [
+    ("python3-venv", False, "mosquitto chrony nftables"),                # Debian 12, fresh
+    ("mosquitto chrony", True, "python3-venv nftables openssl"),        # Ubuntu 24.04's shape
+    ("python3-venv mosquitto chrony nftables", False, ""),
+])
+def test_a_dry_run_on_the_system_names_the_packages_it_would_install(tmp_path, installed, tls,
+                                                                     missing):
+    run = on_the_system(tmp_path, installed, *(["--tls"] if tls else []))
+    assert run.returncode == 0, run.stderr
+    wanted = "python3-venv mosquitto chrony nftables" + (" openssl" if tls else "")
+    expected = (f"install: would run apt-get update && apt-get install -y {missing}" if missing
+                else f"install: Debian packages {wanted} (already done)")
+    assert expected in run.stdout.splitlines(), run.stdout
+    assert "install: would run useradd --system --user-group --home-dir " \
+           "/var/lib/gammonclock-hall" in run.stdout
+    counted = len(would_lines(run.stdout))
+    assert f"install: dry run: {counted} changes to make; nothing was changed" in run.stdout
+    assert not (tmp_path / "stubs/calls.log").exists()                  # nothing was changed
+
+
+def test_offline_says_which_of_the_halls_debian_packages_are_missing(checkout, tmp_path):
+    bundle = tmp_path / "gammonclock-bundle"
+    (bundle / f"wheels/{platform.machine()}").mkdir(parents=True)
+    (bundle / f"wheels/{platform.machine()}/stand_in-1.0-py3-none-any.whl").write_bytes(b"")
+    (bundle / "MANIFEST.txt").write_text("version 0.1.0\n")
+    shutil.copytree(checkout, bundle / "code", ignore=shutil.ignore_patterns(".git", ".venv"))
+    run = on_the_system(tmp_path, "python3-venv chrony", "--offline", str(bundle))
+    assert run.returncode == 1
+    assert run.stderr.splitlines()[-2].startswith(
+        "install: offline: the Debian packages mosquitto nftables are not installed, and a "
+        "bundle holds no Debian packages: install them first where there is network (sudo "
+        "apt-get install -y mosquitto nftables), then run this again"), run.stderr
+    assert not (tmp_path / "stubs/calls.log").exists()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import time
 from collections.abc import Iterator
@@ -33,10 +32,8 @@ from container_helpers import (
     BUNDLE_INSIDE,
     ROOT,
     Container,
-    debian_root,
-    make_bundle,
+    booted,
     missing_tools,
-    save_figures,
 )
 from container_helpers import run as _run
 
@@ -78,22 +75,8 @@ def stick(tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def container(tmp_path: Path, stick: str) -> Iterator[Container]:
-    missing = missing_tools()
-    if missing:
-        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
-    started = time.monotonic()
-    image = debian_root(figures)
-    bundle = make_bundle(tmp_path, platform.machine(), figures)
-    figures["root and bundle ready, s"] = time.monotonic() - started
-    booting = time.monotonic()
-    box = Container(image, bundle, tmp_path / "nspawn.log", stick=stick)
-    try:
-        box.wait_booted()
-        figures["boot, s"] = time.monotonic() - booting
+    with booted(tmp_path, figures, stick=stick) as box:
         yield box
-    finally:
-        box.close()
-        save_figures(figures)
 
 
 # --- the checks ----------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ tools it fails and says what is missing."""
 from __future__ import annotations
 
 import json
-import platform
 import re
 import time
 from collections.abc import Iterator
@@ -32,10 +31,7 @@ from container_helpers import (
     HALL_FIGURES,
     ROOT_PACKAGES,
     Container,
-    debian_root,
-    make_bundle,
-    missing_tools,
-    save_figures,
+    booted,
 )
 
 # A director's Debian 12 with the hall's packages installed where there was network: an offline
@@ -101,22 +97,9 @@ print(json.dumps({"leap": data[0] >> 6, "stratum": data[1]}))
 
 @pytest.fixture
 def hall_box(tmp_path: Path) -> Iterator[Container]:
-    if missing := missing_tools():
-        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
-    started = time.monotonic()
-    image = debian_root(figures, HALL_ROOT_PACKAGES)
-    bundle = make_bundle(tmp_path, platform.machine(), figures)
-    figures["root and bundle ready, s"] = time.monotonic() - started
-    booting = time.monotonic()
-    box = Container(image, bundle, tmp_path / "nspawn.log", machine="gammonclock-hall-test")
-    try:
-        box.wait_booted()
-        figures["boot, s"] = time.monotonic() - booting
+    with booted(tmp_path, figures, HALL_FIGURES, HALL_ROOT_PACKAGES,
+                machine="gammonclock-hall-test") as box:
         yield box
-    finally:
-        box.close()
-        figures["the whole test, s"] = time.monotonic() - started
-        save_figures(figures, HALL_FIGURES)
 
 
 def the_venues_network(box: Container) -> None:
