@@ -47,6 +47,17 @@ ARBITER = "arb"
 UNITS = ("mosquitto", "gammonclock-spectators", "gammonclock-public-firewall", "chrony",
          "gammonclock-hall")
 PAIRINGS = f"table,left,right,length\n{TABLE},Anna,Boris,3\n"
+OWNERS = {
+    "/etc/gammonclock-hall": "750 root:gammonclock-hall",
+    "/etc/gammonclock-hall/hall.password": "640 root:gammonclock-hall",
+    "/etc/gammonclock-hall/page.password": "640 root:gammonclock-hall",
+    "/etc/gammonclock-hall/public.password": "640 root:gammonclock-hall",
+    "/etc/gammonclock-hall/venue.toml": "640 root:gammonclock-hall",
+    "/etc/mosquitto/gammonclock.passwd": "600 mosquitto:mosquitto",
+    "/etc/mosquitto/gammonclock-public.passwd": "600 mosquitto:mosquitto",
+    "/var/lib/gammonclock-hall/keys": "750 root:gammonclock-hall",
+    "/var/lib/gammonclock-hall/archive": "750 gammonclock-hall:gammonclock-hall",
+}
 INSTALLER = "/root/gammonclock-bundle/code/scripts/install"
 
 figures: dict[str, float] = {}            # seconds, printed at the end (and kept in CACHE)
@@ -202,6 +213,10 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     assert box.ok("cat", "/etc/gammonclock-hall/page.password").strip() == password
     venue = box.ok("cat", "/etc/gammonclock-hall/venue.toml")
     assert f'broker = "mqtt://{VENUE}:1883"' in venue and f'time_server = "{VENUE}"' in venue
+    # Who may read what: the passwords root's and the hall's group's, Mosquitto's files its own,
+    # the keys root's (the hall reads them, cannot plant one), the archive the hall's.
+    modes = box.ok("stat", "-c", "%n %a %U:%G", *OWNERS).splitlines()
+    assert modes == [f"{path} {owner}" for path, owner in OWNERS.items()]
 
     # Every unit active; the spectators' bound loaded in the kernel.
     for unit in UNITS:
