@@ -55,6 +55,8 @@ OWNERS = {
     "/etc/gammonclock-hall/venue.toml": "640 root:gammonclock-hall",
     "/etc/mosquitto/gammonclock.passwd": "600 mosquitto:mosquitto",
     "/etc/mosquitto/gammonclock-public.passwd": "600 mosquitto:mosquitto",
+    "/etc/mosquitto/gammonclock.acl": "600 mosquitto:mosquitto",
+    "/etc/mosquitto/gammonclock-public-spectators.acl": "600 mosquitto:mosquitto",
     "/var/lib/gammonclock-hall/keys": "750 root:gammonclock-hall",
     "/var/lib/gammonclock-hall/archive": "750 gammonclock-hall:gammonclock-hall",
 }
