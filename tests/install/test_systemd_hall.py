@@ -235,6 +235,7 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     assert page(box, "GET", "/api/cards", "not the password")[0] == 401
     status, body = page(box, "GET", "/api/cards", password)
     assert status == 200, body
+    assert page(box, "GET", "/public")[0] == 200            # the spectators' page: no password
 
     # chrony serves the venue's time to a table (stratum 10: its own clock, with no internet).
     def ntp() -> dict[str, int] | None:
