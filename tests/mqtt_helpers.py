@@ -367,3 +367,40 @@ def start_broker(folder: Path, tables: tuple[str, ...] = TABLES, tls: bool = Fal
         b.add_account(table)
     b.start()
     return b
+
+
+def puback_reason(client: Any, topic: str, payload: str | bytes, retain: bool = False) -> str:
+    """Publish at QoS 1 with an MQTT 5 client (`Broker.client(…, mqtt5=True)`) and return the
+    broker's PUBACK reason: "Success", or "Not authorized" for a topic its ACL refuses."""
+    done = threading.Event()
+    reasons: dict[int, str] = {}
+
+    def on_publish(_c: Any, _u: Any, mid: int, reason: Any, _p: Any = None) -> None:
+        reasons[mid] = str(reason)
+        done.set()
+    client.on_publish = on_publish
+    info = client.publish(topic, payload, qos=1, retain=retain)
+    assert done.wait(10), "no PUBACK"
+    return reasons[info.mid]
+
+
+def logs_in(broker: Broker, user: str, password: str) -> bool:
+    """Whether the broker (running) takes USER with PASSWORD: its CONNACK says so."""
+    import paho.mqtt.client as mqtt
+    answered, ok = threading.Event(), []
+
+    def on_connect(_c: Any, _u: Any, _f: Any, reason: Any, _p: Any = None) -> None:
+        ok.append(not reason.is_failure)
+        answered.set()
+
+    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    c.username_pw_set(user, password)
+    c.on_connect = on_connect
+    c.connect(broker.host, broker.port)
+    c.loop_start()
+    try:
+        assert answered.wait(5), f"no CONNACK for {user}\n{broker.log()}"
+        return ok == [True]
+    finally:
+        c.disconnect()
+        c.loop_stop()

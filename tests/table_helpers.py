@@ -153,8 +153,12 @@ def all_events_arrived(seen: Collector, expected: list[tuple[str, int]]) -> None
 
 def link_of(table: Table) -> hall_link.HallLink:
     assert table.device is not None
-    return next(closer.__self__ for closer in table.device.closers
-                if isinstance(getattr(closer, "__self__", None), hall_link.HallLink))
+    for closer in table.device.closers:        # the link itself, or the slot that runs it
+        owner = getattr(closer, "__self__", None)
+        for link in (owner, getattr(owner, "link", None)):
+            if isinstance(link, hall_link.HallLink):
+                return link
+    raise AssertionError("no hall link runs on this clock")
 
 def cmd(seen: Collector, request_id: str, command: str, **more: str) -> dict[str, Any]:
     seen.publish(f"{TOPIC}/cmd", json.dumps({"id": request_id, "command": command, **more}))
@@ -216,3 +220,16 @@ def as_sent(monkeypatch: pytest.MonkeyPatch, journal: Path, change: Callable[[st
 
     monkeypatch.setattr(publisher, "written_bytes", written_bytes)
     return sent
+
+
+def loaded_clock(tables: Callable[..., Table], broker: Broker, tmp_path: Path, hall: Any
+                 ) -> Table:
+    """A real clock on mock pins (the `tables` fixture's), Anna v Boris loaded, once the hall
+    (hall_web_helpers.RunningHall) has its state with its players."""
+    match_file = tmp_path / "match.toml"
+    match_file.write_text(MATCH_TEXT, encoding="utf-8")
+    table = tables(device_text(broker, match_file=match_file))
+    hall.wait(lambda: (hall.hall.view.tables.get(TABLE) is not None
+                       and (hall.hall.view.tables[TABLE].state or {}).get("players")),
+              "the clock's state in the hall")
+    return table

@@ -454,6 +454,9 @@ WORDS: dict[str, Entry] = {
     "jf.dice_dropped": E("a count of {count} dropped dice lines is out of range",
                          "число пропущенных строк считывателя костей ({count}) вне допустимых "
                          "пределов"),
+    "jf.provision_offer": E("a provisioning stick's offer has either all of {fields} or none",
+                            "предложение флешки настройки содержит все поля {fields} или ни "
+                            "одного"),
     "jf.stick_offer": E("a USB stick's offer has either all of {fields} or none, its length and "
                         "record within bounds",
                         "предложение с флешки содержит либо все поля {fields}, либо ни одного, "
@@ -1216,6 +1219,79 @@ WORDS: dict[str, Entry] = {
                        "{path}: не обычный файл; файл матча — текстовый файл TOML"),
     "usb.too_large": E("{path}: larger than {kib} KiB; a match file is a few lines of TOML",
                        "{path}: больше {kib} КиБ; файл матча — несколько строк TOML"),
+    # a provisioning stick (issue 32, runtime/provision.py, provisioning.py): the reply and the
+    # log; file names, keys and the system's own reason ({why}) as they are
+    "prov.section": E("a provisioning stick sets only {sections}",
+                      "флешка настройки задаёт только {sections}"),
+    "prov.key": E("a provisioning stick sets only {keys} of [{section}]",
+                  "флешка настройки задаёт в [{section}] только {keys}"),
+    "prov.file_name": E("{value}: must be the name of a file next to device.toml (no folder, "
+                        "no '..', no link)",
+                        "{value}: нужно имя файла рядом с device.toml (без папок, '..' и "
+                        "ссылок)"),
+    "prov.config": E("{error}; nothing was taken", "{error}; ничего не принято"),
+    "prov.required": E("required on a provisioning stick",
+                       "обязателен на флешке настройки"),
+    "prov.unreadable": E("{path}: cannot read it: {why}; nothing was taken",
+                         "{path}: не читается: {why}; ничего не принято"),
+    "prov.missing": E("{path}: not on the stick; nothing was taken",
+                      "{path}: нет на флешке; ничего не принято"),
+    "prov.not_plain": E("{path}: not a plain file; nothing was taken",
+                        "{path}: не обычный файл; ничего не принято"),
+    "prov.too_large": E("{path}: larger than {bytes} bytes; nothing was taken",
+                        "{path}: больше {bytes} байт; ничего не принято"),
+    "prov.bad_key": E("{path}: the device key {why}",
+                      "{path}: ключ устройства не годится ({why}); с флешки ничего не принято"),
+    "prov.taken": E("provisioned from the USB stick: table {table}, hall {broker} as {user}; the "
+                    "hall link starts with it",
+                    "настроено с флешки: стол {table}, зал {broker}, учётная запись {user}; "
+                    "связь с залом запущена с ними"),
+    "prov.key_adopted": E("the device key is the stick's (this clock had sealed no journal)",
+                          "ключ устройства взят с флешки (эти часы ещё не запечатали ни одного "
+                          "журнала)"),
+    "prov.key_kept": E("this clock keeps its own key (it has sealed journals); a copy is on the "
+                       "stick as gammonclock/provision/returned.key for gammonclock hall "
+                       "provision --collect",
+                       "часы оставляют свой ключ (ими запечатаны журналы); его копия записана на "
+                       "флешку: gammonclock/provision/returned.key, для gammonclock hall "
+                       "provision --collect"),
+    "prov.key_later": E("this clock keeps its own key (it has sealed journals); plug the stick "
+                        "in again to give the hall a copy",
+                        "часы оставляют свой ключ (ими запечатаны журналы); вставьте флешку ещё "
+                        "раз, чтобы записать его копию для зала"),
+    "prov.key_not_returned": E("the key could not be written on the stick: {problem}",
+                               "ключ не записан на флешку: {problem}"),
+    "prov.already": E("already provisioned from this stick (table {table}): nothing changed",
+                      "уже настроено с этой флешки (стол {table}): ничего не изменено"),
+    "prov.returned": E("this clock's key is on the stick now (gammonclock/provision/returned.key) "
+                       "for the hall",
+                       "ключ часов записан на флешку (gammonclock/provision/returned.key) для "
+                       "зала"),
+    "prov.in_progress": E("NOT provisioned: a match is in progress here (game {game}, {score}); "
+                          "plug the stick in again when the match is over",
+                          "НЕ настроено: здесь идёт матч (партия {game}, {score}); вставьте "
+                          "флешку снова, когда матч закончится"),
+    "prov.offered": E("offered from the USB stick, NOT taken: table {table}, hall {broker} as "
+                      "{user}",
+                      "флешка предлагает настройку, она НЕ принята: стол {table}, зал {broker}, "
+                      "учётная запись {user}"),
+    "prov.offer_how": E("the arbiter takes it at these panels: the three buttons held, the PIN, "
+                        "then the menu's TABLE FROM STICK; or on the socket: gammonclock "
+                        "arbiter provision",
+                        "судья принимает её на панелях: удержать три кнопки, ПИН-код, затем в "
+                        "меню СТОЛ С ФЛЕШКИ; или через сокет: gammonclock arbiter provision"),
+    "prov.offer_idle": E("this clock is past its first boot (an arbiter's PIN, journals or a "
+                         "hall already) and no match is loaded: the arbiter takes it on the "
+                         "socket: gammonclock arbiter provision",
+                         "часы уже не новые (есть ПИН-код судьи, журналы или зал), а матч не "
+                         "загружен: судья принимает настройку через сокет: gammonclock arbiter "
+                         "provision"),
+    "prov.refused": E("NOT provisioned: {why}", "НЕ настроено: {why}"),
+    "prov.not_offered": E("no provisioning stick is offered here: plug it in again",
+                          "флешка настройки здесь не предложена: вставьте её снова"),
+    "prov.cannot": E("NOT provisioned: {error}", "НЕ настроено: {error}"),
+    "prov.broken": E("{error}; the clock runs with device.toml's [table] and [hall]",
+                     "{error}; часы работают с [table] и [hall] из device.toml"),
     "usb.not_utf8": E("{path}: not UTF-8 text (byte {byte}); save it as UTF-8",
                       "{path}: не текст в UTF-8 (байт {byte}); сохраните его в UTF-8"),
     # what a table answers the hall when a command or a match did not get through the loop
@@ -1588,11 +1664,64 @@ WORDS: dict[str, Entry] = {
     "undo.take": E("{whose} take", "взятие куба {whose}"),
     "undo.result": E("the result of game {game} ({result})", "результат партии {game} ({result})"),
     "undo.switch": E("{whose} turn switch", "нажатие часов {whose}"),
+    # --- a table's event on the director's page (hall/events.py): its effects said in turn --------
+    "ev.arbiter": E("arbiter: {what}", "судья: {what}"),
+    "ev.other": E("other event ({kind})", "другое событие ({kind})"),
+    "ev.more": E("… and {n} more", "… и ещё {n}"),
     "e.ignored": E("ignored {what}: {why}", "не принято {what}: {why}"),
     "e.refused": E("refused {what}: {why}", "отказано {what}: {why}"),
     "e.shown": E("shown: {text}", "показано: {text}"),
     "e.draw_result": E("draw ({points} each)", "ничья (по {points})"),
     "e.win_result": E("{who} wins {kind} ({points})", "победил {who}: {kind} ({points})"),
+    # --- a provisioning stick's README.txt (`gammonclock hall provision`, hall/provision.py) ----
+    "provision.readme": E(
+        "gammonclock: the provisioning stick of table {table}\n"
+        "\n"
+        "It joins the clock of table {table} to the hall's broker at {broker}:\n"
+        "the clock's table id, its account on the broker and the table's device key, which\n"
+        "seals its journals.\n"
+        "\n"
+        "1. Copy the folder \"gammonclock\" and this file as they are to the top of a USB\n"
+        "   stick (FAT or exFAT).\n"
+        "2. Between matches, plug the stick into the clock of table {table}. Never during a\n"
+        "   match: a clock in the middle of a match does not take it.\n"
+        "3. A new clock (no arbiter PIN set yet) takes it at once. A clock with a PIN offers\n"
+        "   it on the panels: the arbiter takes it in the arbiter's menu, after the PIN.\n"
+        "4. The panels say when it is taken; then pull the stick out. The clock connects to\n"
+        "   the hall by itself.\n"
+        "5. A clock that has played matches before keeps its own key (its journals are sealed\n"
+        "   with it) and writes it to the stick (gammonclock/provision/returned.key). Bring\n"
+        "   the stick back to the director, who runs:\n"
+        "   gammonclock hall provision --collect STICK\n"
+        "\n"
+        "The stick holds the table's password and key: keep it with you and wipe it when\n"
+        "done. It carries files, never authority: only the arbiter's PIN does.\n",
+        "gammonclock: флешка подключения стола {table}\n"
+        "\n"
+        "Она подключает часы стола {table} к брокеру зала по адресу {broker}:\n"
+        "номер стола, учётную запись часов на брокере и ключ стола, которым часы\n"
+        "подписывают свои журналы.\n"
+        "\n"
+        "1. Скопируйте папку \"gammonclock\" и этот файл как есть в корень USB-флешки\n"
+        "   (FAT или exFAT).\n"
+        "2. Между матчами вставьте флешку в часы стола {table}. Не во время матча: часы\n"
+        "   посреди матча её не принимают.\n"
+        "3. Новые часы (PIN судьи ещё не задан) принимают её сразу. Часы с PIN предлагают\n"
+        "   её на экранах: судья принимает её в меню судьи, после ввода PIN.\n"
+        "4. Экраны скажут, когда она принята; тогда выньте флешку. Часы сами подключатся\n"
+        "   к залу.\n"
+        "5. Часы, на которых уже играли матчи, оставляют свой ключ (им подписаны их журналы)\n"
+        "   и записывают его на флешку (gammonclock/provision/returned.key). Верните флешку\n"
+        "   главному судье турнира, он выполнит:\n"
+        "   gammonclock hall provision --collect ФЛЕШКА\n"
+        "\n"
+        "На флешке пароль и ключ стола: держите её при себе и сотрите после работы. Она\n"
+        "переносит файлы, но не даёт полномочий: их даёт только PIN судьи.\n"),
+    "provision.readme_time": E(
+        "The hall serves the time at {host}: a clock installed with\n"
+        "scripts/install --time-server {host} takes its time from it.\n",
+        "Зал раздаёт время с адреса {host}: часы, установленные с\n"
+        "scripts/install --time-server {host}, берут время оттуда.\n"),
 }
 del E
 

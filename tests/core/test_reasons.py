@@ -30,10 +30,11 @@ from gammonclock.core.match import (
     ArbiterHandover,
     DiceDropped,
     DiceEvent,
+    ProvisionOffered,
     Recover,
     StickOffered,
 )
-from gammonclock.core.match_state import StickOffer
+from gammonclock.core.match_state import ProvisionOffer, StickOffer
 from gammonclock.core.pin import PinCheck, make_hash
 from gammonclock.core.reasons import ARBITER_REFUSALS, Reason
 from gammonclock.core.rules import MatchRules, json_points
@@ -99,6 +100,8 @@ REASON_CODES = {
     "STICK_OFFERED": "stick_offered",
     "STICK_OFFER_ENDED": "stick_offer_ended",
     "CONTINUE_STICK_REQUESTED": "continue_stick_requested",
+    "PROVISION_OFFERED": "provision_offered",
+    "PROVISION_REQUESTED": "provision_requested",
     "ARBITER_HANDED_OVER": "arbiter_handed_over",
     "NOTHING_OFFERED": "nothing_offered",
 }
@@ -275,7 +278,8 @@ LIFECYCLE_REASONS = {Reason.NO_MATCH, Reason.MATCH_IN_PROGRESS, Reason.MATCH_FIL
 PANEL_REASONS = {Reason.CHORD_LOCKED, Reason.CHORD_HELD, Reason.PIN_ENTRY, Reason.PIN_DOT,
                  Reason.PIN_WRONG, Reason.PIN_TIMEOUT, Reason.ARBITER_MENU, Reason.MENU_TIMEOUT,
                  Reason.NEXT_MATCH_REQUESTED, Reason.STICK_OFFERED, Reason.STICK_OFFER_ENDED,
-                 Reason.CONTINUE_STICK_REQUESTED, Reason.ARBITER_HANDED_OVER}
+                 Reason.CONTINUE_STICK_REQUESTED, Reason.ARBITER_HANDED_OVER,
+                 Reason.PROVISION_OFFERED, Reason.PROVISION_REQUESTED}
 
 
 def test_every_reason_is_emitted_somewhere():
@@ -397,6 +401,8 @@ INPUTS = [
     StickOffered(12, StickOffer("T3", "Anna", "Boris", 7, "6-0", "match-x.jsonl", 40,
                                 "ab" * 32)),
     StickOffered(13, None),
+    ProvisionOffered(16, ProvisionOffer("table-1", "192.168.1.10", "cd" * 32)),
+    ProvisionOffered(17, None),
     ArbiterHandover(14, PinCheck(make_hash("LRCL", salt=b"s" * 16, pepper=b"p" * 32)),
                     4_000_000_000),
     ArbiterHandover(15, None, 3_000_000_000),

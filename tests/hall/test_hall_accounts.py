@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from mqtt_helpers import DIRECTOR, Broker, find_binary
+from mqtt_helpers import DIRECTOR, Broker, find_binary, logs_in
 
 DIRECTOR_PASSWORD = "director-pw"
 
@@ -35,28 +33,6 @@ def add_table(tmp_path: Path, table: str, *more: str, password_file: Path | None
 def broker(tmp_path: Path) -> Broker:
     """The director's account in the password file (the broker not started yet)."""
     return Broker(tmp_path / "broker", {DIRECTOR: DIRECTOR_PASSWORD})
-
-
-def logs_in(broker: Broker, user: str, password: str) -> bool:
-    """Whether the broker (running) takes USER with PASSWORD: its CONNACK says so."""
-    import paho.mqtt.client as mqtt
-    answered, ok = threading.Event(), []
-
-    def on_connect(_c: Any, _u: Any, _f: Any, reason: Any, _p: Any = None) -> None:
-        ok.append(not reason.is_failure)
-        answered.set()
-
-    c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-    c.username_pw_set(user, password)
-    c.on_connect = on_connect
-    c.connect(broker.host, broker.port)
-    c.loop_start()
-    try:
-        assert answered.wait(5), f"no CONNACK for {user}\n{broker.log()}"
-        return ok == [True]
-    finally:
-        c.disconnect()
-        c.loop_stop()
 
 
 @pytest.mark.parametrize("name", [

@@ -39,6 +39,7 @@ from table_helpers import (
     cmd,
     device_text,
     link_of,
+    loaded_clock,
     right_player,
     wait,
 )
@@ -55,13 +56,7 @@ def shots(tmp_path: Path) -> Path:
 @pytest.fixture
 def clock(broker: Broker, tables, tmp_path: Path, hall: RunningHall) -> Table:  # noqa: F811
     """A real clock on mock pins, Anna v Boris loaded, seen by the hall with its players."""
-    match_file = tmp_path / "match.toml"
-    match_file.write_text(MATCH_TEXT, encoding="utf-8")
-    table: Table = tables(device_text(broker, match_file=match_file))
-    hall.wait(lambda: (hall.hall.view.tables.get("table-1") is not None
-                       and (hall.hall.view.tables["table-1"].state or {}).get("players")),
-              "the clock's state in the hall")
-    return table
+    return loaded_clock(tables, broker, tmp_path, hall)
 
 
 def send(page: Any, command: str) -> str:

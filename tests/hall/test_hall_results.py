@@ -124,7 +124,7 @@ def test_results_rounds_and_standings_from_the_archived_journals(
             assert tuple(header) == RESULT_COLUMNS
             [row] = [r for r in body if r[9].endswith(first.name)]
             assert row == ["1", T1, "'" + INJECTION, "Boris", "5", "0", "5", "Boris",
-                           "disqualified", f"intact {T1}/{first.name}"]
+                           "disqualified", f"intact {T1}/{first.name}", "", ""]
             data = hall.get("/api/results.json")
             [result] = [r for r in data["results"] if r["journal"] == f"{T1}/{first.name}"]
             assert result["left"] == INJECTION       # the JSON as written; only the CSV quotes
@@ -151,12 +151,13 @@ def test_results_rounds_and_standings_from_the_archived_journals(
             header, *body = rows(fetch(hall, "/api/standings.csv"))
             assert header == ["rank", "player", "played", "wins", "draws", "losses", "score",
                               "points_for", "points_against", "point_difference", "buchholz",
-                              "sonneborn_berger", "round 1", "round 2"]
+                              "sonneborn_berger", "player_id", "round 1", "round 2"]
             standings = {r[1]: r for r in body}
             assert standings["Boris"] == ["1", "Boris", "2", "2", "0", "0", "2", "10", "0", "10",
-                                          "0", "0", f"W 5-0 v {INJECTION}", "W 5-0 v Zoe"]
+                                          "0", "0", "", f"W 5-0 v {INJECTION}", "W 5-0 v Zoe"]
             assert standings["'" + INJECTION] == ["2", "'" + INJECTION, "1", "0", "0", "1", "0",
-                                                  "0", "5", "-5", "2", "0", "L 0-5 v Boris", ""]
+                                                  "0", "5", "-5", "2", "0", "", "L 0-5 v Boris",
+                                                  ""]
             assert standings["Zoe"][:6] == ["2", "Zoe", "1", "0", "0", "1"]   # a shared place
             data = hall.get("/api/standings.json")
             assert (data["format"], data["event_format"], data["rounds"]) == \

@@ -252,7 +252,7 @@ def test_the_csv_has_a_stable_header_and_one_column_per_round() -> None:
     header, *body = list(csv.reader(io.StringIO(text)))
     assert tuple(header[:len(STANDING_COLUMNS)]) == STANDING_COLUMNS
     assert header[len(STANDING_COLUMNS):] == ["round 1", "round 2", "round 3"]
-    assert body[0] == ["1", "A", "3", "2", "0", "1", "2", "10", "12", "-2", "4", "3",
+    assert body[0] == ["1", "A", "3", "2", "0", "1", "2", "10", "12", "-2", "4", "3", "",
                        "W 5-3 v B", "W 5-4 v C", "L 0-5 v D"]
     [cmd] = [r for r in body if r[1] == "'=cmd"]                     # a formula quoted
     assert cmd[-1] == "W 5-1 v Eve" and cmd[9] == "4"

@@ -123,15 +123,15 @@ def test_the_standings_endpoints_recompute_the_event_from_the_archive(
     header, *body = list(csv.reader(io.StringIO(text)))
     assert header == ["rank", "player", "played", "wins", "draws", "losses", "score",
                       "points_for", "points_against", "point_difference", "buchholz",
-                      "sonneborn_berger", "round 1", "round 2", "round 3"]
+                      "sonneborn_berger", "player_id", "round 1", "round 2", "round 3"]
     assert body == [
-        ["1", "A", "3", "2", "0", "1", "2", "10", "12", "-2", "4", "3",
+        ["1", "A", "3", "2", "0", "1", "2", "10", "12", "-2", "4", "3", "",
          "W 5-3 v B", "W 5-4 v C", "L 0-5 v D"],
-        ["2", "B", "3", "2", "0", "1", "2", "13", "9", "4", "4", "2",
+        ["2", "B", "3", "2", "0", "1", "2", "13", "9", "4", "4", "2", "",
          "L 3-5 v A", "W 5-2 v D", "W 5-2 v C"],
-        ["3", "D", "3", "1", "0", "2", "1", "8", "10", "-2", "5", "2",
+        ["3", "D", "3", "1", "0", "2", "1", "8", "10", "-2", "5", "2", "",
          "L 1-5 v C", "L 2-5 v B", "W 5-0 v A"],
-        ["4", "C", "3", "1", "0", "2", "1", "11", "11", "0", "5", "1",
+        ["4", "C", "3", "1", "0", "2", "1", "11", "11", "0", "5", "1", "",
          "W 5-1 v D", "L 4-5 v A", "L 2-5 v B"]]
 
     data = json.loads(get(hall, "/api/standings.json?format=round-robin&event=Club+night")[1])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from gammonclock.hardware.presenters import PanelPresenter
 from gammonclock.journal.reader import read_journal
 from gammonclock.sides import Button
 from gammonclock.wire import Moved, iso_utc
-from mqtt_helpers import WATCHER, Broker, Collector
+from mqtt_helpers import WATCHER, Broker, Collector, puback_reason
 from table_helpers import (
     MATCH_TEXT,
     TOPIC,
@@ -181,20 +180,6 @@ def test_a_match_already_over_is_not_moved(broker: Broker, tables) -> None:
         assert read_journal(journal).records == before
 
 
-def _refused(client: Any, topic: str, payload: bytes) -> str:
-    """Publish with MQTT 5 and return the broker's PUBACK reason."""
-    done = threading.Event()
-    reasons: dict[int, str] = {}
-
-    def on_publish(_c: Any, _u: Any, mid: int, reason: Any, _p: Any = None) -> None:
-        reasons[mid] = str(reason)
-        done.set()
-    client.on_publish = on_publish
-    info = client.publish(topic, payload, qos=1, retain=True)
-    assert done.wait(10), "no PUBACK"
-    return reasons[info.mid]
-
-
 def test_no_tables_account_may_write_a_tables_moved(broker: Broker, tables) -> None:
     """table-2's account (or table-1's own) publishing table-1's `moved`: the broker refuses it
     (the shipped ACL: only the director's account writes it); the match plays on. The
@@ -208,8 +193,8 @@ def test_no_tables_account_may_write_a_tables_moved(broker: Broker, tables) -> N
         for account in ("table-2", "table-1"):
             intruder = broker.client(account, mqtt5=True)
             try:
-                assert _refused(intruder, MOVED, notice_of(journal.name, by=account)) == \
-                    "Not authorized"
+                assert puback_reason(intruder, MOVED, notice_of(journal.name, by=account),
+                                     retain=True) == "Not authorized"
             finally:
                 intruder.disconnect()
                 intruder.loop_stop()

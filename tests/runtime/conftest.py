@@ -4,7 +4,7 @@ the clock's folder, a tmp folder standing in for the mounted stick)."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +12,7 @@ import pytest
 from gammonclock.journal.key import read_key
 from journal_helpers import journaled_run
 from usb_stick_helpers import CURRENT, NAMES, SHORT_SCRIPT, Clock
+from venue_helpers import Venue
 
 
 @pytest.fixture(scope="module")
@@ -46,3 +47,18 @@ def stick(tmp_path: Path) -> Path:
     path = tmp_path / "stick"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def venues() -> Iterator[Callable[[str], Venue]]:
+    """Venues (venue_helpers) whose clocks have the device config given (`{table}` in it);
+    every clock built in them is closed after the test."""
+    made: list[Venue] = []
+
+    def make(text: str) -> Venue:
+        made.append(Venue(device_text=text))
+        return made[-1]
+    yield make
+    for venue in made:
+        for device in venue.clocks:
+            device.close()

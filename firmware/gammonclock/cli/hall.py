@@ -7,6 +7,8 @@ when the command runs, so the rest of the command line works without them.
     gammonclock hall demo [--tables 6] [--http 127.0.0.1:8080] [--folder DIR] [--language ru]
     gammonclock hall add-table table-12 --password-file passwords/table-12 \\
         --mosquitto-passwd /etc/mosquitto/passwd [--broker mqtt://10.0.0.2:1883]
+    sudo gammonclock hall provision table-1 … table-40 --to ~/sticks [--venue FILE]
+    sudo gammonclock hall provision --collect /media/stick
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def add_hall_parser(commands: Any) -> None:
                         help="hold the public view back this long, e.g. 30 (live coverage's "
                              "delay against cheating; default: none)")
     hall.set_defaults(handler=_hall, hall_command=None)
-    sub = hall.add_subparsers(dest="hall_command", metavar="add-table | demo")
+    sub = hall.add_subparsers(dest="hall_command", metavar="add-table | provision | demo")
     add = sub.add_parser("add-table", help="create a table's broker account and print the "
                                            "[hall] section for its device.toml")
     add.add_argument("table", metavar="ID", help="the table id (its [table] id), the account name")
@@ -102,7 +104,7 @@ def add_hall_parser(commands: Any) -> None:
                      help="the table's account is already in the password file: give it the "
                           "password in --password-file (without this, an existing account is "
                           "refused and left as it is)")
-
+    _add_provision_parser(sub)
 
     demo = sub.add_parser(
         "demo", help="try the hall on this machine: a private Mosquitto, N clocks on mock pins "
@@ -124,6 +126,57 @@ def add_hall_parser(commands: Any) -> None:
                            "--language, else en)")
 
 
+VENUE_FILE = "/etc/gammonclock-hall/venue.toml"   # hall/provision.py's VENUE_FILE
+
+
+def _add_provision_parser(sub: Any) -> None:
+    """`hall provision TABLE… --to DIR` and `hall provision --collect STICK…`."""
+    provision = sub.add_parser(
+        "provision", help="each table's account, key and provisioning stick, from the venue",
+        description="For each TABLE: its account on the tables' broker, its device key (kept "
+                    "in the keys folder) and the folder DIR/TABLE whose contents go to the "
+                    "root of one USB stick; the clock takes it as the arbiter confirms it. "
+                    f"The venue's settings come from {VENUE_FILE} (made by scripts/install "
+                    "--hall); the options override them. With --collect: take back the keys "
+                    "clocks returned on their sticks.")
+    provision.add_argument("tables", nargs="*", metavar="TABLE",
+                           help="the table ids (their [table] id and account names)")
+    provision.add_argument("--to", type=Path, metavar="DIR",
+                           help="where the sticks' folders are made (one per table; an "
+                                "existing one is never written over)")
+    provision.add_argument("--venue", type=Path, metavar="FILE",
+                           help=f"the venue's settings (default: {VENUE_FILE})")
+    provision.add_argument("--broker", dest="venue_broker", metavar="URL",
+                           help="the tables' broker as the tables reach it, "
+                                "mqtt://HOST:1883 or mqtts://HOST:8883 (venue.toml: broker)")
+    provision.add_argument("--prefix", dest="venue_prefix", metavar="PREFIX",
+                           help="topics are PREFIX/TABLE/… (venue.toml: prefix; default "
+                                "gammonclock)")
+    provision.add_argument("--passwd-file", type=Path, metavar="FILE",
+                           help="the tables' broker's password file (venue.toml: "
+                                "passwd_file)")
+    provision.add_argument("--keys-dir", type=Path, dest="venue_keys_dir", metavar="DIR",
+                           help="the hall's keys folder, TABLE.key each (venue.toml: "
+                                "keys_dir)")
+    provision.add_argument("--ca-file", type=Path, dest="venue_ca_file", metavar="FILE",
+                           help="with mqtts://: the venue's CA certificate, copied to each "
+                                "stick (venue.toml: ca_file)")
+    provision.add_argument("--event", metavar="TEXT",
+                           help="the event's name, the tables' [table] event")
+    provision.add_argument("--replace", action="store_true",
+                           help="a table provisioned already gets a new password and keeps "
+                                "its key; with --collect: take a returned key over another "
+                                "one the hall holds")
+    provision.add_argument("--new-key", action="store_true",
+                           help="with --replace: a new key too (journals sealed with the old "
+                                "one no longer verify at the hall)")
+    provision.add_argument("--no-reload", action="store_true",
+                           help="do not reload the tables' broker (say how to)")
+    provision.add_argument("--collect", nargs="+", type=Path, metavar="STICK",
+                           help="take each stick's gammonclock/provision/returned.key (a "
+                                "clock that kept its own key) into the keys folder")
+
+
 def _hall(args: argparse.Namespace) -> int:
     if args.hall_command == "demo":
         from gammonclock.sim.hall_demo import demo
@@ -131,6 +184,9 @@ def _hall(args: argparse.Namespace) -> int:
     if args.hall_command == "add-table":
         from gammonclock.hall.accounts import add_table  # needs only mosquitto_passwd
         return add_table(args)
+    if args.hall_command == "provision":
+        from gammonclock.hall.provision import provision  # needs only mosquitto_passwd
+        return provision(args)
     try:
         from gammonclock.hall.run import serve
     except ImportError as exc:

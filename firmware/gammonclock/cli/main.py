@@ -395,7 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "DURATION, point SIDE, forfeit SIDE [POINTS], disqualify SIDE, warn SIDE "
                           "TEXT, challenge SIDE upheld|rejected, undo, score L R, cube VALUE "
                           "[SIDE], abandon, moved [TABLE], status, new-match FILE [--force], "
-                          "continue FROM [--force] [--unverified]")
+                          "continue FROM [--force] [--unverified], provision (take the "
+                          "provisioning stick this clock offers)")
     arb.set_defaults(handler=arbiter_command)
 
     chk = commands.add_parser("check-config", help="check config files (match, device, or one "

@@ -10,6 +10,7 @@ with any problem configures nothing. TOML floats are read as `Decimal`, so a dur
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -54,7 +55,8 @@ __all__ = ["BAUDRATES", "DEFAULT_DEVICE", "MAX_NAME_LENGTH", "PANEL_DRIVERS", "P
            "file_kind",
            "keyed_config",
            "load_config", "load_device_config", "load_match_config", "parse_config",
-           "parse_device_config", "parse_match_config", "refused_in_a_match_file"]
+           "parse_device_config", "parse_match_config", "provision_problems", "provisioned",
+           "refused_in_a_match_file", "with_provisioned"]
 
 
 class ConfigError(GammonclockError, ValueError):
@@ -527,3 +529,100 @@ def load_device_config(path: str | Path) -> DeviceFile:
 
 def load_match_config(path: str | Path, device: DeviceFile | None = None) -> Config:
     return parse_match_config(read_config_text(path), str(path), device)
+
+
+# --- a provisioned table (issue 32: `gammonclock hall provision`, runtime/provision.py) ----------
+
+PROVISIONED = "provisioned"       # STATE/provisioned: a link to the folder the last stick gave
+PROVISIONED_FILE = "device.toml"
+# What a provisioning stick's device.toml may set (SPEC §14.1: the stick carries files, not
+# authority): the table it is and the hall it joins, nothing of the hardware, the PIN or a path
+# the clock would read. The password and the CA are file names next to it.
+PROVISION_KEYS: dict[str, tuple[str, ...]] = {
+    "table": ("id", "event"),
+    "hall": ("broker", "username", "password_file", "ca_file", "prefix"),
+}
+PROVISION_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"   # a file next to device.toml, nothing else
+# The names the provision folders use themselves (on the stick and in the state folder).
+PROVISION_OWN_NAMES = frozenset({PROVISIONED_FILE, "device.key", "provision.json", "return-key",
+                                 "returned.key", "returned.table"})
+
+
+def provision_problems(data: dict[str, Any]) -> list[str]:
+    """Why a provisioning device.toml's tables may not be taken: a section or key other than
+    PROVISION_KEYS', a file name that is not a plain name in its own folder, or no table id or
+    broker. Empty: its sections are the ones allowed (their values are checked as a device
+    config's)."""
+    problems: list[str] = []
+    for name, value in data.items():
+        keys = PROVISION_KEYS.get(name)
+        if keys is None:
+            problems.append(Line(shorten(escaped(name), SHOWN_LENGTH), Problem(
+                "prov.section", sections="[table], [hall]")))
+            continue
+        if not isinstance(value, dict):
+            problems.append(Line(name, Problem("cfg.not_table", path=name)))
+            continue
+        for key in value:
+            if key not in keys:
+                problems.append(Line(f"{name}.{shorten(escaped(key), SHOWN_LENGTH)}", Problem(
+                    "prov.key", section=name, keys=", ".join(keys))))
+    hall = data.get("hall")
+    names = []
+    for key in ("password_file", "ca_file"):
+        value = hall.get(key) if isinstance(hall, dict) else None
+        if value is not None and (not isinstance(value, str)
+                                  or re.fullmatch(PROVISION_NAME, value) is None
+                                  or value in PROVISION_OWN_NAMES or value in names):
+            problems.append(Line(f"hall.{key}", Problem("prov.file_name",
+                                                        value=shorten(escaped(str(value)),
+                                                                      SHOWN_LENGTH))))
+        names.append(value)
+    table = data.get("table")
+    if not isinstance(table, dict) or "id" not in table:
+        problems.append(Line("table.id", Problem("prov.required")))
+    if not isinstance(hall, dict) or "broker" not in hall:
+        problems.append(Line("hall.broker", Problem("prov.required")))
+    return problems
+
+
+def provisioned(text: str, path: str, folder: Path) -> dict[str, Any]:
+    """The `[table]` and `[hall]` of a provisioning device.toml (`text`, named `path`), their
+    file names made paths in `folder` (where the file and its password and CA are). Raises
+    ConfigError naming the file and the key for anything else, or a value a device config may
+    not hold."""
+    data = _toml(text, path)
+    problems = provision_problems(data)
+    if problems:
+        raise ConfigError(path, problems)
+    hall = dict(data["hall"])
+    for key in ("password_file", "ca_file"):
+        if key in hall:
+            hall[key] = str(folder / hall[key])
+    tables = {"table": dict(data["table"]), "hall": hall}
+    r = _Reader(tables)
+    values = r.read(fields_of(DEVICE))
+    _check_device(r, values)
+    if r.problems:
+        raise ConfigError(path, r.problems)
+    return tables
+
+
+def with_provisioned(device: DeviceFile, state_dir: str | Path) -> DeviceFile:
+    """`device` with the provisioned `[table]` and `[hall]` of STATE/provisioned laid over it
+    (issue 32): the table's id and event over device.toml's `[table]` (its match_file stays),
+    the hall whole in place of device.toml's `[hall]`. `device` itself when the clock was never
+    provisioned. Raises ConfigError naming the file when the provisioned set cannot be read (the
+    caller keeps `device`, and says so)."""
+    folder = Path(state_dir) / PROVISIONED
+    path = folder / PROVISIONED_FILE
+    if not path.exists():
+        return device
+    tables = provisioned(read_config_text(path), str(path), folder.resolve())
+    data = dict(device.data)
+    data["table"] = {**(data.get("table") or {}), **tables["table"]}
+    data["hall"] = tables["hall"]
+    merged = _device_file(_Reader(data), device.path, device.text, judge_pin=False)
+    # The PIN is device.toml's alone, judged when device.toml was read; its text is the journal
+    # header's device text (a provisioned table's id is in the header's `table`).
+    return replace(merged, device=replace(merged.device, arbiter_pin=device.device.arbiter_pin))

@@ -39,7 +39,15 @@ from gammonclock.sides import Button, Side
 from . import arbiter as cmd
 from .arbiter_actions import Arbiter
 from .effects import Paused, Refused, Shown
-from .match_state import MatchState, MenuItem, PanelMode, PanelStage, Phase, StickOffer
+from .match_state import (
+    MatchState,
+    MenuItem,
+    PanelMode,
+    PanelStage,
+    Phase,
+    ProvisionOffer,
+    StickOffer,
+)
 from .pin import MAX_PIN, PIN_LETTERS, PinCheck
 from .reasons import Reason
 from .rules import EndReason
@@ -55,7 +63,8 @@ ADJUST_STEP_NS = 10 * NS_PER_S       # one arrow tap on a clock
 MAX_CUBE_CHOICE = 64                 # the physical cube's top face; the socket sets more
 
 # The menu without a stick's offer.
-PLAIN_MENU = tuple(item for item in MenuItem if item is not MenuItem.CONTINUE_STICK)
+PLAIN_MENU = tuple(item for item in MenuItem
+                   if item not in (MenuItem.CONTINUE_STICK, MenuItem.PROVISION_STICK))
 # The menu a journal written before issue 31 was played on (no "match moved"): its presses
 # replay on it (`PinCheck.menu_without_moved`).
 MENU_BEFORE_MOVED = tuple(item for item in PLAIN_MENU if item is not MenuItem.MOVED)
@@ -97,14 +106,20 @@ def menu_items(state: MatchState) -> tuple[MenuItem, ...]:
     arbiter saw."""
     check = state.rules.arbiter_pin
     base = MENU_BEFORE_MOVED if check is not None and check.menu_without_moved else PLAIN_MENU
-    if offers_stick(state):
-        return (base[0], MenuItem.CONTINUE_STICK, *base[1:])
-    return base
+    offered = ((MenuItem.CONTINUE_STICK,) if offers_stick(state) else ()) + \
+        ((MenuItem.PROVISION_STICK,) if offers_provision(state) else ())
+    return (base[0], *offered, *base[1:])
 
 
 def offers_stick(state: MatchState) -> bool:
     """Whether the menu lists a stick's offer now (a stick never ends a match in progress)."""
     return state.stick_offer is not None and not state.in_progress
+
+
+def offers_provision(state: MatchState) -> bool:
+    """Whether the menu lists a provisioning stick's offer now: never while a game is in
+    progress (it stands for after the match, issue 32)."""
+    return state.provision_offer is not None and not state.in_progress
 
 
 def panel_request(state: MatchState, button: Button) -> MenuItem | None:
@@ -114,7 +129,8 @@ def panel_request(state: MatchState, button: Button) -> MenuItem | None:
     panel = state.panel
     if (state.phase is Phase.ARBITER and panel is not None and panel.stage is PanelStage.CONFIRM
             and button is Button.CUBE
-            and panel.item in (MenuItem.UNDO, MenuItem.NEXT_MATCH, MenuItem.CONTINUE_STICK)):
+            and panel.item in (MenuItem.UNDO, MenuItem.NEXT_MATCH, MenuItem.CONTINUE_STICK,
+                               MenuItem.PROVISION_STICK)):
         return panel.item
     return None
 
@@ -395,6 +411,21 @@ class ArbiterMode(Step):
         self.show("USB stick: no offer" if offer is None
                   else f"USB stick offers {offer.describe()}", Reason.STICK_OFFERED)
 
+    def provision_offered(self, offer: ProvisionOffer | None) -> None:
+        """The device offers a provisioning stick's table and hall here (or none any more,
+        issue 32). Never while a game is in progress: the device refuses the stick then, and a
+        replay of such an input changes nothing. An arbiter looking at the old offer is taken
+        back to the list."""
+        s = self.s
+        if offer is not None and s.in_progress:
+            self.refuse("the provisioning stick's offer", Reason.MATCH_IN_PROGRESS,
+                        "a match is in progress here")
+            return
+        s.provision_offer = offer
+        self._leave_item(MenuItem.PROVISION_STICK, offers_provision(s))
+        self.show("provisioning stick: no offer" if offer is None
+                  else f"USB stick offers {offer.describe()}", Reason.PROVISION_OFFERED)
+
     def stick_offer_ends(self) -> None:
         """A game of this match started (or counts as played): the stick's offer ends."""
         self.s.stick_offer = None
@@ -416,7 +447,7 @@ class ArbiterMode(Step):
         s.rules = s.rules.handed_over_to(pin, chord_ns)
         s.pin_failures = s.lockouts = 0
         s.chord_locked_until = None
-        s.stick_offer = None
+        s.stick_offer = s.provision_offer = None
         self.out.append(Shown(self.t, "the arbiter at these panels is this clock's: "
                               + ("its PIN" if pin is not None
                                  else "no PIN, the chord means nothing here"),
@@ -424,12 +455,16 @@ class ArbiterMode(Step):
                               (("pin", "set" if pin is not None else "none"),)))
 
     def _leave_offer_item(self) -> None:
+        self._leave_item(MenuItem.CONTINUE_STICK, offers_stick(self.s))
+
+    def _leave_item(self, item: MenuItem, still_listed: bool) -> None:
+        """An arbiter looking at an offer's `item` (listed, or asked to confirm) is taken back
+        to the list: to it when it is `still_listed` (another offer), else to resume."""
         panel = self.s.panel
-        if self.s.phase is Phase.ARBITER and panel is not None \
-                and panel.item is MenuItem.CONTINUE_STICK \
+        if self.s.phase is Phase.ARBITER and panel is not None and panel.item is item \
                 and panel.stage in (PanelStage.MENU, PanelStage.CONFIRM):
-            item = MenuItem.CONTINUE_STICK if offers_stick(self.s) else MenuItem.RESUME
-            self.s.panel = replace(panel, stage=PanelStage.MENU, item=item)
+            self.s.panel = replace(panel, stage=PanelStage.MENU,
+                                   item=item if still_listed else MenuItem.RESUME)
 
     def command(self, command: cmd.Command) -> None:
         """`command` as the arbiter at the panels gave it; a refusal stays on the panels (the

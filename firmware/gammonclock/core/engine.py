@@ -63,6 +63,7 @@ from .match import (
     DiceEvent,
     Hold,
     MatchState,
+    ProvisionOffered,
     Recover,
     StickOffered,
     Tap,
@@ -112,7 +113,7 @@ class PinKey:
 
 
 Input = (ButtonEdge | PinKey | ArbiterAction | DiceEvent | DiceDropped | Recover | StickOffered
-         | ArbiterHandover)
+         | ProvisionOffered | ArbiterHandover)
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ class Entry:
         menu lists) and a hand-over (whose arbiter's PIN the panels judge by)."""
         return any(not e.inert for e in self.effects) or isinstance(
             self.event, (m.Chord, m.ChordReleased, m.PinDot, m.PinEntered,
-                         m.StickOffered, m.ArbiterHandover)) or (
+                         m.StickOffered, m.ProvisionOffered, m.ArbiterHandover)) or (
             isinstance(self.event, (Tap, Hold)) and self.before.phase is Phase.ARBITER)
 
     @property
@@ -367,7 +368,7 @@ class Engine:
                                       pad=None, keys=None)
                 engine, effects = engine._fold(event)
             case (ArbiterAction() | DiceEvent() | DiceDropped() | StickOffered()
-                  | ArbiterHandover()):
+                  | ProvisionOffered() | ArbiterHandover()):
                 engine, effects = engine._fold(event)
             case _:
                 assert_never(event)
@@ -423,6 +424,15 @@ class Engine:
                 + ("; this match ends abandoned" if engine.match.play_phase
                    is not Phase.MATCH_OVER else ""),
                 Reason.CONTINUE_STICK_REQUESTED)])
+            effects = effects + more
+        elif request is MenuItem.PROVISION_STICK:
+            # The device takes the provisioning stick's files (issue 32): the arbiter's act,
+            # confirmed here after the PIN; a request, as the next match is.
+            provision = self.match.provision_offer
+            engine, more = engine._report([Shown(
+                edge.t, "take the provisioning stick: "
+                + (provision.describe() if provision is not None else "none"),
+                Reason.PROVISION_REQUESTED)])
             effects = effects + more
         return engine, effects
 

@@ -22,15 +22,15 @@ from .arbiter_mode import ArbiterMode
 from .dice import DiceMessage
 from .dice_rules import Dice
 from .effects import Effect
-from .match_state import MatchState, Phase, StickOffer, copy_state
+from .match_state import MatchState, Phase, ProvisionOffer, StickOffer, copy_state
 from .pin import PinCheck
 from .play import Play
 from .rules import EndReason, MatchRules, crawford_due, json_points
 
 __all__ = [
     "ArbiterAction", "ArbiterHandover", "Chord", "ChordReleased", "DiceDropped", "DiceEvent",
-    "Event", "Hold", "MatchState", "Phase", "PinDot", "PinEntered", "Recover", "StickOffered",
-    "Tap", "advance", "apply", "start", "state_json",
+    "Event", "Hold", "MatchState", "Phase", "PinDot", "PinEntered", "ProvisionOffered", "Recover",
+    "StickOffered", "Tap", "advance", "apply", "start", "state_json",
 ]
 
 
@@ -161,6 +161,20 @@ class StickOffered:
 
 
 @dataclass(frozen=True)
+class ProvisionOffered:
+    """The device offers here the table and hall a provisioning stick brought (issue 32, SPEC
+    §14.1), or (`offer` None) no longer does. An input of the device: it changes only what the
+    arbiter's menu lists; the arbiter takes it there, after the PIN."""
+
+    t: int
+    offer: ProvisionOffer | None
+
+    def describe(self) -> str:
+        return ("provisioning stick: no offer" if self.offer is None
+                else f"USB stick offers {self.offer.describe()}")
+
+
+@dataclass(frozen=True)
 class ArbiterHandover:
     """A match continued on this clock (SPEC §13.5): from `t` on, the arbiter at these panels is
     this clock's (SPEC §14.1), its PIN's check `pin` (None: this clock has no PIN, and the chord
@@ -186,7 +200,7 @@ class ArbiterHandover:
 
 
 Event = (Tap | Hold | ArbiterAction | DiceEvent | DiceDropped | Recover | Chord | ChordReleased
-         | PinDot | PinEntered | StickOffered | ArbiterHandover)
+         | PinDot | PinEntered | StickOffered | ProvisionOffered | ArbiterHandover)
 
 
 def start(rules: MatchRules, at: int = 0) -> MatchState:
@@ -256,6 +270,8 @@ def apply(state: MatchState, event: Event) -> tuple[MatchState, list[Effect]]:
             Dice(state, effects).dropped(count)
         case StickOffered(offer=offer):
             ArbiterMode(state, effects).stick_offered(offer)
+        case ProvisionOffered(offer=offer):
+            ArbiterMode(state, effects).provision_offered(offer)
         case ArbiterHandover(pin=pin, chord_ns=chord_ns):
             ArbiterMode(state, effects).handed_over(pin, chord_ns)
         case _:

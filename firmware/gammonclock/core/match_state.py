@@ -78,6 +78,9 @@ class MenuItem(str, Enum):
     # Only while a USB stick's continuation is offered here (`MatchState.stick_offer`) and no
     # game of this match is in progress: `arbiter_mode.menu_items`.
     CONTINUE_STICK = "continue_stick"
+    # Only while a provisioning stick is offered here (`MatchState.provision_offer`, issue 32)
+    # and no game of this match is in progress.
+    PROVISION_STICK = "provision_stick"
     ADJUST_LEFT = "adjust_left"
     ADJUST_RIGHT = "adjust_right"
     UNDO = "undo"
@@ -109,6 +112,20 @@ class StickOffer:
         table = f"{self.table}'s " if self.table else ""
         return (f"{table}match {self.left}-{self.right} {self.score} to {self.length} "
                 f"({self.file}, record {self.seq})")
+
+
+@dataclass(frozen=True)
+class ProvisionOffer:
+    """A provisioning stick offered here (issue 32): the table this clock would be and the
+    hall's broker host, for the panels; `digest` (of the stick's files) tells it from another.
+    The device holds the files; the arbiter takes them at the menu after the PIN."""
+
+    table: str
+    host: str
+    digest: str
+
+    def describe(self) -> str:
+        return f"provisioning as {self.table} on {self.host} ({self.digest[:12]})"
 
 
 @dataclass(frozen=True)
@@ -174,6 +191,9 @@ class MatchState:
     # A USB stick's continuation offered here (SPEC §13.5): the menu then lists it; it ends
     # when a game starts here, with another offer, or when the device withdraws it.
     stick_offer: StickOffer | None = None
+    # A provisioning stick offered here (issue 32): the menu lists it while no game is in
+    # progress (it stands for after the match); taken, withdrawn or replaced by the device.
+    provision_offer: ProvisionOffer | None = None
     # Ended as moved (SPEC §13.5): the table the match went on at (None: the arbiter at the
     # panels said only that it moved; or it did not move).
     moved_to: str | None = None

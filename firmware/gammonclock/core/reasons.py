@@ -72,6 +72,9 @@ class Reason(str, Enum):
     STICK_OFFERED = "stick_offered"              # Shown: a stick offers a match (or no more)
     STICK_OFFER_ENDED = "stick_offer_ended"      # Shown: a game started here: the offer ends
     CONTINUE_STICK_REQUESTED = "continue_stick_requested"  # Shown: the device continues it
+    # A provisioning stick (issue 32): its table and hall, held by the device, only offered.
+    PROVISION_OFFERED = "provision_offered"      # Shown: a stick offers them (or no more)
+    PROVISION_REQUESTED = "provision_requested"  # Shown: the device takes them
     # A match continued on this clock (SPEC §13.5, §14.1): the arbiter at these panels is this
     # clock's from here on (its PIN, or none), no longer the old clock's.
     ARBITER_HANDED_OVER = "arbiter_handed_over"  # Shown: the hand-over's arbiter

@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,11 +30,13 @@ from gammonclock.config.loading import (
     HallConfig,
     device_part,
     load_match_config,
+    with_provisioned,
 )
 from gammonclock.config.problems import message_of
 from gammonclock.journal.records import JournalError
 from gammonclock.runtime.lifecycle import PanelRequests, StartRefused, Table, device_key
 from gammonclock.runtime.network import local_addresses
+from gammonclock.runtime.provisioning import Provisioning
 from gammonclock.runtime.service import ClockService
 from gammonclock.runtime.session import Session, StampSource, system_stamps
 from gammonclock.runtime.stick_handler import StickHandler
@@ -128,6 +131,8 @@ class Device:
     closers: list[Callable[[], None]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problem: ConfigError | None = None    # a match file refused at boot (the clock is idle)
+    provisioning: Provisioning | None = None  # a provisioning stick's (issue 32)
+    hall: HallLinkSlot | None = None          # the hall link it runs now (restarted by a stick)
 
     @property
     def session(self) -> Session | None:
@@ -216,17 +221,59 @@ def _boot_match(source: Config | DeviceFile, match_path: str | None
         # text's device tables are what later match files are laid over.
         data = device_part(source.text, source.path).data if source.text else {}
         return DeviceFile(source.path, source.text, source.device, data), lambda: source
-    path = match_path or source.device.match_file
+    path = match_path or source.device.match_file     # device.toml's own, never a stick's
     if path is None:
         return source, None
     return source, lambda: load_match_config(path, source)
 
 
-def _idle_state(device: DeviceConfig) -> Callable[[], dict[str, object]]:
-    def state() -> dict[str, object]:
+def _idle_state(config: DeviceConfig, table: Table | None = None
+                ) -> Callable[[], dict[str, object]]:
+    def state() -> dict[str, object]:      # the table as it is now (a stick may provision it)
+        device = table.device.device if table is not None else config
         return {"phase": "idle", "table": device.table_id, "event": device.table_event,
                 "addresses": local_addresses()}
     return state
+
+
+def _provisioned(source: DeviceFile, state_dir: str | Path) -> DeviceFile:
+    """`source` with what a provisioning stick gave this clock (issue 32); device.toml as it
+    is when the kept set cannot be read (the log says why: the clock must run)."""
+    try:
+        return with_provisioned(source, state_dir)
+    except ConfigError as exc:
+        from gammonclock import words
+        log.error("%s", words.say("prov.broken", error=exc))
+        return source
+
+
+class HallLinkSlot:
+    """The hall link the clock runs now (none without a `[hall]`): closed and started again
+    with a provisioning stick's `[hall]` (issue 32), one at a time, never on the loop."""
+
+    def __init__(self, service: ClockService, table: Table, state_dir: str | Path,
+                 signal: Any) -> None:
+        self.service, self.table, self.state_dir, self.signal = service, table, state_dir, signal
+        self._lock = threading.Lock()
+        self._close: Callable[[], None] = lambda: None
+        self.link: Any = None
+        self._closed = False
+
+    def start(self, hall: HallConfig | None) -> None:
+        with self._lock:
+            if self._closed:          # the device closed: no link starts after it
+                return
+            self._close()
+            self._close, self.link = lambda: None, None
+            if hall is not None:
+                self._close, self.link = _start_hall_link(self.service, self.table, hall,
+                                                          self.state_dir, self.signal)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._close()
+            self._close, self.link = lambda: None, None
 
 
 def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str | Path,
@@ -240,6 +287,9 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     from gammonclock.hardware.views import TableInfo, config_error_view
 
     device_file, boot_match = _boot_match(source, match_path)
+    base = device_file
+    if isinstance(source, DeviceFile):
+        device_file = _provisioned(device_file, state_dir)
     device_config = device_file.device
     factory = make_pin_factory(device_config.pin_factory)
     if panels is None:
@@ -270,20 +320,25 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
         journal = session.journal if session is not None else None
         return TableInfo(table.table_id, tuple(local_addresses()), __version__,
                          Path(journal.path).name if journal is not None else "")
+    link = HallLinkSlot(None, table, state_dir, None)   # type: ignore[arg-type]
+    provisioning = Provisioning(lambda: service, table, base, lambda hall: link.start(hall))
     presenters: list[Any] = [PanelPresenter(panels, alert=alert, language=language,
                                             info=table_info),
                              PanelRequests(lambda: service, table, _menu_match_file(
-                                 source, match_path))]
+                                 source, match_path), provisioning)]
     buzzer = make_buzzer(device_config.buzzer_enabled, device_config.buzzer_pin, factory)
     presenters.append(BuzzerPresenter(buzzer, device_config.low_time_ns))
-    hall_signal = _hall_signal(device_config)
-    if hall_signal is not None:         # the hall's link only hears that something changed
-        presenters.append(hall_signal)
+    # The hall's link only hears that something changed; there always is one to hear it, for
+    # a provisioning stick may start the link later.
+    from gammonclock.link.signal import HallSignal
+    hall_signal = HallSignal()
+    presenters.append(hall_signal)
     service = ClockService(opened.session if opened else None, presenters,
                            origin=opened.origin if opened else clock_ns(), clock_ns=clock_ns,
-                           idle_state=_idle_state(device_config))
+                           idle_state=_idle_state(device_config, table))
+    link.service, link.signal = service, hall_signal
     device = Device(device_config, table, service, factory, panels, notes=boot.notes,
-                    problem=boot.problem)
+                    problem=boot.problem, provisioning=provisioning, hall=link)
     if boot.problem is not None:
         service.show_message(config_error_view(message_of(boot.problem), "MATCH REFUSED"))
     if device_config.dice_port:
@@ -297,14 +352,14 @@ def _build(source: Config | DeviceFile, match_path: str | None, state_dir: str |
     try:
         arbiter = ArbiterServer(socket_at, service,
                                 group=device_config.arbiter_socket_group, table=table,
-                                on_stick=StickHandler(service, table))
+                                on_stick=StickHandler(service, table, provisioning),
+                                on_provision=provisioning.socket_request)
         device.closers.append(arbiter.close)
     except OSError as exc:    # a read-only card: the clock runs without its control socket
         log.error("%s: cannot serve the arbiter's socket: %s", socket_at, exc.strerror or exc)
         device.notes.append(f"no arbiter socket: {exc.strerror or exc}")
-    if hall_signal is not None and device_config.hall is not None:
-        device.closers.append(_start_hall_link(service, table, device_config.hall, state_dir,
-                                               hall_signal))
+    link.start(device_config.hall)
+    device.closers.append(link.close)
     # A bounced button's level is read by the service's loop, in its time (never a wall timer).
     buttons = ButtonBoard(device_config.button_pins, factory, service.submit, clock_ns=clock_ns,
                           settle_ns=device_config.debounce_ns + SETTLE_MARGIN_NS,
@@ -328,21 +383,14 @@ def _menu_match_file(source: Config | DeviceFile, match_path: str | None) -> str
 
 
 def _start_hall_link(service: ClockService, table: Table, hall: HallConfig,
-                     state_dir: str | Path, signal: Any) -> Callable[[], None]:
-    """Start the table's link to the hall; return what stops it. Without paho-mqtt the table
-    plays on without the hall, and the log says what to install."""
+                     state_dir: str | Path, signal: Any) -> tuple[Callable[[], None], Any]:
+    """Start the table's link to the hall; return what stops it, and the link. Without
+    paho-mqtt the table plays on without the hall, and the log says what to install."""
     try:
         from gammonclock.link.client import HallLink
     except ImportError as exc:
         log.error("hall: cannot connect to %s: %s; install paho-mqtt (pip install "
                   "'gammonclock[hall]'). The table plays on without the hall", hall.broker, exc)
-        return lambda: None
-    return HallLink(service, table, hall, state_dir, signal=signal).start().close
-
-
-def _hall_signal(device_config: DeviceConfig) -> Any:
-    """The hall link's presenter when the device has a `[hall]` (SPEC §14), else None."""
-    if device_config.hall is None:
-        return None
-    from gammonclock.link.signal import HallSignal
-    return HallSignal()
+        return (lambda: None), None
+    link = HallLink(service, table, hall, state_dir, signal=signal).start()
+    return link.close, link

@@ -12,13 +12,18 @@ password file, unless `--replace` says to give it the password in `--password-fi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+
+from gammonclock.journal.durable import fsync_dir, write_beside
 
 EXIT_BAD_INPUT = 2
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")      # `[table] id`
@@ -37,6 +42,84 @@ def reserved(table: str) -> str | None:
     if name.startswith("gammonclock"):
         return "the hall's and the tables' client ids begin so"
     return None
+
+
+def table_id_problem(table: str) -> str | None:
+    """Why `table` cannot be a table's id and account (None: it can), as `add-table` says it."""
+    if TABLE_ID.fullmatch(table) is None:
+        return f"{table!r} is not a table id: 1–32 characters of A-Z a-z 0-9 _ -"
+    if (why := reserved(table)) is not None:
+        return (f"{table!r} cannot be a table's account: {why}; name the table otherwise "
+                f"(e.g. table-1)")
+    return None
+
+
+def find_mosquitto_passwd() -> str | None:
+    """Mosquitto's own `mosquitto_passwd` (Debian's `mosquitto` package), None without it."""
+    return shutil.which("mosquitto_passwd", path=SEARCH_PATH)
+
+
+NO_MOSQUITTO_PASSWD = "mosquitto_passwd not found: install Debian's `mosquitto` package"
+
+
+class AccountsError(Exception):
+    """The password file could not be changed; it is as it was."""
+
+
+def set_passwords(tool: str, passwd: Path, passwords: Mapping[str, str]) -> None:
+    """Give each account in `passwords` its password in Mosquitto's password file, all at once
+    or not at all: the passwords hashed by one `mosquitto_passwd -U` run on a private copy (never
+    on its command line, where `ps` shows them; one process for 40 tables), merged with the
+    file's other accounts, and the whole file renamed into place with the old one's mode and
+    owner (a new file: 0600). AccountsError, the file unchanged, when any step fails."""
+    try:
+        old = passwd.read_text(encoding="utf-8", errors="surrogateescape")
+        mode = passwd.stat()
+    except FileNotFoundError:
+        old, mode = "", None
+    except OSError as exc:
+        raise AccountsError(f"{passwd}: cannot read Mosquitto's password file: "
+                            f"{exc.strerror or exc}") from None
+    hashed = _hashed(tool, passwords)
+    lines = [hashed.pop(line.split(":", 1)[0], line) if ":" in line else line
+             for line in old.splitlines()]
+    text = "\n".join([*lines, *hashed.values()]) + "\n"
+    try:
+        temporary = write_beside(
+            passwd, text.encode("utf-8", errors="surrogateescape"),
+            0o600 if mode is None else mode.st_mode & 0o7777,
+            None if mode is None else (mode.st_uid, mode.st_gid))
+        try:
+            os.replace(temporary, passwd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        fsync_dir(passwd.parent)
+    except OSError as exc:
+        raise AccountsError(f"{passwd}: cannot write Mosquitto's password file: "
+                            f"{exc.strerror or exc}") from None
+
+
+def _hashed(tool: str, passwords: Mapping[str, str]) -> dict[str, str]:
+    """Each account's `NAME:HASH` line as `mosquitto_passwd -U` makes it, in a private folder."""
+    with tempfile.TemporaryDirectory(prefix="gammonclock-passwd-") as folder:
+        plain = Path(folder) / "passwd"
+        fd = os.open(plain, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(f"{name}:{password}\n" for name, password in passwords.items())
+        done = subprocess.run([tool, "-U", str(plain)], capture_output=True, text=True)
+        made = plain.read_text(encoding="utf-8").splitlines() if done.returncode == 0 else []
+    hashed = {line.split(":", 1)[0]: line for line in made if ":" in line}
+    if done.returncode != 0 or set(hashed) != set(passwords) or any(
+            not line.split(":", 1)[1].startswith("$") for line in hashed.values()):
+        raise AccountsError(f"mosquitto_passwd failed: "
+                            f"{(done.stderr or done.stdout).strip() or 'no hashed password'}")
+    return hashed
+
+
+def new_password() -> str:
+    """A table's broker password: 24 URL-safe characters (144 random bits)."""
+    return secrets.token_urlsafe(18)
 
 
 def accounts(passwd: Path) -> set[str]:
@@ -62,7 +145,7 @@ def table_password(path: Path) -> str:
             raise ValueError(f"{path}: holds no password (one line of printable characters, "
                              "no spaces); remove it to have one made")
         return password
-    password = secrets.token_urlsafe(18)
+    password = new_password()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -87,14 +170,11 @@ def device_section(table: str, broker: str, prefix: str) -> str:
 
 def add_table(args: argparse.Namespace) -> int:
     table: str = args.table
-    if TABLE_ID.fullmatch(table) is None:
-        return _fail(f"{table!r} is not a table id: 1–32 characters of A-Z a-z 0-9 _ -")
-    if (why := reserved(table)) is not None:
-        return _fail(f"{table!r} cannot be a table's account: {why}; name the table otherwise "
-                     f"(e.g. table-1)")
-    tool = shutil.which("mosquitto_passwd", path=SEARCH_PATH)
+    if (problem := table_id_problem(table)) is not None:
+        return _fail(problem)
+    tool = find_mosquitto_passwd()
     if tool is None:
-        return _fail("mosquitto_passwd not found: install Debian's `mosquitto` package")
+        return _fail(NO_MOSQUITTO_PASSWD)
     passwd: Path = args.mosquitto_passwd
     try:
         existing = accounts(passwd)
@@ -108,12 +188,10 @@ def add_table(args: argparse.Namespace) -> int:
         password = table_password(args.table_password_file)
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
-    create = [] if passwd.exists() else ["-c"]
-    done = subprocess.run([tool, *create, "-b", str(passwd), table, password],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        return _fail(f"mosquitto_passwd failed on {passwd}: "
-                     f"{(done.stderr or done.stdout).strip()}")
+    try:
+        set_passwords(tool, passwd, {table: password})
+    except AccountsError as exc:
+        return _fail(str(exc))
     print(device_section(table, args.table_broker, args.table_prefix), end="")
     print(f"# account {table} is in {passwd}; reload the broker to use it "
           "(systemctl reload mosquitto, or kill -HUP its pid)", file=sys.stderr)

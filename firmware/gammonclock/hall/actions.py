@@ -90,7 +90,8 @@ class Actions:
                  if row.toml is not None else None) for row in rows]
         try:
             self.results.pushed(event, round_name,
-                                (row.match for row in rows if row.match is not None), now_ms())
+                                (row.match for row in rows if row.match is not None), now_ms(),
+                                byes=[row.bye for row in rows if row.bye is not None])
         except OSError as exc:
             log.warning("the pushed round is not saved (a restarted hall will not know it): %s",
                         exc.strerror or exc)
@@ -103,6 +104,8 @@ class Actions:
                                       "ok": row.error is None, "error": row.error}
             if row.code is not None:       # the page says it in its language
                 result["code"], result["fields"] = row.code, row.fields
+            if row.bye is not None:        # kept with the round; nothing goes to a table
+                result["bye"] = row.bye.as_json()
             if acked is not None:
                 result["acknowledged"] = await _within(acked, ACK_WAIT_S)
                 if row.table not in self.view.tables:

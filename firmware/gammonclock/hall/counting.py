@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from gammonclock.core.rules import EndReason
 
-from .pairings import PairedMatch
+from .pairings import Bye, PairedMatch
 
 if TYPE_CHECKING:              # results.py imports this module: the types only
     from .decisions import Decision
@@ -165,13 +165,15 @@ def _cut(text: str) -> str:
 @dataclass(frozen=True)
 class Pushed:
     """A round the hall pushed: its event, name, tables in push order, and each table's pairing
-    (`rows`; None for a round an older hall pushed, which kept only its tables)."""
+    (`rows`; None for a round an older hall pushed, which kept only its tables); its byes (the
+    director's word: each counts as it is, results.py)."""
 
     event: str
     round: str
     tables: tuple[str, ...]
     at_ms: int
     rows: Mapping[str, PairedMatch] | None = None
+    byes: tuple[Bye, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,17 @@ standings, for the director's page and the pairing software.
 - Results are keyed by the match (its chain of journals across hand-overs), never by table and
   round: a spare's own result stands beside the match moved onto it.
 - A round is complete when every table pushed in it has reported: a counted or held result of
-  that round whose match started on that table; the tables still playing are listed with the
-  score and the reserves their cards show.
+  that round whose match started on that table; the tables still playing its match are listed
+  with the score and the reserves their cards show, and a table whose card shows another match
+  (a round before still playing there, or over and this round's not loaded yet) or none is
+  listed as waiting, never as playing this round.
+- The rounds (`round_names`): every round pushed or named by a result, in the order they began
+  (a pushed round when it was pushed, another when its first match started).
+- A player's id is the pairing's (`left_id`, `right_id` of the row pushed to the table the
+  match started on), given to a result only when it is that pairing (`matched`): a journal
+  never names an id, so no table can put its result under another table's player.
+- A bye the director pushed (pairings.py) is a result as it is (`ended_by = bye`, no table, no
+  journal), counted on the director's word (SPEC §14.1): the standings score it (standings.py).
 - The rounds pushed are kept with each row's pairing (`ROUNDS_FILE`); a file an older hall wrote
   (tables, no rows) still loads: its rounds' results are then held ("pairing not kept").
 - `/api/results.csv` lists the counted results only (the pairing software takes it as it is);
@@ -70,18 +79,21 @@ from .counting import (
 )
 from .decisions import Decision, HallDecisions
 from .messages import MAX_EVENT_NAME, natural_key
-from .pairings import PairedMatch
+from .pairings import PLAYER_ID, Bye, PairedMatch
 from .standings import SWISS, standings
 
 RESULT_COLUMNS = ("round", "table", "left", "right", "length", "left_score", "right_score",
-                  "winner", "ended_by", "journal")
+                  "winner", "ended_by", "journal", "left_id", "right_id")
+BYE = "bye"                 # a bye's `ended_by`
 MAX_RESULTS = 5000          # results held; a journal past it is not collected (logged)
 MAX_ROUNDS = 200            # pushed rounds remembered
 MAX_ROUND_NAME = 40
+MAX_BYES = 1000             # a round's byes kept (a CSV has at most 1 000 rows)
 MAX_TEXT = 300              # an error's or a verdict's words
 ROUNDS_FILE = "pushed-rounds.json"    # in the archive folder (the archive lists folders only)
 # What `load` reads back: every round `_save` may write (MAX_ROUNDS rounds of at most 1 000
-# rows, ~150 bytes a row in Cyrillic), so that a restarted hall never forgets them all.
+# rows, ~200 bytes a row in Cyrillic with its ids, and MAX_BYES byes, ~80 bytes each), so that
+# a restarted hall never forgets them all.
 MAX_ROUNDS_FILE = 64 << 20
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -133,6 +145,13 @@ class Result:
     chain: str = ""               # its match: the first journal, TABLE/NAME
     origin: str = ""              # the table its pairing was pushed to
     matched: bool = False         # its pairing's (players, length, event, round)
+    left_id: str = ""             # the players' ids, its pairing's (only when `matched`)
+    right_id: str = ""
+
+    @property
+    def bye(self) -> bool:
+        """A bye the director pushed (no table, no journal, no opponent)."""
+        return self.ended_by == BYE and not self.journal
 
     @property
     def finished(self) -> bool:
@@ -170,7 +189,8 @@ class Result:
                 "why_text": "" if self.reason is None else self.reason.text,
                 "accepted": {"by": self.accepted_by, "at_ms": self.accepted_at_ms}
                 if self.standing is Standing.ACCEPTED else None,
-                "chain": self.chain, "sha256": self.sha256, "error": self.error}
+                "chain": self.chain, "sha256": self.sha256, "error": self.error,
+                "left_id": self.left_id, "right_id": self.right_id, "bye": self.bye}
 
 
 def collect(path: Path, verified: Verified) -> Result | None:
@@ -261,14 +281,15 @@ class Results:
     def forget(self, path: str) -> None:
         self.by_path.pop(path, None)
 
-    def pushed(self, event: str, round_name: str, rows: Iterable[PairedMatch], at_ms: int
-               ) -> None:
-        """A round pushed (its good rows). Pushed again (say, a second batch of tables), each
-        table's pairing is the latest pushed to it, and the tables pushed before stay (their
-        retained match is still that round's)."""
+    def pushed(self, event: str, round_name: str, rows: Iterable[PairedMatch], at_ms: int,
+               byes: Iterable[Bye] = ()) -> None:
+        """A round pushed (its good rows, its byes). Pushed again (say, a second batch of
+        tables), each table's pairing is the latest pushed to it, and the tables pushed before
+        stay (their retained match is still that round's); so do its byes."""
         key = (cut(event, MAX_EVENT_NAME), cut(round_name, MAX_ROUND_NAME))
         fresh = {row.table: _kept_row(row) for row in rows if TABLE_ID.fullmatch(row.table)}
-        if not fresh:
+        given = merged_byes((), byes)
+        if not fresh and not given:
             return
         before = self.rounds.pop(key, None)
         kept: dict[str, PairedMatch] = {}
@@ -278,13 +299,15 @@ class Results:
         tables = tuple(dict.fromkeys((*(before.tables if before else ()), *kept)))
         while len(self.rounds) >= MAX_ROUNDS:
             self.rounds.pop(next(iter(self.rounds)))
-        self.rounds[key] = Pushed(*key, tables, at_ms, kept)
+        self.rounds[key] = Pushed(*key, tables, at_ms, kept,
+                                  merged_byes(before.byes if before else (), given))
         self._save()
 
     def _save(self) -> None:
         data = [{"event": p.event, "round": p.round, "tables": list(p.tables), "at_ms": p.at_ms,
                  **({"rows": [row.as_json() for row in p.rows.values()]}
-                    if p.rows is not None else {})}
+                    if p.rows is not None else {}),
+                 **({"byes": [bye.as_json() for bye in p.byes]} if p.byes else {})}
                 for p in self.rounds.values()]
         self.archive.mkdir(parents=True, exist_ok=True)
         write_atomically(self.archive / ROUNDS_FILE,
@@ -313,46 +336,114 @@ class Results:
                 at = item.get("at_ms")
                 self.rounds.pop(key, None)
                 self.rounds[key] = Pushed(*key, tables, at if type(at) is int else 0,
-                                          _rows_of(item.get("rows")))
+                                          _rows_of(item.get("rows")), _byes_of(item.get("byes")))
         return None
 
     # --- what it says ----------------------------------------------------------------------------
 
     def results(self) -> list[Result]:
-        """Every result, set against the pairings and the decisions (counting.py), by round
-        (pushed order first), then table, then when it ended."""
-        order = {name: i for i, name in enumerate(self.round_names())}
-        ordered = sorted(self.by_path.values(), key=lambda r: (
-            order.get(r.round, len(order)), r.round, natural_key(r.table), r.ended_wall_ms,
-            r.journal))
-        return assess(ordered, self.rounds, self.decisions.decisions, self.keys_dir)
+        """Every result, set against the pairings and the decisions (counting.py), each with its
+        pairing's player ids when it is that pairing, and each bye pushed; by round (in the
+        order they began), then table (a round's byes after its tables), then when it ended."""
+        collected = list(self.by_path.values())
+        order = {name: i for i, name in enumerate(self.round_names(collected))}
 
-    def round_names(self) -> list[str]:
-        """The pushed rounds' names, in push order (once each)."""
-        return list(dict.fromkeys(p.round for p in self.rounds.values()))
+        def key(r: Result) -> tuple[Any, ...]:
+            return (order.get(r.round, len(order)), r.round, r.bye, natural_key(r.table),
+                    r.ended_wall_ms, r.journal, r.left)
+
+        assessed = assess(sorted(collected, key=key), self.rounds, self.decisions.decisions,
+                          self.keys_dir)
+        return sorted([self._with_ids(r) for r in assessed] + self._byes(), key=key)
+
+    def _with_ids(self, r: Result) -> Result:
+        """R with its pairing's player ids, when it is that pairing (the row pushed to the
+        table its match started on, for its event and round): never from the journal."""
+        pushed = self.rounds.get((r.event, r.round))
+        row = pushed.rows.get(r.origin) if r.matched and pushed and pushed.rows else None
+        if row is None or (row.left, row.right) != (r.left, r.right):
+            return r
+        return replace(r, left_id=row.left_id, right_id=row.right_id)
+
+    def _byes(self) -> list[Result]:
+        """Each bye pushed, as a result the standings count (the director's word)."""
+        return [Result("", "", "", "", event=p.event, round=p.round, left=bye.player,
+                       winner="left", ended_by=BYE, started_wall_ms=p.at_ms,
+                       ended_wall_ms=p.at_ms, standing=Standing.COUNTED,
+                       left_id=bye.player_id)
+                for p in self.rounds.values() for bye in p.byes]
+
+    def round_names(self, results: Iterable[Result] | None = None) -> list[str]:
+        """Every round pushed or named by a result (RESULTS: default, every result held), once
+        each, in the order they began: a pushed round when it was (last) pushed, another when
+        its first match started; pushed rounds keep their push order among themselves."""
+        began: dict[str, tuple[int, int]] = {}
+        for i, p in enumerate(self.rounds.values()):
+            began[p.round] = min(began.get(p.round, (p.at_ms, i)), (p.at_ms, i))
+        unpushed: dict[str, int] = {}
+        for r in (results if results is not None else self.by_path.values()):
+            if r.round not in began:
+                unpushed[r.round] = min(unpushed.get(r.round, r.started_wall_ms),
+                                        r.started_wall_ms)
+        return sorted([*began, *unpushed], key=lambda name: (
+            *(began[name] if name in began else (unpushed[name], len(self.rounds))),
+            natural_key(name)))
 
     def round_status(self, cards: dict[str, dict[str, Any]],
                      results: list[Result] | None = None) -> list[dict[str, Any]]:
         """Each pushed round: complete or not, its tables that reported (a counted or held
-        result of that round whose match started there) and its tables still playing (each
-        with its card's score and reserves)."""
+        result of that round whose match started there), its tables still playing its match
+        (each with its card's score and reserves) and its tables waiting: whose card shows
+        another match (`after`: the round whose pairing it is, when one is; `over`: that match
+        is over) or none; its byes."""
+        given = results if results is not None else self.results()
         reported_by: set[tuple[str, str, str]] = {
-            (r.event, r.round, r.origin) for r in (results if results is not None
-                                                   else self.results())
+            (r.event, r.round, r.origin) for r in given
             if r.standing in (Standing.COUNTED, Standing.ACCEPTED, Standing.HELD)}
+        round_of = {r.journal: r.round for r in given if r.journal}
         out = []
         for pushed in self.rounds.values():
-            playing, reported = [], []
+            playing, waiting, reported = [], [], []
             for table in pushed.tables:
                 if (pushed.event, pushed.round, table) in reported_by:
                     reported.append(table)
+                    continue
+                shown = _playing(table, cards.get(table))
+                on = self._on_card(pushed, table, shown, round_of, _dict(cards.get(table)))
+                if on is None:
+                    playing.append(shown)
                 else:
-                    playing.append(_playing(table, cards.get(table)))
+                    waiting.append({**shown, **on})
             out.append({"round": pushed.round, "event": pushed.event,
                         "tables": list(pushed.tables), "reported": reported,
-                        "playing": playing, "complete": not playing,
+                        "playing": playing, "waiting": waiting,
+                        "complete": not playing and not waiting,
+                        "byes": [bye.as_json() for bye in pushed.byes],
                         "pushed_ms": pushed.at_ms})
         return out
+
+    def _on_card(self, pushed: Pushed, table: str, shown: dict[str, Any],
+                 round_of: dict[str, str], card: dict[str, Any]) -> dict[str, Any] | None:
+        """None when TABLE's card may be playing PUSHED's match (its players and length are the
+        row's, or nothing is known of it: no state, an older hall's round); else what it shows
+        instead: `after` (the round whose pairing at TABLE the card's match is, "" for none),
+        `over` (that match is over), `idle` (no match loaded)."""
+        state = _dict(card.get("state"))
+        row = pushed.rows.get(table) if pushed.rows is not None else None
+        if row is None or not state:
+            return None
+        if not isinstance(state.get("players"), dict):
+            return {"after": "", "over": False, "idle": True}
+        journal = state.get("journal")
+        before = round_of.get(f"{table}/{journal}") if isinstance(journal, str) else None
+        over = before is not None or state.get("phase") == "match_over"
+        if before == pushed.round or (before is None and _is_row(row, shown)):
+            return None          # its match (a TAMPERED result of it is no report: it waits)
+        if before is None:
+            before = next((p.round for p in reversed(self.rounds.values())
+                           if p is not pushed and p.rows is not None and table in p.rows
+                           and _is_row(p.rows[table], shown)), "")
+        return {"after": before, "over": over, "idle": False}
 
     def standings(self, form: str | None = None, event: str | None = None,
                   results: list[Result] | None = None) -> dict[str, Any]:
@@ -394,9 +485,40 @@ class Results:
 
 
 def _kept_row(row: PairedMatch) -> PairedMatch:
-    """A pushed row as the results compare it: its names cut as a journal's are."""
+    """A pushed row as the results compare it: its names cut as a journal's are; an id that
+    is not one is dropped (a file read back)."""
     return PairedMatch(row.table, cut(row.left, MAX_NAME_LENGTH), cut(row.right, MAX_NAME_LENGTH),
-                       row.length, cut(row.discipline, 40))
+                       row.length, cut(row.discipline, 40), _id(row.left_id), _id(row.right_id))
+
+
+def _id(value: object) -> str:
+    return value if isinstance(value, str) and PLAYER_ID.fullmatch(value) else ""
+
+
+def merged_byes(before: Iterable[Bye], given: Iterable[Bye]) -> tuple[Bye, ...]:
+    """A round's byes: BEFORE's, then GIVEN's (a player's bye once: by its id, else its name),
+    each name cut as a journal's, at most `MAX_BYES`."""
+    out: dict[tuple[str, str], Bye] = {}
+    for bye in (*before, *given):
+        kept = Bye(cut(bye.player, MAX_NAME_LENGTH), _id(bye.player_id))
+        if kept.player and len(out) < MAX_BYES:
+            out[("id", kept.player_id) if kept.player_id else ("name", kept.player)] = kept
+    return tuple(out.values())
+
+
+def _byes_of(value: object) -> tuple[Bye, ...]:
+    """A round's byes as the file kept them."""
+    if not isinstance(value, list):
+        return ()
+    return merged_byes((), (Bye(item["player"], str(item.get("player_id") or ""))
+                            for item in value[:MAX_BYES]
+                            if isinstance(item, dict) and isinstance(item.get("player"), str)))
+
+
+def _is_row(row: PairedMatch, shown: dict[str, Any]) -> bool:
+    """The card (`_playing`'s) shows ROW's match: its players and length."""
+    return (cut(shown.get("left"), MAX_NAME_LENGTH), cut(shown.get("right"), MAX_NAME_LENGTH),
+            shown.get("match_length")) == (row.left, row.right, row.length)
 
 
 def _rows_of(value: object) -> dict[str, PairedMatch] | None:
@@ -411,7 +533,9 @@ def _rows_of(value: object) -> dict[str, PairedMatch] | None:
         if isinstance(table, str) and TABLE_ID.fullmatch(table) and type(length) is int:
             rows[table] = _kept_row(PairedMatch(table, str(item.get("left", "")),
                                                 str(item.get("right", "")), length,
-                                                str(item.get("discipline") or "")))
+                                                str(item.get("discipline") or ""),
+                                                _id(item.get("left_id")),
+                                                _id(item.get("right_id"))))
     return rows
 
 
@@ -468,9 +592,11 @@ def journal_cell(result: Result) -> str:
 
 def results_csv(results: Iterable[Result]) -> str:
     """The counted results (what the standings count; the pairing software takes them as they
-    are): a held, TAMPERED or unfinished result is on the page and in the JSON, not here."""
+    are): a held, TAMPERED or unfinished result is on the page and in the JSON, not here. A
+    bye: no table, no right player, no length or journal, 0-0, its player the winner."""
     return csv_text(RESULT_COLUMNS, (
-        (r.round, r.table, r.left, r.right, r.length, r.left_score, r.right_score,
-         r.winner_name, r.ended_by if not r.error else "unreadable", journal_cell(r))
+        (r.round, r.table, r.left, r.right, "" if r.bye else r.length, r.left_score,
+         r.right_score, r.winner_name, r.ended_by if not r.error else "unreadable",
+         "" if r.bye else journal_cell(r), r.left_id, r.right_id)
         for r in results if r.counted))
 

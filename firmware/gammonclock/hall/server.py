@@ -263,14 +263,15 @@ class Hall:
         return self.archiving.archive_list()
 
     def results_json(self) -> dict[str, Any]:
-        """Every result (`counted`, or `held` with why), each pushed round's completion, the
-        standings (`/api/results.json`): one assessment, so `counted` is what the standings
-        count."""
+        """Every result (`counted`, or `held` with why), each pushed round's completion, every
+        round's name (pushed or named by a result, in the order they began), the standings
+        (`/api/results.json`): one assessment, so `counted` is what the standings count."""
         cards = {card["table"]: card for card in self.view.cards()}
         results = self.results.results()
         return {"server_now_ms": now_ms(),
                 "results": [r.as_json() for r in results],
                 "rounds": self.results.round_status(cards, results),
+                "round_names": self.results.round_names(results),
                 "standings": self.results.standings(results=results),
                 "not_collected": self.results.dropped, **self.counting_json()}
 

@@ -7,8 +7,9 @@ round-robin`, default swiss); `?format=round-robin` asks for the other (anything
 The CSV is the pairing software's: a stable English header (as `/api/results.csv`), UTF-8,
 CRLF, text cells a spreadsheet would run quoted with `'` (numbers as they are: `-2`):
 `rank,player,played,wins,draws,losses,score,points_for,points_against,point_difference,
-buchholz,sonneborn_berger,round NAME…`, each round's cell `W 7-3 v Boris` (`; ` between two
-matches of one round).
+buchholz,sonneborn_berger,player_id,round NAME…`, each round's cell `W 7-3 v Boris` (`W bye`
+for a bye; `; ` between two matches of one round); `player_id` is the pairings' id of the
+player ("" when none was given: the player is its name).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .standings import FORMATS, SWISS
 
 STANDING_COLUMNS = ("rank", "player", "played", "wins", "draws", "losses", "score",
                     "points_for", "points_against", "point_difference", "buchholz",
-                    "sonneborn_berger")
+                    "sonneborn_berger", "player_id")
 STANDINGS_FORMAT: web.AppKey[str] = web.AppKey("standings_format", str)
 
 

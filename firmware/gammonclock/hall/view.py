@@ -37,6 +37,7 @@ from typing import Any
 from gammonclock.errors import GammonclockError
 
 from .accounts import TABLE_ID
+from .events import event_words
 from .health import health_of, marks
 from .messages import (
     MAX_EFFECTS,
@@ -273,7 +274,11 @@ class HallView:
             return False     # no event: nothing on the card changed
         view.events += 1
         self.events_counted += 1
-        view.recent.appendleft({"seq": seq, "at": at, "kinds": kinds[:MAX_KINDS_SHOWN]})
+        # What it did, in each of the page's languages (events.py); its kinds (each once) for
+        # an older page.
+        view.recent.appendleft({"seq": seq, "at": at,
+                                "kinds": list(dict.fromkeys(kinds))[:MAX_KINDS_SHOWN],
+                                "said": event_words(effects)})
         for effect in effects:
             self._alert_of(view, effect, journal)
         return True

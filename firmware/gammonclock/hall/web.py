@@ -10,8 +10,9 @@ Routes: `/` the page, `/static/…` its assets, `/events` the stream, `/api/…`
 actions (JSON in, JSON out; `/api/accept`: a held result accepted, recorded in the hall's journal
 of decisions before it counts), `/archive/TABLE/NAME` an archived journal, `/api/results.csv`,
 `/api/results.json`, `/api/standings.csv` and `/api/standings.json` the results recomputed from
-the archived journals (results.py, standings_web.py; GETs: under the Host check and the
-password, no token).
+the archived journals (results.py, standings_web.py), `/round-sheet`, `/report/TABLE/NAME` and
+`/api/round.zip` a round's printable sheet, a match's HTML report and a round's archive
+(after_play.py; GETs: under the Host check and the password, no token).
 
 Security, outermost first:
 - The connections (`Gate`, started by `start_page`): a deadline for a request's headers from the
@@ -208,6 +209,8 @@ def make_app(hall: Hall, password: str | None = None, *, hosts: PageHosts | None
     add_public_routes(app, public, language)
     from .standings_web import add_standings_routes  # /api/standings.json and .csv
     add_standings_routes(app, standings_format)
+    from .after_play import add_after_play_routes  # /round-sheet, /report/…, /api/round.zip
+    add_after_play_routes(app, language)
     return app
 
 

@@ -84,6 +84,7 @@ _ARBITER_MODE_NOTICES: dict[Reason, str] = {
     Reason.MENU_TIMEOUT: Text("notice.menu_closed"),
     Reason.NEXT_MATCH_REQUESTED: Text("notice.next_match"),
     Reason.CONTINUE_STICK_REQUESTED: Text("notice.continue_stick"),
+    Reason.PROVISION_REQUESTED: Text("notice.provision_stick"),
 }
 
 # The ignored taps the player is told about, and how; the rest (the match is over, the dice

@@ -171,6 +171,30 @@ TEXTS: dict[str, Entry] = {
                             "нужен ПИН-код судьи или сокет: continue FROM"),
     "stick.offer_idle": E(Room.TEXT, "no match here: socket: arbiter continue FROM",
                           "матча нет: через сокет: arbiter continue FROM"),
+    # a provisioning stick (issue 32): the table and hall it brings, taken or offered
+    "title.provisioned": E(Room.TITLE, "PROVISIONED {table}", "НАСТРОЕН: {table}"),
+    "title.provision_offer": E(Room.TITLE, "PROVISIONING STICK", "ФЛЕШКА НАСТРОЙКИ"),
+    "title.provision_refused": E(Room.TITLE, "STICK REFUSED", "ФЛЕШКА НЕ ПРИНЯТА"),
+    "stick.provisioned": E(Room.TEXT, "hall {host}; the device key is the stick's",
+                           "зал {host}; ключ устройства с флешки"),
+    "stick.provisioned_kept": E(Room.TEXT, "hall {host}; this clock's key given back on the "
+                                "stick", "зал {host}; ключ часов записан на флешку"),
+    "stick.provisioned_later": E(Room.TEXT, "hall {host}; plug the stick in again to give the "
+                                 "hall this clock's key",
+                                 "зал {host}; вставьте флешку ещё раз: ключ часов для зала"),
+    "stick.provision_already": E(Room.TEXT, "already provisioned as {table}: nothing changed",
+                                 "уже настроен как {table}: без изменений"),
+    "stick.key_returned": E(Room.TEXT, "this clock's key given back on the stick",
+                            "ключ часов записан на флешку"),
+    "stick.provision_offer": E(Room.TEXT, "{table}: {host}", "{table}: {host}"),
+    "stick.provision_how": E(Room.TEXT, "arbiter: chord, PIN, menu: TABLE FROM STICK",
+                             "судья: три кнопки, ПИН, меню: СТОЛ С ФЛЕШКИ"),
+    "stick.provision_idle": E(Room.TEXT, "arbiter: socket: arbiter provision",
+                              "судья: сокет: arbiter provision"),
+    "stick.provision_refused": E(Room.TEXT, "NOT provisioned: {why}", "НЕ настроен: {why}"),
+    "stick.provision_in_progress": E(Room.TEXT, "a match is in progress: plug the stick in "
+                                     "again after the match",
+                                     "идёт матч: вставьте флешку после матча"),
     "title.journal_error": E(Room.TITLE, "JOURNAL ERROR", "ОШИБКА ЖУРНАЛА"),
     # why the clock starts nothing (lifecycle.StartRefused): the whole story is in the log
     "start.journal": E(Room.TEXT, "a journal cannot be read (see the log): move it out of "
@@ -219,6 +243,10 @@ TEXTS: dict[str, Entry] = {
     "arbiter.item.end_break": E(Room.TITLE, "END THE BREAK", "КОНЕЦ ПЕРЕРЫВА"),
     "arbiter.item.next_match": E(Room.TITLE, "NEXT MATCH FROM FILE", "МАТЧ ИЗ ФАЙЛА"),
     "arbiter.item.continue_stick": E(Room.TITLE, "MATCH FROM STICK", "МАТЧ С ФЛЕШКИ"),
+    "arbiter.item.provision_stick": E(Room.TITLE, "TABLE FROM STICK", "СТОЛ С ФЛЕШКИ"),
+    "arbiter.about.provision": E(Room.LINES, "{table}|\nhall {host}|", "{table}|\nзал {host}|"),
+    "arbiter.ask.provision": E(Room.LINES, "become {table}?|\nhall and account|",
+                               "стать {table}?|\nзал и уч. запись|"),
     "arbiter.item.moved": E(Room.TITLE, "MATCH MOVED", "МАТЧ ПЕРЕНЕСЁН"),
     "arbiter.item.info": E(Room.TITLE, "TABLE INFO", "О СТОЛЕ"),
     "arbiter.about.resume": E(Room.LINES, "play goes on|\nfrom here|",
@@ -334,6 +362,11 @@ TEXTS: dict[str, Entry] = {
     "notice.stick_in_progress": E(Room.NOTICE, "match on: stick refused; arbiter: socket "
                                   "--force",
                                   "идёт матч: отказ; судья: сокет, --force"),
+    "notice.provision_stick": E(Room.NOTICE, "taking the provisioning stick",
+                                "принимаем настройку с флешки"),
+    "notice.provisioned": E(Room.NOTICE, "provisioned: {table}", "настроен: {table}"),
+    "notice.provision_refused": E(Room.NOTICE, "provisioning refused: see the log",
+                                  "настройка не принята: см. журнал"),
     "notice.stick_refused": E(Room.NOTICE, "stick's match refused: see the log",
                               "матч с флешки не принят: см. журнал"),
 }

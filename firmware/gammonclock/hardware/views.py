@@ -494,6 +494,12 @@ def _about(state: MatchState, item: MenuItem, t: int, lang: str
             return (("", ""), ("", ""))
         return say_lines("arbiter.about.stick", lang, table=offer.table or "?",
                          score=offer.score, left=offer.left, right=offer.right)
+    if item is MenuItem.PROVISION_STICK:
+        provision = state.provision_offer
+        if provision is None:       # the menu lists the item only with an offer
+            return (("", ""), ("", ""))
+        return say_lines("arbiter.about.provision", lang, table=provision.table,
+                         host=provision.host)
     return say_lines(f"arbiter.about.{item.value}", lang)
 
 
@@ -527,6 +533,10 @@ def _draft(state: MatchState, panel: PanelMode, t: int, lang: str, marked: bool
         return say_lines("arbiter.ask.stick_over" if state.play_phase is Phase.MATCH_OVER
                          else "arbiter.ask.stick", lang,
                          table=(offer.table if offer is not None else "") or "?")
+    if item is MenuItem.PROVISION_STICK:
+        provision = state.provision_offer
+        return say_lines("arbiter.ask.provision", lang,
+                         table=provision.table if provision is not None else "?")
     if item is MenuItem.MOVED:
         return say_lines("arbiter.ask.moved", lang)
     return _about(state, item, t, lang)      # the next match: what it does, once more

@@ -20,10 +20,11 @@ from gammonclock.core.match import (
     ArbiterHandover,
     DiceDropped,
     DiceEvent,
+    ProvisionOffered,
     Recover,
     StickOffered,
 )
-from gammonclock.core.match_state import StickOffer
+from gammonclock.core.match_state import ProvisionOffer, StickOffer
 from gammonclock.core.rules import CHORD_NS_RANGE
 from gammonclock.errors import GammonclockError
 from gammonclock.sides import Button
@@ -60,6 +61,11 @@ def input_data(event: Input) -> dict[str, Any]:
             return {"type": "stick_offer", "table": offer.table, "left": offer.left,
                     "right": offer.right, "length": offer.length, "score": offer.score,
                     "file": offer.file, "seq": offer.seq, "mac": offer.mac}
+        case ProvisionOffered(offer=provision):
+            if provision is None:
+                return {"type": "provision_offer"}
+            return {"type": "provision_offer", "table": provision.table,
+                    "host": provision.host, "digest": provision.digest}
         case ArbiterHandover(pin=pin, chord_ns=chord_ns):
             # The PIN's hash only (SPEC §13.4): never a clear PIN, never the pepper.
             data = {"type": "handover", "chord_ns": chord_ns}
@@ -131,6 +137,19 @@ def _stick_offer_from(t: int, data: dict[str, Any]) -> Input:
         raise InputError(Problem("jf.stick_offer", fields=", ".join(STICK_OFFER_FIELDS)))
     return StickOffered(t, StickOffer(**{name: data[name] for name in STICK_OFFER_FIELDS}))
 
+# A provisioning stick's offer (issue 32): all of these, or none (withdrawn).
+PROVISION_OFFER_FIELDS: dict[str, type] = {"table": str, "host": str, "digest": str}
+
+def _provision_offer_from(t: int, data: dict[str, Any]) -> Input:
+    present = [name for name in PROVISION_OFFER_FIELDS if name in data]
+    if not present:
+        return ProvisionOffered(t, None)
+    if len(present) != len(PROVISION_OFFER_FIELDS):
+        raise InputError(Problem("jf.provision_offer",
+                                 fields=", ".join(PROVISION_OFFER_FIELDS)))
+    return ProvisionOffered(t, ProvisionOffer(**{name: data[name]
+                                                 for name in PROVISION_OFFER_FIELDS}))
+
 def _handover_from(t: int, data: dict[str, Any]) -> Input:
     """A hand-over (SPEC §13.5): the continuing clock's chord, within the config's bounds, and
     its PIN's hash (none: no PIN), checked as the config's `pin_hash` is (bounded parameters:
@@ -161,6 +180,7 @@ INPUT_TYPES: dict[str, _InputType] = {
     "recover": _InputType({}, _recover_from),
     "stick_offer": _InputType({}, _stick_offer_from, STICK_OFFER_FIELDS),
     "handover": _InputType({"chord_ns": int}, _handover_from, {"pin_hash": str}),
+    "provision_offer": _InputType({}, _provision_offer_from, PROVISION_OFFER_FIELDS),
 }
 
 def _input_type(data: dict[str, Any]) -> str:

@@ -227,12 +227,14 @@ class Responder:
 
     def __init__(self, service: ClockService, limits: Limits = Limits(),
                  clock_ns: Callable[[], int] = time.monotonic_ns, table: Table | None = None,
-                 on_stick: Callable[[Path], dict[str, Any]] | None = None) -> None:
+                 on_stick: Callable[[Path], dict[str, Any]] | None = None,
+                 on_provision: Callable[[], dict[str, Any]] | None = None) -> None:
         self.service = service
         self.limits = limits
         self.clock_ns = clock_ns
         self.table = table                # None: this clock takes no next match (a test rig)
         self.on_stick = on_stick
+        self.on_provision = on_provision  # `provision`: take the provisioning stick's offer
         self._outcomes = _Outcomes(limits.remembered_ids)
 
     def respond(self, line: bytes, peer: str | None = None) -> dict[str, Any]:
@@ -254,6 +256,8 @@ class Responder:
             return {"ok": False, "error": say("sock.text_not_new_match", self.service)}
         if request.words[:1] == ["usb-stick"]:
             return self._stick(request.words[1:])
+        if request.words == ["provision"] and self.on_provision is not None:
+            return self.on_provision()     # the arbiter's group takes the stick's offer
         action: Callable[[], tuple[dict[str, Any], Awaited | None]]
         if request.words[:1] == ["continue"]:          # SPEC §13.5 (continuation.py)
             from .continuation import socket_request
@@ -428,10 +432,11 @@ class ArbiterServer:
     def __init__(self, path: Path, service: ClockService, limits: Limits = Limits(),
                  clock_ns: Callable[[], int] = time.monotonic_ns, group: str | None = None,
                  table: Table | None = None,
-                 on_stick: Callable[[Path], dict[str, Any]] | None = None) -> None:
+                 on_stick: Callable[[Path], dict[str, Any]] | None = None,
+                 on_provision: Callable[[], dict[str, Any]] | None = None) -> None:
         self.path = path
         self.limits = limits
-        self.responder = Responder(service, limits, clock_ns, table, on_stick)
+        self.responder = Responder(service, limits, clock_ns, table, on_stick, on_provision)
         self.turned_away = 0
         if path.exists() or path.is_symlink():
             path.unlink()          # a socket left by a previous run (a crash, a power cut)

@@ -392,26 +392,14 @@ def journal_on_stick(stick: Path, table_id: str, state_dir: Path) -> Path | None
     their headers) and the marker `TABLE.continue` (this table's id) or `match.continue` (any
     table). None: no marker. Raises ContinuationRefused naming the file for a folder or file
     that is a link, not on the stick's own file system, not a plain file, or too large."""
-    from .usb_stick import STICK_DIR, StickError, _open_stick_folder
+    from .usb_stick import STICK_DIR, our_folder
 
-    try:
-        root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None                          # no stick: the export has said so
-    try:
-        try:
-            mine = _open_stick_folder(stick, root)
-        except StickError:
-            return None        # the next match's reading says what is wrong with the folder
-        if mine is None:
+    with our_folder(stick) as opened:
+        if opened is None:
             return None
-        try:
-            return _copy_off(stick / STICK_DIR / STICK_CONTINUE_DIR, mine, table_id,
-                             os.fstat(root).st_dev, Path(state_dir) / COPIED_FROM_STICK)
-        finally:
-            os.close(mine)
-    finally:
-        os.close(root)
+        mine, device = opened
+        return _copy_off(stick / STICK_DIR / STICK_CONTINUE_DIR, mine, table_id, device,
+                         Path(state_dir) / COPIED_FROM_STICK)
 
 
 def _copy_off(where: Path, parent: int, table_id: str, device: int, into: Path) -> Path | None:

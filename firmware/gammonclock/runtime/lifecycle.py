@@ -468,10 +468,13 @@ class PanelRequests:
     menu and the panels say to plug the stick in again."""
 
     def __init__(self, service: Callable[[], ClockService], table: Table,
-                 match_file: str | None) -> None:
+                 match_file: str | None, provisioning: Any = None) -> None:
         self.service = service
         self.table = table
         self.match_file = match_file
+        # A provisioning stick's offer the menu took (`Reason.PROVISION_REQUESTED`, issue 32):
+        # `provisioning.Provisioning.confirmed`, as the arbiter's act.
+        self.provisioning = provisioning
 
     def present(self, engine: Engine, t: int, effects: list[Any]) -> int | None:
         from gammonclock.core.effects import Shown
@@ -487,6 +490,12 @@ class PanelRequests:
             service = self.service()
             offer = engine.match.stick_offer          # the one the arbiter confirmed
             service.submit(Task(service.clock_ns(), lambda: self.continue_offered(offer)))
+        if self.provisioning is not None and any(
+                isinstance(e, Shown) and e.reason is Reason.PROVISION_REQUESTED for e in effects):
+            service = self.service()
+            provision = engine.match.provision_offer          # the one the arbiter confirmed
+            service.submit(Task(service.clock_ns(),
+                                lambda: self.provisioning.confirmed(provision, "panel")))
         return None
 
     def continue_offered(self, offer: StickOffer | None) -> LoadOutcome:

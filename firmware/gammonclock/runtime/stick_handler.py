@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gammonclock import words
 from gammonclock.config import problems
@@ -27,6 +28,9 @@ from .lifecycle import (
 from .service import ClockService
 from .usb_stick import StickReport
 
+if TYPE_CHECKING:
+    from .provisioning import Provisioning, StickSaid
+
 log = logging.getLogger(__name__)
 
 
@@ -35,11 +39,17 @@ class StickHandler:
     journals and their exports to the stick (on the asking thread: the copy never holds up the
     clock's loop), then offer the dead clock's match the stick carries (`continuation.
     offer_from_stick`: a later stick's offer replaces it) or else load the stick's next match
-    on the loop, then say on the panels what was done. One stick at a time."""
+    on the loop, then say on the panels what was done. One stick at a time.
 
-    def __init__(self, service: ClockService, table: Table) -> None:
+    A provisioning stick (`gammonclock/provision/device.toml`, issue 32) is for that alone:
+    after the export, `provisioning` takes, offers or refuses it, and no continuation or next
+    match is read from it."""
+
+    def __init__(self, service: ClockService, table: Table,
+                 provisioning: Provisioning | None = None) -> None:
         self.service = service
         self.table = table
+        self.provisioning = provisioning
         self._one_at_a_time = threading.Lock()
 
     def __call__(self, folder: Path) -> dict[str, object]:
@@ -55,16 +65,19 @@ class StickHandler:
             said, ok = [report.summary(lang)], report.problem is None
             shown = [_stick_words(report, lang)]     # the panels', in their language
             from .continuation import offer_from_stick
-            offered = offer_from_stick(self.service, self.table, folder)
-            if offered is not None:          # a dead clock's match, only offered (SPEC §13.5)
-                ok = ok and offered.ok
-                said += offered.said
-                # What is offered and how to take it first; the export's line after it, when
-                # it fits whole (the reply has it all the same).
-                lines = [*offered.shown, *shown]
+            # A provisioning stick (issue 32), else a dead clock's match, only offered (SPEC
+            # §13.5): what came of it first, the export's line after it when it fits whole
+            # (the reply has it all the same).
+            came = self._provision(folder, lang) \
+                or offer_from_stick(self.service, self.table, folder)
+            if came is not None:
+                ok = ok and came.ok
+                said += came.said
+                lines = [*came.shown, *shown]
                 if not message_fits(lines, lang):
-                    lines = offered.shown
-                run_on_loop(self.service, lambda: self._announce(lines, offered.title))
+                    lines = came.shown
+                title = came.title
+                run_on_loop(self.service, lambda: self._announce(lines, title))
                 return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
                         "state": self.service.status()}
             try:
@@ -87,6 +100,26 @@ class StickHandler:
             run_on_loop(self.service, lambda: self._announce(shown))
             return {"ok": ok, "outcome": "acted" if ok else "refused", "said": said,
                     "state": self.service.status()}
+
+    def _provision(self, folder: Path, lang: str) -> StickSaid | None:
+        """What a provisioning stick came to (None: the stick is not one)."""
+        from .provision import ProvisionRefused, read_provision
+        from .provisioning import TITLE_REFUSED, StickSaid  # noqa: F811 (at run time too)
+
+        try:
+            found = read_provision(folder)
+        except ProvisionRefused as exc:
+            why = problems.said(problems.message_of(exc), lang)
+            log.warning("USB stick: provisioning refused: %s", exc)
+            return StickSaid(False, [words.say("prov.refused", lang, why=why)], TITLE_REFUSED,
+                             [Text("stick.provision_refused", why=why.splitlines()[0])])
+        if found is None:
+            return None
+        if self.provisioning is None:
+            why = words.say("prov.cannot", lang, error="no hall link on this device")
+            return StickSaid(False, [why], TITLE_REFUSED, [Text("stick.provision_refused",
+                                                                 why=why)])
+        return self.provisioning.stick(folder, found)
 
     def _journals(self) -> tuple[list[Path], Path | None]:
         """The finished journals, and the journal of the match in progress (None: none)."""
@@ -116,7 +149,7 @@ class StickHandler:
         return [words.say("load.not_loaded", outcome.lang,
                           why=(outcome.error or "").splitlines()[0])]
 
-    def _announce(self, said: list[Text], title: str = "USB STICK") -> None:
+    def _announce(self, said: list[Text], title: str | Text = "USB STICK") -> None:
         """The panels say what was done: over the screen for a while, or, in a game, as a
         notice that leaves the clocks in view."""
         from gammonclock.hardware.views import message_view

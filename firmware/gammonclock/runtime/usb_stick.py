@@ -21,12 +21,13 @@ folder (`dir_fd`, O_NOFOLLOW), each on the stick's file system.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -378,6 +379,33 @@ def next_match_on_stick(stick: Path, table_id: str) -> tuple[Path, str] | None:
             return _find_match_file(stick / STICK_DIR, folder, table_id, os.fstat(root).st_dev)
         finally:
             os.close(folder)
+    finally:
+        os.close(root)
+
+
+@contextlib.contextmanager
+def our_folder(stick: Path) -> Iterator[tuple[int, int] | None]:
+    """The stick's `gammonclock/` folder, opened without following a link, and the stick's
+    file system (`st_dev`), for what reads a folder of ours on the stick one step at a time;
+    None when there is no stick or no such folder, or the folder cannot be read (the next
+    match's reading says why). Closed after."""
+    try:
+        root = os.open(stick, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield None                           # no stick: the export has said so
+        return
+    try:
+        try:
+            mine = _open_stick_folder(stick, root)
+        except StickError:
+            mine = None
+        if mine is None:
+            yield None
+            return
+        try:
+            yield mine, os.fstat(root).st_dev
+        finally:
+            os.close(mine)
     finally:
         os.close(root)
 

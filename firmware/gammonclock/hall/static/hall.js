@@ -482,10 +482,8 @@ function fillTableDialog(table) {
                                   t("alerts.force")) : null,
     n.key ? el("button", { onclick: () => dismiss(table, n.key) }, t("alerts.seen")) : null));
   const replies = (card.replies || []).map((r) => replyNode(sentOf(r), r, card, "li"));
-  // An event's kinds are the journal's own names (turn_ended, flag_fell): shown as code.
   const events = (card.recent || []).map((ev) => el("li", {},
-    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `,
-    el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "))));
+    `#${ev.seq} ${textOf(ev.at).slice(11, 19)} `, eventNode(ev)));
   // Its alert marked seen, a match that waits can still be forced from the notice's line.
   const offered = (card.needs || []).some((n) => forceable(card, n.match));
   const notice = card.notice ? el("p", { class: "notice" },
@@ -509,6 +507,15 @@ function fillTableDialog(table) {
     replies.length ? el("h3", {}, t("dialog.replies")) : null, el("ul", { class: "log" }, replies),
     events.length ? el("h3", {}, t("dialog.last_events")) : null, el("ul", { class: "log" }, events)];
   $("td-body").replaceChildren(...parts.filter((part) => part !== null && part !== undefined));
+}
+
+// What an event did, in the page's language as the hall words it (`said`, hall/events.py: "arbiter:
+// score set to 3-2"); from an older hall, its kinds, the journal's own names, as code.
+function eventNode(ev) {
+  const said = ev.said && typeof ev.said === "object" ? ev.said : {};
+  const text = textOf(own(said, language) ? said[language] : said.en);
+  if (text) return el("span", { class: "said" }, text);
+  return el("code", { class: "kinds" }, (Array.isArray(ev.kinds) ? ev.kinds : []).join(", "));
 }
 
 // --- a match moved here from another table (SPEC §13.5, §14.1) --------------------------------
@@ -852,8 +859,8 @@ async function pushRound(event) {
       el("table", { class: "rows" }, answer.rows.map((row) => el("tr", {},
         el("td", {}, row.ok ? el("span", { class: "okmark" }, "✓") : el("span", { class: "badmark" }, "✗")),
         el("td", {}, row.table || t("round.line", { n: row.line })),
-        el("td", {}, row.error ? rowError(row) : t(row.acknowledged ? "round.published"
-                                                                      : "round.queued"),
+        el("td", {}, row.error ? rowError(row) : row.bye ? t("round.bye", { player: textOf(row.bye.player) })
+                   : t(row.acknowledged ? "round.published" : "round.queued"),
            row.warning ? el("div", { class: "warnmark" }, rowWarning(row)) : null)))));
   } catch (err) {
     out.textContent = t("error.failed", { error: err.message });
@@ -954,16 +961,33 @@ function fillArchive() {
     el("div", {}, t(v.verified ? "archive.verified" : v.ok ? "archive.readable"
                                                           : "archive.not_verified")),
     el("div", { class: "counts" }, archiveMessage(v)),
-    v.summary ? el("div", {}, archiveSummary(v)) : null))
+    v.summary ? el("div", {}, archiveSummary(v)) : null,
+    v.ok && !v.cut_short ? el("div", {}, reportLink(v.table, v.name)) : null))
     : [el("li", { class: "counts" }, t("archive.empty"))]));
 }
 
 // --- results back: each finished match's result, recomputed by the hall from its journal -------
 
+// An archived journal's HTML report (after_play.py: made by the hall on demand), in the page's
+// language; the round's printable sheet and its archive as one zip.
+function reportLink(table, name) {
+  return el("a", { class: "report", target: "_blank", rel: "noopener", title: t("report.link_title"),
+                   href: `/report/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` +
+                         `?lang=${language}` }, t("report.link"));
+}
+
+function afterPlayLinks(round) {
+  const query = `round=${encodeURIComponent(round)}&lang=${language}`;
+  return el("p", { class: "after-play" },
+    el("a", { class: "round-sheet", target: "_blank", rel: "noopener", href: `/round-sheet?${query}` },
+       t("sheet.link")), " · ",
+    el("a", { class: "round-zip", href: `/api/round.zip?${query}` }, t("sheet.zip")));
+}
+
 const ENDED = { score: "results.ended.score", flag: "results.ended.flag",
                 forfeit: "results.ended.forfeit", disqualified: "results.ended.disqualified",
                 challenges: "results.ended.challenges", abandoned: "results.ended.abandoned",
-                moved: "results.ended.moved",
+                moved: "results.ended.moved", bye: "results.ended.bye",
                 unfinished: "results.ended.unfinished" };
 const VERDICT = { "intact": "results.verdict.intact", "seal not checked": "results.verdict.unchecked",
                   "TAMPERED": "results.verdict.tampered" };
@@ -1055,8 +1079,9 @@ async function openResults(fresh = true) {
   $("results-no-keys").hidden = results.keys_dir !== false;
   setCounting(results);
   const select = $("results-round");
-  const names = [...new Set([...results.rounds.map((r) => r.round),
-                             ...results.results.map((r) => r.round)])];
+  // Every round pushed or named by a result, in the order they began (the hall's list).
+  const names = Array.isArray(results.round_names) ? results.round_names
+    : [...new Set([...results.rounds.map((r) => r.round), ...results.results.map((r) => r.round)])];
   select.replaceChildren(el("option", { value: "*" }, t("results.all_rounds")),
     ...names.map((name) => el("option", { value: name }, name || "—")));
   // The round last pushed, the first time; the director's choice after.
@@ -1072,9 +1097,13 @@ function fillResults() {
   const shown = results.results.filter((r) => chosen === "*" || r.round === chosen);
   const pushed = results.rounds.find((r) => r.round === chosen);
   const status = [];
+  const waiting = pushed && Array.isArray(pushed.waiting) ? pushed.waiting : [];
   if (pushed) {
-    status.push(pushed.complete ? t("results.complete", { round: pushed.round })
-                                : tn("results.incomplete", pushed.playing.length, { round: pushed.round }));
+    if (pushed.complete) status.push(t("results.complete", { round: pushed.round }));
+    if (pushed.playing.length || !waiting.length && !pushed.complete) {
+      status.push(tn("results.incomplete", pushed.playing.length, { round: pushed.round }));
+    }
+    if (waiting.length) status.push(tn("results.waiting_count", waiting.length, { round: pushed.round }));
   } else if (chosen !== "*") {
     status.push(t("results.not_pushed"));
   }
@@ -1086,6 +1115,7 @@ function fillResults() {
   const head = el("tr", {}, ["table", "players", "score", "winner", "ended", "games", "time",
                               "journal", "counted"].map((c) => el("th", {}, t(`results.col.${c}`))));
   const rows = shown.map((r) => {
+    if (r.bye) return byeRow(r);
     const bad = r.verdict !== "intact" && r.verdict !== "seal not checked";
     const rowClass = bad || r.standing === "not_counted" ? "result-bad"
                    : r.standing === "held" ? "result-held" : null;
@@ -1095,18 +1125,20 @@ function fillResults() {
     const [table, name] = r.journal.split("/");
     return el("tr", { class: rowClass, "data-journal": r.journal, "data-standing": r.standing },
       el("td", {}, r.table),
-      el("td", {}, `${r.left} — ${r.right}`),
+      el("td", {}, playerNode(r.left, r.left_id), " — ", playerNode(r.right, r.right_id)),
       el("td", { class: "num" }, `${r.score} / ${r.length}`),
       el("td", {}, r.winner_name || t("results.no_winner")),
       el("td", {}, ended),
       el("td", { class: "num" }, String(r.games)),
       el("td", { class: "num" }, clockText(r.match_s * 1000)),
       el("td", {}, el("span", { class: bad ? "badmark" : "okmark" }, bad ? "✗ " : "✓ "), verdict, " ",
-         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓")),
+         el("a", { href: `/archive/${encodeURIComponent(table)}/${encodeURIComponent(name || "")}` }, "⤓"),
+         bad ? null : [" ", reportLink(table, name)]),
       el("td", { class: "standing" }, standingNode(r)));
   });
   const body = [rows.length ? el("table", { class: "rows results" }, el("thead", {}, head), el("tbody", {}, rows))
                             : el("p", { class: "counts" }, t("results.none"))];
+  if (chosen !== "*" && rows.length) body.unshift(afterPlayLinks(chosen));
   if (pushed && pushed.playing.length) {
     body.push(el("h3", {}, t("results.playing")), el("ul", { class: "log playing" },
       pushed.playing.map((p) => {
@@ -1122,7 +1154,45 @@ function fillResults() {
                    : t("results.offline"));
       })));
   }
+  if (waiting.length) {
+    body.push(el("h3", {}, t("results.waiting")), el("ul", { class: "log waiting" },
+      waiting.map((p) => el("li", { "data-table": p.table }, el("b", {}, p.table), " ",
+                            waitingText(p)))));
+  }
   $("results-body").replaceChildren(...body);
+}
+
+// A player's name, and its id (the pairings') when it has one: two players of one name are two.
+function playerNode(name, id) {
+  const text = textOf(name);
+  return id ? el("span", {}, text, " ", el("span", { class: "pid" }, `#${id}`)) : text;
+}
+
+// A bye the director pushed: no table, no opponent, no journal; it counts on his word.
+function byeRow(r) {
+  return el("tr", { class: "result-bye", "data-bye": textOf(r.left_id || r.left),
+                    "data-standing": r.standing },
+    el("td", {}, "—"),
+    el("td", {}, playerNode(r.left, r.left_id), " — ", t("results.bye_opponent")),
+    el("td", { class: "num" }, "—"),
+    el("td", {}, textOf(r.winner_name)),
+    el("td", {}, t("results.ended.bye")),
+    el("td", { class: "num" }, "—"),
+    el("td", { class: "num" }, "—"),
+    el("td", {}, t("results.bye_journal")),
+    el("td", { class: "standing" }, standingNode(r)));
+}
+
+// A table of the round whose card shows another match (a round before still on, or over and
+// this round's not loaded yet) or none: waiting, never "still playing" this round.
+function waitingText(p) {
+  if (!p.online) return t("results.offline");
+  if (p.idle) return t("results.waiting_idle");
+  const score = p.left_score == null ? "—" : `${p.left_score}-${p.right_score}`;
+  const args = { round: p.after || "—", left: textOf(p.left), right: textOf(p.right), score,
+                 length: p.match_length ?? "—" };
+  if (p.over) return t(p.after ? "results.waiting_over" : "results.waiting_other_over", args);
+  return t(p.after ? "results.waiting_row" : "results.waiting_other", args);
 }
 
 function setup() {

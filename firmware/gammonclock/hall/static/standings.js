@@ -1,8 +1,8 @@
 // The event's standings (the hall's /api/standings.json, from the results it read in the archived
 // journals): each player's place, wins and losses, points for and against, the tie-break values
-// of the chosen format and each round's result; what is not counted, with why. The format is the
-// event's (`gammonclock hall --format`) until the director picks the other here. Uses hall.js's
-// `$`, `el`, `t`, `own`, `num`, `whyText`.
+// of the chosen format and each round's result (a bye: won, no opponent); what is not counted,
+// with why. The format is the event's (`gammonclock hall --format`) until the director picks the
+// other here. Uses hall.js's `$`, `el`, `t`, `own`, `num`, `whyText`, `playerNode`.
 "use strict";
 
 let standingsFormat = null;       // the format the director chose here (null: the event's)
@@ -70,13 +70,17 @@ function fillStandings(data) {
       buchholz: num(p.buchholz), sonneborn_berger: num(p.sonneborn_berger),
       decided: p.decided_by ? t(`standings.step.${p.decided_by}`) : "",
     };
-    return el("tr", { "data-player": p.player },
+    return el("tr", { "data-player": p.player, "data-player-id": p.player_id || "" },
       columns.map((c) => el("td", { class: c === "player" || c === "decided" ? null : "num" },
-                            String(cell[c]))),
+                            c === "player" ? playerNode(p.player, p.player_id) : String(cell[c]))),
       data.rounds.map((r) => el("td", { class: "round" }, (own(p.rounds, r) ? p.rounds[r] : [])
-        .map((m) => el("div", {}, el("b", { class: `mark mark-${m.result}` },
-                                     `${t(`standings.result.${m.result}`)} ${m.for}-${m.against}`),
-                       " ", el("span", { class: "opponent" }, m.opponent))))));
+        .map((m) => m.bye
+          ? el("div", { class: "bye" }, el("b", { class: `mark mark-${m.result}` },
+                                          t(`standings.result.${m.result}`)),
+               " ", t("standings.bye"))
+          : el("div", {}, el("b", { class: `mark mark-${m.result}` },
+                             `${t(`standings.result.${m.result}`)} ${m.for}-${m.against}`),
+               " ", el("span", { class: "opponent" }, playerNode(m.opponent, m.opponent_id)))))));
   });
   const body = [rows.length
     ? el("table", { class: "rows results standings" }, el("thead", {}, head), el("tbody", {}, rows))
