@@ -284,3 +284,25 @@ def booted(tmp_path: Path, figures: dict[str, float], prefix: str = "",
         box.close()
         figures["the whole test, s"] = time.monotonic() - started
         save_figures(figures, prefix)
+
+
+@contextmanager
+def loop_stick(tmp_path: Path, files: Path) -> Iterator[str]:
+    """A USB stick: an ext4 image holding `files` (owners and modes kept) on a loop device, to
+    bind into a container (a container gets no loop device of its own); its device's path."""
+    if missing := missing_tools():
+        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
+    image = tmp_path / "stick.img"
+    with image.open("wb") as out:
+        out.truncate(64 << 20)
+    made = run(["mkfs.ext4", "-q", "-d", str(files), str(image)], timeout=60)
+    assert made.returncode == 0, made.stderr
+    loop = run(["losetup", "--find", "--show", str(image)], timeout=60)
+    if loop.returncode != 0:
+        pytest.fail(f"no loop device for the USB stick (losetup: {loop.stderr.strip()}): the "
+                    "real-systemd test needs one (a machine, or a container with /dev/loop*)")
+    device = loop.stdout.strip()
+    try:
+        yield device
+    finally:
+        run(["losetup", "--detach", device], timeout=60)

@@ -33,9 +33,8 @@ from container_helpers import (
     ROOT,
     Container,
     booted,
-    missing_tools,
+    loop_stick,
 )
-from container_helpers import run as _run
 
 DEVICE = "/etc/gammonclock/device.toml"
 ARBITER, OTHER = "arb", "other"
@@ -51,26 +50,12 @@ figures: dict[str, float] = {}            # seconds, printed at the end (and kep
 def stick(tmp_path: Path) -> Iterator[str]:
     """A USB stick: an ext4 image with gammonclock/TABLE.toml (the next match) on a loop device.
     ext4 keeps owners: its gammonclock/ is writable by all, for the clock's exports."""
-    if missing := missing_tools():
-        pytest.fail("the real-systemd test cannot run here: missing " + "; ".join(missing))
     files = tmp_path / "stick-files"
     (files / "gammonclock").mkdir(parents=True)
     (files / "gammonclock" / f"{TABLE}.toml").write_text(NEXT_ON_THE_STICK)
     (files / "gammonclock").chmod(0o777)
-    image = tmp_path / "stick.img"
-    with image.open("wb") as out:
-        out.truncate(64 << 20)
-    made = _run(["mkfs.ext4", "-q", "-d", str(files), str(image)], timeout=60)
-    assert made.returncode == 0, made.stderr
-    loop = _run(["losetup", "--find", "--show", str(image)], timeout=60)
-    if loop.returncode != 0:
-        pytest.fail(f"no loop device for the USB stick (losetup: {loop.stderr.strip()}): the "
-                    "real-systemd test needs one (a machine, or a container with /dev/loop*)")
-    device = loop.stdout.strip()
-    try:
+    with loop_stick(tmp_path, files) as device:
         yield device
-    finally:
-        _run(["losetup", "--detach", device], timeout=60)
 
 
 @pytest.fixture

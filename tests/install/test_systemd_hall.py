@@ -32,6 +32,7 @@ from container_helpers import (
     ROOT_PACKAGES,
     Container,
     booted,
+    loop_stick,
 )
 
 # A director's Debian 12 with the hall's packages installed where there was network: an offline
@@ -110,8 +111,10 @@ print(json.dumps({"leap": data[0] >> 6, "stratum": data[1]}))
 
 @pytest.fixture
 def hall_box(tmp_path: Path) -> Iterator[Container]:
-    with booted(tmp_path, figures, HALL_FIGURES, HALL_ROOT_PACKAGES,
-                machine="gammonclock-hall-test") as box:
+    (tmp_path / "stick-files").mkdir()                     # an empty stick, for `plug_in`
+    with loop_stick(tmp_path, tmp_path / "stick-files") as stick, \
+            booted(tmp_path, figures, HALL_FIGURES, HALL_ROOT_PACKAGES, stick=stick,
+                   machine="gammonclock-hall-test") as box:
         yield box
 
 
@@ -163,34 +166,19 @@ def printed(output: str, what: str) -> str:
     return found[0]
 
 
-def join_the_hall(box: Container, table: str) -> None:
-    """STOP-GAP, for the lead to swap for `gammonclock hall provision TABLE --to DIR` and the
-    clock taking its stick (helpers provision-hall and provision-clock): the table's account by
-    `hall add-table`, its [table] id and [hall] section written into device.toml, and its device
-    key given to the hall's keys folder, by hand."""
-    section = box.ok("gammonclock", "hall", "add-table", table,
-                     "--password-file", "/etc/gammonclock/hall.password",
-                     "--mosquitto-passwd", "/etc/mosquitto/gammonclock.passwd",
-                     "--broker", f"mqtt://{VENUE}:1883")
-    box.ok("chgrp", "gammonclock", "/etc/gammonclock/hall.password")
-    box.ok("chmod", "0640", "/etc/gammonclock/hall.password")
-    box.ok("sed", "-i", f's/^# id = "table-12"/id = "{table}"/', DEVICE)
-    box.ok("tee", "-a", DEVICE, stdin="\n" + section)
-    box.ok("systemctl", "reload", "mosquitto")
-    box.ok("systemctl", "start", "gammonclock", timeout=120)        # it makes its device key
-    key = f"/var/lib/gammonclock-hall/keys/{table}.key"
-    box.ok("install", "-m", "0640", "-g", "gammonclock-hall", "/var/lib/gammonclock/device.key",
-           key)
-
-
-def the_clock_over_tls(box: Container) -> None:
-    """STOP-GAP as join_the_hall (the provisioning stick carries the venue's CA and its broker):
-    the clock's [hall] broker made mqtts:// with the CA as its ca_file, and the clock restarted."""
-    box.ok("install", "-m", "0644", "/etc/gammonclock-hall/tls/venue-ca.crt",
-           "/etc/gammonclock/hall-ca.pem")
-    box.ok("sed", "-i", f's|^broker = "mqtt://{VENUE}:1883"|broker = "mqtts://{VENUE}:8883"\\n'
-           'ca_file = "/etc/gammonclock/hall-ca.pem"|', DEVICE)
-    box.ok("systemctl", "restart", "gammonclock", timeout=120)
+def plug_in(box: Container, folder: str) -> str:
+    """The stick's folder that `hall provision` made, copied to the root of the USB stick, and
+    the stick plugged into the clock (its helper unit started as udev starts it): what the
+    helper said."""
+    box.ok("mount", box.stick or "", "/mnt")
+    try:
+        box.ok("sh", "-c", f"rm -rf /mnt/* && cp -a {folder}/. /mnt/")
+    finally:
+        box.ok("umount", "/mnt")
+    unit = f"gammonclock-usb@{Path(box.stick or '').name}.service"
+    since = box.ok("date", "+%s").strip()
+    box.ok("systemctl", "start", unit, timeout=300)
+    return box.ok("journalctl", "-u", unit, "--no-pager", "--output=cat", f"--since=@{since}")
 
 
 @pytest.mark.slow
@@ -254,14 +242,20 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
             "done; printed at the first run only: sudo cat /etc/gammonclock-hall/page.password)"
             ) in second.splitlines(), second
 
-    # A clock on the same machine, joined to the hall as a table.
+    # A clock on the same machine, fresh from its install (no PIN, no [hall], no table id),
+    # provisioned from the hall: the table's account and key made there, its stick plugged in.
     box.ok("useradd", "--create-home", ARBITER)
     started = time.monotonic()
     clock = box.ok(INSTALLER, "--offline", BUNDLE_INSIDE, "--arbiter", ARBITER, timeout=900)
     figures["the clock's install, s"] = time.monotonic() - started
     assert "install: done: " in clock
     box.ok("sed", "-i", 's/^pin_factory = "lgpio"/pin_factory = "mock"/', DEVICE)
-    join_the_hall(box, TABLE)
+    box.ok("systemctl", "start", "gammonclock", timeout=120)
+    made = box.ok("gammonclock", "hall", "provision", TABLE, "--to", "/root/sticks",
+                  "--event", "Open")
+    assert box.ok("test", "-f", f"/var/lib/gammonclock-hall/keys/{TABLE}.key") == "", made
+    said = plug_in(box, f"/root/sticks/{TABLE}")
+    assert f"provisioned from the USB stick: table {TABLE}" in said, said
 
     def card() -> dict[str, Any] | None:
         status, body = page(box, "GET", "/api/cards", password)
@@ -298,8 +292,16 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     venue = box.ok("cat", "/etc/gammonclock-hall/venue.toml")
     assert f'broker = "mqtts://{VENUE}:8883"' in venue, venue
     assert 'ca_file = "/etc/gammonclock-hall/tls/venue-ca.crt"' in venue, venue
+    # The table provisioned again for the TLS venue (its key kept at the hall), the stick's
+    # offer taken by the arbiter (a provisioned clock only offers it): it joins over mqtts://.
+    box.ok("gammonclock", "hall", "provision", TABLE, "--replace", "--to", "/root/sticks-tls",
+           "--event", "Open")
+    assert box.ok("test", "-f", f"/root/sticks-tls/{TABLE}/gammonclock/provision/venue-ca.crt"
+                  ) == ""
     since = box.ok("date", "+%s").strip()
-    the_clock_over_tls(box)
+    said = plug_in(box, f"/root/sticks-tls/{TABLE}")
+    taken = box.ok("gammonclock", "arbiter", "provision", user=ARBITER)
+    print("OFFER", said, "TAKEN", taken)
     until("the clock connected to the hall's broker over TLS", lambda: f"hall: connected to "
           f"mqtts://{VENUE}:8883" in box.ok("journalctl", "-u", "gammonclock", "--no-pager",
                                             f"--since=@{since}"), timeout=60, box=box)
