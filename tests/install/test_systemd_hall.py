@@ -177,8 +177,10 @@ def plug_in(box: Container, folder: str) -> str:
         box.ok("umount", "/mnt")
     unit = f"gammonclock-usb@{Path(box.stick or '').name}.service"
     since = box.ok("date", "+%s").strip()
-    box.ok("systemctl", "start", unit, timeout=300)
-    return box.ok("journalctl", "-u", unit, "--no-pager", "--output=cat", f"--since=@{since}")
+    started = box.run("systemctl", "start", unit, timeout=300)
+    said = box.ok("journalctl", "-u", unit, "--no-pager", "--output=cat", f"--since=@{since}")
+    assert started.returncode == 0, (started.stderr, said)
+    return said
 
 
 @pytest.mark.slow
