@@ -1,14 +1,19 @@
 """The director's machine under a real systemd (issue 32): a Debian 12 root with mosquitto, chrony,
-nftables, openssl and iproute2 added (container_helpers: its own cache key), booted with
+nftables, openssl, iproute2 and procps added (container_helpers: its own cache key), booted with
 `systemd-nspawn --boot` and no network, `scripts/install --offline BUNDLE --hall` run in it as a
 director runs it; then, from outside through `nsenter`: every unit active (the tables'
-Mosquitto, the spectators', the hall, chrony, the spectators' firewall bound), the page asking
-its password (401) and taking the printed one (200), chrony answering a table's time request, a
-second run that changes nothing and prints no password; then a clock installed in the same
-container (`scripts/install --offline`, mock pins), joined to the hall as a table, connecting,
-playing the match the hall pushed to it, and its result counted at `/api/results.json`; then
-`--tls`: the venue's CA, the tables' broker on mqtts:// only, the clock connecting over it, and
-a later run (TLS kept) that changes nothing.
+Mosquitto, the spectators', the hall, chrony, the spectators' firewall bound), the files' owners
+and modes, the page asking its password (401) and taking the printed one (200), chrony answering
+a table's time request, a second run that changes nothing and prints no password. Then a clock
+installed in the same container (`scripts/install --offline`, mock pins) is provisioned from
+the hall with nothing copied or typed by hand: `gammonclock hall provision`, its folder on a USB
+stick (an ext4 image on a loop device made outside), the stick plugged in (its udev unit), the
+arbiter's `provision`, the clock's key back on the stick and `--collect`ed; the clock connects,
+plays the match the hall pushed (ended by the arbiter's forfeit), and its result counts at
+`/api/results.json`, verified with the key the hall holds. Then `--tls`: the venue's CA, the
+table provisioned again (`--replace`: the stick carries the CA and mqtts://), the clock joining
+over TLS, the plain port refused from the venue's network, and a later run (TLS kept) that
+changes nothing.
 
 The venue's network is one address on the container's loopback (VENUE): the installer finds it
 as the machine's first address, and the clock reaches the hall by it, as a Pi reaches the
@@ -166,21 +171,36 @@ def printed(output: str, what: str) -> str:
     return found[0]
 
 
-def plug_in(box: Container, folder: str) -> str:
-    """The stick's folder that `hall provision` made, copied to the root of the USB stick, and
-    the stick plugged into the clock (its helper unit started as udev starts it): what the
-    helper said."""
+def write_stick(box: Container, folder: str) -> None:
+    """The stick's folder that `hall provision` made, copied to the root of the USB stick. A
+    FAT stick (the director's) has no owners: the clock's helper mounts it as the clock's user's
+    (umask 027); this ext4 one is given the same owner and modes."""
     box.ok("mount", box.stick or "", "/mnt")
     try:
-        box.ok("sh", "-c", f"rm -rf /mnt/* && cp -a {folder}/. /mnt/")
+        box.ok("sh", "-c", f"rm -rf /mnt/* && cp -r {folder}/. /mnt/ && chown -R "
+               "gammonclock:gammonclock /mnt && chmod -R u+rwX,g+rX,o= /mnt")
     finally:
         box.ok("umount", "/mnt")
+
+
+def plug_in(box: Container) -> str:
+    """The USB stick plugged into the clock (its helper unit started as udev starts it): what
+    the helper said."""
     unit = f"gammonclock-usb@{Path(box.stick or '').name}.service"
     since = box.ok("date", "+%s").strip()
     started = box.run("systemctl", "start", unit, timeout=300)
     said = box.ok("journalctl", "-u", unit, "--no-pager", "--output=cat", f"--since=@{since}")
     assert started.returncode == 0, (started.stderr, said)
     return said
+
+
+def collect(box: Container) -> str:
+    """The stick back at the hall: `hall provision --collect` takes the key the clock returned."""
+    box.ok("mount", box.stick or "", "/mnt")
+    try:
+        return box.ok("gammonclock", "hall", "provision", "--collect", "/mnt")
+    finally:
+        box.ok("umount", "/mnt")
 
 
 @pytest.mark.slow
@@ -255,9 +275,25 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
     box.ok("systemctl", "start", "gammonclock", timeout=120)
     made = box.ok("gammonclock", "hall", "provision", TABLE, "--to", "/root/sticks",
                   "--event", "Open")
-    assert box.ok("test", "-f", f"/var/lib/gammonclock-hall/keys/{TABLE}.key") == "", made
-    said = plug_in(box, f"/root/sticks/{TABLE}")
-    assert f"provisioned from the USB stick: table {TABLE}" in said, said
+    assert f"{TABLE}: /root/sticks/{TABLE} (a new key)" in made.splitlines(), made
+    assert "the tables' broker reloaded: it takes the new accounts" in made, made
+    write_stick(box, f"/root/sticks/{TABLE}")
+    # The clock journaled its example match at its first start (device.toml's match_file): it
+    # has something to lose, so the stick is only offered; the arbiter takes it on the socket.
+    said = plug_in(box)
+    assert (f"offered from the USB stick, NOT taken: table {TABLE}, hall mqtt://{VENUE}:1883 "
+            f"as {TABLE}") in said, said
+    taken = box.ok("gammonclock", "arbiter", "provision", user=ARBITER)
+    assert (f"provisioned from the USB stick: table {TABLE}, hall mqtt://{VENUE}:1883 as "
+            f"{TABLE}; the hall link starts with it") in taken, taken
+    assert "this clock keeps its own key (it has sealed journals)" in taken, taken
+    # Its key goes back to the hall on the same stick: plugged in again, then collected there.
+    said = plug_in(box)
+    assert "this clock's key is on the stick now (gammonclock/provision/returned.key) for the " \
+           "hall" in said, said
+    collected = collect(box)
+    assert f"{TABLE}: its own key taken in place of the one the stick offered" in collected
+    box.ok("cmp", "/var/lib/gammonclock/device.key", f"/var/lib/gammonclock-hall/keys/{TABLE}.key")
 
     def card() -> dict[str, Any] | None:
         status, body = page(box, "GET", "/api/cards", password)
@@ -300,10 +336,13 @@ def test_the_hall_under_a_real_systemd(hall_box: Container) -> None:
            "--event", "Open")
     assert box.ok("test", "-f", f"/root/sticks-tls/{TABLE}/gammonclock/provision/venue-ca.crt"
                   ) == ""
+    write_stick(box, f"/root/sticks-tls/{TABLE}")
     since = box.ok("date", "+%s").strip()
-    said = plug_in(box, f"/root/sticks-tls/{TABLE}")
+    said = plug_in(box)
+    assert (f"offered from the USB stick, NOT taken: table {TABLE}, hall mqtts://{VENUE}:8883 "
+            f"as {TABLE}") in said, said
     taken = box.ok("gammonclock", "arbiter", "provision", user=ARBITER)
-    print("OFFER", said, "TAKEN", taken)
+    assert f"hall mqtts://{VENUE}:8883 as {TABLE}; the hall link starts with it" in taken, taken
     until("the clock connected to the hall's broker over TLS", lambda: f"hall: connected to "
           f"mqtts://{VENUE}:8883" in box.ok("journalctl", "-u", "gammonclock", "--no-pager",
                                             f"--since=@{since}"), timeout=60, box=box)
