@@ -476,8 +476,8 @@ def test_a_line_written_and_not_yet_synced_never_reaches_the_hall(tmp_path, capl
     clock = FakeClock()
     device = build_device(parse_device_config(text, str(tmp_path / "device.toml")),
                           tmp_path / "state", clock_ns=clock)
-    link = next(c.__self__ for c in device.closers
-                if isinstance(getattr(c, "__self__", None), HallLink))
+    link = device.hall.link                  # the link the clock runs now (its slot's)
+    assert isinstance(link, HallLink)
     published: list[tuple[str, int]] = []
 
     def publish_json(topic: str, payload: dict[str, Any], retain: bool = False) -> Any:
@@ -544,8 +544,8 @@ def test_a_closed_link_publishes_nothing_even_when_its_publisher_outlives_the_cl
     clock = FakeClock()
     device = build_device(parse_device_config(text, str(tmp_path / "device.toml")),
                           tmp_path / "state", clock_ns=clock)
-    link = next(c.__self__ for c in device.closers
-                if isinstance(getattr(c, "__self__", None), HallLink))
+    link = device.hall.link                  # the link the clock runs now (its slot's)
+    assert isinstance(link, HallLink)
     origin = device.service.origin
     clock.ns = origin + 2 * S
     device.service.submit(ButtonEdge(origin + 1 * S, Button.LEFT, True))       # game 1
