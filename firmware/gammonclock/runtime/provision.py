@@ -54,7 +54,7 @@ from gammonclock.journal.reader import read_header
 from gammonclock.journal.records import JOURNALS_DIR, JournalError
 from gammonclock.wire import BrokerURL, BrokerURLError
 
-from .usb_stick import STICK_DIR, _read_at_most, our_folder
+from .usb_stick import STICK_DIR, StickFileRefused, our_folder, plain_file_on_stick
 
 log = logging.getLogger(__name__)
 
@@ -203,27 +203,15 @@ def _read_file(folder: int, where: Path, name: str, device: int, limit: int,
     there and may be `missing`."""
     path = where / name
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+        blob = plain_file_on_stick(folder, name, device, limit)
     except FileNotFoundError:
         if missing:
             return None
         raise ProvisionRefused(Problem("prov.missing", path=path)) from None
-    except OSError as exc:
-        why = Problem("usb.file_link") if exc.errno == errno.ELOOP else exc.strerror or str(exc)
-        raise ProvisionRefused(Problem("prov.unreadable", path=path, why=why)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ProvisionRefused(Problem("prov.not_plain", path=path))
-        if info.st_dev != device:
-            raise ProvisionRefused(Problem("prov.unreadable", path=path,
-                                           why=Problem("usb.file_elsewhere")))
-        blob = _read_at_most(fd, limit + 1)
-    except OSError as exc:
-        raise ProvisionRefused(Problem("prov.unreadable", path=path,
-                                       why=exc.strerror or str(exc))) from None
-    finally:
-        os.close(fd)
+    except StickFileRefused as refused:
+        raise ProvisionRefused(Problem("prov.not_plain", path=path) if not refused.plain
+                               else Problem("prov.unreadable", path=path, why=refused.why)
+                               ) from None
     if len(blob) > limit:
         raise ProvisionRefused(Problem("prov.too_large", path=path, bytes=limit))
     return blob

@@ -449,28 +449,52 @@ def _find_match_file(folder_path: Path, folder: int, table_id: str, stick_device
     return None
 
 
+class StickFileRefused(Exception):
+    """A file on the stick that is not to be read: not a plain file (`plain` False), or one that
+    cannot be read (`why`: a link, another file system, the OS's words)."""
+
+    def __init__(self, plain: bool, why: Problem | str | None = None) -> None:
+        super().__init__(why)
+        self.plain, self.why = plain, why
+
+
+def plain_file_on_stick(folder: int, name: str, device: int, limit: int) -> bytes:
+    """The bytes of `name` in the open stick folder `folder`, at most `limit` + 1 (more: too
+    large): a plain file (not a link, a pipe or a device), on the stick's own file system
+    (`device`), opened without following a link. FileNotFoundError when it is not there;
+    StickFileRefused otherwise. Every file read off a stick is read so (a match file, a
+    provisioning set)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StickFileRefused(True, Problem("usb.file_link") if exc.errno == errno.ELOOP
+                               else exc.strerror or str(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise StickFileRefused(False)
+        if info.st_dev != device:
+            raise StickFileRefused(True, Problem("usb.file_elsewhere"))
+        return _read_at_most(fd, limit + 1)
+    except OSError as exc:
+        raise StickFileRefused(True, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+
+
 def _read_match_file(path: Path, folder: int, name: str, stick_device: int) -> str:
     """The text of a match file on the stick: a plain file (not a link, a pipe or a device) on
     the stick's file system, of at most MAX_MATCH_FILE bytes of UTF-8."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
-    except OSError as exc:
-        why = (Problem("usb.file_link") if exc.errno == errno.ELOOP
-               else exc.strerror or str(exc))
-        raise StickError(Problem("usb.cannot_read", path=path, why=why)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise StickError(Problem("usb.not_plain", path=path))
-        if info.st_dev != stick_device:
-            raise StickError(Problem("usb.cannot_read", path=path,
-                                     why=Problem("usb.file_elsewhere")))
-        blob = _read_at_most(fd, MAX_MATCH_FILE + 1)
+        blob = plain_file_on_stick(folder, name, stick_device, MAX_MATCH_FILE)
+    except StickFileRefused as refused:
+        raise StickError(Problem("usb.not_plain", path=path) if not refused.plain
+                         else Problem("usb.cannot_read", path=path, why=refused.why)) from None
     except OSError as exc:
         raise StickError(Problem("usb.cannot_read", path=path, why=exc.strerror or exc)
                          ) from None
-    finally:
-        os.close(fd)
     if len(blob) > MAX_MATCH_FILE:
         raise StickError(Problem("usb.too_large", path=path, kib=MAX_MATCH_FILE // 1024))
     try:
