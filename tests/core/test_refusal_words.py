@@ -134,7 +134,8 @@ def test_every_refusal_code_has_words() -> None:
                    Reason.PIN_DOT, Reason.ARBITER_MENU, Reason.MENU_TIMEOUT,
                    Reason.NEXT_MATCH_REQUESTED, Reason.STICK_OFFERED,
                    Reason.STICK_OFFER_ENDED, Reason.CONTINUE_STICK_REQUESTED,
-                   Reason.ARBITER_HANDED_OVER}   # Shown: pages
+                   Reason.ARBITER_HANDED_OVER, Reason.PROVISION_OFFERED,
+                   Reason.PROVISION_REQUESTED}   # Shown: pages
     assert {r.value for r in Reason} - {r.value for r in panels_only} <= said
 
 

@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir, write_beside
 
 EXIT_BAD_INPUT = 2
@@ -62,7 +63,7 @@ def find_mosquitto_passwd() -> str | None:
 NO_MOSQUITTO_PASSWD = "mosquitto_passwd not found: install Debian's `mosquitto` package"
 
 
-class AccountsError(Exception):
+class AccountsError(GammonclockError):
     """The password file could not be changed; it is as it was."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 from gammonclock import words
 from gammonclock.core import effects as fx
 from gammonclock.core.rules import GameResult, ResultKind
+from gammonclock.errors import GammonclockError
 from gammonclock.sides import Pair, Side
 
 from .messages import MAX_TEXT, clip
@@ -34,7 +35,7 @@ MAX_ITEMS = 16               # items of a list field (dice, facts)
 EFFECTS: dict[str, type[fx.Effect]] = {cls.kind: cls for cls in get_args(fx.AnyEffect)}
 
 
-class Unread(ValueError):
+class Unread(GammonclockError, ValueError):
     """A field of an effect that is not what its type says."""
 
 

@@ -54,6 +54,7 @@ from gammonclock.config.converters import (
 from gammonclock.config.loading import ConfigError, parse_device_config
 from gammonclock.config.problems import Line, toml_problem
 from gammonclock.config.schema import FIELDS
+from gammonclock.errors import GammonclockError
 from gammonclock.journal.durable import fsync_dir, write_all
 from gammonclock.journal.key import (
     KEY_FILE_LIMIT,
@@ -129,7 +130,7 @@ class Venue:
     time_server: str | None
 
 
-class Refused(Exception):
+class Refused(GammonclockError, ValueError):
     """What stops a run before anything is written: every problem, one a line."""
 
     def __init__(self, problems: Sequence[str]) -> None:

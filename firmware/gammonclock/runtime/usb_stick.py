@@ -449,7 +449,7 @@ def _find_match_file(folder_path: Path, folder: int, table_id: str, stick_device
     return None
 
 
-class StickFileRefused(Exception):
+class StickFileRefused(GammonclockError, ValueError):
     """A file on the stick that is not to be read: not a plain file (`plain` False), or one that
     cannot be read (`why`: a link, another file system, the OS's words)."""
 
