@@ -272,3 +272,22 @@ def test_a_queue_file_that_is_not_the_halls_queues_nothing(tmp_path: Path, conte
     problem = queue.load()
     assert queue.entries == {}
     assert (problem is None) == content.startswith(b"["), problem
+
+
+def test_a_round_held_at_the_hall_still_clears_a_moved_notice_the_table_took(
+        tmp_path: Path) -> None:
+    """The moved notice's rule (moves.py): a next match *pushed* to a table clears the notice it
+    took. A push the hall holds (the table plays a match of its own now) is such a push: the
+    notice is told of it, as when the match goes out at once."""
+    from gammonclock.hall.pairings import parse_pairings
+    from gammonclock.hall.queued import NextMatches
+    from gammonclock.hall.view import HallView
+
+    view, pushed_to = HallView(), []
+    queue = NextMatches(tmp_path, P, view, lambda topic, text: None, pushed_to.append,
+                        lambda _table: None)
+    view.receive(f"{P}/table-1/state", json.dumps(clock_state(
+        "table-1", lifecycle="in_progress", seq=1)).encode(), 1)
+    [row] = parse_pairings("table,left,right,length\ntable-1,Anna,Chen,5\n", "Open", "2")
+    assert queue.push(row, "Open", "2", 0).published is None      # held: a match in progress
+    assert pushed_to == ["table-1"]

@@ -148,7 +148,8 @@ class NextMatches:
         self.prefix = prefix
         self.view = view
         self.publish = publish          # (topic, text): retained, QoS 1
-        self.sent = sent                # a next match went to the table (moves.next_match)
+        self.sent = sent                # a next match pushed to or sent to the table
+                                        # (moves.next_match)
         self.changed = changed
         self.moved_away = moved_away    # the journal the director moved off the table, if any
         self.entries: dict[str, _Entry] = {}
@@ -180,6 +181,7 @@ class NextMatches:
         else:
             self.entries[table] = _Entry(match, Status.HELD)
             published, delivery = None, Delivery.QUEUED
+            self.sent(table)      # pushed: a moved notice the table took is cleared (moves.py)
         while len(self.entries) > MAX_TABLES:     # bounded: the oldest sent one goes first
             del self.entries[min(self.entries, key=lambda t: (
                 self.entries[t].status is not Status.SENT, self.entries[t].match.pushed_ms))]
